@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+// The demo producer: realistic camelCase auction events into Kafka, keyed by listing id.
+import { Kafka, Partitioners, logLevel } from 'kafkajs';
+import { ConfigError, csvList, defineConfigSpec, envVar, hostPort, integer, loadConfig, z } from '@wirestream/config';
+import { createAuctionEventGenerator, DEMO_TOPICS } from '@wirestream/demo-events';
+import { createLogger, LOG_LEVELS } from '@wirestream/telemetry';
+
+export const producerConfigSpec = defineConfigSpec({
+  kafkaBrokers: envVar({ name: 'KAFKA_BROKERS', schema: csvList(hostPort()), default: ['127.0.0.1:9092'], description: 'Kafka bootstrap brokers.' }),
+  ratePerSecond: envVar({ name: 'DEMO_RATE', schema: integer({ min: 1, max: 100_000 }), default: 5, description: 'Demo events produced per second.' }),
+  count: envVar({ name: 'DEMO_COUNT', schema: integer({ min: 1 }), optional: true, description: 'Stop after this many events (default: run until stopped).' }),
+  listings: envVar({ name: 'DEMO_LISTINGS', schema: integer({ min: 1, max: 999_999 }), default: 20, description: 'Distinct listing ids the demo events use.' }),
+  partitions: envVar({ name: 'DEMO_PARTITIONS', schema: integer({ min: 1, max: 1_000 }), default: 3, description: 'Partitions of the demo topics when the producer creates them.' }),
+  logLevel: envVar({ name: 'LOG_LEVEL', schema: z.enum(LOG_LEVELS), default: 'info', description: 'Lowest log level written.' }),
+});
+
+let config;
+try {
+  config = loadConfig(producerConfigSpec, process.env);
+} catch (err) {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(78);
+  }
+  throw err;
+}
+const logger = createLogger({ name: 'demo-producer', level: config.logLevel });
+const kafka = new Kafka({ clientId: 'wirestream-demo-producer', brokers: [...config.kafkaBrokers], logLevel: logLevel.ERROR });
+
+const admin = kafka.admin();
+await admin.connect();
+const existing = new Set(await admin.listTopics());
+const missing = DEMO_TOPICS.filter((t) => !existing.has(t));
+if (missing.length > 0) {
+  await admin.createTopics({ waitForLeaders: true, topics: missing.map((topic) => ({ topic, numPartitions: config.partitions })) });
+  logger.info({ topics: missing, partitions: config.partitions }, 'created demo topics');
+}
+await admin.disconnect();
+
+// Java-compatible murmur2 partitioning: a listing's events share a partition, so they stay in order.
+const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+await producer.connect();
+const generator = createAuctionEventGenerator({ seed: Date.now() % 2 ** 31, listings: config.listings, realTime: true });
+
+let sent = 0;
+let stopping = false;
+process.on('SIGTERM', () => (stopping = true));
+process.on('SIGINT', () => (stopping = true));
+const intervalMs = 1_000 / config.ratePerSecond;
+logger.info({ ratePerSecond: config.ratePerSecond, topics: DEMO_TOPICS }, 'demo producer started');
+
+// Send in small ticks so high rates batch and low rates stay smooth.
+const tickMs = Math.max(intervalMs, 50);
+const perTick = Math.max(1, Math.round(tickMs / intervalMs));
+while (!stopping && (config.count === undefined || sent < config.count)) {
+  const started = Date.now();
+  const n = config.count === undefined ? perTick : Math.min(perTick, config.count - sent);
+  const byTopic = new Map<string, { key: string; value: string }[]>();
+  for (let i = 0; i < n; i++) {
+    const event = generator.next();
+    const list = byTopic.get(event.topic) ?? [];
+    list.push({ key: event.key, value: JSON.stringify(event.value) });
+    byTopic.set(event.topic, list);
+  }
+  await producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+  sent += n;
+  if (sent % (config.ratePerSecond * 10) < n) logger.info({ sent }, 'demo events produced');
+  await new Promise((r) => setTimeout(r, Math.max(0, tickMs - (Date.now() - started))));
+}
+await producer.disconnect();
+logger.info({ sent }, 'demo producer done');

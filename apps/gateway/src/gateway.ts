@@ -1,0 +1,245 @@
+import uWS from 'uWebSockets.js';
+import type { HttpResponse, TemplatedApp, WebSocket, us_listen_socket } from 'uWebSockets.js';
+import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL } from 'graphql-ws';
+import type { Redis } from 'ioredis';
+import type { Logger } from '@wirestream/telemetry';
+import type { WirestreamSchema } from '@wirestream/schema';
+import { createFanout } from './fanout.js';
+import { createOperationCompiler } from './operations.js';
+import { createConnection, createProtocol, type Connection } from './protocol.js';
+
+export interface GatewayDeps {
+  readonly schema: WirestreamSchema;
+  /** A Redis connection the gateway owns for SUBSCRIBE (it switches to subscriber mode). */
+  readonly redis: Redis;
+  readonly logger: Logger;
+}
+
+export interface GatewayOptions {
+  /** WebSocket path. @default '/graphql' */
+  readonly path?: string;
+  /** Must match ingest's channel prefix. @default 'ws' */
+  readonly channelPrefix?: string;
+  /** Largest accepted frame; a larger one closes the socket (uWS enforces it). @default 65_536 (64 KiB) */
+  readonly maxPayloadBytes?: number;
+  /** Bytes queued for one slow socket before it is closed, so it cannot grow server memory. @default 1_048_576 (1 MiB) */
+  readonly maxBackpressureBytes?: number;
+  /** Seconds without traffic before uWS pings, then closes a silent socket. @default 60 */
+  readonly idleTimeoutSeconds?: number;
+  /** @default 3_000 (3 s) */
+  readonly connectionInitWaitTimeoutMs?: number;
+  /** @default 100 */
+  readonly maxSubscriptionsPerConnection?: number;
+  /** Sockets closed per event-loop turn while draining, so a drain does not stall the loop. @default 500 */
+  readonly drainBatchSize?: number;
+}
+
+/** uWS keeps user data on the socket; we keep the protocol state there and a back-reference for sends. */
+interface SocketData {
+  conn: UwsConnection;
+  protocolAccepted: boolean;
+}
+
+interface UwsConnection extends Connection {
+  ws: WebSocket<SocketData> | undefined;
+}
+
+export interface GatewayStats {
+  connections: number;
+  subscriptions: number;
+  groups: number;
+  channels: number;
+  confirmedChannels: number;
+  eventsIn: number;
+  executions: number;
+  framesOut: number;
+  badEnvelopes: number;
+  cachedDocuments: number;
+  ready: boolean;
+  draining: boolean;
+}
+
+export interface Gateway {
+  /** Listens on `host:port` (port 0 picks a free one); resolves the bound port. */
+  listen(port: number, host?: string): Promise<number>;
+  /** True when Redis is connected and the gateway is not draining. */
+  isReady(): boolean;
+  stats(): GatewayStats;
+  /**
+   * Graceful shutdown: readiness fails, the listener closes, sockets close with 1001 (going away)
+   * in batches so clients reconnect elsewhere and resume.
+   */
+  drain(): Promise<void>;
+}
+
+/** Builds the uWS HTTP + WebSocket server around the protocol core and the fan-out engine. */
+export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): Gateway {
+  const { schema, redis, logger } = deps;
+  const {
+    path = '/graphql',
+    channelPrefix = 'ws',
+    maxPayloadBytes = 65_536, // 64 KiB
+    maxBackpressureBytes = 1_048_576, // 1 MiB
+    idleTimeoutSeconds = 60,
+    connectionInitWaitTimeoutMs = 3_000, // 3 seconds
+    maxSubscriptionsPerConnection = 100,
+    drainBatchSize = 500,
+  } = options;
+
+  const sockets = new Set<WebSocket<SocketData>>();
+  let draining = false;
+  let listenSocket: us_listen_socket | undefined;
+
+  function send(conn: Connection, frame: string): void {
+    // Status 2 (dropped) happens only past maxBackpressure, where uWS closes the socket itself.
+    (conn as UwsConnection).ws?.send(frame, false);
+  }
+  function close(conn: Connection, code: number, reason: string): void {
+    (conn as UwsConnection).ws?.end(code, reason);
+  }
+
+  const compiler = createOperationCompiler(schema, { channelPrefix });
+  const fanout = createFanout<Connection>({ schema, redis, logger, send });
+  const protocol = createProtocol(
+    { schema, compiler, fanout, send, close },
+    { connectionInitWaitTimeoutMs, maxSubscriptionsPerConnection },
+  );
+
+  const app: TemplatedApp = uWS.App();
+
+  app.ws<SocketData>(path, {
+    maxPayloadLength: maxPayloadBytes,
+    maxBackpressure: maxBackpressureBytes,
+    closeOnBackpressureLimit: 1,
+    idleTimeout: idleTimeoutSeconds,
+    sendPingsAutomatically: true,
+
+    upgrade(res, req, context) {
+      // uWS request objects are stack-allocated: read every header before returning.
+      const key = req.getHeader('sec-websocket-key');
+      const protocols = req.getHeader('sec-websocket-protocol');
+      const extensions = req.getHeader('sec-websocket-extensions');
+      if (draining) {
+        res.writeStatus('503 Service Unavailable').end('draining: reconnect to another gateway');
+        return;
+      }
+      const accepted = protocols.split(',').some((p) => p.trim() === GRAPHQL_TRANSPORT_WS_PROTOCOL);
+      const data: SocketData = {
+        conn: Object.assign(createConnection(), { ws: undefined }),
+        protocolAccepted: accepted,
+      };
+      res.upgrade(data, key, accepted ? GRAPHQL_TRANSPORT_WS_PROTOCOL : '', extensions, context);
+    },
+
+    open(ws) {
+      const data = ws.getUserData();
+      if (!data.protocolAccepted) {
+        // Same rule as graphql-ws: accept the upgrade, then close with a protocol code the client understands.
+        ws.end(CloseCode.SubprotocolNotAcceptable, `Subprotocol not acceptable: use ${GRAPHQL_TRANSPORT_WS_PROTOCOL}`);
+        return;
+      }
+      data.conn.ws = ws;
+      sockets.add(ws);
+      protocol.open(data.conn);
+    },
+
+    message(ws, message, isBinary) {
+      const { conn } = ws.getUserData();
+      if (isBinary) {
+        close(conn, CloseCode.BadRequest, 'Binary frames are not part of graphql-transport-ws; send text');
+        return;
+      }
+      // The ArrayBuffer is only valid during this callback: decode it now.
+      protocol.message(conn, Buffer.from(message).toString('utf8'));
+    },
+
+    close(ws) {
+      const { conn } = ws.getUserData();
+      if (!sockets.delete(ws)) return;
+      conn.ws = undefined; // the socket is invalid from here on; sends become no-ops
+      protocol.closed(conn);
+    },
+  });
+
+  app.get('/healthz', (res) => {
+    respond(res, '200 OK', 'text/plain', 'ok');
+  });
+  app.get('/readyz', (res) => {
+    const ready = isReady();
+    respond(res, ready ? '200 OK' : '503 Service Unavailable', 'text/plain', ready ? 'ready' : notReadyReason());
+  });
+  app.get('/stats', (res) => {
+    respond(res, '200 OK', 'application/json', JSON.stringify(stats()));
+  });
+  app.any('/*', (res) => {
+    respond(res, '404 Not Found', 'text/plain', `not found: WebSocket endpoint is ${path}`);
+  });
+
+  function isReady(): boolean {
+    return !draining && redis.status === 'ready';
+  }
+  function notReadyReason(): string {
+    return draining ? 'draining' : `redis ${redis.status}`;
+  }
+
+  function stats(): GatewayStats {
+    const f = fanout.stats();
+    return {
+      connections: sockets.size,
+      subscriptions: f.subscribers,
+      groups: f.groups,
+      channels: f.channels,
+      confirmedChannels: f.confirmedChannels,
+      eventsIn: f.eventsIn,
+      executions: f.executions,
+      framesOut: f.framesOut,
+      badEnvelopes: f.badEnvelopes,
+      cachedDocuments: compiler.cachedDocuments,
+      ready: isReady(),
+      draining,
+    };
+  }
+
+  return {
+    isReady,
+    stats,
+
+    listen(port, host = '0.0.0.0') {
+      return new Promise((resolve, reject) => {
+        app.listen(host, port, (socket) => {
+          if (!socket) {
+            reject(new Error(`gateway could not listen on ${host}:${port} (port in use or not permitted)`));
+            return;
+          }
+          listenSocket = socket;
+          const bound = uWS.us_socket_local_port(socket as unknown as uWS.us_socket);
+          logger.info({ host, port: bound, path }, 'gateway listening');
+          resolve(bound);
+        });
+      });
+    },
+
+    async drain() {
+      if (draining) return;
+      draining = true;
+      logger.info({ connections: sockets.size }, 'gateway draining');
+      if (listenSocket) uWS.us_listen_socket_close(listenSocket);
+      listenSocket = undefined;
+      const all = [...sockets];
+      for (let i = 0; i < all.length; i += drainBatchSize) {
+        for (const ws of all.slice(i, i + drainBatchSize)) {
+          if (sockets.has(ws)) ws.end(1001, 'server shutting down: reconnect');
+        }
+        // Yield between batches so pending I/O (and the close frames) make progress.
+        await new Promise<void>((r) => setImmediate(r));
+      }
+      logger.info('gateway drained');
+    },
+  };
+}
+
+function respond(res: HttpResponse, status: string, contentType: string, body: string): void {
+  res.cork(() => {
+    res.writeStatus(status).writeHeader('content-type', contentType).writeHeader('cache-control', 'no-store').end(body);
+  });
+}

@@ -1,0 +1,227 @@
+import {
+  GraphQLError,
+  Kind,
+  getArgumentValues,
+  getOperationAST,
+  getVariableValues,
+  parse,
+  print,
+  validate,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLFormattedError,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql';
+import type { SubscriptionRoute, WirestreamSchema } from '@wirestream/schema';
+import { channelName, shardOf, topicChannels } from '@wirestream/schema';
+
+/** A subscribe request as it arrives in a graphql-ws `subscribe` message payload. */
+export interface OperationRequest {
+  readonly query: string;
+  readonly operationName?: string | null | undefined;
+  readonly variables?: Record<string, unknown> | null | undefined;
+}
+
+/** One `(payload field, expected value)` pair; an event matches when every pair matches. */
+export type FilterClause = readonly [field: string, value: string];
+
+/** A subscription ready to fan out: everything decided once, at subscribe time. */
+export interface CompiledSubscription {
+  readonly kind: 'subscription';
+  readonly document: DocumentNode;
+  readonly operationName: string | undefined;
+  readonly variables: Record<string, unknown>;
+  readonly route: SubscriptionRoute;
+  readonly filter: readonly FilterClause[];
+  /** Redis channels that carry every event this subscription can match. */
+  readonly channels: readonly string[];
+  /** Subscriptions with equal keys receive byte-identical payloads and share one execution per event. */
+  readonly dedupKey: string;
+}
+
+/** A query answered once from the schema's static data (e.g. `{ topics }`). */
+export interface CompiledQuery {
+  readonly kind: 'query';
+  readonly document: DocumentNode;
+  readonly operationName: string | undefined;
+  readonly variables: Record<string, unknown>;
+}
+
+export type CompileResult =
+  | { readonly ok: true; readonly operation: CompiledSubscription | CompiledQuery }
+  | { readonly ok: false; readonly errors: readonly GraphQLFormattedError[] };
+
+export interface OperationCompilerOptions {
+  /** Distinct document texts kept parsed and validated. @default 1_000 */
+  readonly maxCachedDocuments?: number;
+  /** Parser token limit: bounds parse work before validation runs. @default 2_000 */
+  readonly maxTokens?: number;
+  /** Document text limit in UTF-16 code units. @default 16_384 */
+  readonly maxQueryLength?: number;
+  /** Must match ingest's channel prefix. @default 'ws' */
+  readonly channelPrefix?: string;
+}
+
+interface ParsedDocument {
+  readonly document?: DocumentNode;
+  readonly errors?: readonly GraphQLFormattedError[];
+  /** Normalized text (printed AST), the document part of the dedup key. */
+  readonly normalized?: string;
+}
+
+/**
+ * Parses (without locations) and validates each distinct document text once, then binds
+ * variables per request. The cache is bounded and keeps errors too, so a client repeating an
+ * invalid document costs one Map lookup.
+ */
+export function createOperationCompiler(ws: WirestreamSchema, options: OperationCompilerOptions = {}) {
+  const {
+    maxCachedDocuments = 1_000,
+    maxTokens = 2_000,
+    maxQueryLength = 16_384,
+    channelPrefix = 'ws',
+  } = options;
+  const cache = new Map<string, ParsedDocument>();
+
+  function parseAndValidate(query: string): ParsedDocument {
+    const cached = cache.get(query);
+    if (cached) {
+      // Re-insert to keep Map order = recency (a cheap LRU).
+      cache.delete(query);
+      cache.set(query, cached);
+      return cached;
+    }
+    let entry: ParsedDocument;
+    if (query.length > maxQueryLength) {
+      entry = { errors: [{ message: `Document is ${query.length} characters, over the limit of ${maxQueryLength}.` }] };
+    } else {
+      try {
+        const document = parse(query, { noLocation: true, maxTokens });
+        const errors = validate(ws.schema, document);
+        entry =
+          errors.length > 0
+            ? { errors: errors.map((e) => e.toJSON()) }
+            : { document, normalized: print(document) };
+      } catch (err) {
+        entry = { errors: [toFormatted(err)] };
+      }
+    }
+    // Oversized texts are not cached: the cache must stay bounded in bytes, not just entries.
+    if (query.length <= maxQueryLength) {
+      cache.set(query, entry);
+      if (cache.size > maxCachedDocuments) {
+        const oldest = cache.keys().next().value;
+        if (oldest !== undefined) cache.delete(oldest);
+      }
+    }
+    return entry;
+  }
+
+  function compile(request: OperationRequest, scope = ''): CompileResult {
+    const parsed = parseAndValidate(request.query);
+    if (!parsed.document || parsed.normalized === undefined) {
+      return { ok: false, errors: parsed.errors ?? [{ message: 'Invalid document.' }] };
+    }
+    const { document } = parsed;
+    const operationName = request.operationName ?? undefined;
+    const operation = getOperationAST(document, operationName);
+    if (!operation) {
+      return fail(
+        operationName
+          ? `Unknown operation named "${operationName}".`
+          : 'Must provide operationName when the document contains multiple operations.',
+      );
+    }
+    const coerced = getVariableValues(ws.schema, operation.variableDefinitions ?? [], request.variables ?? {});
+    if (coerced.errors) return { ok: false, errors: coerced.errors.map((e) => e.toJSON()) };
+    const variables = coerced.coerced;
+
+    if (operation.operation === 'query') {
+      return { ok: true, operation: { kind: 'query', document, operationName, variables } };
+    }
+    if (operation.operation !== 'subscription') {
+      return fail(`This endpoint serves subscriptions and queries; "${operation.operation}" is not supported.`);
+    }
+
+    const fieldNode = rootField(document, operation);
+    const fieldDef = fieldNode && ws.schema.getSubscriptionType()?.getFields()[fieldNode.name.value];
+    const route = fieldNode && ws.routes.get(fieldNode.name.value);
+    if (!fieldNode || !fieldDef || !route) {
+      return fail('Subscription must select exactly one field of the Subscription type.');
+    }
+    let args: Record<string, unknown>;
+    try {
+      args = getArgumentValues(fieldDef, fieldNode, variables);
+    } catch (err) {
+      return { ok: false, errors: [toFormatted(err)] };
+    }
+
+    const filter: FilterClause[] = [];
+    for (const name of route.filterArgs) {
+      const value = args[name];
+      if (value !== undefined && value !== null) filter.push([name, String(value)]);
+    }
+    const keyValue = route.keyField === undefined ? undefined : args[route.keyField];
+    // A filter on the routing key needs only the one shard that carries that key.
+    const channels =
+      keyValue === undefined || keyValue === null
+        ? topicChannels(channelPrefix, route.topic, route.shards)
+        : [channelName(channelPrefix, route.topic, shardOf(String(keyValue), route.shards))];
+
+    const dedupKey = [parsed.normalized, operationName ?? '', canonicalJson(variables), scope].join('\u0000');
+    return {
+      ok: true,
+      operation: { kind: 'subscription', document, operationName, variables, route, filter, channels, dedupKey },
+    };
+  }
+
+  return {
+    compile,
+    /** Number of distinct document texts currently cached. */
+    get cachedDocuments(): number {
+      return cache.size;
+    },
+  };
+}
+
+export type OperationCompiler = ReturnType<typeof createOperationCompiler>;
+
+/** The single root field of a subscription, looking through fragments (validation guarantees one). */
+function rootField(document: DocumentNode, operation: OperationDefinitionNode): FieldNode | undefined {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const def of document.definitions) {
+    if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
+  }
+  let selectionSet: SelectionSetNode | undefined = operation.selectionSet;
+  for (let hops = 0; selectionSet && hops < 16; hops++) {
+    const selection: SelectionSetNode['selections'][number] | undefined = selectionSet.selections[0];
+    if (!selection) return undefined;
+    if (selection.kind === Kind.FIELD) return selection;
+    selectionSet =
+      selection.kind === Kind.INLINE_FRAGMENT
+        ? selection.selectionSet
+        : fragments.get(selection.name.value)?.selectionSet;
+  }
+  return undefined;
+}
+
+/** JSON with sorted object keys, so `{a,b}` and `{b,a}` variables dedup together. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+function fail(message: string): CompileResult {
+  return { ok: false, errors: [{ message }] };
+}
+
+function toFormatted(err: unknown): GraphQLFormattedError {
+  if (err instanceof GraphQLError) return err.toJSON();
+  return { message: err instanceof Error ? err.message : String(err) };
+}

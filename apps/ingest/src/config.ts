@@ -1,0 +1,18 @@
+import { booleanFlag, csvList, defineConfigSpec, envVar, hostPort, integer, url, z } from '@wirestream/config';
+import { LOG_LEVELS } from '@wirestream/telemetry';
+
+/** Every setting of ingest, read once from the environment by `main.ts`. */
+export const ingestConfigSpec = defineConfigSpec({
+  kafkaBrokers: envVar({ name: 'KAFKA_BROKERS', schema: csvList(hostPort()), default: ['127.0.0.1:9092'], description: 'Kafka bootstrap brokers, comma-separated host:port.' }),
+  kafkaClientId: envVar({ name: 'KAFKA_CLIENT_ID', schema: z.string().trim().min(1), default: 'wirestream-ingest', description: 'Kafka client id (shows in broker logs and quotas).' }),
+  groupId: envVar({ name: 'KAFKA_GROUP_ID', schema: z.string().trim().min(1), default: 'wirestream-ingest', description: 'Consumer group shared by all ingest replicas.' }),
+  redisUrl: envVar({ name: 'REDIS_URL', schema: url({ protocols: ['redis', 'rediss'] }), default: 'redis://127.0.0.1:6379', description: 'Redis that ingest publishes to.' }),
+  channelPrefix: envVar({ name: 'REDIS_CHANNEL_PREFIX', schema: z.string().trim().regex(/^[A-Za-z0-9_.-]+$/), default: 'ws', description: 'Prefix of Redis channels; must match the gateway.' }),
+  schemaPath: envVar({ name: 'SCHEMA_PATH', schema: z.string().trim().min(1), optional: true, description: 'GraphQL SDL with @topic bindings (default: the example auction schema).' }),
+  dlqSuffix: envVar({ name: 'INGEST_DLQ_SUFFIX', schema: z.string().trim().regex(/^[A-Za-z0-9._-]+$/), default: '.dlq', description: 'Dead letters of topic T go to T + this suffix.' }),
+  maxMessageBytes: envVar({ name: 'INGEST_MAX_MESSAGE_BYTES', schema: integer({ min: 1_024, max: 104_857_600 }), default: 1_048_576, description: 'Larger Kafka values are dead-lettered unparsed.' }),
+  publishChunkSize: envVar({ name: 'INGEST_PUBLISH_CHUNK', schema: integer({ min: 1, max: 100_000 }), default: 500, description: 'Messages per Redis pipeline and per offset commit.' }),
+  partitionsConcurrently: envVar({ name: 'INGEST_PARTITIONS_CONCURRENTLY', schema: integer({ min: 1, max: 1_000 }), default: 3, description: 'Partitions one replica processes at once.' }),
+  fromBeginning: envVar({ name: 'INGEST_FROM_BEGINNING', schema: booleanFlag(), default: true, description: 'A new consumer group starts at the earliest offset.' }),
+  logLevel: envVar({ name: 'LOG_LEVEL', schema: z.enum(LOG_LEVELS), default: 'info', description: 'Lowest log level written (pino).' }),
+});

@@ -1,0 +1,210 @@
+import { Partitioners, type Consumer, type EachBatchPayload, type Kafka, type KafkaMessage, type Message, type Producer } from 'kafkajs';
+import type { Redis } from 'ioredis';
+import type { Logger } from '@wirestream/telemetry';
+import { channelName, encodeEnvelope, shardOf, type WirestreamSchema } from '@wirestream/schema';
+import { createDeadLetter, type DeadLetterReason } from './dead-letter.js';
+import { createEventConverter } from './event-converter.js';
+
+/** What ingest needs from the outside world; `main.ts` builds the real ones, tests pass their own. */
+export interface IngestDeps {
+  /** kafkajs client; ingest creates its own consumer, producer (dead letters) and admin from it. */
+  readonly kafka: Kafka;
+  /** ioredis connection used for publishing (not in subscriber mode). */
+  readonly redis: Redis;
+  readonly schema: WirestreamSchema;
+  readonly logger: Logger;
+}
+
+export interface IngestOptions {
+  /** Kafka consumer group shared by all ingest replicas. @default 'wirestream-ingest' */
+  readonly groupId?: string;
+  /** Prefix of the Redis channels (must match the gateway's). @default 'ws' */
+  readonly channelPrefix?: string;
+  /** Dead letters of topic `t` go to `t + dlqSuffix`. @default '.dlq' */
+  readonly dlqSuffix?: string;
+  /** Larger messages are dead-lettered, not parsed. @default 1_048_576 (1 MiB) */
+  readonly maxMessageBytes?: number;
+  /** Messages per Redis pipeline, and so per offset commit. @default 500 */
+  readonly publishChunkSize?: number;
+  /** Partitions processed concurrently by one replica. @default 3 */
+  readonly partitionsConcurrently?: number;
+  /** A new consumer group starts at the earliest offset so nothing already in Kafka is skipped. @default true */
+  readonly fromBeginning?: boolean;
+  /** Maximum nesting depth of a payload before it is dead-lettered. @default 64 */
+  readonly maxDepth?: number;
+}
+
+export interface IngestStats {
+  consumed: number;
+  published: number;
+  deadLettered: number;
+  commits: number;
+}
+
+export interface Ingest {
+  /** Creates dead-letter topics, joins the consumer group and starts consuming. */
+  start(): Promise<void>;
+  /** Finishes the batch in flight (publish + commit), leaves the group, disconnects Kafka clients. */
+  stop(): Promise<void>;
+  /** True once the consumer joined its group and Redis is connected. */
+  isReady(): boolean;
+  readonly stats: Readonly<IngestStats>;
+}
+
+/** Builds the ingest pipeline: Kafka topics named by the schema → snake_case → Redis envelopes. */
+export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ingest {
+  const { kafka, redis, schema, logger } = deps;
+  const {
+    groupId = 'wirestream-ingest',
+    channelPrefix = 'ws',
+    dlqSuffix = '.dlq',
+    maxMessageBytes = 1_048_576, // 1 MiB
+    publishChunkSize = 500,
+    partitionsConcurrently = 3,
+    fromBeginning = true,
+    maxDepth = 64,
+  } = options;
+  if (!Number.isInteger(publishChunkSize) || publishChunkSize < 1) {
+    throw new RangeError(`publishChunkSize must be a positive integer, got ${publishChunkSize}`);
+  }
+  if (schema.topics.some((t) => t.endsWith(dlqSuffix))) {
+    throw new RangeError(`a schema topic ends with the dead-letter suffix "${dlqSuffix}": ingest would consume its own dead letters`);
+  }
+
+  const stats: IngestStats = { consumed: 0, published: 0, deadLettered: 0, commits: 0 };
+  const convert = createEventConverter({ maxMessageBytes, maxDepth });
+  // Routing per topic is fixed by the schema: resolve it once, not per message.
+  const routing = new Map(
+    schema.topics.map((topic) => {
+      const route = schema.routesForTopic(topic)[0];
+      return [topic, { keyField: route?.keyField, shards: route?.shards ?? 1 }] as const;
+    }),
+  );
+
+  let consumer: Consumer | undefined;
+  let producer: Producer | undefined;
+  let joined = false;
+
+  async function handleBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
+    const { topic, partition, messages } = batch;
+    const route = routing.get(topic);
+    if (!route || messages.length === 0 || !consumer || !producer) return;
+
+    for (let start = 0; start < messages.length; start += publishChunkSize) {
+      // A rebalance took the partition away: the new owner resumes from our last commit.
+      if (!isRunning() || isStale()) return;
+      const end = Math.min(messages.length, start + publishChunkSize);
+      const pipeline = redis.pipeline();
+      const deadLetters: Message[] = [];
+      let publishes = 0;
+      // Deliberately imperative: this loop runs once per event.
+      for (let i = start; i < end; i++) {
+        const message = messages[i] as KafkaMessage;
+        const result = convert(message.value);
+        if (result.ok) {
+          const key = message.key === null ? null : message.key.toString();
+          const routeKey = routeKeyOf(result.payload, route.keyField, key);
+          const envelope = encodeEnvelope(
+            { topic, partition, offset: message.offset, key, ts: Number(message.timestamp) },
+            result.json,
+          );
+          pipeline.publish(channelName(channelPrefix, topic, shardOf(routeKey, route.shards)), envelope);
+          publishes++;
+        } else {
+          deadLetters.push(createDeadLetter(topic, partition, message, result.reason));
+          logDeadLetter(topic, partition, message.offset, result.reason);
+        }
+      }
+      stats.consumed += end - start;
+
+      // Dead letters and publishes must both be acknowledged before the commit: at-least-once.
+      if (deadLetters.length > 0) {
+        await producer.send({ topic: topic + dlqSuffix, acks: -1, messages: deadLetters });
+        stats.deadLettered += deadLetters.length;
+      }
+      if (publishes > 0) {
+        const results = await pipeline.exec();
+        const failed = results?.find(([err]) => err !== null);
+        if (!results || failed) {
+          // Throwing makes kafkajs retry the batch from the last committed offset.
+          throw new Error(`Redis rejected a publish for ${topic}[${partition}]: ${String(failed?.[0] ?? 'pipeline discarded')}`);
+        }
+        stats.published += publishes;
+      }
+      const last = (messages[end - 1] as KafkaMessage).offset;
+      resolveOffset(last);
+      await consumer.commitOffsets([{ topic, partition, offset: (BigInt(last) + 1n).toString() }]);
+      stats.commits++;
+      await heartbeat();
+    }
+  }
+
+  function logDeadLetter(topic: string, partition: number, offset: string, reason: DeadLetterReason): void {
+    logger.warn({ topic, partition, offset, reason: reason.code, detail: reason.message }, 'message dead-lettered');
+  }
+
+  async function ensureDeadLetterTopics(): Promise<void> {
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const existing = new Set(await admin.listTopics());
+      const missing = schema.topics.map((t) => t + dlqSuffix).filter((t) => !existing.has(t));
+      if (missing.length > 0) {
+        // numPartitions -1 takes the broker default; DLQs are low-volume.
+        await admin.createTopics({ waitForLeaders: true, topics: missing.map((topic) => ({ topic })) });
+        logger.info({ topics: missing }, 'created dead-letter topics');
+      }
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  return {
+    stats,
+    isReady: () => joined && redis.status === 'ready',
+
+    async start() {
+      await ensureDeadLetterTopics();
+      // The Java-compatible murmur2 partitioner: dead letters of one key land together, like any Kafka client's.
+      producer = kafka.producer({ allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner });
+      await producer.connect();
+      consumer = kafka.consumer({ groupId, allowAutoTopicCreation: true });
+      consumer.on(consumer.events.GROUP_JOIN, (e) => {
+        joined = true;
+        logger.info({ groupId, memberId: e.payload.memberId, assignment: e.payload.memberAssignment }, 'joined consumer group');
+      });
+      consumer.on(consumer.events.CRASH, (e) => {
+        joined = false;
+        logger.error({ err: e.payload.error, restart: e.payload.restart }, 'consumer crashed');
+      });
+      await consumer.connect();
+      await consumer.subscribe({ topics: [...schema.topics], fromBeginning });
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: partitionsConcurrently,
+        eachBatch: handleBatch,
+      });
+      logger.info({ topics: schema.topics, groupId }, 'ingest consuming');
+    },
+
+    async stop() {
+      joined = false;
+      // consumer.disconnect() waits for the batch in flight, so its commit is not lost.
+      await consumer?.disconnect();
+      await producer?.disconnect();
+      logger.info({ ...stats }, 'ingest stopped');
+    },
+  };
+}
+
+/** The value that picks the shard: the payload's key field, else the Kafka key, else ''. */
+function routeKeyOf(payload: Record<string, unknown>, keyField: string | undefined, kafkaKey: string | null): string {
+  if (keyField !== undefined) {
+    const value = payload[keyField];
+    if (typeof value === 'string') return value;
+    if (typeof value === 'number') return String(value);
+  }
+  return kafkaKey ?? '';
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+// Entry point: read config, build real clients, wire, start, stop on SIGTERM. Logic lives in ingest.ts.
+import { Kafka, logLevel } from 'kafkajs';
+import { Redis } from 'ioredis';
+import { ConfigError, loadConfig } from '@wirestream/config';
+import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
+import { createLogger } from '@wirestream/telemetry';
+import { ingestConfigSpec } from './config.js';
+import { createIngest } from './ingest.js';
+import { kafkaLogCreator } from './kafka-logger.js';
+
+function readConfig() {
+  try {
+    return loadConfig(ingestConfigSpec, process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw err;
+  }
+}
+
+const config = readConfig();
+const logger = createLogger({ name: 'ingest', level: config.logLevel });
+const schema = loadWirestreamSchema(config.schemaPath ?? auctionSchemaPath);
+const kafka = new Kafka({
+  clientId: config.kafkaClientId,
+  brokers: [...config.kafkaBrokers],
+  logLevel: logLevel.WARN,
+  logCreator: kafkaLogCreator(logger),
+});
+const redis = new Redis(config.redisUrl, {
+  // Publishes wait in ioredis's queue while Redis reconnects; the batch commit waits for them.
+  maxRetriesPerRequest: null,
+  retryStrategy: (times) => Math.min(times * 200, 2_000),
+  connectionName: 'wirestream-ingest',
+});
+redis.on('ready', () => logger.info('redis ready'));
+redis.on('error', (err: Error) => logger.warn({ err }, 'redis error'));
+
+const ingest = createIngest(
+  { kafka, redis, schema, logger },
+  {
+    groupId: config.groupId,
+    channelPrefix: config.channelPrefix,
+    dlqSuffix: config.dlqSuffix,
+    maxMessageBytes: config.maxMessageBytes,
+    publishChunkSize: config.publishChunkSize,
+    partitionsConcurrently: config.partitionsConcurrently,
+    fromBeginning: config.fromBeginning,
+  },
+);
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'shutting down');
+  try {
+    await ingest.stop();
+  } catch (err) {
+    logger.error({ err }, 'error while stopping');
+  }
+  await redis.quit().catch(() => redis.disconnect());
+  logger.info('bye');
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+
+try {
+  await ingest.start();
+} catch (err) {
+  logger.fatal({ err }, 'ingest failed to start');
+  process.exit(1);
+}

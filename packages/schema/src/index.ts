@@ -1,0 +1,10 @@
+export { SchemaError } from './errors.js';
+export {
+  createWirestreamSchema,
+  loadWirestreamSchema,
+  auctionSchemaPath,
+  type SubscriptionRoute,
+  type WirestreamSchema,
+} from './wirestream-schema.js';
+export { DEFAULT_CHANNEL_PREFIX, shardOf, channelName, topicChannels } from './channels.js';
+export { encodeEnvelope, decodeEnvelope, EnvelopeError, type Envelope, type EnvelopeMeta } from './envelope.js';
