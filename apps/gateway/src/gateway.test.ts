@@ -1,0 +1,246 @@
+// Integration: the gateway in-process on a free port, a real redis-server, the official graphql-ws client.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import WebSocket from 'ws';
+import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
+
+type ExecutionResult = FormattedExecutionResult<Record<string, unknown>, unknown>;
+import { createWirestreamSchema, encodeEnvelope, channelName, shardOf, auctionSchemaPath } from '@wirestream/schema';
+import { createLogger, createMemorySink } from '@wirestream/telemetry';
+import { startRedis, uniqueName, waitFor, type RedisServer } from '@wirestream/testkit';
+import { readFileSync } from 'node:fs';
+import { createGateway, type Gateway } from './index.js';
+
+const LISTING = 'subscription { listingUpdated { listing_id event_type } }';
+
+let redisServer: RedisServer;
+let publisher: Redis;
+let subscriberConn: Redis;
+let gateway: Gateway;
+let url: string;
+let httpBase: string;
+let topic: string;
+const clients: Client[] = [];
+const sink = createMemorySink();
+
+/** A copy of the example schema reading a topic unique to this test file. */
+function schemaFor(uniqueTopic: string) {
+  const sdl = readFileSync(auctionSchemaPath, 'utf8').replace('"listing-events"', JSON.stringify(uniqueTopic));
+  return createWirestreamSchema(sdl);
+}
+
+let offset = 0;
+async function publishListing(listingId: string, eventType = 'ListingUpdated'): Promise<string> {
+  const currentOffset = String(offset++);
+  const payload = JSON.stringify({ event_id: `e-${currentOffset}`, event_type: eventType, listing_id: listingId, occurred_at: 'now' });
+  const envelope = encodeEnvelope({ topic, partition: 0, offset: currentOffset, key: listingId, ts: Date.now() }, payload);
+  await publisher.publish(channelName('ws', topic, shardOf(listingId, 16)), envelope);
+  return currentOffset;
+}
+
+function connect(): Client {
+  const client = createClient({ url, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true });
+  clients.push(client);
+  return client;
+}
+
+function collect(client: Client, query: string, variables?: Record<string, unknown>) {
+  const results: ExecutionResult[] = [];
+  const errors: unknown[] = [];
+  const dispose = client.subscribe(
+    variables ? { query, variables } : { query },
+    { next: (r) => results.push(r), error: (e: unknown) => errors.push(e), complete: () => {} },
+  );
+  return { results, errors, dispose };
+}
+
+/** Raw socket for protocol-violation tests the official client would never produce. */
+function rawSocket(protocol: string | null = 'graphql-transport-ws') {
+  const ws = protocol === null ? new WebSocket(url) : new WebSocket(url, protocol);
+  const messages: unknown[] = [];
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
+  ws.on('message', (data) => messages.push(JSON.parse(data.toString())));
+  const opened = new Promise<void>((resolve, reject) => {
+    ws.on('open', () => resolve());
+    ws.on('error', reject);
+  });
+  return { ws, messages, closed, opened };
+}
+
+beforeAll(async () => {
+  redisServer = await startRedis();
+  publisher = new Redis(redisServer.url);
+  subscriberConn = new Redis(redisServer.url);
+  topic = uniqueName('listing-events');
+  gateway = createGateway(
+    { schema: schemaFor(topic), redis: subscriberConn, logger: createLogger({ name: 'gateway-test', destination: sink }) },
+    { connectionInitWaitTimeoutMs: 500, maxSubscriptionsPerConnection: 5 },
+  );
+  const port = await gateway.listen(0, '127.0.0.1');
+  url = `ws://127.0.0.1:${port}/graphql`;
+  httpBase = `http://127.0.0.1:${port}`;
+  await waitFor(() => gateway.isReady(), { message: 'gateway ready (Redis connected)' });
+});
+
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.dispose()));
+  await gateway?.drain();
+  publisher?.disconnect();
+  subscriberConn?.disconnect();
+  await redisServer?.stop();
+});
+
+describe('HTTP probes', () => {
+  it('answers /healthz, /readyz and /stats', async () => {
+    expect((await fetch(`${httpBase}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${httpBase}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.text()).toBe('ready');
+    const stats = (await (await fetch(`${httpBase}/stats`)).json()) as Record<string, unknown>;
+    expect(stats).toMatchObject({ ready: true, draining: false });
+    expect((await fetch(`${httpBase}/nope`)).status).toBe(404);
+  });
+});
+
+describe('fan-out', () => {
+  it('executes once per distinct operation and delivers to every subscriber, with positions', async () => {
+    const a = collect(connect(), LISTING);
+    const b = collect(connect(), LISTING);
+    const filtered = collect(connect(), 'subscription($id: ID) { listingUpdated(listing_id: $id) { listing_id } }', { id: 'lst-7' });
+    await waitFor(() => gateway.stats().groups === 2 && gateway.stats().confirmedChannels === 16, {
+      message: 'two groups with all 16 channels subscribed in Redis',
+    });
+    const executionsBefore = gateway.stats().executions;
+
+    const offsets = [await publishListing('lst-1'), await publishListing('lst-7'), await publishListing('lst-2')];
+    await waitFor(() => a.results.length === 3 && b.results.length === 3 && filtered.results.length === 1, {
+      message: 'deliveries to all three clients',
+    });
+
+    expect(a.results.map((r) => (r.data as { listingUpdated: { listing_id: string } }).listingUpdated.listing_id)).toEqual([
+      'lst-1',
+      'lst-7',
+      'lst-2',
+    ]);
+    expect(b.results).toEqual(a.results);
+    expect(a.results[0]?.extensions).toEqual({ position: { topic, partition: 0, offset: offsets[0] } });
+    expect(filtered.results[0]?.data).toEqual({ listingUpdated: { listing_id: 'lst-7' } });
+    // 3 events for the shared operation + 1 matching event for the filtered one: not 3 × subscribers.
+    expect(gateway.stats().executions - executionsBefore).toBe(4);
+
+    a.dispose();
+    b.dispose();
+    filtered.dispose();
+    await waitFor(() => gateway.stats().groups === 0 && gateway.stats().channels === 0, {
+      message: 'groups and Redis channels released after complete',
+    });
+  });
+
+  it('filters on non-key arguments too', async () => {
+    const closed = collect(connect(), 'subscription { listingUpdated(event_type: "ListingClosed") { listing_id event_type } }');
+    await waitFor(() => gateway.stats().confirmedChannels === 16, { message: 'channels subscribed' });
+    await publishListing('lst-3', 'ListingUpdated');
+    await publishListing('lst-3', 'ListingClosed');
+    await waitFor(() => closed.results.length === 1, { message: 'the one closed event' });
+    expect(closed.results[0]?.data).toEqual({ listingUpdated: { listing_id: 'lst-3', event_type: 'ListingClosed' } });
+    closed.dispose();
+  });
+
+  it('answers a query once and completes', async () => {
+    const client = connect();
+    const result = await new Promise<ExecutionResult>((resolve, reject) => {
+      let value: ExecutionResult | undefined;
+      client.subscribe({ query: '{ topics }' }, { next: (r) => (value = r), error: reject, complete: () => (value ? resolve(value) : reject(new Error('no result'))) });
+    });
+    expect(result.data).toEqual({ topics: ['bid-events', topic].sort() });
+  });
+});
+
+describe('bad input gets a clear answer and the server stays up', () => {
+  it('an invalid subscription gets GraphQL errors, not a closed socket', async () => {
+    const client = connect();
+    const bad = collect(client, 'subscription { listingUpdated { no_such_field } }');
+    await waitFor(() => bad.errors.length === 1, { message: 'validation error' });
+    expect(JSON.stringify(bad.errors[0])).toContain('Cannot query field \\"no_such_field\\" on type \\"ListingEvent\\"');
+    const syntax = collect(client, 'subscription {');
+    await waitFor(() => syntax.errors.length === 1, { message: 'syntax error' });
+    expect(JSON.stringify(syntax.errors[0])).toContain('Syntax Error');
+    // The same socket still works.
+    const good = collect(client, LISTING);
+    await waitFor(() => gateway.stats().confirmedChannels === 16, { message: 'channels subscribed' });
+    await publishListing('lst-9');
+    await waitFor(() => good.results.length === 1, { message: 'delivery after errors' });
+    good.dispose();
+  });
+
+  it('limits subscriptions per connection with an error naming the limit', async () => {
+    const client = connect();
+    const subs = Array.from({ length: 6 }, (_, i) => collect(client, `subscription S${i} { listingUpdated { listing_id } }`));
+    await waitFor(() => subs[5]?.errors.length === 1, { message: 'sixth subscription refused' });
+    expect(JSON.stringify(subs[5]?.errors[0])).toContain('the limit is 5');
+    for (const s of subs) s.dispose();
+  });
+
+  it.each([
+    ['subscribe before connection_init', [{ id: '1', type: 'subscribe', payload: { query: LISTING } }], 4401, 'Unauthorized'],
+    ['double connection_init', [{ type: 'connection_init' }, { type: 'connection_init' }], 4429, 'Too many initialisation requests'],
+    ['duplicate subscription id', [{ type: 'connection_init' }, { id: 'x', type: 'subscribe', payload: { query: LISTING } }, { id: 'x', type: 'subscribe', payload: { query: LISTING } }], 4409, 'Subscriber for x already exists'],
+    ['unknown message type', [{ type: 'connection_init' }, { type: 'hello' }], 4400, ''],
+    ['subscribe without payload', [{ type: 'connection_init' }, { id: '1', type: 'subscribe' }], 4400, 'payload'],
+  ])('%s closes with %i', async (_name, frames, code, reason) => {
+    const raw = rawSocket();
+    await raw.opened;
+    for (const frame of frames) raw.ws.send(JSON.stringify(frame));
+    const closed = await raw.closed;
+    expect(closed.code).toBe(code);
+    expect(closed.reason).toContain(reason);
+  });
+
+  it('closes on invalid JSON (4400), a binary frame (4400) and init timeout (4408)', async () => {
+    const json = rawSocket();
+    await json.opened;
+    json.ws.send('{not json');
+    expect((await json.closed).code).toBe(4400);
+
+    const binary = rawSocket();
+    await binary.opened;
+    binary.ws.send(Buffer.from('{"type":"connection_init"}'), { binary: true });
+    expect(await binary.closed).toEqual({ code: 4400, reason: 'Binary frames are not part of graphql-transport-ws; send text' });
+
+    const silent = rawSocket();
+    await silent.opened;
+    expect(await silent.closed).toEqual({ code: 4408, reason: 'Connection initialisation timeout' });
+  });
+
+  it('refuses a missing subprotocol with 4406, and a wrong one at the handshake', async () => {
+    const none = rawSocket(null);
+    expect(await none.closed).toEqual({ code: 4406, reason: 'Subprotocol not acceptable: use graphql-transport-ws' });
+    // Like graphql-ws's reference server: no protocol is selected, so a strict client fails the handshake.
+    const legacy = rawSocket('graphql-ws');
+    await expect(legacy.opened).rejects.toThrow('Server sent no subprotocol');
+  });
+
+  it('answers ping with pong', async () => {
+    const raw = rawSocket();
+    await raw.opened;
+    raw.ws.send(JSON.stringify({ type: 'connection_init' }));
+    raw.ws.send(JSON.stringify({ type: 'ping', payload: { n: 1 } }));
+    await waitFor(() => raw.messages.length === 2, { message: 'ack and pong' });
+    expect(raw.messages).toEqual([{ type: 'connection_ack' }, { type: 'pong', payload: { n: 1 } }]);
+    raw.ws.close();
+  });
+
+  it('drops a malformed envelope from Redis without affecting others', async () => {
+    const sub = collect(connect(), LISTING);
+    await waitFor(() => gateway.stats().confirmedChannels === 16, { message: 'channels subscribed' });
+    const before = gateway.stats().badEnvelopes;
+    await publisher.publish(channelName('ws', topic, 0), 'not an envelope');
+    await publishListing('lst-4');
+    await waitFor(() => sub.results.length === 1, { message: 'the good event' });
+    expect(gateway.stats().badEnvelopes).toBe(before + 1);
+    expect(sink.lines.some((l) => l['msg'] === 'dropped a malformed envelope from Redis')).toBe(true);
+    sub.dispose();
+  });
+});

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { auctionSchemaPath, loadWirestreamSchema, shardOf } from '@wirestream/schema';
+import { createOperationCompiler, type CompiledSubscription } from './operations.js';
+
+const schema = loadWirestreamSchema(auctionSchemaPath);
+
+function compiled(result: ReturnType<ReturnType<typeof createOperationCompiler>['compile']>): CompiledSubscription {
+  if (!result.ok || result.operation.kind !== 'subscription') throw new Error(`expected a subscription: ${JSON.stringify(result)}`);
+  return result.operation;
+}
+
+describe('createOperationCompiler', () => {
+  it('routes an unfiltered subscription to every shard of its topic', () => {
+    const op = compiled(createOperationCompiler(schema).compile({ query: 'subscription { bidPlaced { bid_id } }' }));
+    expect(op.route.topic).toBe('bid-events');
+    expect(op.channels).toHaveLength(16);
+    expect(op.channels[0]).toBe('ws:bid-events:0');
+    expect(op.filter).toEqual([]);
+  });
+
+  it('routes a key-filtered subscription to one shard and filters on every argument', () => {
+    const op = compiled(
+      createOperationCompiler(schema).compile({
+        query: 'subscription($id: ID, $b: ID) { bidPlaced(listing_id: $id, bidder_id: $b) { bid_id } }',
+        variables: { id: 'lst-1', b: 'usr-2' },
+      }),
+    );
+    expect(op.channels).toEqual([`ws:bid-events:${shardOf('lst-1', 16)}`]);
+    expect(op.filter).toEqual([
+      ['listing_id', 'lst-1'],
+      ['bidder_id', 'usr-2'],
+    ]);
+  });
+
+  it('looks through fragments for the root field', () => {
+    const op = compiled(
+      createOperationCompiler(schema).compile({
+        query: 'subscription { ...F } fragment F on Subscription { listingUpdated(listing_id: "lst-2") { listing_id } }',
+      }),
+    );
+    expect(op.route.fieldName).toBe('listingUpdated');
+    expect(op.filter).toEqual([['listing_id', 'lst-2']]);
+  });
+
+  it('gives equal dedup keys to equal operations, whatever the formatting and variable order', () => {
+    const compiler = createOperationCompiler(schema);
+    const q = 'subscription($a: ID, $b: ID) { bidPlaced(listing_id: $a, bidder_id: $b) { bid_id } }';
+    const one = compiled(compiler.compile({ query: q, variables: { a: '1', b: '2' } }));
+    const two = compiled(compiler.compile({ query: q.replace(/ /g, '  '), variables: { b: '2', a: '1' } }));
+    const other = compiled(compiler.compile({ query: q, variables: { a: '1', b: '3' } }));
+    const scoped = compiled(compiler.compile({ query: q, variables: { a: '1', b: '2' } }, 'tenant-x'));
+    expect(one.dedupKey).toBe(two.dedupKey);
+    expect(other.dedupKey).not.toBe(one.dedupKey);
+    expect(scoped.dedupKey).not.toBe(one.dedupKey);
+  });
+
+  it('caches each distinct document, bounded, errors included', () => {
+    const compiler = createOperationCompiler(schema, { maxCachedDocuments: 2 });
+    compiler.compile({ query: 'subscription { bidPlaced { bid_id } }' });
+    compiler.compile({ query: 'subscription { bidPlaced { bid_id } }' });
+    expect(compiler.cachedDocuments).toBe(1);
+    compiler.compile({ query: 'subscription { nope }' });
+    compiler.compile({ query: 'subscription { bidPlaced { amount { amount_cents } } }' });
+    expect(compiler.cachedDocuments).toBe(2);
+  });
+
+  it('reports clear errors', () => {
+    const compiler = createOperationCompiler(schema, { maxQueryLength: 100, maxTokens: 50 });
+    const errorsOf = (query: string, variables?: Record<string, unknown>) => {
+      const result = compiler.compile(variables ? { query, variables } : { query });
+      return result.ok ? [] : result.errors.map((e) => e.message);
+    };
+    expect(errorsOf('subscription { bidPlaced { nope } }')[0]).toBe('Cannot query field "nope" on type "BidEvent".');
+    expect(errorsOf('x'.repeat(101))[0]).toBe('Document is 101 characters, over the limit of 100.');
+    expect(errorsOf(`{${'t '.repeat(49)}}`)[0]).toMatch(/Document contains more th.t 50 tokens/);
+    expect(errorsOf('mutation { x }')[0]).toBe('This endpoint serves subscriptions and queries; "mutation" is not supported.');
+    expect(errorsOf('subscription($id: ID!) { bidPlaced(listing_id: $id) { bid_id } }')[0]).toBe(
+      'Variable "$id" of required type "ID!" was not provided.',
+    );
+    expect(errorsOf('subscription A { bidPlaced { bid_id } } subscription B { bidPlaced { bid_id } }')[0]).toBe(
+      'Must provide operationName when the document contains multiple operations.',
+    );
+  });
+
+  it('passes queries through for one-shot execution', () => {
+    const result = createOperationCompiler(schema).compile({ query: '{ topics }' });
+    expect(result.ok && result.operation.kind).toBe('query');
+  });
+});

@@ -1,0 +1,10 @@
+export type { Logger } from 'pino';
+export {
+  createLogger,
+  DEFAULT_REDACT_PATHS,
+  LOG_LEVELS,
+  type CreateLoggerOptions,
+  type LogLevel,
+} from './create-logger.js';
+export { serializeError, toError, type SerializedError } from './errors.js';
+export { createMemorySink, type LogLine, type MemorySink } from './memory-sink.js';
