@@ -32,6 +32,10 @@ export interface IngestOptions {
   readonly fromBeginning?: boolean;
   /** Maximum nesting depth of a payload before it is dead-lettered. @default 64 */
   readonly maxDepth?: number;
+  /** How often to look for source topics that do not exist yet. @default 500 */
+  readonly topicPollIntervalMs?: number;
+  /** How often to log that ingest is still waiting for topics. @default 10_000 (10 s) */
+  readonly topicWaitLogIntervalMs?: number;
 }
 
 export interface IngestStats {
@@ -63,6 +67,8 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     partitionsConcurrently = 3,
     fromBeginning = true,
     maxDepth = 64,
+    topicPollIntervalMs = 500,
+    topicWaitLogIntervalMs = 10_000, // 10 seconds
   } = options;
   if (!Number.isInteger(publishChunkSize) || publishChunkSize < 1) {
     throw new RangeError(`publishChunkSize must be a positive integer, got ${publishChunkSize}`);
@@ -84,6 +90,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
   let consumer: Consumer | undefined;
   let producer: Producer | undefined;
   let joined = false;
+  let stopped = false;
 
   async function handleBatch(payload: EachBatchPayload): Promise<void> {
     const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
@@ -144,16 +151,33 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     logger.warn({ topic, partition, offset, reason: reason.code, detail: reason.message }, 'message dead-lettered');
   }
 
-  async function ensureDeadLetterTopics(): Promise<void> {
+  /**
+   * Source topics belong to their producers: ingest waits for them instead of creating them
+   * (auto-creation would pick the broker's default partition count behind the owner's back).
+   * Dead-letter topics are ingest's own, so it creates those.
+   */
+  async function prepareTopics(): Promise<void> {
     const admin = kafka.admin();
     await admin.connect();
     try {
-      const existing = new Set(await admin.listTopics());
-      const missing = schema.topics.map((t) => t + dlqSuffix).filter((t) => !existing.has(t));
-      if (missing.length > 0) {
-        // numPartitions -1 takes the broker default; DLQs are low-volume.
-        await admin.createTopics({ waitForLeaders: true, topics: missing.map((topic) => ({ topic })) });
-        logger.info({ topics: missing }, 'created dead-letter topics');
+      let lastLogged = 0;
+      for (;;) {
+        const existing = new Set(await admin.listTopics());
+        const waitingFor = schema.topics.filter((t) => !existing.has(t));
+        if (waitingFor.length === 0) {
+          const missing = schema.topics.map((t) => t + dlqSuffix).filter((t) => !existing.has(t));
+          if (missing.length > 0) {
+            await admin.createTopics({ waitForLeaders: true, topics: missing.map((topic) => ({ topic })) });
+            logger.info({ topics: missing }, 'created dead-letter topics');
+          }
+          return;
+        }
+        if (stopped) throw new Error('ingest stopped while waiting for its topics');
+        if (Date.now() - lastLogged >= topicWaitLogIntervalMs) {
+          logger.warn({ topics: waitingFor }, 'waiting for Kafka topics to exist (create them, or start the producer)');
+          lastLogged = Date.now();
+        }
+        await new Promise((resolve) => setTimeout(resolve, topicPollIntervalMs));
       }
     } finally {
       await admin.disconnect();
@@ -165,7 +189,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     isReady: () => joined && redis.status === 'ready',
 
     async start() {
-      await ensureDeadLetterTopics();
+      await prepareTopics();
       // The Java-compatible murmur2 partitioner: dead letters of one key land together, like any Kafka client's.
       producer = kafka.producer({ allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner });
       await producer.connect();
@@ -191,6 +215,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
 
     async stop() {
       joined = false;
+      stopped = true;
       // consumer.disconnect() waits for the batch in flight, so its commit is not lost.
       await consumer?.disconnect();
       await producer?.disconnect();

@@ -72,6 +72,9 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 try {
   await ingest.start();
 } catch (err) {
-  logger.fatal({ err }, 'ingest failed to start');
-  process.exit(1);
+  // A signal during start-up makes start() fail on purpose; shutdown() owns the exit then.
+  if (!stopping) {
+    logger.fatal({ err }, 'ingest failed to start');
+    process.exit(1);
+  }
 }

@@ -1,0 +1,37 @@
+// Prints the closing summary of the test command from vitest's JSON report, and sets the exit code.
+// The last line is the plain form CI tools read: "tests: N passed, N failed, N skipped".
+import { readFileSync, existsSync } from 'node:fs';
+
+const [file, statusArg, secondsArg] = process.argv.slice(2);
+const status = Number(statusArg ?? 1);
+let report;
+if (file && existsSync(file)) report = JSON.parse(readFileSync(file, 'utf8'));
+
+if (!report) {
+  console.error(`\nno test report at ${file}: vitest exited with ${status} before reporting`);
+  console.log('tests: 0 passed, 1 failed');
+  process.exit(1);
+}
+
+const passed = report.numPassedTests ?? 0;
+const failed = (report.numFailedTests ?? 0) + (report.numFailedTestSuites ?? 0);
+const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+const byProject = new Map();
+for (const suite of report.testResults ?? []) {
+  const project = suite.name.split('/').slice(-4, -2).join('/') || 'root';
+  const entry = byProject.get(project) ?? { passed: 0, failed: 0 };
+  for (const t of suite.assertionResults ?? []) {
+    if (t.status === 'passed') entry.passed++;
+    else if (t.status === 'failed') entry.failed++;
+  }
+  byProject.set(project, entry);
+}
+
+console.log('\n──────── Wirestream test summary ────────');
+for (const [project, { passed: p, failed: f }] of [...byProject].sort()) {
+  console.log(`  ${f > 0 ? '✗' : '✓'} ${project.padEnd(22)} ${String(p).padStart(4)} passed${f > 0 ? `, ${f} failed` : ''}`);
+}
+const ok = status === 0 && failed === 0 && passed > 0;
+console.log(`  ${ok ? 'PASS' : 'FAIL'} in ${secondsArg ?? '?'} s`);
+console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+process.exit(ok ? 0 : 1);
