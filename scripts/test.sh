@@ -13,6 +13,7 @@ turbo run typecheck --output-logs=errors-only
 
 step "checking architecture rules (apps never import apps; packages never import apps)"
 node scripts/check-architecture.mjs
+node scripts/render-config-docs.mjs --check
 
 step "running tests (vitest: packages, apps, e2e)"
 mkdir -p .wirestream
