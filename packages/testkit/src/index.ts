@@ -1,0 +1,8 @@
+// The public API of @wirestream/testkit: real servers on free ports for integration and e2e tests.
+export { findRepoRoot } from './findRepoRoot.js';
+export { freePort } from './freePort.js';
+export { uniqueName } from './uniqueName.js';
+export { waitFor, type WaitForOptions } from './waitFor.js';
+export { startRedis, type RedisServer, type RedisServerOptions } from './startRedis.js';
+export { startKafka, type KafkaBroker, type KafkaBrokerOptions } from './startKafka.js';
+export { SHARED_KAFKA_ENV, setupSharedKafka, sharedKafkaFromEnv } from './sharedKafka.js';

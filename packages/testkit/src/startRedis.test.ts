@@ -1,0 +1,76 @@
+import { connect } from 'node:net';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { isAlive } from './internal/processes.js';
+import { startRedis, type RedisServer, uniqueName, waitFor } from './index.js';
+
+/** Whether something accepts TCP connections on 127.0.0.1:port. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+describe('startRedis', () => {
+  let redis: RedisServer | undefined;
+  afterAll(() => redis?.stop());
+
+  it('starts a private redis-server on a free port, stops it, and restarts it on the same port', async () => {
+    redis = await startRedis();
+    const { port, url } = redis;
+    expect(port).not.toBe(6379); // the machine's shared Redis
+    expect(url).toBe(`redis://127.0.0.1:${port}`);
+
+    const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    await client.connect();
+    const key = uniqueName('testkit');
+    await client.set(key, 'v1');
+    expect(await client.get(key)).toBe('v1');
+    expect(await client.config('GET', 'save')).toEqual(['save', '']);
+    client.disconnect();
+
+    const pid = redis.pid;
+    expect(pid).toBeTypeOf('number');
+    await redis.stop();
+    expect(redis.pid).toBeUndefined();
+    expect(isAlive(pid ?? -1)).toBe(false);
+    expect(await accepts(port)).toBe(false);
+    await redis.stop(); // idempotent
+
+    await redis.start();
+    expect(redis.port).toBe(port);
+    expect(redis.pid).not.toBe(pid);
+    const again = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    await again.connect();
+    // Nothing persisted across the restart.
+    expect(await again.get(key)).toBeNull();
+    again.disconnect();
+
+    await redis.stop();
+    await waitFor(async () => !(await accepts(port)), { timeoutMs: 2_000, message: `port ${port} to be free` });
+  });
+
+  it('fails, naming the cause, when a given port is taken', async () => {
+    const other = await startRedis();
+    try {
+      await expect(startRedis({ port: other.port })).rejects.toThrow(new RegExp(`127\\.0\\.0\\.1:${other.port} is already in use`));
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it('refuses the shared Redis port', async () => {
+    await expect(startRedis({ port: 6379 })).rejects.toThrow(/6379 is the machine's shared Redis/);
+  });
+
+  it('explains a missing binary', async () => {
+    await expect(startRedis({ redisServerPath: '/nonexistent/redis-server' })).rejects.toThrow(
+      /could not run \/nonexistent\/redis-server .*apt-get install -y redis-server/,
+    );
+  });
+});
