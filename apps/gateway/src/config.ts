@@ -1,4 +1,4 @@
-import { defineConfigSpec, envVar, integer, port, url, z } from '@wirestream/config';
+import { booleanFlag, defineConfigSpec, envVar, integer, port, url, z } from '@wirestream/config';
 import { LOG_LEVELS } from '@wirestream/telemetry';
 
 /** Every setting of the gateway, read once from the environment by `main.ts`. */
@@ -14,5 +14,6 @@ export const gatewayConfigSpec = defineConfigSpec({
   idleTimeoutSeconds: envVar({ name: 'GATEWAY_IDLE_TIMEOUT_SECONDS', schema: integer({ min: 0, max: 960 }), default: 60, description: 'Silence before the server pings, then closes a dead socket (0 disables).' }),
   connectionInitWaitTimeoutMs: envVar({ name: 'GATEWAY_CONNECTION_INIT_TIMEOUT_MS', schema: integer({ min: 100, max: 600_000 }), default: 3_000, description: 'Time a socket has to send connection_init (else closed with 4408).' }),
   maxSubscriptionsPerConnection: envVar({ name: 'GATEWAY_MAX_SUBSCRIPTIONS_PER_CONNECTION', schema: integer({ min: 1, max: 100_000 }), default: 100, description: 'Concurrent subscriptions one socket may hold.' }),
+  debugEndpoints: envVar({ name: 'GATEWAY_DEBUG_ENDPOINTS', schema: booleanFlag(), default: false, description: 'Serve GET /debug/memory (for benchmarks; keep off in production).' }),
   logLevel: envVar({ name: 'LOG_LEVEL', schema: z.enum(LOG_LEVELS), default: 'info', description: 'Lowest log level written (pino).' }),
 });

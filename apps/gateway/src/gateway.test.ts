@@ -101,6 +101,8 @@ describe('HTTP probes', () => {
     const stats = (await (await fetch(`${httpBase}/stats`)).json()) as Record<string, unknown>;
     expect(stats).toMatchObject({ ready: true, draining: false });
     expect((await fetch(`${httpBase}/nope`)).status).toBe(404);
+    // Debug endpoints are off unless configured.
+    expect((await fetch(`${httpBase}/debug/memory`)).status).toBe(404);
   });
 });
 

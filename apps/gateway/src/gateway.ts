@@ -32,6 +32,12 @@ export interface GatewayOptions {
   readonly maxSubscriptionsPerConnection?: number;
   /** Sockets closed per event-loop turn while draining, so a drain does not stall the loop. @default 500 */
   readonly drainBatchSize?: number;
+  /**
+   * Serve `GET /debug/memory` (`?gc=1` forces two GCs first when node runs with --expose-gc),
+   * for benchmarks that measure bytes per socket. Off in production.
+   * @default false
+   */
+  readonly debugEndpoints?: boolean;
 }
 
 /** uWS keeps user data on the socket; we keep the protocol state there and a back-reference for sends. */
@@ -84,6 +90,7 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     connectionInitWaitTimeoutMs = 3_000, // 3 seconds
     maxSubscriptionsPerConnection = 100,
     drainBatchSize = 500,
+    debugEndpoints = false,
   } = options;
 
   const sockets = new Set<WebSocket<SocketData>>();
@@ -171,6 +178,19 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
   app.get('/stats', (res) => {
     respond(res, '200 OK', 'application/json', JSON.stringify(stats()));
   });
+  if (debugEndpoints) {
+    app.get('/debug/memory', (res, req) => {
+      // Read the query before anything else: uWS request objects die when the handler returns.
+      const forceGc = req.getQuery('gc') === '1';
+      const gc = (globalThis as { gc?: () => void }).gc;
+      if (forceGc && gc) {
+        gc();
+        gc();
+      }
+      const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
+      respond(res, '200 OK', 'application/json', JSON.stringify({ rss, heapUsed, heapTotal, external, arrayBuffers, gc: forceGc && gc !== undefined }));
+    });
+  }
   app.any('/*', (res) => {
     respond(res, '404 Not Found', 'text/plain', `not found: WebSocket endpoint is ${path}`);
   });

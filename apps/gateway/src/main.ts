@@ -41,6 +41,7 @@ const gateway = createGateway(
     idleTimeoutSeconds: config.idleTimeoutSeconds,
     connectionInitWaitTimeoutMs: config.connectionInitWaitTimeoutMs,
     maxSubscriptionsPerConnection: config.maxSubscriptionsPerConnection,
+    debugEndpoints: config.debugEndpoints,
   },
 );
 
