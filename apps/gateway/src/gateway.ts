@@ -40,15 +40,17 @@ export interface GatewayOptions {
   readonly debugEndpoints?: boolean;
 }
 
-/** uWS keeps user data on the socket; we keep the protocol state there and a back-reference for sends. */
-interface SocketData {
-  conn: UwsConnection;
+/**
+ * uWS copies the user data given at upgrade onto the socket object itself (`getUserData()`
+ * returns the socket), so the protocol state lives directly on the socket: no wrapper objects,
+ * no back-references — the fewest bytes per connection.
+ */
+interface SocketData extends Connection {
   protocolAccepted: boolean;
 }
-
-interface UwsConnection extends Connection {
-  ws: WebSocket<SocketData> | undefined;
-}
+type Socket = WebSocket<SocketData>;
+/** The protocol core sees a `Connection`; here every connection is the uWS socket carrying it. */
+const asSocket = (conn: Connection): Socket => conn as unknown as Socket;
 
 export interface GatewayStats {
   connections: number;
@@ -93,16 +95,17 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     debugEndpoints = false,
   } = options;
 
-  const sockets = new Set<WebSocket<SocketData>>();
+  const sockets = new Set<Socket>();
   let draining = false;
   let listenSocket: us_listen_socket | undefined;
 
+  // `conn` is the uWS socket (see SocketData). A closed uWS socket throws on use: check first.
   function send(conn: Connection, frame: string): void {
     // Status 2 (dropped) happens only past maxBackpressure, where uWS closes the socket itself.
-    (conn as UwsConnection).ws?.send(frame, false);
+    if (!conn.closed) asSocket(conn).send(frame, false);
   }
   function close(conn: Connection, code: number, reason: string): void {
-    (conn as UwsConnection).ws?.end(code, reason);
+    if (!conn.closed) asSocket(conn).end(code, reason);
   }
 
   const compiler = createOperationCompiler(schema, { channelPrefix });
@@ -131,27 +134,22 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
         return;
       }
       const accepted = protocols.split(',').some((p) => p.trim() === GRAPHQL_TRANSPORT_WS_PROTOCOL);
-      const data: SocketData = {
-        conn: Object.assign(createConnection(), { ws: undefined }),
-        protocolAccepted: accepted,
-      };
+      const data: SocketData = { ...createConnection(), protocolAccepted: accepted };
       res.upgrade(data, key, accepted ? GRAPHQL_TRANSPORT_WS_PROTOCOL : '', extensions, context);
     },
 
     open(ws) {
-      const data = ws.getUserData();
-      if (!data.protocolAccepted) {
+      if (!ws.getUserData().protocolAccepted) {
         // Same rule as graphql-ws: accept the upgrade, then close with a protocol code the client understands.
         ws.end(CloseCode.SubprotocolNotAcceptable, `Subprotocol not acceptable: use ${GRAPHQL_TRANSPORT_WS_PROTOCOL}`);
         return;
       }
-      data.conn.ws = ws;
       sockets.add(ws);
-      protocol.open(data.conn);
+      protocol.open(ws.getUserData());
     },
 
     message(ws, message, isBinary) {
-      const { conn } = ws.getUserData();
+      const conn = ws.getUserData();
       if (isBinary) {
         close(conn, CloseCode.BadRequest, 'Binary frames are not part of graphql-transport-ws; send text');
         return;
@@ -161,9 +159,9 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     },
 
     close(ws) {
-      const { conn } = ws.getUserData();
+      const conn = ws.getUserData();
+      conn.closed = true; // the socket is invalid from here on; sends become no-ops
       if (!sockets.delete(ws)) return;
-      conn.ws = undefined; // the socket is invalid from here on; sends become no-ops
       protocol.closed(conn);
     },
   });

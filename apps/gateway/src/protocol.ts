@@ -11,8 +11,8 @@ import type { OperationCompiler } from './operations.js';
 export interface Connection {
   initReceived: boolean;
   acknowledged: boolean;
-  /** Live subscriptions by client-chosen id. */
-  readonly subscriptions: Map<string, Subscriber<Connection>>;
+  /** Live subscriptions by client-chosen id; created on the first subscribe (idle sockets pay nothing). */
+  subscriptions: Map<string, Subscriber<Connection>> | undefined;
   initTimer: ReturnType<typeof setTimeout> | undefined;
   closed: boolean;
 }
@@ -58,10 +58,11 @@ export function createProtocol(deps: ProtocolDeps, options: ProtocolOptions = {}
   function onSubscribe(conn: Connection, message: Extract<Message, { type: MessageType.Subscribe }>): void {
     const { id, payload } = message;
     if (!conn.acknowledged) return closeWith(conn, CloseCode.Unauthorized, 'Unauthorized');
-    if (conn.subscriptions.has(id)) {
+    const subscriptions = (conn.subscriptions ??= new Map());
+    if (subscriptions.has(id)) {
       return closeWith(conn, CloseCode.SubscriberAlreadyExists, `Subscriber for ${id} already exists`);
     }
-    if (conn.subscriptions.size >= maxSubscriptionsPerConnection) {
+    if (subscriptions.size >= maxSubscriptionsPerConnection) {
       return sendError(conn, id, [
         { message: `Too many subscriptions on this connection: the limit is ${maxSubscriptionsPerConnection}; complete one first.` },
       ]);
@@ -84,7 +85,7 @@ export function createProtocol(deps: ProtocolDeps, options: ProtocolOptions = {}
       }
       return;
     }
-    conn.subscriptions.set(id, fanout.subscribe(conn, id, operation));
+    subscriptions.set(id, fanout.subscribe(conn, id, operation));
   }
 
   return {
@@ -119,9 +120,9 @@ export function createProtocol(deps: ProtocolDeps, options: ProtocolOptions = {}
         case MessageType.Subscribe:
           return onSubscribe(conn, message);
         case MessageType.Complete: {
-          const subscriber = conn.subscriptions.get(message.id);
+          const subscriber = conn.subscriptions?.get(message.id);
           if (subscriber) {
-            conn.subscriptions.delete(message.id);
+            conn.subscriptions?.delete(message.id);
             fanout.unsubscribe(subscriber);
           }
           return;
@@ -136,17 +137,19 @@ export function createProtocol(deps: ProtocolDeps, options: ProtocolOptions = {}
       conn.closed = true;
       if (conn.initTimer) clearTimeout(conn.initTimer);
       conn.initTimer = undefined;
-      for (const subscriber of conn.subscriptions.values()) fanout.unsubscribe(subscriber);
-      conn.subscriptions.clear();
+      if (conn.subscriptions) {
+        for (const subscriber of conn.subscriptions.values()) fanout.unsubscribe(subscriber);
+        conn.subscriptions = undefined;
+      }
     },
   };
 }
 
 export type Protocol = ReturnType<typeof createProtocol>;
 
-/** A fresh per-socket state. */
+/** A fresh per-socket state (a transport may copy these fields onto its own socket object). */
 export function createConnection(): Connection {
-  return { initReceived: false, acknowledged: false, subscriptions: new Map(), initTimer: undefined, closed: false };
+  return { initReceived: false, acknowledged: false, subscriptions: undefined, initTimer: undefined, closed: false };
 }
 
 function truncateReason(reason: string): string {
