@@ -13,6 +13,7 @@ export const ingestConfigSpec = defineConfigSpec({
   maxMessageBytes: envVar({ name: 'INGEST_MAX_MESSAGE_BYTES', schema: integer({ min: 1_024, max: 104_857_600 }), default: 1_048_576, description: 'Larger Kafka values are dead-lettered unparsed.' }),
   publishChunkSize: envVar({ name: 'INGEST_PUBLISH_CHUNK', schema: integer({ min: 1, max: 100_000 }), default: 500, description: 'Messages per Redis pipeline and per offset commit.' }),
   partitionsConcurrently: envVar({ name: 'INGEST_PARTITIONS_CONCURRENTLY', schema: integer({ min: 1, max: 1_000 }), default: 3, description: 'Partitions one replica processes at once.' }),
+  fetchMaxWaitMs: envVar({ name: 'INGEST_FETCH_MAX_WAIT_MS', schema: integer({ min: 10, max: 60_000 }), default: 1_000, description: 'Longest a Kafka fetch waits for data (also bounds shutdown time).' }),
   fromBeginning: envVar({ name: 'INGEST_FROM_BEGINNING', schema: booleanFlag(), default: true, description: 'A new consumer group starts at the earliest offset.' }),
   logLevel: envVar({ name: 'LOG_LEVEL', schema: z.enum(LOG_LEVELS), default: 'info', description: 'Lowest log level written (pino).' }),
 });

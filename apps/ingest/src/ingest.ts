@@ -32,6 +32,11 @@ export interface IngestOptions {
   readonly fromBeginning?: boolean;
   /** Maximum nesting depth of a payload before it is dead-lettered. @default 64 */
   readonly maxDepth?: number;
+  /**
+   * Longest a fetch waits for data. Also bounds how long `stop()` waits for an idle fetch
+   * (kafkajs's own default is 5 s). @default 1_000 (1 s)
+   */
+  readonly fetchMaxWaitMs?: number;
   /** How often to look for source topics that do not exist yet. @default 500 */
   readonly topicPollIntervalMs?: number;
   /** How often to log that ingest is still waiting for topics. @default 10_000 (10 s) */
@@ -67,6 +72,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     partitionsConcurrently = 3,
     fromBeginning = true,
     maxDepth = 64,
+    fetchMaxWaitMs = 1_000, // 1 second
     topicPollIntervalMs = 500,
     topicWaitLogIntervalMs = 10_000, // 10 seconds
   } = options;
@@ -93,7 +99,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
   let stopped = false;
 
   async function handleBatch(payload: EachBatchPayload): Promise<void> {
-    const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
+    const { batch, resolveOffset, commitOffsetsIfNecessary, heartbeat, isRunning, isStale } = payload;
     const { topic, partition, messages } = batch;
     const route = routing.get(topic);
     if (!route || messages.length === 0 || !consumer || !producer) return;
@@ -141,7 +147,9 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
       }
       const last = (messages[end - 1] as KafkaMessage).offset;
       resolveOffset(last);
-      await consumer.commitOffsets([{ topic, partition, offset: (BigInt(last) + 1n).toString() }]);
+      // Not consumer.commitOffsets(): kafkajs skips that silently once stop() began, which would lose
+      // the commit of the batch that stop() waits for. With explicit offsets this commits at once.
+      await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: (BigInt(last) + 1n).toString() }] }] });
       stats.commits++;
       await heartbeat();
     }
@@ -193,7 +201,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
       // The Java-compatible murmur2 partitioner: dead letters of one key land together, like any Kafka client's.
       producer = kafka.producer({ allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner });
       await producer.connect();
-      consumer = kafka.consumer({ groupId, allowAutoTopicCreation: true });
+      consumer = kafka.consumer({ groupId, allowAutoTopicCreation: true, maxWaitTimeInMs: fetchMaxWaitMs });
       consumer.on(consumer.events.GROUP_JOIN, (e) => {
         joined = true;
         logger.info({ groupId, memberId: e.payload.memberId, assignment: e.payload.memberAssignment }, 'joined consumer group');

@@ -49,6 +49,7 @@ const ingest = createIngest(
     publishChunkSize: config.publishChunkSize,
     partitionsConcurrently: config.partitionsConcurrently,
     fromBeginning: config.fromBeginning,
+    fetchMaxWaitMs: config.fetchMaxWaitMs,
   },
 );
 

@@ -1,0 +1,150 @@
+// Unit: Kafka value bytes → snake_cased payload or a dead-letter reason, and the dead letter itself.
+import type { KafkaMessage } from 'kafkajs';
+import { describe, expect, it } from 'vitest';
+import { createDeadLetter, DEAD_LETTER_HEADERS, type DeadLetterReason } from './dead-letter.js';
+import { createEventConverter, type ConvertResult } from './event-converter.js';
+
+const bytes = (text: string): Buffer => Buffer.from(text, 'utf8');
+
+function expectFailure(result: ConvertResult, code: DeadLetterReason['code']): string {
+  if (result.ok) throw new Error(`expected ${code}, got a payload: ${JSON.stringify(result.payload)}`);
+  expect(result.reason.code).toBe(code);
+  return result.reason.message;
+}
+
+describe('createEventConverter', () => {
+  const convert = createEventConverter();
+
+  it('snake_cases every key, keeps every value, and returns the JSON text of the payload', () => {
+    const event = {
+      eventId: 'evt-1',
+      eventType: 'ListingCreated', // values are never converted
+      listingId: 'lst-000042',
+      listing: {
+        imageURLs: ['https://img.example/1.jpg'],
+        sellerInfo: { isVerified: true, rating: 4.5, address: { streetLine1: '1 Damrak', address2Line: null } },
+        recentBids: [{ bidId: 'bid-1', amount: { amountCents: 1_250, currencyCode: 'EUR' } }],
+      },
+      already_snake: 0,
+    };
+    const result = convert(bytes(JSON.stringify(event)));
+    if (!result.ok) throw new Error(`expected a payload, got ${result.reason.code}: ${result.reason.message}`);
+    expect(result.payload).toEqual({
+      event_id: 'evt-1',
+      event_type: 'ListingCreated',
+      listing_id: 'lst-000042',
+      listing: {
+        image_urls: ['https://img.example/1.jpg'],
+        seller_info: { is_verified: true, rating: 4.5, address: { street_line1: '1 Damrak', address2_line: null } },
+        recent_bids: [{ bid_id: 'bid-1', amount: { amount_cents: 1_250, currency_code: 'EUR' } }],
+      },
+      already_snake: 0,
+    });
+    expect(result.json).toBe(JSON.stringify(result.payload));
+  });
+
+  it('accepts an empty object and non-ASCII text', () => {
+    expect(convert(bytes('{}'))).toEqual({ ok: true, payload: {}, json: '{}' });
+    const result = convert(bytes('{"displayName":"Chloé Müller"}'));
+    expect(result).toEqual({ ok: true, payload: { display_name: 'Chloé Müller' }, json: '{"display_name":"Chloé Müller"}' });
+  });
+
+  it('EMPTY_VALUE for a tombstone (null) and for an empty value', () => {
+    expect(expectFailure(convert(null), 'EMPTY_VALUE')).toMatch(/tombstone/);
+    expectFailure(convert(Buffer.alloc(0)), 'EMPTY_VALUE');
+  });
+
+  it('TOO_LARGE past maxMessageBytes, naming the size, the limit and the setting; the limit itself passes', () => {
+    const small = createEventConverter({ maxMessageBytes: 16 });
+    expect(small(bytes('{"a":"12345678"}')).ok).toBe(true); // exactly 16 bytes
+
+    const message = expectFailure(small(bytes('{"a":"123456789"}')), 'TOO_LARGE');
+    expect(message).toContain('17 bytes');
+    expect(message).toContain('limit of 16');
+    expect(message).toContain('INGEST_MAX_MESSAGE_BYTES');
+    // Bytes, not characters: "é" is 2 bytes in UTF-8.
+    expectFailure(small(bytes('{"a":"ééééééé"}')), 'TOO_LARGE');
+  });
+
+  it('INVALID_JSON for text that does not parse', () => {
+    for (const text of ['{"listingId": "lst-1", oops', 'not json', '{"a":1}{"b":2}', '\u00ff\u00fe']) {
+      expect(expectFailure(convert(bytes(text)), 'INVALID_JSON'), text).toMatch(/^value is not valid JSON: /);
+    }
+  });
+
+  it('NOT_AN_OBJECT for valid JSON that is not an object, naming what it is', () => {
+    const cases: [string, string][] = [
+      ['[{"listingId":"lst-1"}]', 'array'],
+      ['null', 'null'],
+      ['42', 'number'],
+      ['"lst-1"', 'string'],
+      ['true', 'boolean'],
+    ];
+    for (const [text, got] of cases) {
+      expect(expectFailure(convert(bytes(text)), 'NOT_AN_OBJECT'), text).toBe(`value must be a JSON object, got ${got}`);
+    }
+  });
+
+  it('TRANSFORM_FAILED past maxDepth (the root object is depth 1), with the path; maxDepth itself passes', () => {
+    const shallow = createEventConverter({ maxDepth: 3 });
+    expect(shallow(bytes('{"a":{"b":{"c":1}}}')).ok).toBe(true);
+    expect(shallow(bytes('{"a":[{"c":1}]}')).ok).toBe(true);
+
+    const message = expectFailure(shallow(bytes('{"a":{"b":{"c":{}}}}')), 'TRANSFORM_FAILED');
+    expect(message).toContain('maxDepth (3)');
+    expect(message).toContain('$.a.b');
+    expectFailure(shallow(bytes('{"a":[[{}]]}')), 'TRANSFORM_FAILED');
+  });
+
+  it('TRANSFORM_FAILED when two keys of one object become the same snake_case key, in either order', () => {
+    for (const text of ['{"fooBar":1,"foo_bar":2}', '{"foo_bar":1,"fooBar":2}', '{"nested":{"listingId":"a","listing_id":"b"}}']) {
+      expect(expectFailure(convert(bytes(text)), 'TRANSFORM_FAILED'), text).toMatch(/"(foo_bar|listing_id)"/);
+    }
+  });
+
+  it('rejects a hostile nesting depth with a reason instead of overflowing the stack', () => {
+    const deep = '{"a":' + '['.repeat(100_000) + ']'.repeat(100_000) + '}';
+    expectFailure(convert(bytes(deep)), 'TRANSFORM_FAILED');
+  });
+});
+
+describe('createDeadLetter', () => {
+  const original: KafkaMessage = {
+    key: bytes('lst-000042'),
+    value: bytes('{"listingId": "lst-000042", oops'),
+    timestamp: '1735722000000',
+    attributes: 0,
+    offset: '1234',
+    headers: { 'trace-id': bytes('abc123'), source: 'demo' },
+  };
+
+  it('keeps key, value, timestamp and original headers, and adds the reason and the original position', () => {
+    const reason: DeadLetterReason = { code: 'INVALID_JSON', message: 'value is not valid JSON: Unexpected token' };
+    const letter = createDeadLetter('listing-events', 2, original, reason);
+    expect(letter.key).toBe(original.key);
+    expect(letter.value).toBe(original.value);
+    expect(letter.timestamp).toBe('1735722000000');
+    expect(letter.headers).toEqual({
+      'trace-id': bytes('abc123'),
+      source: 'demo',
+      'wirestream-dlq-reason': 'INVALID_JSON',
+      'wirestream-dlq-detail': 'value is not valid JSON: Unexpected token',
+      'wirestream-dlq-original-topic': 'listing-events',
+      'wirestream-dlq-original-partition': '2',
+      'wirestream-dlq-original-offset': '1234',
+      'wirestream-dlq-original-timestamp': '1735722000000',
+    });
+    expect(Object.values(DEAD_LETTER_HEADERS).every((name) => letter.headers?.[name] !== undefined)).toBe(true);
+    // The consumed message is not modified.
+    expect(original.headers).toEqual({ 'trace-id': bytes('abc123'), source: 'demo' });
+  });
+
+  it('handles a tombstone without headers or key', () => {
+    const tombstone: KafkaMessage = { key: null, value: null, timestamp: '1', attributes: 0, offset: '0', headers: {} };
+    const letter = createDeadLetter('t', 0, tombstone, { code: 'EMPTY_VALUE', message: 'no value' });
+    expect(letter.key).toBeNull();
+    expect(letter.value).toBeNull();
+    expect(letter.headers?.[DEAD_LETTER_HEADERS.reason]).toBe('EMPTY_VALUE');
+    expect(Object.keys(letter.headers ?? {})).toHaveLength(Object.keys(DEAD_LETTER_HEADERS).length);
+  });
+});

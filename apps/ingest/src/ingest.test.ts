@@ -1,0 +1,604 @@
+// Integration: createIngest in-process against a real Kafka broker (one per run, see
+// ../global-setup.ts) and a real redis-server. Every test has its own topics, consumer group,
+// Redis connections and in-memory log, and watches the Redis channels the way the gateway does.
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { Kafka, logLevel, Partitioners, type Admin, type IHeaders, type Message, type Producer } from 'kafkajs';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { createAuctionEventGenerator, type DemoEvent } from '@wirestream/demo-events';
+import {
+  auctionSchemaPath,
+  channelName,
+  createWirestreamSchema,
+  decodeEnvelope,
+  shardOf,
+  type Envelope,
+} from '@wirestream/schema';
+import { createLogger, createMemorySink, type MemorySink } from '@wirestream/telemetry';
+import {
+  sharedKafkaFromEnv,
+  startKafka,
+  startRedis,
+  uniqueName,
+  waitFor,
+  type KafkaBroker,
+  type RedisServer,
+} from '@wirestream/testkit';
+import { DEAD_LETTER_HEADERS } from './dead-letter.js';
+import { createEventConverter } from './event-converter.js';
+import { createIngest, type Ingest, type IngestOptions } from './ingest.js';
+import { kafkaLogCreator } from './kafka-logger.js';
+
+const PARTITIONS = 3;
+const SHARDS = 16; // the example schema's @topic default
+const CHANNEL_PREFIX = 'ws';
+/** Produced messages get CreateTime BASE_TS + n, so each envelope's `ts` can be checked exactly. */
+const BASE_TS = Date.UTC(2025, 0, 1, 9, 0, 0);
+const ARRIVAL_TIMEOUT_MS = 20_000; // 20 seconds: includes the first group join of a test
+
+let ownKafka: KafkaBroker | undefined;
+let brokers: string[];
+let redisServer: RedisServer;
+let admin: Admin;
+let producer: Producer;
+const convert = createEventConverter();
+
+beforeAll(async () => {
+  const shared = sharedKafkaFromEnv();
+  if (!shared) ownKafka = await startKafka();
+  brokers = shared?.brokers ?? ownKafka?.brokers ?? [];
+  redisServer = await startRedis();
+  const kafka = new Kafka({ clientId: 'ingest-test', brokers, logLevel: logLevel.ERROR });
+  admin = kafka.admin();
+  producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await Promise.all([admin.connect(), producer.connect()]);
+});
+
+afterAll(async () => {
+  await producer?.disconnect();
+  await admin?.disconnect();
+  await redisServer?.stop();
+  await ownKafka?.stop();
+});
+
+interface Received {
+  readonly channel: string;
+  readonly text: string;
+  readonly envelope: Envelope;
+}
+
+interface PipelineSetup {
+  /** Where the test's subscriber connects. @default the file's redis-server */
+  redisUrl?: string;
+  /** Where ingest's publisher connects (a {@link TcpGate} for fault tests). @default redisUrl */
+  publisherUrl?: string;
+  options?: IngestOptions;
+}
+
+/**
+ * Unique topics (a copy of the example schema bound to them, 3 partitions each), a unique group,
+ * a subscriber on every channel of both topics, an ingest publisher configured like main.ts, and
+ * a log sink. Ingests started with `startIngest` and all connections are closed when the test ends.
+ */
+async function createPipeline({ redisUrl = redisServer.url, publisherUrl = redisUrl, options = {} }: PipelineSetup = {}) {
+  const suffix = uniqueName('ingest-test');
+  const listingTopic = `listing-events-${suffix}`;
+  const bidTopic = `bid-events-${suffix}`;
+  const groupId = `group-${suffix}`;
+  const topicOf = (event: DemoEvent): string => (event.topic === 'listing-events' ? listingTopic : bidTopic);
+  const sink = createMemorySink();
+  const logger = createLogger({ name: 'ingest-test', destination: sink });
+  const schema = createWirestreamSchema(
+    readFileSync(auctionSchemaPath, 'utf8')
+      .replace('"listing-events"', JSON.stringify(listingTopic))
+      .replace('"bid-events"', JSON.stringify(bidTopic)),
+  );
+  expect(schema.topics).toEqual([bidTopic, listingTopic]);
+  await admin.createTopics({
+    waitForLeaders: true,
+    topics: [listingTopic, bidTopic].map((topic) => ({ topic, numPartitions: PARTITIONS })),
+  });
+
+  // kafkajs logs of the ingest's clients go to the test's sink, as in main.ts (no console noise).
+  const kafka = new Kafka({ clientId: 'ingest-test', brokers, logLevel: logLevel.ERROR, logCreator: kafkaLogCreator(logger) });
+  const publisher = new Redis(publisherUrl, {
+    // As in main.ts: publishes wait in ioredis's queue while Redis is away.
+    maxRetriesPerRequest: null,
+    retryStrategy: (times) => Math.min(times * 200, 2_000),
+    connectionName: 'ingest-test-publisher',
+  });
+  publisher.on('error', (err: Error) => logger.debug({ err }, 'publisher error'));
+  const subscriber = new Redis(redisUrl, { connectionName: 'ingest-test-subscriber' });
+  subscriber.on('error', (err: Error) => logger.debug({ err }, 'subscriber error'));
+  const received: Received[] = [];
+  subscriber.on('pmessage', (_pattern: string, channel: string, text: string) => {
+    received.push({ channel, text, envelope: decodeEnvelope(text) });
+  });
+  await subscriber.psubscribe(`${CHANNEL_PREFIX}:${listingTopic}:*`, `${CHANNEL_PREFIX}:${bidTopic}:*`);
+
+  const ingests: Ingest[] = [];
+  onTestFinished(async () => {
+    // Publisher first: a test that failed while Redis was unreachable leaves a publish waiting
+    // forever, and stop() waits for it. Closing the connection fails it instead.
+    publisher.disconnect();
+    for (const ingest of ingests.reverse()) await ingest.stop();
+    subscriber.disconnect();
+  });
+
+  let produced = 0;
+  const timestamps = new Map<string, number>();
+
+  return {
+    listingTopic,
+    bidTopic,
+    topics: [listingTopic, bidTopic] as const,
+    groupId,
+    sink,
+    received,
+    topicOf,
+    timestamps,
+
+    /** A new ingest in the test's group (stopped at the end of the test unless stopped before). */
+    async startIngest(): Promise<Ingest> {
+      const ingest = createIngest({ kafka, redis: publisher, schema, logger }, { groupId, channelPrefix: CHANNEL_PREFIX, ...options });
+      ingests.push(ingest);
+      await ingest.start();
+      return ingest;
+    },
+
+    /** Stops an ingest started here (and forgets it, so the test end does not stop it twice). */
+    async stopIngest(ingest: Ingest): Promise<void> {
+      ingests.splice(ingests.indexOf(ingest), 1);
+      await ingest.stop();
+    },
+
+    /** Sends demo events as the demo producer does: camelCase JSON keyed by listing id, one send per topic. */
+    async produce(events: readonly DemoEvent[]): Promise<void> {
+      for (const source of ['listing-events', 'bid-events'] as const) {
+        const messages: Message[] = [];
+        for (const event of events) {
+          if (event.topic !== source) continue;
+          const ts = BASE_TS + produced++;
+          timestamps.set(eventIdOf(event), ts);
+          messages.push({ key: event.key, value: JSON.stringify(event.value), timestamp: String(ts) });
+        }
+        if (messages.length > 0) await producer.send({ topic: source === 'listing-events' ? listingTopic : bidTopic, acks: -1, messages });
+      }
+    },
+  };
+}
+
+type Pipeline = Awaited<ReturnType<typeof createPipeline>>;
+
+function eventIdOf(event: DemoEvent): string {
+  return event.value['eventId'] as string;
+}
+
+function demoEvents(count: number, seed: number): DemoEvent[] {
+  const generator = createAuctionEventGenerator({ seed, listings: 8 });
+  return Array.from({ length: count }, () => generator.next());
+}
+
+function receivedIds(pipeline: Pipeline): Set<string> {
+  return new Set(pipeline.received.map((r) => r.envelope.payload['event_id'] as string));
+}
+
+function allKeys(value: unknown, into: string[] = []): string[] {
+  if (Array.isArray(value)) for (const item of value) allKeys(item, into);
+  else if (typeof value === 'object' && value !== null) {
+    for (const [key, child] of Object.entries(value)) {
+      into.push(key);
+      allKeys(child, into);
+    }
+  }
+  return into;
+}
+
+/** Every received envelope is the converted event it claims to be, on its topic, key, timestamp and shard channel. */
+function expectEnvelopesMatch(pipeline: Pipeline, events: readonly DemoEvent[]): void {
+  const byId = new Map(events.map((e) => [eventIdOf(e), e]));
+  for (const { channel, envelope } of pipeline.received) {
+    const event = byId.get(envelope.payload['event_id'] as string);
+    if (event === undefined) throw new Error(`an envelope for an event that was not produced: ${JSON.stringify(envelope)}`);
+    const converted = convert(Buffer.from(JSON.stringify(event.value)));
+    if (!converted.ok) throw new Error(`a demo event did not convert: ${converted.reason.message}`);
+    expect(envelope).toEqual({
+      v: 1,
+      topic: pipeline.topicOf(event),
+      partition: envelope.partition,
+      offset: envelope.offset,
+      key: event.key,
+      ts: pipeline.timestamps.get(eventIdOf(event)),
+      payload: converted.payload,
+    });
+    expect(envelope.partition).toBeGreaterThanOrEqual(0);
+    expect(envelope.partition).toBeLessThan(PARTITIONS);
+    expect(allKeys(envelope.payload).filter((key) => /[A-Z]/.test(key))).toEqual([]);
+    expect(envelope.payload['listing_id']).toBe(event.key);
+    expect(channel).toBe(channelName(CHANNEL_PREFIX, envelope.topic, shardOf(event.key, SHARDS)));
+  }
+}
+
+/** Offsets received per partition of `topic`, in arrival order. */
+function offsetsByPartition(received: readonly Received[], topic: string): Map<number, bigint[]> {
+  const result = new Map<number, bigint[]>();
+  for (const { envelope } of received) {
+    if (envelope.topic !== topic) continue;
+    const list = result.get(envelope.partition) ?? [];
+    list.push(BigInt(envelope.offset));
+    result.set(envelope.partition, list);
+  }
+  return result;
+}
+
+/** The topic's log end offset (high watermark) per partition, as strings. */
+async function highWatermarks(topic: string): Promise<Map<number, string>> {
+  return new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, p.high]));
+}
+
+/** The group's committed offset per partition of `topic` ('-1' where nothing was committed). */
+async function committedOffsets(groupId: string, topic: string): Promise<Map<number, string>> {
+  const [entry] = await admin.fetchOffsets({ groupId, topics: [topic] });
+  return new Map((entry?.partitions ?? []).map((p) => [p.partition, p.offset]));
+}
+
+/** Waits until the group has committed every partition of every topic up to its high watermark. */
+async function waitForCommittedToEnd(pipeline: Pipeline): Promise<void> {
+  await waitFor(
+    async () => {
+      for (const topic of pipeline.topics) {
+        const [ends, committed] = await Promise.all([highWatermarks(topic), committedOffsets(pipeline.groupId, topic)]);
+        for (const [partition, high] of ends) {
+          // A partition that never got a message has nothing to commit.
+          expect(committed.get(partition), `${topic}[${partition}]`).toBe(high === '0' ? '-1' : high);
+        }
+      }
+      return true;
+    },
+    { timeoutMs: ARRIVAL_TIMEOUT_MS, message: 'committed offsets to reach the high watermarks' },
+  );
+}
+
+/** Each partition of each topic was published exactly once per offset from `from` (default: the start) to its end. */
+async function expectEveryOffsetOnce(pipeline: Pipeline, received: readonly Received[], from = new Map<string, bigint>()) {
+  for (const topic of pipeline.topics) {
+    const got = offsetsByPartition(received, topic);
+    for (const [partition, high] of await highWatermarks(topic)) {
+      const start = from.get(`${topic}:${partition}`) ?? 0n;
+      const expected = Array.from({ length: Number(BigInt(high) - start) }, (_, i) => start + BigInt(i));
+      // Arrival order, not sorted: within a partition ingest publishes in offset order.
+      expect(got.get(partition) ?? [], `${topic}[${partition}]`).toEqual(expected);
+    }
+  }
+}
+
+/**
+ * A TCP forwarder in front of Redis for the ingest's publisher. `hold()` cuts its connections and
+ * refuses new ones; `release()` lets them through again. A fault test needs it on top of stopping
+ * Redis: after a restart, the test's subscriber must be subscribed again before ingest may publish
+ * (Redis pub/sub drops messages nobody listens to), and the order in which two ioredis
+ * connections reconnect is otherwise up to their timers.
+ */
+async function startTcpGate(targetPort: number) {
+  let held = false;
+  const open = new Set<Socket>();
+  const server = createServer((client) => {
+    client.on('error', () => {});
+    if (held) {
+      client.destroy();
+      return;
+    }
+    const upstream = connect({ host: '127.0.0.1', port: targetPort });
+    upstream.on('error', () => {});
+    for (const socket of [client, upstream]) {
+      open.add(socket);
+      socket.once('close', () => {
+        open.delete(socket);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  const gate = {
+    url: `redis://127.0.0.1:${port}`,
+    hold(): void {
+      held = true;
+      for (const socket of open) socket.destroy();
+    },
+    release(): void {
+      held = false;
+    },
+    async close(): Promise<void> {
+      gate.hold();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+  onTestFinished(() => gate.close());
+  return gate;
+}
+
+describe('publishing', () => {
+  it('publishes every event once as a v1 envelope on its shard channel, snake_cased, in offset order', async () => {
+    const pipeline = await createPipeline();
+    const ingest = await pipeline.startIngest();
+    const events = demoEvents(60, 7);
+    await pipeline.produce(events);
+
+    await waitFor(() => pipeline.received.length >= events.length, {
+      timeoutMs: ARRIVAL_TIMEOUT_MS,
+      message: `${events.length} envelopes`,
+    });
+    expectEnvelopesMatch(pipeline, events);
+    expect(receivedIds(pipeline)).toEqual(new Set(events.map(eventIdOf)));
+    await expectEveryOffsetOnce(pipeline, pipeline.received);
+
+    // Per key (listing), events arrive in the order they were produced.
+    for (const topic of pipeline.topics) {
+      const source = events.filter((e) => pipeline.topicOf(e) === topic);
+      for (const key of new Set(source.map((e) => e.key))) {
+        const arrived = pipeline.received
+          .filter((r) => r.envelope.topic === topic && r.envelope.key === key)
+          .map((r) => r.envelope.payload['event_id']);
+        expect(arrived, `${topic} ${key}`).toEqual(source.filter((e) => e.key === key).map(eventIdOf));
+      }
+    }
+
+    expect(ingest.stats).toMatchObject({ consumed: events.length, published: events.length, deadLettered: 0 });
+    expect(ingest.isReady()).toBe(true);
+    expect(pipeline.sink.lines.some((l) => l['msg'] === 'joined consumer group' && l['groupId'] === pipeline.groupId)).toBe(true);
+  });
+
+  it('commits after publishing: the group ends at the high watermark of every partition', async () => {
+    const pipeline = await createPipeline();
+    const ingest = await pipeline.startIngest();
+    const events = demoEvents(40, 8);
+    await pipeline.produce(events);
+
+    await waitForCommittedToEnd(pipeline);
+    // Commits only follow acknowledged publishes, so every committed event has been delivered.
+    expect(ingest.stats.published).toBe(events.length);
+    await waitFor(() => pipeline.received.length === events.length, { message: 'every committed event on Redis' });
+    expect(ingest.stats.commits).toBeGreaterThan(0);
+    for (const topic of pipeline.topics) {
+      // Every partition got events (fixed seed), so the check above compared real offsets.
+      expect([...(await highWatermarks(topic)).values()].every((high) => high !== '0'), topic).toBe(true);
+    }
+  });
+});
+
+describe('restarts', () => {
+  it('a new ingest in the same group resumes after the committed offsets: nothing twice, nothing missing', async () => {
+    const pipeline = await createPipeline();
+    const first = await pipeline.startIngest();
+    const before = demoEvents(30, 9);
+    await pipeline.produce(before);
+    await waitForCommittedToEnd(pipeline);
+    await waitFor(() => pipeline.received.length === before.length, { message: 'the first events on Redis' });
+    await pipeline.stopIngest(first);
+    expect(first.isReady()).toBe(false);
+    expect(pipeline.sink.lines.some((l) => l['msg'] === 'ingest stopped' && l['published'] === before.length)).toBe(true);
+
+    const resumeAt = new Map<string, bigint>();
+    for (const topic of pipeline.topics) {
+      for (const [partition, high] of await highWatermarks(topic)) resumeAt.set(`${topic}:${partition}`, BigInt(high));
+    }
+    const receivedBefore = pipeline.received.length;
+    const after = demoEvents(60, 9).slice(30); // the same generator run, continued
+    await pipeline.produce(after);
+
+    const second = await pipeline.startIngest();
+    await waitFor(() => pipeline.received.length >= receivedBefore + after.length, {
+      timeoutMs: ARRIVAL_TIMEOUT_MS,
+      message: `${after.length} envelopes after the restart`,
+    });
+    await waitForCommittedToEnd(pipeline);
+
+    const resumed = pipeline.received.slice(receivedBefore);
+    expect(new Set(resumed.map((r) => r.envelope.payload['event_id']))).toEqual(new Set(after.map(eventIdOf)));
+    // Exactly the offsets past the commit, once each: a re-published committed event would show
+    // up here before the new ones of its partition.
+    await expectEveryOffsetOnce(pipeline, resumed, resumeAt);
+    expectEnvelopesMatch(pipeline, [...before, ...after]);
+    expect(second.stats).toMatchObject({ consumed: after.length, published: after.length });
+  });
+
+  it('stop() during a batch waits for its publish and commits it, so the next ingest does not publish it again', async () => {
+    const gate = await startTcpGate(redisServer.port);
+    const pipeline = await createPipeline({ publisherUrl: gate.url });
+    const first = await pipeline.startIngest();
+    await waitFor(() => first.isReady(), { timeoutMs: ARRIVAL_TIMEOUT_MS, message: 'the first ingest to be ready' });
+
+    // Redis unreachable for the publisher: the next batch blocks in its publish.
+    gate.hold();
+    await waitFor(() => !first.isReady(), { message: 'ingest to see Redis go away' });
+    const events = demoEvents(30, 10).filter((e) => e.topic === 'listing-events');
+    await pipeline.produce(events);
+    await waitFor(() => first.stats.consumed > 0, { timeoutMs: ARRIVAL_TIMEOUT_MS, message: 'a batch in flight' });
+
+    const stopping = pipeline.stopIngest(first);
+    gate.release();
+    await stopping;
+    const published = first.stats.published;
+    expect(published).toBeGreaterThan(0);
+    await waitFor(() => pipeline.received.length === published, { message: 'the in-flight batch on Redis' });
+
+    // The commit of the batch in flight is not lost: every partition is committed exactly past what was published.
+    const lastPublished = offsetsByPartition(pipeline.received, pipeline.listingTopic);
+    const committed = await committedOffsets(pipeline.groupId, pipeline.listingTopic);
+    for (let partition = 0; partition < PARTITIONS; partition++) {
+      const last = lastPublished.get(partition)?.at(-1);
+      expect(committed.get(partition), `partition ${partition}`).toBe(last === undefined ? '-1' : String(last + 1n));
+    }
+
+    const second = await pipeline.startIngest();
+    await waitFor(() => receivedIds(pipeline).size === events.length, {
+      timeoutMs: ARRIVAL_TIMEOUT_MS,
+      message: `all ${events.length} events`,
+    });
+    await waitForCommittedToEnd(pipeline);
+    expect(second.stats.published).toBe(events.length - published);
+    expect(pipeline.received).toHaveLength(events.length);
+    expectEnvelopesMatch(pipeline, events);
+  });
+});
+
+describe('dead letters', () => {
+  it('sends every message that cannot be published to <topic>.dlq, untouched and explained, and keeps the partition flowing', async () => {
+    const maxMessageBytes = 8_192;
+    const pipeline = await createPipeline({ options: { maxMessageBytes } });
+    const ingest = await pipeline.startIngest();
+
+    const generator = createAuctionEventGenerator({ seed: 12, listings: 1 });
+    const valid = Array.from({ length: 6 }, () => generator.listingEvent());
+    for (const event of valid) expect(Buffer.byteLength(JSON.stringify(event.value))).toBeLessThan(maxMessageBytes);
+    const bad: { value: string | null; reason: string }[] = [
+      { value: '{"listingId": "lst-bad", oops', reason: 'INVALID_JSON' },
+      { value: '[{"listingId":"lst-bad"}]', reason: 'NOT_AN_OBJECT' },
+      { value: null, reason: 'EMPTY_VALUE' }, // a tombstone
+      { value: JSON.stringify({ listingId: 'lst-bad', blob: 'x'.repeat(maxMessageBytes) }), reason: 'TOO_LARGE' },
+      { value: '{"listingId":"lst-bad","listing_id":"lst-bad"}', reason: 'TRANSFORM_FAILED' },
+    ];
+    // All on partition 0, in this order: 3 valid, the 5 bad ones, 3 valid.
+    const timestamps = Array.from({ length: valid.length + bad.length }, (_, i) => String(BASE_TS + 1_000 + i));
+    const validMessage = (event: DemoEvent, at: number): Message => {
+      pipeline.timestamps.set(eventIdOf(event), Number(timestamps[at]));
+      return { partition: 0, key: event.key, value: JSON.stringify(event.value), timestamp: timestamps[at] as string };
+    };
+    const badMessage = (b: (typeof bad)[number], i: number): Message => ({
+      partition: 0,
+      key: 'lst-bad',
+      value: b.value,
+      timestamp: timestamps[3 + i] as string,
+      headers: { 'trace-id': `trace-${i}` },
+    });
+    const [sent] = await producer.send({
+      topic: pipeline.listingTopic,
+      acks: -1,
+      messages: [
+        ...valid.slice(0, 3).map((e, i) => validMessage(e, i)),
+        ...bad.map(badMessage),
+        ...valid.slice(3).map((e, i) => validMessage(e, 3 + bad.length + i)),
+      ],
+    });
+    const base = BigInt(sent?.baseOffset ?? '-1');
+    expect(base).toBe(0n);
+
+    // The valid events on both sides of the bad ones are published, in order.
+    await waitFor(() => pipeline.received.length === valid.length && ingest.stats.deadLettered === bad.length, {
+      timeoutMs: ARRIVAL_TIMEOUT_MS,
+      message: `${valid.length} envelopes and ${bad.length} dead letters`,
+    });
+    expect(pipeline.received.map((r) => [r.envelope.partition, r.envelope.offset])).toEqual(
+      [0, 1, 2, 8, 9, 10].map((offset) => [0, String(offset)]),
+    );
+    expectEnvelopesMatch(pipeline, valid);
+
+    // The dead letters: original key, value bytes, timestamp and headers, plus the reason and origin.
+    const reader = new Kafka({ clientId: 'dlq-reader', brokers, logLevel: logLevel.ERROR }).consumer({
+      groupId: uniqueName('dlq-reader'),
+      maxWaitTimeInMs: 250,
+    });
+    onTestFinished(() => reader.disconnect());
+    const dead: { key: string | undefined; value: Buffer | null; timestamp: string; headers: Record<string, string> }[] = [];
+    await reader.connect();
+    await reader.subscribe({ topic: `${pipeline.listingTopic}.dlq`, fromBeginning: true });
+    await reader.run({
+      eachMessage: async ({ message }) => {
+        dead.push({
+          key: message.key?.toString(),
+          value: message.value,
+          timestamp: message.timestamp,
+          headers: Object.fromEntries(Object.entries(message.headers ?? ({} as IHeaders)).map(([k, v]) => [k, String(v)])),
+        });
+      },
+    });
+    await waitFor(() => dead.length >= bad.length, { timeoutMs: ARRIVAL_TIMEOUT_MS, message: `${bad.length} dead letters` });
+    expect(dead).toHaveLength(bad.length);
+    bad.forEach((b, i) => {
+      const letter = dead[i];
+      expect(letter?.key).toBe('lst-bad');
+      expect(letter?.value === null ? null : letter?.value.toString('utf8'), b.reason).toBe(b.value);
+      expect(letter?.timestamp).toBe(timestamps[3 + i]);
+      expect(letter?.headers).toEqual({
+        'trace-id': `trace-${i}`,
+        [DEAD_LETTER_HEADERS.reason]: b.reason,
+        [DEAD_LETTER_HEADERS.detail]: expect.any(String),
+        [DEAD_LETTER_HEADERS.topic]: pipeline.listingTopic,
+        [DEAD_LETTER_HEADERS.partition]: '0',
+        [DEAD_LETTER_HEADERS.offset]: String(3 + i),
+        [DEAD_LETTER_HEADERS.timestamp]: timestamps[3 + i],
+      });
+    });
+    expect(dead[3]?.headers[DEAD_LETTER_HEADERS.detail]).toContain(`over the limit of ${maxMessageBytes}`);
+
+    // Dead-lettered offsets are committed like published ones: the partition is not stuck.
+    await waitForCommittedToEnd(pipeline);
+    expect(ingest.stats).toMatchObject({ consumed: valid.length + bad.length, published: valid.length, deadLettered: bad.length });
+    const logged = pipeline.sink.lines.filter((l) => l['msg'] === 'message dead-lettered');
+    expect(logged.map((l) => [l['level'], l['topic'], l['partition'], l['offset'], l['reason']])).toEqual(
+      bad.map((b, i) => ['warn', pipeline.listingTopic, 0, String(3 + i), b.reason]),
+    );
+
+    // And it keeps flowing afterwards.
+    const later = generator.listingEvent();
+    await producer.send({ topic: pipeline.listingTopic, acks: -1, messages: [validMessage(later, 0)] });
+    await waitFor(() => receivedIds(pipeline).has(eventIdOf(later)), { timeoutMs: ARRIVAL_TIMEOUT_MS, message: 'a later event' });
+  });
+});
+
+describe('Redis outage', () => {
+  it('commits nothing while Redis is down, then publishes every event once Redis is back (at least once)', async () => {
+    const redis = await startRedis();
+    onTestFinished(() => redis.stop());
+    const gate = await startTcpGate(redis.port);
+    const pipeline = await createPipeline({ redisUrl: redis.url, publisherUrl: gate.url });
+    const ingest = await pipeline.startIngest();
+    const events = demoEvents(40, 13);
+    const [before, during] = [events.slice(0, 20), events.slice(20)];
+    await pipeline.produce(before);
+    await waitForCommittedToEnd(pipeline);
+    const committedBefore = await Promise.all(pipeline.topics.map((t) => committedOffsets(pipeline.groupId, t)));
+
+    gate.hold();
+    await redis.stop();
+    await waitFor(() => !ingest.isReady(), { message: 'ingest to see Redis go away' });
+    await pipeline.produce(during);
+    await waitFor(() => ingest.stats.consumed > before.length, {
+      timeoutMs: ARRIVAL_TIMEOUT_MS,
+      message: 'ingest to consume events while Redis is down',
+    });
+    // Consumed, not published, not committed: the batch waits for Redis.
+    expect(ingest.stats.published).toBe(before.length);
+    expect(await Promise.all(pipeline.topics.map((t) => committedOffsets(pipeline.groupId, t)))).toEqual(committedBefore);
+
+    await redis.start(); // same port, empty
+    const probe = new Redis(redis.url);
+    onTestFinished(() => probe.disconnect());
+    await waitFor(async () => Number(await probe.call('PUBSUB', 'NUMPAT')) === 2, {
+      message: "the test's subscriber to be subscribed again",
+    });
+    gate.release();
+
+    await waitFor(() => receivedIds(pipeline).size === events.length, {
+      timeoutMs: ARRIVAL_TIMEOUT_MS,
+      message: `all ${events.length} events after Redis came back`,
+    });
+    await waitForCommittedToEnd(pipeline);
+    expect(ingest.isReady()).toBe(true);
+    expectEnvelopesMatch(pipeline, events);
+    // At least once: a duplicate is allowed (a publish whose reply was lost), a gap is not.
+    const unique = new Map(pipeline.received.map((r) => [`${r.envelope.topic}:${r.envelope.partition}:${r.envelope.offset}`, r]));
+    for (const r of pipeline.received) {
+      expect(r.text).toBe(unique.get(`${r.envelope.topic}:${r.envelope.partition}:${r.envelope.offset}`)?.text);
+    }
+    await expectEveryOffsetOnce(pipeline, [...unique.values()]);
+  });
+});
