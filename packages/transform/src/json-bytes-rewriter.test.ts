@@ -1,0 +1,162 @@
+import { createAuctionEventGenerator } from '@wirestream/demo-events';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createKeyTransformer, TransformError } from './index.js';
+
+function errorOf(fn: () => unknown): TransformError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof TransformError) return error;
+    throw error;
+  }
+  throw new Error('expected a TransformError');
+}
+
+/** The object path, as the reference for the text path. */
+function viaObjects(text: string): string {
+  return JSON.stringify(createKeyTransformer().transform(JSON.parse(text)));
+}
+
+describe('transformJsonBytes / transformJson', () => {
+  it('gives the same JSON as parse + transform + stringify on the demo corpus', () => {
+    const { transformJson, transformJsonBytes } = createKeyTransformer();
+    const generator = createAuctionEventGenerator({ seed: 5 });
+    for (let i = 0; i < 500; i++) {
+      const text = JSON.stringify(generator.next().value);
+      expect(transformJson(text)).toBe(viaObjects(text));
+      expect(transformJsonBytes(Buffer.from(text)).toString()).toBe(viaObjects(text));
+    }
+  });
+
+  it('wraps the result in a prefix and suffix: the Redis envelope in one buffer', () => {
+    const { transformJsonBytes } = createKeyTransformer();
+    const out = transformJsonBytes(Buffer.from('{"listingId":"lst-1"}'), '{"v":1,"topic":"listing-events","payload":', '}');
+    expect(out.toString()).toBe('{"v":1,"topic":"listing-events","payload":{"listing_id":"lst-1"}}');
+    expect(transformJsonBytes(Buffer.from('{"aB":"é"}'), '{"k":"ü",', '}').toString()).toBe('{"k":"ü",{"a_b":"é"}}');
+  });
+
+  it('keeps values byte for byte: big numbers, number spelling, escapes, non-ASCII; drops whitespace', () => {
+    const { transformJson } = createKeyTransformer();
+    expect(transformJson('{ "bidId" : 12345678901234567890123, "amountCents": 1.0e2, "noteText": "a\\"b\\u00e9\\n", "cityName": "Zürich" }\n'))
+      .toBe('{"bid_id":12345678901234567890123,"amount_cents":1.0e2,"note_text":"a\\"b\\u00e9\\n","city_name":"Zürich"}');
+    expect(transformJson(' [ 1 , -0.5 , true , false , null , "x" , { } , [ ] ] ')).toBe('[1,-0.5,true,false,null,"x",{},[]]');
+    expect(transformJson('"camelCase"')).toBe('"camelCase"');
+    expect(transformJson('{"größeInCm":1,"名前ID":2,"lst-ABC":3}')).toBe('{"größe_in_cm":1,"名前_id":2,"lst-ABC":3}');
+  });
+
+  it('decodes escaped keys before converting them', () => {
+    const { transformJson } = createKeyTransformer();
+    expect(transformJson('{"list\\u0069ngId":1}')).toBe('{"listing_id":1}');
+    expect(transformJson('{"a\\"B":1}')).toBe('{"a\\"B":1}'); // not an identifier: kept (re-escaped)
+  });
+
+  it('property: same result as the object path, or the same error code (random JSON)', () => {
+    const { transformJson } = createKeyTransformer();
+    const key = fc.constantFrom('fooBar', 'foo_bar', 'URLValue', 'a', 'B', 'lst-1', '__proto__', 'x2Y', 'ä', 'Ö');
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small' },
+        fc.jsonValue({ maxDepth: 1 }),
+        fc.array(tie('node'), { maxLength: 3 }),
+        fc.dictionary(key, tie('node'), { maxKeys: 4 }),
+      ),
+    })).node;
+    fc.assert(
+      fc.property(value, fc.boolean(), (v, pretty) => {
+        const text = JSON.stringify(v, null, pretty ? 2 : undefined);
+        let expected: string | undefined;
+        let expectedCode: string | undefined;
+        try {
+          expected = viaObjects(text);
+        } catch (error) {
+          expectedCode = (error as TransformError).code;
+        }
+        if (expectedCode === undefined) expect(transformJson(text)).toBe(expected);
+        else expect(errorOf(() => transformJson(text)).code).toBe(expectedCode);
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+
+  it('property: rejects exactly what JSON.parse rejects (mutated JSON text)', () => {
+    const { transformJson } = createKeyTransformer();
+    const mutated = fc
+      .tuple(fc.jsonValue({ maxDepth: 3 }), fc.nat(), fc.constantFrom('', ',', '"', '{', '}', '[', ']', ':', '\\', '0', '-', '.', 'e', ' ', 'tru', 'x'), fc.nat(3))
+      .map(([v, at, insert, remove]) => {
+        const text = JSON.stringify(v);
+        const i = at % (text.length + 1);
+        return text.slice(0, i) + insert + text.slice(i + remove);
+      });
+    fc.assert(
+      fc.property(mutated, (text) => {
+        let parses = true;
+        try {
+          JSON.parse(text);
+        } catch {
+          parses = false;
+        }
+        if (parses) {
+          try {
+            transformJson(text);
+          } catch (error) {
+            // Valid JSON is only refused for a collision (random keys may collide).
+            expect((error as TransformError).code).toBe('KEY_COLLISION');
+          }
+        } else {
+          expect(errorOf(() => transformJson(text)).code).toBe('INVALID_JSON');
+        }
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it('reports invalid JSON with the byte offset and the path', () => {
+    const { transformJson } = createKeyTransformer();
+    const error = errorOf(() => transformJson('{"listing":{"recentBids":[1,2,}]}}'));
+    expect(error.code).toBe('INVALID_JSON');
+    expect(error.retriable).toBe(false);
+    expect(error.path).toBe('$.listing.recentBids[2]');
+    expect(error.message).toBe(
+      'payload is not valid JSON: expected a value at byte 30 ($.listing.recentBids[2]), found "}]}}" (a retry will not help)',
+    );
+    for (const bad of ['', ' ', '{', '{"a"}', '{"a":1,}', '[1,]', '01', '1.', '-', '1e', '"\\x"', '"\\u12g4"', '"a\nb"', 'tru', 'nul', '{"a":1}}', '\uFEFF{}', "{'a':1}", 'NaN']) {
+      expect(errorOf(() => transformJson(bad)).code).toBe('INVALID_JSON');
+    }
+  });
+
+  it('reports collisions like the object path; duplicate keys are kept as JSON.parse would read them', () => {
+    const { transformJson } = createKeyTransformer();
+    const error = errorOf(() => transformJson('{"listing":{"fooBar":1,"foo_bar":2}}'));
+    expect(error.code).toBe('KEY_COLLISION');
+    expect(error.path).toBe('$.listing');
+    expect(error.message).toBe(
+      'keys "fooBar" and "foo_bar" at $.listing both become "foo_bar" in snake_case; rename one of them in the producer (a retry will not help)',
+    );
+    expect(transformJson('{"fooBar":1,"fooBar":2}')).toBe('{"foo_bar":1,"foo_bar":2}');
+    expect(transformJson('{"a":1,"\\u0061":2}')).toBe('{"a":1,"a":2}');
+    // Large objects switch to a hash set for the check.
+    const many = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`key${i}Name`, i]));
+    expect(() => transformJson(JSON.stringify(many))).not.toThrow();
+    expect(errorOf(() => transformJson(JSON.stringify({ ...many, key50_name: 0 }))).code).toBe('KEY_COLLISION');
+  });
+
+  it('bounds depth like the object path, at any input depth', () => {
+    const { transformJson } = createKeyTransformer({ maxDepth: 64 });
+    expect(() => transformJson(`${'['.repeat(64)}${']'.repeat(64)}`)).not.toThrow();
+    const error = errorOf(() => transformJson(`{"a":${'['.repeat(64)}${']'.repeat(64)}}`));
+    expect(error.code).toBe('MAX_DEPTH');
+    expect(error.path).toBe(`$.a${'[0]'.repeat(63)}`);
+    expect(errorOf(() => transformJson('['.repeat(1_000_000))).code).toBe('MAX_DEPTH');
+  });
+
+  it('passes __proto__ keys through as data that JSON.parse reads as own properties', () => {
+    const { transformJson } = createKeyTransformer();
+    const out = transformJson('{"__proto__":{"isAdmin":true},"__Proto__x":1,"constructor":{"prototype":{"polluted":1}}}');
+    expect(out).toBe('{"__proto__":{"is_admin":true},"__proto__x":1,"constructor":{"prototype":{"polluted":1}}}');
+    const parsed = JSON.parse(out) as { isAdmin?: unknown };
+    expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype);
+    expect(parsed.isAdmin).toBeUndefined();
+    expect(Object.prototype).not.toHaveProperty('polluted');
+  });
+});
