@@ -94,7 +94,8 @@ if (!redisUrl) {
 }
 
 const gatewayPort = process.env.GATEWAY_PORT ? Number(process.env.GATEWAY_PORT) : await freePort(4000);
-const env = { KAFKA_BROKERS: kafkaBrokers, REDIS_URL: redisUrl, GATEWAY_PORT: String(gatewayPort) };
+// Local demo: anonymous access. Production sets GATEWAY_AUTH_MODE=jwt (see infra/k8s).
+const env = { KAFKA_BROKERS: kafkaBrokers, REDIS_URL: redisUrl, GATEWAY_PORT: String(gatewayPort), GATEWAY_AUTH_MODE: process.env.GATEWAY_AUTH_MODE ?? 'anonymous' };
 start('gateway', 'apps/gateway/dist/main.js', env);
 start('ingest', 'apps/ingest/dist/main.js', env);
 await waitHttp(`http://127.0.0.1:${gatewayPort}/readyz`, 30_000);

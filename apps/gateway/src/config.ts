@@ -1,4 +1,4 @@
-import { booleanFlag, defineConfigSpec, envVar, integer, port, url, z } from '@wirestream/config';
+import { booleanFlag, csvList, defineConfigSpec, envVar, integer, port, url, z } from '@wirestream/config';
 import { LOG_LEVELS } from '@wirestream/telemetry';
 
 /** Every setting of the gateway, read once from the environment by `main.ts`. */
@@ -14,6 +14,29 @@ export const gatewayConfigSpec = defineConfigSpec({
   idleTimeoutSeconds: envVar({ name: 'GATEWAY_IDLE_TIMEOUT_SECONDS', schema: integer({ min: 0, max: 960 }), default: 60, description: 'Silence before the server pings, then closes a dead socket (0 disables).' }),
   connectionInitWaitTimeoutMs: envVar({ name: 'GATEWAY_CONNECTION_INIT_TIMEOUT_MS', schema: integer({ min: 100, max: 600_000 }), default: 3_000, description: 'Time a socket has to send connection_init (else closed with 4408).' }),
   maxSubscriptionsPerConnection: envVar({ name: 'GATEWAY_MAX_SUBSCRIPTIONS_PER_CONNECTION', schema: integer({ min: 1, max: 100_000 }), default: 100, description: 'Concurrent subscriptions one socket may hold.' }),
+  authMode: envVar({ name: 'GATEWAY_AUTH_MODE', schema: z.enum(['anonymous', 'jwt']), description: 'Required: `jwt` (token in connection_init) or `anonymous` (everyone may subscribe to everything). No default, so anonymous access is always a decision.' }),
+  jwtHs256Secret: envVar({ name: 'GATEWAY_JWT_HS256_SECRET', schema: z.string().min(32), optional: true, secret: true, description: 'HS256 shared secret (≥ 32 bytes).' }),
+  jwtPublicKeysFile: envVar({ name: 'GATEWAY_JWT_PUBLIC_KEYS_FILE', schema: z.string().trim().min(1), optional: true, description: 'PEM file with one or more public keys (RS256/ES256), for key rotation.' }),
+  jwtJwksFile: envVar({ name: 'GATEWAY_JWT_JWKS_FILE', schema: z.string().trim().min(1), optional: true, description: 'JWKS file with public keys (RS256/ES256).' }),
+  jwtJwksUrl: envVar({ name: 'GATEWAY_JWT_JWKS_URL', schema: url({ protocols: ['https', 'http'] }), optional: true, description: 'JWKS URL of the issuer (https; http only for localhost).' }),
+  jwtAudience: envVar({ name: 'GATEWAY_JWT_AUDIENCE', schema: csvList(z.string()), optional: true, description: 'Accepted `aud` values, comma-separated.' }),
+  jwtIssuer: envVar({ name: 'GATEWAY_JWT_ISSUER', schema: csvList(z.string()), optional: true, description: 'Accepted `iss` values, comma-separated.' }),
+  jwtAllowAnonymous: envVar({ name: 'GATEWAY_JWT_ALLOW_ANONYMOUS', schema: booleanFlag(), default: false, description: 'In jwt mode, accept connections without a token (with the anonymous scopes).' }),
+  jwtAnonymousScopes: envVar({ name: 'GATEWAY_JWT_ANONYMOUS_SCOPES', schema: csvList(z.string()), optional: true, description: 'Scopes of tokenless connections, e.g. `subscribe:listingUpdated`.' }),
+  jwtScopesClaim: envVar({ name: 'GATEWAY_JWT_SCOPES_CLAIM', schema: z.string().trim().min(1), default: 'scope', description: 'Claim with the scopes (space-separated string or array). A field F of topic T needs `subscribe:F`, `topic:T` or `subscribe:*`.' }),
+  jwtTenantClaim: envVar({ name: 'GATEWAY_JWT_TENANT_CLAIM', schema: z.string().trim().min(1), optional: true, description: 'Claim with the tenant (e.g. a partner id) bound to GATEWAY_JWT_TENANT_ARGS.' }),
+  jwtTenantArgs: envVar({ name: 'GATEWAY_JWT_TENANT_ARGS', schema: csvList(z.string()), optional: true, description: 'Field arguments forced to (or checked against) the tenant claim.' }),
+  allowedOrigins: envVar({ name: 'GATEWAY_ALLOWED_ORIGINS', schema: csvList(z.string()), default: ['*'], description: 'Browser origins allowed to connect (exact or `https://*.example.com`); `*` allows any. Clients without Origin are always allowed.' }),
+  maxConnectionsPerAddress: envVar({ name: 'GATEWAY_MAX_CONNECTIONS_PER_ADDRESS', schema: integer({ min: 1, max: 1_000_000 }), default: 1_000, description: 'Open sockets per client IP; more are refused with HTTP 429.' }),
+  subscribeRatePerSecond: envVar({ name: 'GATEWAY_SUBSCRIBE_RATE_PER_SECOND', schema: integer({ min: 1, max: 100_000 }), default: 10, description: 'Sustained subscribe messages per second per socket.' }),
+  subscribeBurst: envVar({ name: 'GATEWAY_SUBSCRIBE_BURST', schema: integer({ min: 1, max: 100_000 }), default: 50, description: 'Subscribe messages a socket may send at once.' }),
+  maxQueryLength: envVar({ name: 'GATEWAY_MAX_QUERY_LENGTH', schema: integer({ min: 64, max: 1_048_576 }), default: 16_384, description: 'Longest GraphQL document (characters).' }),
+  maxTokens: envVar({ name: 'GATEWAY_MAX_TOKENS', schema: integer({ min: 16, max: 100_000 }), default: 2_000, description: 'Parser token limit per document.' }),
+  maxDepth: envVar({ name: 'GATEWAY_MAX_DEPTH', schema: integer({ min: 1, max: 1_000 }), default: 10, description: 'Deepest selection allowed.' }),
+  maxAliases: envVar({ name: 'GATEWAY_MAX_ALIASES', schema: integer({ min: 0, max: 10_000 }), default: 30, description: 'Aliases per document.' }),
+  maxFields: envVar({ name: 'GATEWAY_MAX_FIELDS', schema: integer({ min: 1, max: 100_000 }), default: 200, description: 'Selections per document, fragments expanded.' }),
+  maxDirectives: envVar({ name: 'GATEWAY_MAX_DIRECTIVES', schema: integer({ min: 0, max: 10_000 }), default: 20, description: 'Directives per document.' }),
+  allowIntrospection: envVar({ name: 'GATEWAY_ALLOW_INTROSPECTION', schema: booleanFlag(), default: false, description: 'Allow `__schema` / `__type` queries.' }),
   debugEndpoints: envVar({ name: 'GATEWAY_DEBUG_ENDPOINTS', schema: booleanFlag(), default: false, description: 'Serve GET /debug/memory (for benchmarks; keep off in production).' }),
   logLevel: envVar({ name: 'LOG_LEVEL', schema: z.enum(LOG_LEVELS), default: 'info', description: 'Lowest log level written (pino).' }),
 });

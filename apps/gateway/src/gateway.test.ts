@@ -1,96 +1,23 @@
 // Integration: the gateway in-process on a free port, a real redis-server, the official graphql-ws client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
-import WebSocket from 'ws';
-import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
+import { waitFor } from '@wirestream/testkit';
+import { collect, LISTING, rawSocket, startTestGateway, type ExecutionResult, type TestGateway } from '../test/support.js';
 
-type ExecutionResult = FormattedExecutionResult<Record<string, unknown>, unknown>;
-import { createWirestreamSchema, encodeEnvelope, channelName, shardOf, auctionSchemaPath } from '@wirestream/schema';
-import { createLogger, createMemorySink } from '@wirestream/telemetry';
-import { startRedis, uniqueName, waitFor, type RedisServer } from '@wirestream/testkit';
-import { readFileSync } from 'node:fs';
-import { createGateway, type Gateway } from './index.js';
-
-const LISTING = 'subscription { listingUpdated { listing_id event_type } }';
-
-let redisServer: RedisServer;
-let publisher: Redis;
-let subscriberConn: Redis;
-let gateway: Gateway;
+let t: TestGateway;
+let gateway: TestGateway['gateway'];
 let url: string;
 let httpBase: string;
 let topic: string;
-const clients: Client[] = [];
-const sink = createMemorySink();
 
-/** A copy of the example schema reading a topic unique to this test file. */
-function schemaFor(uniqueTopic: string) {
-  const sdl = readFileSync(auctionSchemaPath, 'utf8').replace('"listing-events"', JSON.stringify(uniqueTopic));
-  return createWirestreamSchema(sdl);
-}
-
-let offset = 0;
-async function publishListing(listingId: string, eventType = 'ListingUpdated'): Promise<string> {
-  const currentOffset = String(offset++);
-  const payload = JSON.stringify({ event_id: `e-${currentOffset}`, event_type: eventType, listing_id: listingId, occurred_at: 'now' });
-  const envelope = encodeEnvelope({ topic, partition: 0, offset: currentOffset, key: listingId, ts: Date.now() }, payload);
-  await publisher.publish(channelName('ws', topic, shardOf(listingId, 16)), envelope);
-  return currentOffset;
-}
-
-function connect(): Client {
-  const client = createClient({ url, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true });
-  clients.push(client);
-  return client;
-}
-
-function collect(client: Client, query: string, variables?: Record<string, unknown>) {
-  const results: ExecutionResult[] = [];
-  const errors: unknown[] = [];
-  const dispose = client.subscribe(
-    variables ? { query, variables } : { query },
-    { next: (r) => results.push(r), error: (e: unknown) => errors.push(e), complete: () => {} },
-  );
-  return { results, errors, dispose };
-}
-
-/** Raw socket for protocol-violation tests the official client would never produce. */
-function rawSocket(protocol: string | null = 'graphql-transport-ws') {
-  const ws = protocol === null ? new WebSocket(url) : new WebSocket(url, protocol);
-  const messages: unknown[] = [];
-  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
-    ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
-  );
-  ws.on('message', (data) => messages.push(JSON.parse(data.toString())));
-  const opened = new Promise<void>((resolve, reject) => {
-    ws.on('open', () => resolve());
-    ws.on('error', reject);
-  });
-  return { ws, messages, closed, opened };
-}
+const connect = () => t.connect();
+const publishListing = (listingId: string, eventType?: string) => t.publishListing(listingId, eventType);
 
 beforeAll(async () => {
-  redisServer = await startRedis();
-  publisher = new Redis(redisServer.url);
-  subscriberConn = new Redis(redisServer.url);
-  topic = uniqueName('listing-events');
-  gateway = createGateway(
-    { schema: schemaFor(topic), redis: subscriberConn, logger: createLogger({ name: 'gateway-test', destination: sink }) },
-    { connectionInitWaitTimeoutMs: 500, maxSubscriptionsPerConnection: 5 },
-  );
-  const port = await gateway.listen(0, '127.0.0.1');
-  url = `ws://127.0.0.1:${port}/graphql`;
-  httpBase = `http://127.0.0.1:${port}`;
-  await waitFor(() => gateway.isReady(), { message: 'gateway ready (Redis connected)' });
+  t = await startTestGateway({ connectionInitWaitTimeoutMs: 500, maxSubscriptionsPerConnection: 5 });
+  ({ gateway, url, httpBase, topic } = t);
 });
 
-afterAll(async () => {
-  await Promise.all(clients.map((c) => c.dispose()));
-  await gateway?.drain();
-  publisher?.disconnect();
-  subscriberConn?.disconnect();
-  await redisServer?.stop();
-});
+afterAll(() => t?.stop());
 
 describe('HTTP probes', () => {
   it('answers /healthz, /readyz and /stats', async () => {
@@ -192,7 +119,7 @@ describe('bad input gets a clear answer and the server stays up', () => {
     ['unknown message type', [{ type: 'connection_init' }, { type: 'hello' }], 4400, ''],
     ['subscribe without payload', [{ type: 'connection_init' }, { id: '1', type: 'subscribe' }], 4400, 'payload'],
   ])('%s closes with %i', async (_name, frames, code, reason) => {
-    const raw = rawSocket();
+    const raw = rawSocket(url);
     await raw.opened;
     for (const frame of frames) raw.ws.send(JSON.stringify(frame));
     const closed = await raw.closed;
@@ -201,31 +128,31 @@ describe('bad input gets a clear answer and the server stays up', () => {
   });
 
   it('closes on invalid JSON (4400), a binary frame (4400) and init timeout (4408)', async () => {
-    const json = rawSocket();
+    const json = rawSocket(url);
     await json.opened;
     json.ws.send('{not json');
     expect((await json.closed).code).toBe(4400);
 
-    const binary = rawSocket();
+    const binary = rawSocket(url);
     await binary.opened;
     binary.ws.send(Buffer.from('{"type":"connection_init"}'), { binary: true });
     expect(await binary.closed).toEqual({ code: 4400, reason: 'Binary frames are not part of graphql-transport-ws; send text' });
 
-    const silent = rawSocket();
+    const silent = rawSocket(url);
     await silent.opened;
     expect(await silent.closed).toEqual({ code: 4408, reason: 'Connection initialisation timeout' });
   });
 
   it('refuses a missing subprotocol with 4406, and a wrong one at the handshake', async () => {
-    const none = rawSocket(null);
+    const none = rawSocket(url, null);
     expect(await none.closed).toEqual({ code: 4406, reason: 'Subprotocol not acceptable: use graphql-transport-ws' });
     // Like graphql-ws's reference server: no protocol is selected, so a strict client fails the handshake.
-    const legacy = rawSocket('graphql-ws');
+    const legacy = rawSocket(url, 'graphql-ws');
     await expect(legacy.opened).rejects.toThrow('Server sent no subprotocol');
   });
 
   it('answers ping with pong', async () => {
-    const raw = rawSocket();
+    const raw = rawSocket(url);
     await raw.opened;
     raw.ws.send(JSON.stringify({ type: 'connection_init' }));
     raw.ws.send(JSON.stringify({ type: 'ping', payload: { n: 1 } }));
@@ -238,11 +165,11 @@ describe('bad input gets a clear answer and the server stays up', () => {
     const sub = collect(connect(), LISTING);
     await waitFor(() => gateway.stats().confirmedChannels === 16, { message: 'channels subscribed' });
     const before = gateway.stats().badEnvelopes;
-    await publisher.publish(channelName('ws', topic, 0), 'not an envelope');
+    await t.publishRaw('not an envelope');
     await publishListing('lst-4');
     await waitFor(() => sub.results.length === 1, { message: 'the good event' });
     expect(gateway.stats().badEnvelopes).toBe(before + 1);
-    expect(sink.lines.some((l) => l['msg'] === 'dropped a malformed envelope from Redis')).toBe(true);
+    expect(t.sink.lines.some((l) => l['msg'] === 'dropped a malformed envelope from Redis')).toBe(true);
     sub.dispose();
   });
 });

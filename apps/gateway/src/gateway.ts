@@ -4,15 +4,21 @@ import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL } from 'graphql-ws';
 import type { Redis } from 'ioredis';
 import type { Logger } from '@wirestream/telemetry';
 import type { WirestreamSchema } from '@wirestream/schema';
+import { createAuthenticator, type Authenticator } from './auth.js';
+import type { DocumentLimits } from './document-limits.js';
 import { createFanout } from './fanout.js';
 import { createOperationCompiler } from './operations.js';
+import { createOriginCheck } from './origin.js';
 import { createConnection, createProtocol, type Connection } from './protocol.js';
+import { createRateLimiter } from './rate-limit.js';
 
 export interface GatewayDeps {
   readonly schema: WirestreamSchema;
   /** A Redis connection the gateway owns for SUBSCRIBE (it switches to subscriber mode). */
   readonly redis: Redis;
   readonly logger: Logger;
+  /** Verifies `connection_init` (JWT) and decides scopes. @default anonymous: everyone may subscribe to everything */
+  readonly authenticator?: Authenticator;
 }
 
 export interface GatewayOptions {
@@ -38,6 +44,24 @@ export interface GatewayOptions {
    * @default false
    */
   readonly debugEndpoints?: boolean;
+  /**
+   * Browser origins allowed to open a socket (exact, or `https://*.example.com`); requests
+   * without an Origin header (non-browser clients) are always allowed. Empty: no browser origin.
+   * @default ['*'] (any origin)
+   */
+  readonly allowedOrigins?: readonly string[];
+  /** Open sockets per client IP address; more are refused at the upgrade with 429. @default 1_000 */
+  readonly maxConnectionsPerAddress?: number;
+  /** Sustained `subscribe` messages per second per socket. @default 10 */
+  readonly subscribeRatePerSecond?: number;
+  /** `subscribe` messages a socket may send at once (e.g. a dashboard opening its panels). @default 50 */
+  readonly subscribeBurst?: number;
+  /** Document length cap in characters, checked before anything else. @default 16_384 */
+  readonly maxQueryLength?: number;
+  /** graphql-js parser token limit. @default 2_000 */
+  readonly maxTokens?: number;
+  /** Depth, aliases, fields, directives, introspection: checked before validation. */
+  readonly documentLimits?: DocumentLimits;
 }
 
 /**
@@ -47,6 +71,8 @@ export interface GatewayOptions {
  */
 interface SocketData extends Connection {
   protocolAccepted: boolean;
+  /** Remote IP as text, for the per-address connection count. */
+  address: string;
 }
 type Socket = WebSocket<SocketData>;
 /** The protocol core sees a `Connection`; here every connection is the uWS socket carrying it. */
@@ -82,7 +108,7 @@ export interface Gateway {
 
 /** Builds the uWS HTTP + WebSocket server around the protocol core and the fan-out engine. */
 export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): Gateway {
-  const { schema, redis, logger } = deps;
+  const { schema, redis, logger, authenticator = createAuthenticator({ mode: 'anonymous' }) } = deps;
   const {
     path = '/graphql',
     channelPrefix = 'ws',
@@ -93,7 +119,18 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     maxSubscriptionsPerConnection = 100,
     drainBatchSize = 500,
     debugEndpoints = false,
+    allowedOrigins = ['*'],
+    maxConnectionsPerAddress = 1_000,
+    subscribeRatePerSecond = 10,
+    subscribeBurst = 50,
+    maxQueryLength = 16_384,
+    maxTokens = 2_000,
+    documentLimits,
   } = options;
+  const originAllowed = createOriginCheck(allowedOrigins);
+  const subscribeRateLimiter = createRateLimiter({ ratePerSecond: subscribeRatePerSecond, burst: subscribeBurst });
+  /** Open sockets per remote address (only addresses with at least one). */
+  const connectionsByAddress = new Map<string, number>();
 
   const sockets = new Set<Socket>();
   let draining = false;
@@ -108,12 +145,20 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     if (!conn.closed) asSocket(conn).end(code, reason);
   }
 
-  const compiler = createOperationCompiler(schema, { channelPrefix });
+  const compiler = createOperationCompiler(schema, {
+    channelPrefix,
+    maxQueryLength,
+    maxTokens,
+    ...(documentLimits ? { documentLimits } : {}),
+  });
   const fanout = createFanout<Connection>({ schema, redis, logger, send });
   const protocol = createProtocol(
-    { schema, compiler, fanout, send, close },
+    { schema, compiler, fanout, send, close, authenticator, subscribeRateLimiter },
     { connectionInitWaitTimeoutMs, maxSubscriptionsPerConnection },
   );
+  // One sweep for all sockets instead of a timer per socket: a number compare per socket per second.
+  const expirySweep = setInterval(() => protocol.closeExpired(sockets.values() as Iterable<Connection>, Date.now()), 1_000);
+  expirySweep.unref();
 
   const app: TemplatedApp = uWS.App();
 
@@ -129,12 +174,23 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
       const key = req.getHeader('sec-websocket-key');
       const protocols = req.getHeader('sec-websocket-protocol');
       const extensions = req.getHeader('sec-websocket-extensions');
+      const origin = req.getHeader('origin');
       if (draining) {
         res.writeStatus('503 Service Unavailable').end('draining: reconnect to another gateway');
         return;
       }
+      if (!originAllowed(origin === '' ? undefined : origin)) {
+        res.writeStatus('403 Forbidden').end(`origin ${origin} is not allowed (GATEWAY_ALLOWED_ORIGINS)`);
+        return;
+      }
+      const address = Buffer.from(res.getRemoteAddressAsText()).toString();
+      const open = connectionsByAddress.get(address) ?? 0;
+      if (open >= maxConnectionsPerAddress) {
+        res.writeStatus('429 Too Many Requests').end(`too many connections from ${address}: the limit is ${maxConnectionsPerAddress}`);
+        return;
+      }
       const accepted = protocols.split(',').some((p) => p.trim() === GRAPHQL_TRANSPORT_WS_PROTOCOL);
-      const data: SocketData = { ...createConnection(), protocolAccepted: accepted };
+      const data: SocketData = { ...createConnection(subscribeRateLimiter), protocolAccepted: accepted, address };
       res.upgrade(data, key, accepted ? GRAPHQL_TRANSPORT_WS_PROTOCOL : '', extensions, context);
     },
 
@@ -145,6 +201,8 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
         return;
       }
       sockets.add(ws);
+      const { address } = ws.getUserData();
+      connectionsByAddress.set(address, (connectionsByAddress.get(address) ?? 0) + 1);
       protocol.open(ws.getUserData());
     },
 
@@ -162,6 +220,9 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
       const conn = ws.getUserData();
       conn.closed = true; // the socket is invalid from here on; sends become no-ops
       if (!sockets.delete(ws)) return;
+      const left = (connectionsByAddress.get(conn.address) ?? 1) - 1;
+      if (left > 0) connectionsByAddress.set(conn.address, left);
+      else connectionsByAddress.delete(conn.address);
       protocol.closed(conn);
     },
   });
@@ -240,6 +301,7 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     async drain() {
       if (draining) return;
       draining = true;
+      clearInterval(expirySweep);
       logger.info({ connections: sockets.size }, 'gateway draining');
       if (listenSocket) uWS.us_listen_socket_close(listenSocket);
       listenSocket = undefined;

@@ -4,6 +4,8 @@ import { Redis } from 'ioredis';
 import { ConfigError, loadConfig } from '@wirestream/config';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { createLogger } from '@wirestream/telemetry';
+import { readFileSync } from 'node:fs';
+import { createAuthenticator, type AuthenticatorOptions } from './auth.js';
 import { gatewayConfigSpec } from './config.js';
 import { createGateway } from './gateway.js';
 
@@ -21,6 +23,33 @@ function readConfig() {
 
 const config = readConfig();
 const logger = createLogger({ name: 'gateway', level: config.logLevel });
+
+/** Auth options from config; createAuthenticator rejects contradictions (e.g. jwt without a key). */
+function authOptions(): AuthenticatorOptions {
+  if (config.authMode === 'anonymous') return { mode: 'anonymous' };
+  const optional = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : ({ [key]: value } as Record<K, V>));
+  return {
+    mode: 'jwt',
+    ...optional('hs256Secret', config.jwtHs256Secret),
+    ...optional('publicKeysPem', config.jwtPublicKeysFile === undefined ? undefined : readFileSync(config.jwtPublicKeysFile, 'utf8')),
+    ...optional('jwksFile', config.jwtJwksFile),
+    ...optional('jwksUrl', config.jwtJwksUrl),
+    ...optional('audience', config.jwtAudience),
+    ...optional('issuer', config.jwtIssuer),
+    allowAnonymous: config.jwtAllowAnonymous,
+    ...optional('anonymousScopes', config.jwtAnonymousScopes),
+    scopesClaim: config.jwtScopesClaim,
+    ...optional('tenantClaim', config.jwtTenantClaim),
+    ...optional('tenantArgs', config.jwtTenantArgs),
+  };
+}
+let authenticator;
+try {
+  authenticator = createAuthenticator(authOptions());
+} catch (err) {
+  process.stderr.write(`invalid authentication settings: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(78); // EX_CONFIG
+}
 const schema = loadWirestreamSchema(config.schemaPath ?? auctionSchemaPath);
 const redis = new Redis(config.redisUrl, {
   // Subscriber connections cannot queue ordinary commands; retry forever with a capped backoff.
@@ -32,7 +61,7 @@ redis.on('ready', () => logger.info('redis ready'));
 redis.on('error', (err: Error) => logger.warn({ err }, 'redis error'));
 
 const gateway = createGateway(
-  { schema, redis, logger },
+  { schema, redis, logger, authenticator },
   {
     path: config.path,
     channelPrefix: config.channelPrefix,
@@ -42,6 +71,19 @@ const gateway = createGateway(
     connectionInitWaitTimeoutMs: config.connectionInitWaitTimeoutMs,
     maxSubscriptionsPerConnection: config.maxSubscriptionsPerConnection,
     debugEndpoints: config.debugEndpoints,
+    allowedOrigins: config.allowedOrigins,
+    maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+    subscribeRatePerSecond: config.subscribeRatePerSecond,
+    subscribeBurst: config.subscribeBurst,
+    maxQueryLength: config.maxQueryLength,
+    maxTokens: config.maxTokens,
+    documentLimits: {
+      maxDepth: config.maxDepth,
+      maxAliases: config.maxAliases,
+      maxFields: config.maxFields,
+      maxDirectives: config.maxDirectives,
+      allowIntrospection: config.allowIntrospection,
+    },
   },
 );
 

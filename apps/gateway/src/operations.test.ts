@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { auctionSchemaPath, loadWirestreamSchema, shardOf } from '@wirestream/schema';
-import { createOperationCompiler, type CompiledSubscription } from './operations.js';
+import { createOperationCompiler, OPEN_ACCESS, type AccessScope, type CompiledSubscription } from './operations.js';
 
 const schema = loadWirestreamSchema(auctionSchemaPath);
 
@@ -48,7 +48,7 @@ describe('createOperationCompiler', () => {
     const one = compiled(compiler.compile({ query: q, variables: { a: '1', b: '2' } }));
     const two = compiled(compiler.compile({ query: q.replace(/ /g, '  '), variables: { b: '2', a: '1' } }));
     const other = compiled(compiler.compile({ query: q, variables: { a: '1', b: '3' } }));
-    const scoped = compiled(compiler.compile({ query: q, variables: { a: '1', b: '2' } }, 'tenant-x'));
+    const scoped = compiled(compiler.compile({ query: q, variables: { a: '1', b: '2' } }, { ...OPEN_ACCESS, key: 'tenant-x' }));
     expect(one.dedupKey).toBe(two.dedupKey);
     expect(other.dedupKey).not.toBe(one.dedupKey);
     expect(scoped.dedupKey).not.toBe(one.dedupKey);
@@ -77,9 +77,39 @@ describe('createOperationCompiler', () => {
     expect(errorsOf('subscription($id: ID!) { bidPlaced(listing_id: $id) { bid_id } }')[0]).toBe(
       'Variable "$id" of required type "ID!" was not provided.',
     );
-    expect(errorsOf('subscription A { bidPlaced { bid_id } } subscription B { bidPlaced { bid_id } }')[0]).toBe(
-      'Must provide operationName when the document contains multiple operations.',
+    expect(errorsOf('subscription A { bidPlaced { bid_id } } subscription B { bidPlaced { bid_id } }')[0]).toMatch(
+      /Document must contain exactly one operation/,
     );
+  });
+
+  it('refuses hostile documents before validation, naming the limit', () => {
+    const compiler = createOperationCompiler(schema);
+    const errorsOf = (query: string) => {
+      const result = compiler.compile({ query });
+      return result.ok ? [] : result.errors.map((e) => e.message);
+    };
+    const aliases = Array.from({ length: 40 }, (_, i) => `a${i}: event_id`).join(' ');
+    expect(errorsOf(`subscription { bidPlaced { ${aliases} } }`)[0]).toMatch(/alias/i);
+    expect(errorsOf(`subscription { bidPlaced ${'{ previous_high_bid '.repeat(600)}`)[0]).toMatch(/nesting|depth/i);
+    expect(errorsOf('{ __schema { types { name } } }')[0]).toMatch(/introspection/i);
+    const nested = compiler.compile({ query: 'subscription($id: ID) { bidPlaced(listing_id: $id) { bid_id } }', variables: { id: JSON.parse('['.repeat(50) + ']'.repeat(50)) as unknown } });
+    expect(nested.ok).toBe(false);
+  });
+
+  it('applies the access scope: refusals name the problem, bound arguments filter and key the group', () => {
+    const compiler = createOperationCompiler(schema);
+    const partner: AccessScope = {
+      key: 'tenant:lst-9',
+      authorize: (route, args) =>
+        route.fieldName === 'bidPlaced' ? { ok: true, args: { ...args, listing_id: 'lst-9' } } : { ok: false, message: 'Missing scope subscribe:listingUpdated.' },
+    };
+    const refused = compiler.compile({ query: 'subscription { listingUpdated { listing_id } }' }, partner);
+    expect(refused.ok ? [] : refused.errors.map((e) => e.message)).toEqual(['Missing scope subscribe:listingUpdated.']);
+    const bound = compiled(compiler.compile({ query: 'subscription { bidPlaced { bid_id } }' }, partner));
+    expect(bound.filter).toEqual([['listing_id', 'lst-9']]);
+    expect(bound.channels).toHaveLength(1);
+    const open = compiled(compiler.compile({ query: 'subscription { bidPlaced { bid_id } }' }));
+    expect(open.dedupKey).not.toBe(bound.dedupKey);
   });
 
   it('passes queries through for one-shot execution', () => {

@@ -16,6 +16,14 @@ import {
 } from 'graphql';
 import type { SubscriptionRoute, WirestreamSchema } from '@wirestream/schema';
 import { channelName, shardOf, topicChannels } from '@wirestream/schema';
+import {
+  checkDocumentLimits,
+  checkDocumentNesting,
+  checkVariablesShape,
+  resolveDocumentLimits,
+  type DocumentLimits,
+  type VariablesLimits,
+} from './document-limits.js';
 
 /** A subscribe request as it arrives in a graphql-ws `subscribe` message payload. */
 export interface OperationRequest {
@@ -49,6 +57,26 @@ export interface CompiledQuery {
   readonly variables: Record<string, unknown>;
 }
 
+/**
+ * What the caller may do, decided at `connection_init`. Operations with different `key`s never
+ * share an execution, so one client's permissions never shape another's results.
+ */
+export interface AccessScope {
+  /** Part of the dedup key (e.g. sorted scopes + tenant). */
+  readonly key: string;
+  /** Checks the field may be used and returns the arguments to use (tenant binding may set some). */
+  authorize(
+    route: SubscriptionRoute,
+    args: Readonly<Record<string, unknown>>,
+  ): { readonly ok: true; readonly args: Readonly<Record<string, unknown>> } | { readonly ok: false; readonly message: string };
+}
+
+/** Everyone may use everything: the scope of an anonymous-mode gateway. */
+export const OPEN_ACCESS: AccessScope = Object.freeze({
+  key: '',
+  authorize: (_route: SubscriptionRoute, args: Readonly<Record<string, unknown>>) => ({ ok: true as const, args }),
+});
+
 export type CompileResult =
   | { readonly ok: true; readonly operation: CompiledSubscription | CompiledQuery }
   | { readonly ok: false; readonly errors: readonly GraphQLFormattedError[] };
@@ -62,6 +90,10 @@ export interface OperationCompilerOptions {
   readonly maxQueryLength?: number;
   /** Must match ingest's channel prefix. @default 'ws' */
   readonly channelPrefix?: string;
+  /** Shape limits checked before validation (depth, aliases, fields, directives, introspection). */
+  readonly documentLimits?: DocumentLimits;
+  /** Bounds on the variables object of a request. */
+  readonly variablesLimits?: VariablesLimits;
 }
 
 interface ParsedDocument {
@@ -82,7 +114,10 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
     maxTokens = 2_000,
     maxQueryLength = 16_384,
     channelPrefix = 'ws',
+    variablesLimits = {},
   } = options;
+  // Fails fast here, at start-up, on contradictory limits.
+  const limits = resolveDocumentLimits(options.documentLimits);
   const cache = new Map<string, ParsedDocument>();
 
   function parseAndValidate(query: string): ParsedDocument {
@@ -97,15 +132,20 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
     if (query.length > maxQueryLength) {
       entry = { errors: [{ message: `Document is ${query.length} characters, over the limit of ${maxQueryLength}.` }] };
     } else {
-      try {
-        const document = parse(query, { noLocation: true, maxTokens });
-        const errors = validate(ws.schema, document);
-        entry =
-          errors.length > 0
-            ? { errors: errors.map((e) => e.toJSON()) }
-            : { document, normalized: print(document) };
-      } catch (err) {
-        entry = { errors: [toFormatted(err)] };
+      // Cheapest refusals first; validate() only ever sees documents within every bound, so its
+      // cost stays linear (no 10,000-alias overlap checks, no parser stack overflow at depth 2,400).
+      const nesting = checkDocumentNesting(query, limits);
+      if (nesting.length > 0) {
+        entry = { errors: nesting };
+      } else {
+        try {
+          const document = parse(query, { noLocation: true, maxTokens });
+          const shape = checkDocumentLimits(document, limits);
+          const errors = shape.length > 0 ? shape : validate(ws.schema, document).map((e) => e.toJSON());
+          entry = errors.length > 0 ? { errors } : { document, normalized: print(document) };
+        } catch (err) {
+          entry = { errors: [toFormatted(err)] };
+        }
       }
     }
     // Oversized texts are not cached: the cache must stay bounded in bytes, not just entries.
@@ -119,7 +159,9 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
     return entry;
   }
 
-  function compile(request: OperationRequest, scope = ''): CompileResult {
+  function compile(request: OperationRequest, access: AccessScope = OPEN_ACCESS): CompileResult {
+    const variableErrors = checkVariablesShape(request.variables, variablesLimits);
+    if (variableErrors.length > 0) return { ok: false, errors: variableErrors };
     const parsed = parseAndValidate(request.query);
     if (!parsed.document || parsed.normalized === undefined) {
       return { ok: false, errors: parsed.errors ?? [{ message: 'Invalid document.' }] };
@@ -151,12 +193,15 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
     if (!fieldNode || !fieldDef || !route) {
       return fail('Subscription must select exactly one field of the Subscription type.');
     }
-    let args: Record<string, unknown>;
+    let requested: Record<string, unknown>;
     try {
-      args = getArgumentValues(fieldDef, fieldNode, variables);
+      requested = getArgumentValues(fieldDef, fieldNode, variables);
     } catch (err) {
       return { ok: false, errors: [toFormatted(err)] };
     }
+    const allowed = access.authorize(route, requested);
+    if (!allowed.ok) return fail(allowed.message);
+    const { args } = allowed;
 
     const filter: FilterClause[] = [];
     for (const name of route.filterArgs) {
@@ -170,7 +215,9 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
         ? topicChannels(channelPrefix, route.topic, route.shards)
         : [channelName(channelPrefix, route.topic, shardOf(String(keyValue), route.shards))];
 
-    const dedupKey = [parsed.normalized, operationName ?? '', canonicalJson(variables), scope].join('\u0000');
+    // Forced (tenant-bound) arguments change what is filtered, so the effective arguments are
+    // part of the key too, next to the scope.
+    const dedupKey = [parsed.normalized, operationName ?? '', canonicalJson(variables), canonicalJson(args), access.key].join('\u0000');
     return {
       ok: true,
       operation: { kind: 'subscription', document, operationName, variables, route, filter, channels, dedupKey },

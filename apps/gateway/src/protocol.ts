@@ -1,8 +1,10 @@
 import { execute, type GraphQLFormattedError } from 'graphql';
 import { CloseCode, MessageType, parseMessage, type Message } from 'graphql-ws';
 import type { WirestreamSchema } from '@wirestream/schema';
+import type { Authenticator, Principal } from './auth.js';
 import type { Fanout, Subscriber } from './fanout.js';
-import type { OperationCompiler } from './operations.js';
+import type { AccessScope, OperationCompiler } from './operations.js';
+import type { RateLimiter } from './rate-limit.js';
 
 /**
  * Per-socket state of the graphql-transport-ws protocol. Kept deliberately small: it is paid
@@ -15,6 +17,13 @@ export interface Connection {
   subscriptions: Map<string, Subscriber<Connection>> | undefined;
   initTimer: ReturnType<typeof setTimeout> | undefined;
   closed: boolean;
+  /** What this connection may subscribe to; set when `connection_init` is accepted. Shared per scope. */
+  access: AccessScope | undefined;
+  /** When the token expires (ms since epoch), 0 for never; swept by {@link Protocol.closeExpired}. */
+  expiresAtMs: number;
+  /** Token bucket for `subscribe` messages, kept as two numbers on the connection. */
+  tokens: number;
+  lastMs: number;
 }
 
 export interface ProtocolDeps {
@@ -25,6 +34,10 @@ export interface ProtocolDeps {
   readonly send: (conn: Connection, frame: string) => void;
   /** Closes the socket with a WebSocket close code and a short reason. */
   readonly close: (conn: Connection, code: number, reason: string) => void;
+  /** Verifies `connection_init` and decides scopes. */
+  readonly authenticator: Authenticator;
+  /** Bounds the rate of `subscribe` messages per connection. */
+  readonly subscribeRateLimiter: RateLimiter;
 }
 
 export interface ProtocolOptions {
@@ -33,6 +46,9 @@ export interface ProtocolOptions {
   /** Subscriptions one socket may hold at once. @default 100 */
   readonly maxSubscriptionsPerConnection?: number;
 }
+
+/** Distinct scope sets whose AccessScope is shared between connections. */
+const MAX_SHARED_SCOPES = 1_000;
 
 /** WebSocket close reasons are limited to 123 bytes of UTF-8 (RFC 6455 §5.5). */
 const MAX_CLOSE_REASON_BYTES = 123;
@@ -43,8 +59,45 @@ const MAX_CLOSE_REASON_BYTES = 123;
  * name the offending field exactly as the reference server does.
  */
 export function createProtocol(deps: ProtocolDeps, options: ProtocolOptions = {}) {
-  const { schema, compiler, fanout, send, close } = deps;
+  const { schema, compiler, fanout, send, close, authenticator, subscribeRateLimiter } = deps;
   const { connectionInitWaitTimeoutMs = 3_000, maxSubscriptionsPerConnection = 100 } = options;
+
+  // Connections with equal scopes share one AccessScope: nothing per socket but a reference.
+  const accessByScope = new Map<string, AccessScope>();
+  function accessFor(principal: Principal): AccessScope {
+    let access = accessByScope.get(principal.scopeKey);
+    if (!access) {
+      access = {
+        key: principal.scopeKey,
+        authorize(route, args) {
+          const missing = authenticator.authorizeField(principal, route);
+          if (missing !== undefined) return { ok: false, message: missing };
+          const bound = authenticator.bindTenant(principal, route, args);
+          return bound.ok ? { ok: true, args: bound.args } : { ok: false, message: bound.message };
+        },
+      };
+      // Bounded: past the cap new scopes still work, they are just not shared.
+      if (accessByScope.size < MAX_SHARED_SCOPES) accessByScope.set(principal.scopeKey, access);
+    }
+    return access;
+  }
+
+  function onConnectionInit(conn: Connection, payload: unknown): void {
+    conn.initReceived = true;
+    if (conn.initTimer) clearTimeout(conn.initTimer);
+    conn.initTimer = undefined;
+    authenticator.authenticate(payload).then(
+      (result) => {
+        if (conn.closed) return;
+        if (!result.ok) return closeWith(conn, CloseCode.Forbidden, result.reason);
+        conn.access = accessFor(result.principal);
+        conn.expiresAtMs = result.principal.expiresAtMs ?? 0;
+        conn.acknowledged = true;
+        send(conn, '{"type":"connection_ack"}');
+      },
+      () => closeWith(conn, CloseCode.InternalServerError, 'Internal error while authenticating'),
+    );
+  }
 
   function closeWith(conn: Connection, code: number, reason: string): void {
     if (conn.closed) return;
@@ -57,17 +110,20 @@ export function createProtocol(deps: ProtocolDeps, options: ProtocolOptions = {}
 
   function onSubscribe(conn: Connection, message: Extract<Message, { type: MessageType.Subscribe }>): void {
     const { id, payload } = message;
-    if (!conn.acknowledged) return closeWith(conn, CloseCode.Unauthorized, 'Unauthorized');
+    if (!conn.acknowledged || !conn.access) return closeWith(conn, CloseCode.Unauthorized, 'Unauthorized');
     const subscriptions = (conn.subscriptions ??= new Map());
     if (subscriptions.has(id)) {
       return closeWith(conn, CloseCode.SubscriberAlreadyExists, `Subscriber for ${id} already exists`);
+    }
+    if (!subscribeRateLimiter.take(conn, performance.now())) {
+      return sendError(conn, id, [{ message: 'Too many subscribe messages on this connection: slow down and retry.' }]);
     }
     if (subscriptions.size >= maxSubscriptionsPerConnection) {
       return sendError(conn, id, [
         { message: `Too many subscriptions on this connection: the limit is ${maxSubscriptionsPerConnection}; complete one first.` },
       ]);
     }
-    const compiled = compiler.compile(payload);
+    const compiled = compiler.compile(payload, conn.access);
     if (!compiled.ok) return sendError(conn, id, compiled.errors);
     const { operation } = compiled;
     if (operation.kind === 'query') {
@@ -108,11 +164,7 @@ export function createProtocol(deps: ProtocolDeps, options: ProtocolOptions = {}
       switch (message.type) {
         case MessageType.ConnectionInit:
           if (conn.initReceived) return closeWith(conn, CloseCode.TooManyInitialisationRequests, 'Too many initialisation requests');
-          conn.initReceived = true;
-          if (conn.initTimer) clearTimeout(conn.initTimer);
-          conn.initTimer = undefined;
-          conn.acknowledged = true;
-          return send(conn, '{"type":"connection_ack"}');
+          return onConnectionInit(conn, message.payload);
         case MessageType.Ping:
           return send(conn, message.payload ? JSON.stringify({ type: MessageType.Pong, payload: message.payload }) : '{"type":"pong"}');
         case MessageType.Pong:
@@ -132,6 +184,13 @@ export function createProtocol(deps: ProtocolDeps, options: ProtocolOptions = {}
       }
     },
 
+    /** Closes connections whose token has expired; the transport calls it periodically (cheap: a number per socket). */
+    closeExpired(conns: Iterable<Connection>, nowMs: number): void {
+      for (const conn of conns) {
+        if (conn.expiresAtMs !== 0 && conn.expiresAtMs <= nowMs) closeWith(conn, CloseCode.Forbidden, 'Forbidden: token expired');
+      }
+    },
+
     /** Call when a socket closed, for whatever reason: releases everything it held. */
     closed(conn: Connection): void {
       conn.closed = true;
@@ -148,8 +207,19 @@ export function createProtocol(deps: ProtocolDeps, options: ProtocolOptions = {}
 export type Protocol = ReturnType<typeof createProtocol>;
 
 /** A fresh per-socket state (a transport may copy these fields onto its own socket object). */
-export function createConnection(): Connection {
-  return { initReceived: false, acknowledged: false, subscriptions: undefined, initTimer: undefined, closed: false };
+export function createConnection(rateLimiter: RateLimiter): Connection {
+  const { tokens, lastMs } = rateLimiter.initialState();
+  return {
+    initReceived: false,
+    acknowledged: false,
+    subscriptions: undefined,
+    initTimer: undefined,
+    closed: false,
+    access: undefined,
+    expiresAtMs: 0,
+    tokens,
+    lastMs,
+  };
 }
 
 function truncateReason(reason: string): string {

@@ -1,0 +1,130 @@
+// A seeded, bounded frame fuzzer: mutated graphql-transport-ws messages from many sockets. The
+// server must stay up, stay bounded, and keep delivering every event to a well-behaved client.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { waitFor } from '@wirestream/testkit';
+import { collect, rawSocket, startTestGateway, type TestGateway } from '../test/support.js';
+
+const SEED = Number(process.env['FUZZ_SEED'] ?? 20261129);
+const ITERATIONS = Number(process.env['FUZZ_ITERATIONS'] ?? 20_000);
+const SOCKETS = 16;
+
+/** mulberry32: tiny, seeded, reproducible. */
+function createRandom(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)] as T };
+}
+
+const QUERIES = [
+  'subscription { listingUpdated { listing_id } }',
+  'subscription($id: ID) { listingUpdated(listing_id: $id) { listing_id event_type } }',
+  'subscription { bidPlaced { bid_id amount { amount_cents } } }',
+  '{ topics }',
+  'subscription { listingUpdated { nope } }',
+  'subscription {',
+  'query { __schema { types { name } } }',
+];
+
+const WEIRD_VALUES: unknown[] = [null, 0, -1, 1e308, '', 'x'.repeat(1_000), [], {}, [[[[[]]]]], true, '\u0000', '💥', { __proto__: { polluted: true } }];
+
+function baseMessage(r: ReturnType<typeof createRandom>): Record<string, unknown> {
+  switch (r.int(6)) {
+    case 0:
+      return { type: 'connection_init', payload: r.next() < 0.5 ? {} : { token: 'x' } };
+    case 1:
+      return { id: String(r.int(50)), type: 'subscribe', payload: { query: r.pick(QUERIES), variables: r.next() < 0.5 ? { id: `lst-${r.int(5)}` } : null } };
+    case 2:
+      return { id: String(r.int(50)), type: 'complete' };
+    case 3:
+      return { type: 'ping', payload: r.next() < 0.5 ? undefined : { n: r.int(9) } };
+    case 4:
+      return { type: 'pong' };
+    default:
+      return { type: r.pick(['next', 'error', 'connection_ack', 'hello', '']), id: '1', payload: r.pick(WEIRD_VALUES) };
+  }
+}
+
+/** One mutated frame: a valid message with a field removed, retyped or replaced, or raw garbage. */
+function mutatedFrame(r: ReturnType<typeof createRandom>): string | Buffer {
+  const message = baseMessage(r);
+  const keys = Object.keys(message);
+  switch (r.int(8)) {
+    case 0:
+      return JSON.stringify(message); // unmutated
+    case 1:
+      delete message[r.pick(keys)];
+      return JSON.stringify(message);
+    case 2:
+      message[r.pick(keys)] = r.pick(WEIRD_VALUES);
+      return JSON.stringify(message);
+    case 3:
+      return JSON.stringify(message).slice(0, r.int(40)); // truncated
+    case 4:
+      return Buffer.from(JSON.stringify(message)); // binary frame
+    case 5:
+      return JSON.stringify({ ...message, payload: { query: '{'.repeat(r.int(5_000)) } });
+    case 6:
+      return Array.from({ length: r.int(200) }, () => String.fromCharCode(r.int(0x10000))).join('');
+    default:
+      return JSON.stringify([message]);
+  }
+}
+
+let t: TestGateway;
+
+beforeAll(async () => {
+  t = await startTestGateway({ connectionInitWaitTimeoutMs: 300 });
+});
+afterAll(() => t?.stop());
+
+it(`stays up, bounded and delivering under ${ITERATIONS} mutated frames (seed ${SEED})`, async () => {
+  const good = collect(t.connect(), 'subscription { listingUpdated { listing_id } }');
+  await waitFor(() => t.gateway.stats().confirmedChannels === 16, { message: 'good client subscribed' });
+  const heapBefore = process.memoryUsage().heapUsed;
+
+  const r = createRandom(SEED);
+  type Raw = ReturnType<typeof rawSocket>;
+  const sockets: (Raw | undefined)[] = new Array<Raw | undefined>(SOCKETS).fill(undefined);
+  let published = 0;
+  let closes = 0;
+  for (let i = 0; i < ITERATIONS; i++) {
+    const slot = r.int(SOCKETS);
+    let raw = sockets[slot];
+    if (!raw || raw.ws.readyState > 1) {
+      raw = rawSocket(t.url);
+      sockets[slot] = raw;
+      void raw.closed.then(() => closes++);
+      await raw.opened.catch(() => undefined);
+    }
+    if (raw.ws.readyState === 1) {
+      const frame = mutatedFrame(r);
+      raw.ws.send(frame, { binary: Buffer.isBuffer(frame) });
+    }
+    if (i % 400 === 0) {
+      await t.publishListing(`lst-${i}`);
+      published++;
+    }
+    // Let the server breathe so frames interleave with deliveries, as on a real network.
+    if (i % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  await waitFor(() => good.results.length === published, { timeoutMs: 20_000, message: `${published} events to the good client` });
+  expect(good.errors).toEqual([]);
+  expect(t.gateway.isReady()).toBe(true);
+  expect(closes).toBeGreaterThan(0); // the fuzzer did hit protocol errors
+  const stats = t.gateway.stats();
+  // Bounded: at most the default 100 subscriptions on each fuzzing socket, plus the good one.
+  expect(stats.subscriptions).toBeLessThanOrEqual(SOCKETS * 100 + 1);
+  expect(stats.cachedDocuments).toBeLessThanOrEqual(1_000);
+  for (const raw of sockets) raw?.ws.close();
+  await waitFor(() => t.gateway.stats().connections === 1, { message: 'fuzzing sockets released' });
+  expect(t.gateway.stats().subscriptions).toBe(1);
+  // No leak the size of the traffic: generous bound, as GC timing is not ours to control here.
+  expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(64 * 1024 * 1024);
+});

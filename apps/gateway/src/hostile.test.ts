@@ -1,0 +1,181 @@
+// Hostile input: each class gets its documented close code or GraphQL error, the server stays up,
+// and a well-behaved client on the same server keeps receiving every event.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SignJWT } from 'jose';
+import { waitFor } from '@wirestream/testkit';
+import { collect, rawSocket, startTestGateway, type TestGateway } from '../test/support.js';
+import { createAuthenticator } from './auth.js';
+
+const SECRET = 'a-test-secret-that-is-at-least-32-bytes-long';
+const AUDIENCE = 'wirestream-test';
+const ORIGIN = 'https://app.example.com';
+const MAX_PAYLOAD_BYTES = 262_144;
+
+let t: TestGateway;
+let good: ReturnType<typeof collect>;
+let goodEvents = 0;
+
+async function token(claims: Record<string, unknown> = {}, options: { expiresIn?: string | number; audience?: string; secret?: string } = {}) {
+  const jwt = new SignJWT({ scope: 'subscribe:*', ...claims })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject('user-1')
+    .setIssuedAt()
+    .setAudience(options.audience ?? AUDIENCE)
+    .setExpirationTime(options.expiresIn ?? '1h');
+  return jwt.sign(new TextEncoder().encode(options.secret ?? SECRET));
+}
+
+/** Opens a raw socket, sends connection_init with `payload`, resolves with the close (or the ack). */
+async function initWith(payload: unknown) {
+  const raw = rawSocket(t.url);
+  await raw.opened;
+  raw.ws.send(JSON.stringify({ type: 'connection_init', payload }));
+  return raw;
+}
+
+function errorText(sub: ReturnType<typeof collect>): string {
+  return JSON.stringify(sub.errors[0]);
+}
+
+beforeAll(async () => {
+  t = await startTestGateway(
+    {
+      connectionInitWaitTimeoutMs: 500,
+      maxSubscriptionsPerConnection: 20,
+      allowedOrigins: [ORIGIN],
+      maxPayloadBytes: MAX_PAYLOAD_BYTES,
+      maxConnectionsPerAddress: 60,
+    },
+    {
+      authenticator: createAuthenticator({
+        mode: 'jwt',
+        hs256Secret: SECRET,
+        audience: AUDIENCE,
+        tenantClaim: 'bidder',
+        tenantArgs: ['bidder_id'],
+      }),
+    },
+  );
+  good = collect(t.connect({ token: await token() }), 'subscription { listingUpdated { listing_id } }');
+  await waitFor(() => t.gateway.stats().confirmedChannels === 16, { message: 'the good client subscribed' });
+  await t.publishListing('lst-1');
+  goodEvents++;
+  await waitFor(() => good.results.length === 1, { message: 'first event to the good client' });
+});
+
+afterAll(async () => {
+  // The well-behaved client still receives, after everything below.
+  await t.publishListing('lst-2');
+  goodEvents++;
+  await waitFor(() => good.results.length === goodEvents, { message: 'the good client to get every event' });
+  expect(good.errors).toEqual([]);
+  await t?.stop();
+});
+
+describe('authentication (JWT in connection_init)', () => {
+  it.each([
+    ['a missing token', () => Promise.resolve({}), /Forbidden/],
+    ['an expired token', () => token({}, { expiresIn: Math.floor(Date.now() / 1000) - 60 }), /expired/],
+    ['a forged signature', () => token({}, { secret: 'another-secret-that-is-also-32-bytes-long!!' }), /Forbidden/],
+    ['a wrong audience', () => token({}, { audience: 'someone-else' }), /aud/],
+  ])('%s is closed with 4403', async (_name, make, reason) => {
+    const value = await make();
+    const raw = await initWith(typeof value === 'string' ? { token: value } : value);
+    const closed = await raw.closed;
+    expect(closed.code).toBe(4403);
+    expect(closed.reason).toMatch(reason);
+  });
+
+  it('closes a socket when its token expires', async () => {
+    const raw = await initWith({ token: await token({}, { expiresIn: Math.floor(Date.now() / 1000) + 2 }) });
+    await waitFor(() => raw.messages.length === 1, { message: 'ack' });
+    expect(await raw.closed).toEqual({ code: 4403, reason: 'Forbidden: token expired' });
+  });
+
+  it('refuses a field without its scope, naming the scope', async () => {
+    const sub = collect(t.connect({ token: await token({ scope: 'subscribe:bidPlaced' }) }), 'subscription { listingUpdated { listing_id } }');
+    await waitFor(() => sub.errors.length === 1, { message: 'scope error' });
+    expect(errorText(sub)).toContain('subscribe:listingUpdated');
+  });
+
+  it('binds the tenant claim to its argument and never shares results across scopes', async () => {
+    const query = 'subscription { bidPlaced { bid_id bidder_id } }';
+    const partner = collect(t.connect({ token: await token({ bidder: 'usr-7' }) }), query);
+    const otherPartner = collect(t.connect({ token: await token({ bidder: 'usr-3' }) }), query);
+    await waitFor(() => t.gateway.stats().groups === 3, { message: 'one group per tenant for the same document' });
+    await t.publishBid('lst-1', 'usr-3');
+    await t.publishBid('lst-1', 'usr-7');
+    await waitFor(() => partner.results.length === 1 && otherPartner.results.length === 1, { message: 'deliveries' });
+    expect(partner.results[0]?.data).toMatchObject({ bidPlaced: { bidder_id: 'usr-7' } });
+    expect(otherPartner.results[0]?.data).toMatchObject({ bidPlaced: { bidder_id: 'usr-3' } });
+    // Asking for another tenant's data is an error, not an empty stream; no tenant, no access.
+    const foreign = collect(t.connect({ token: await token({ bidder: 'usr-7' }) }), 'subscription { bidPlaced(bidder_id: "usr-3") { bid_id } }');
+    const anonymous = collect(t.connect({ token: await token() }), query);
+    await waitFor(() => foreign.errors.length === 1 && anonymous.errors.length === 1, { message: 'tenant errors' });
+    partner.dispose();
+    otherPartner.dispose();
+  });
+});
+
+describe('transport limits', () => {
+  it('refuses a foreign browser Origin at the upgrade', async () => {
+    const raw = rawSocket(t.url, 'graphql-transport-ws', { Origin: 'https://evil.example.net' });
+    await expect(raw.opened).rejects.toThrow(/403/);
+    const allowed = rawSocket(t.url, 'graphql-transport-ws', { Origin: ORIGIN });
+    await allowed.opened;
+    allowed.ws.close();
+  });
+
+  it('closes a socket that sends an oversized frame', async () => {
+    const raw = await initWith({ token: await token() });
+    await waitFor(() => raw.messages.length === 1, { message: 'ack' });
+    raw.ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'x'.repeat(MAX_PAYLOAD_BYTES * 2) } }));
+    const closed = await raw.closed;
+    expect([1006, 1009]).toContain(closed.code);
+  });
+
+  it('refuses connections past the per-address limit with 429', async () => {
+    const before = t.gateway.stats().connections;
+    const sockets = Array.from({ length: 60 - before }, () => rawSocket(t.url));
+    await Promise.all(sockets.map((s) => s.opened));
+    const extra = rawSocket(t.url);
+    await expect(extra.opened).rejects.toThrow(/429/);
+    for (const s of sockets) s.ws.close();
+    await waitFor(() => t.gateway.stats().connections === before, { message: 'sockets released' });
+  });
+
+  it('survives 10,000 subscribes on one socket: bounded subscriptions, an error for each refused one', async () => {
+    const raw = await initWith({ token: await token() });
+    await waitFor(() => raw.messages.length === 1, { message: 'ack' });
+    const query = 'subscription { listingUpdated { listing_id } }';
+    for (let i = 0; i < 10_000; i++) raw.ws.send(JSON.stringify({ id: String(i), type: 'subscribe', payload: { query } }));
+    await waitFor(() => raw.messages.length === 10_001 - 20, { timeoutMs: 20_000, message: 'an error for every refused subscribe' });
+    expect(t.gateway.stats().subscriptions).toBeLessThanOrEqual(1 + 20);
+    const kinds = new Set(raw.messages.slice(1).map((m) => JSON.stringify((m as { payload: unknown[] }).payload[0])));
+    expect([...kinds].some((k) => k.includes('Too many'))).toBe(true);
+    raw.ws.close();
+  });
+});
+
+describe('documents and variables are bounded before validation', () => {
+  const cases: [string, string, Record<string, unknown> | undefined, RegExp][] = [
+    ['token flood', `subscription { listingUpdated { ${'listing_id '.repeat(5_000)} } }`, undefined, /tokens|characters/],
+    ['alias flood', `subscription { listingUpdated { ${Array.from({ length: 10_000 }, (_, i) => `a${i}: listing_id`).join(' ')} } }`, undefined, /characters|tokens|alias/i],
+    ['alias flood within the length cap', `subscription { listingUpdated { ${Array.from({ length: 100 }, (_, i) => `a${i}: listing_id`).join(' ')} } }`, undefined, /alias/i],
+    ['depth 2,400', `subscription { listingUpdated ${'{ listing '.repeat(2_400)} }`, undefined, /characters|nesting|depth/i],
+    ['depth within the length cap', `subscription { bidPlaced ${'{ previous_high_bid '.repeat(100)}{ bid_id }${' }'.repeat(100)} }`, undefined, /nesting|depth/i],
+    ['directive flood', `subscription { listingUpdated { listing_id ${'@include(if: true) '.repeat(100)} } }`, undefined, /directive/i],
+    ['deeply nested variables', 'subscription($id: ID) { listingUpdated(listing_id: $id) { listing_id } }', { id: JSON.parse('['.repeat(100) + ']'.repeat(100)) as unknown }, /depth|nest/i],
+    ['introspection', '{ __schema { types { name } } }', undefined, /introspection/i],
+  ];
+
+  it.each(cases)('%s gets a GraphQL error naming the limit', async (_name, query, variables, message) => {
+    const client = t.connect({ token: await token() });
+    const started = performance.now();
+    const sub = collect(client, query, variables);
+    await waitFor(() => sub.errors.length === 1, { message: 'the error' });
+    expect(errorText(sub)).toMatch(message);
+    // Refusal is cheap even for the largest documents (generous bound for a noisy shared machine).
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+});

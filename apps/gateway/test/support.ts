@@ -1,0 +1,129 @@
+// Shared by the gateway's integration tests: a gateway on a free port over a real redis-server,
+// official graphql-ws clients, raw sockets for what the client never sends, and an event publisher.
+import { readFileSync } from 'node:fs';
+import { Redis } from 'ioredis';
+import WebSocket from 'ws';
+import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
+import { auctionSchemaPath, channelName, createWirestreamSchema, encodeEnvelope, shardOf, type WirestreamSchema } from '@wirestream/schema';
+import { createLogger, createMemorySink, type MemorySink } from '@wirestream/telemetry';
+import { startRedis, uniqueName, waitFor, type RedisServer } from '@wirestream/testkit';
+import { createGateway, type Gateway, type GatewayDeps, type GatewayOptions } from '../src/index.js';
+
+export type ExecutionResult = FormattedExecutionResult<Record<string, unknown>, unknown>;
+
+export const LISTING = 'subscription { listingUpdated { listing_id event_type } }';
+
+/** A copy of the example schema reading a topic unique to the calling test file. */
+export function schemaFor(listingTopic: string): WirestreamSchema {
+  const sdl = readFileSync(auctionSchemaPath, 'utf8').replace('"listing-events"', JSON.stringify(listingTopic));
+  return createWirestreamSchema(sdl);
+}
+
+export interface TestGateway {
+  readonly gateway: Gateway;
+  readonly url: string;
+  readonly httpBase: string;
+  readonly topic: string;
+  readonly sink: MemorySink;
+  /** Publishes a listing event as ingest would; resolves with its offset. */
+  publishListing(listingId: string, eventType?: string): Promise<string>;
+  /** Publishes a bid event on the (shared) bid-events topic. */
+  publishBid(listingId: string, bidderId: string): Promise<void>;
+  /** Publishes raw text on a channel of the topic. */
+  publishRaw(text: string, shard?: number): Promise<void>;
+  /** An official graphql-ws client (lazy, no retries), disposed by stop(). */
+  connect(connectionParams?: Record<string, unknown>): Client;
+  stop(): Promise<void>;
+}
+
+export async function startTestGateway(
+  options: GatewayOptions = {},
+  deps: Partial<Pick<GatewayDeps, 'authenticator'>> = {},
+): Promise<TestGateway> {
+  const redisServer: RedisServer = await startRedis();
+  const publisher = new Redis(redisServer.url);
+  const subscriberConn = new Redis(redisServer.url);
+  const topic = uniqueName('listing-events');
+  const sink = createMemorySink();
+  const gateway = createGateway(
+    { schema: schemaFor(topic), redis: subscriberConn, logger: createLogger({ name: 'gateway-test', destination: sink }), ...deps },
+    options,
+  );
+  const port = await gateway.listen(0, '127.0.0.1');
+  await waitFor(() => gateway.isReady(), { message: 'gateway ready (Redis connected)' });
+  const url = `ws://127.0.0.1:${port}/graphql`;
+  const clients: Client[] = [];
+  let offset = 0;
+
+  return {
+    gateway,
+    url,
+    httpBase: `http://127.0.0.1:${port}`,
+    topic,
+    sink,
+    async publishListing(listingId, eventType = 'ListingUpdated') {
+      const current = String(offset++);
+      const payload = JSON.stringify({ event_id: `e-${current}`, event_type: eventType, listing_id: listingId, occurred_at: 'now' });
+      const envelope = encodeEnvelope({ topic, partition: 0, offset: current, key: listingId, ts: Date.now() }, payload);
+      await publisher.publish(channelName('ws', topic, shardOf(listingId, 16)), envelope);
+      return current;
+    },
+    async publishBid(listingId, bidderId) {
+      const current = String(offset++);
+      const payload = JSON.stringify({ event_id: `b-${current}`, event_type: 'BidPlaced', listing_id: listingId, bidder_id: bidderId, bid_id: `bid-${current}` });
+      const envelope = encodeEnvelope({ topic: 'bid-events', partition: 0, offset: current, key: listingId, ts: Date.now() }, payload);
+      await publisher.publish(channelName('ws', 'bid-events', shardOf(listingId, 16)), envelope);
+    },
+    async publishRaw(text, shard = 0) {
+      await publisher.publish(channelName('ws', topic, shard), text);
+    },
+    connect(connectionParams) {
+      const client = createClient({
+        url,
+        webSocketImpl: WebSocket,
+        retryAttempts: 0,
+        lazy: true,
+        ...(connectionParams ? { connectionParams } : {}),
+      });
+      clients.push(client);
+      return client;
+    },
+    async stop() {
+      await Promise.all(clients.map((c) => c.dispose()));
+      await gateway.drain();
+      publisher.disconnect();
+      subscriberConn.disconnect();
+      await redisServer.stop();
+    },
+  };
+}
+
+/** Subscribes and collects results and errors. */
+export function collect(client: Client, query: string, variables?: Record<string, unknown>) {
+  const results: ExecutionResult[] = [];
+  const errors: unknown[] = [];
+  let completed = false;
+  const dispose = client.subscribe(variables ? { query, variables } : { query }, {
+    next: (r) => results.push(r),
+    error: (e: unknown) => errors.push(e),
+    complete: () => (completed = true),
+  });
+  return { results, errors, dispose, isComplete: () => completed };
+}
+
+/** A raw socket for protocol violations the official client never produces. */
+export function rawSocket(url: string, protocol: string | null = 'graphql-transport-ws', headers?: Record<string, string>) {
+  const ws = protocol === null ? new WebSocket(url, headers ? { headers } : {}) : new WebSocket(url, protocol, headers ? { headers } : {});
+  const messages: unknown[] = [];
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
+  ws.on('message', (data) => messages.push(JSON.parse(data.toString())));
+  const opened = new Promise<void>((resolve, reject) => {
+    ws.on('open', () => resolve());
+    ws.on('error', reject);
+  });
+  // The failure is asserted through `opened` where a test expects it.
+  opened.catch(() => {});
+  return { ws, messages, closed, opened };
+}
