@@ -94,8 +94,9 @@ if (!redisUrl) {
 }
 
 const gatewayPort = process.env.GATEWAY_PORT ? Number(process.env.GATEWAY_PORT) : await freePort(4000);
+const ingestHttpPort = process.env.INGEST_HTTP_PORT ? Number(process.env.INGEST_HTTP_PORT) : await freePort(9464);
 // Local demo: anonymous access. Production sets GATEWAY_AUTH_MODE=jwt (see infra/k8s).
-const env = { KAFKA_BROKERS: kafkaBrokers, REDIS_URL: redisUrl, GATEWAY_PORT: String(gatewayPort), GATEWAY_AUTH_MODE: process.env.GATEWAY_AUTH_MODE ?? 'anonymous' };
+const env = { KAFKA_BROKERS: kafkaBrokers, REDIS_URL: redisUrl, GATEWAY_PORT: String(gatewayPort), GATEWAY_AUTH_MODE: process.env.GATEWAY_AUTH_MODE ?? 'anonymous', INGEST_HTTP_PORT: String(ingestHttpPort) };
 start('gateway', 'apps/gateway/dist/main.js', env);
 start('ingest', 'apps/ingest/dist/main.js', env);
 await waitHttp(`http://127.0.0.1:${gatewayPort}/readyz`, 30_000);
@@ -105,7 +106,8 @@ const ws = `ws://127.0.0.1:${gatewayPort}/graphql`;
 console.log(`
 Wirestream is running.
   WebSocket (graphql-transport-ws): ${ws}
-  Health / readiness / stats:       http://127.0.0.1:${gatewayPort}/healthz  /readyz  /stats
+  Gateway health / ready / stats:   http://127.0.0.1:${gatewayPort}/healthz  /readyz  /stats
+  Ingest health / ready / metrics:  http://127.0.0.1:${ingestHttpPort}/healthz  /readyz  /metrics
   Kafka: ${kafkaBrokers}    Redis: ${redisUrl}    Logs: ${logDir}
 
 A ready-to-use subscription:

@@ -1,4 +1,4 @@
-import { booleanFlag, csvList, defineConfigSpec, envVar, hostPort, integer, url, z } from '@wirestream/config';
+import { booleanFlag, csvList, defineConfigSpec, envVar, hostPort, integer, port, url, z } from '@wirestream/config';
 import { LOG_LEVELS } from '@wirestream/telemetry';
 
 /** Every setting of ingest, read once from the environment by `main.ts`. */
@@ -15,5 +15,7 @@ export const ingestConfigSpec = defineConfigSpec({
   partitionsConcurrently: envVar({ name: 'INGEST_PARTITIONS_CONCURRENTLY', schema: integer({ min: 1, max: 1_000 }), default: 3, description: 'Partitions one replica processes at once.' }),
   fetchMaxWaitMs: envVar({ name: 'INGEST_FETCH_MAX_WAIT_MS', schema: integer({ min: 10, max: 60_000 }), default: 1_000, description: 'Longest a Kafka fetch waits for data (also bounds shutdown time).' }),
   fromBeginning: envVar({ name: 'INGEST_FROM_BEGINNING', schema: booleanFlag(), default: true, description: 'A new consumer group starts at the earliest offset.' }),
+  httpHost: envVar({ name: 'INGEST_HTTP_HOST', schema: z.string().trim().min(1), default: '0.0.0.0', description: 'Address of the health/metrics server.' }),
+  httpPort: envVar({ name: 'INGEST_HTTP_PORT', schema: port(), default: 9464, description: 'Port of GET /healthz, /readyz and /metrics (0 picks a free one).' }),
   logLevel: envVar({ name: 'LOG_LEVEL', schema: z.enum(LOG_LEVELS), default: 'info', description: 'Lowest log level written (pino).' }),
 });

@@ -16,7 +16,7 @@ import {
   shardOf,
   type Envelope,
 } from '@wirestream/schema';
-import { createLogger, createMemorySink, type MemorySink } from '@wirestream/telemetry';
+import { createLogger, createMemorySink, createMetricsRegistry, type MemorySink } from '@wirestream/telemetry';
 import {
   sharedKafkaFromEnv,
   startKafka,
@@ -30,6 +30,7 @@ import { DEAD_LETTER_HEADERS } from './dead-letter.js';
 import { createEventConverter } from './event-converter.js';
 import { createIngest, type Ingest, type IngestOptions } from './ingest.js';
 import { kafkaLogCreator } from './kafka-logger.js';
+import { createIngestMetrics } from './metrics.js';
 
 const PARTITIONS = 3;
 const SHARDS = 16; // the example schema's @topic default
@@ -129,6 +130,8 @@ async function createPipeline({ redisUrl = redisServer.url, publisherUrl = redis
 
   let produced = 0;
   const timestamps = new Map<string, number>();
+  const registry = createMetricsRegistry({ service: 'ingest-test', processMetrics: false });
+  const metrics = createIngestMetrics(registry, schema.topics);
 
   return {
     listingTopic,
@@ -139,10 +142,11 @@ async function createPipeline({ redisUrl = redisServer.url, publisherUrl = redis
     received,
     topicOf,
     timestamps,
+    registry,
 
     /** A new ingest in the test's group (stopped at the end of the test unless stopped before). */
     async startIngest(): Promise<Ingest> {
-      const ingest = createIngest({ kafka, redis: publisher, schema, logger }, { groupId, channelPrefix: CHANNEL_PREFIX, ...options });
+      const ingest = createIngest({ kafka, redis: publisher, schema, logger, metrics }, { groupId, channelPrefix: CHANNEL_PREFIX, ...options });
       ingests.push(ingest);
       await ingest.start();
       return ingest;
@@ -367,6 +371,14 @@ describe('publishing', () => {
     expect(ingest.stats.published).toBe(events.length);
     await waitFor(() => pipeline.received.length === events.length, { message: 'every committed event on Redis' });
     expect(ingest.stats.commits).toBeGreaterThan(0);
+    // The Prometheus view agrees with the stats: everything published, no lag left.
+    const text = await pipeline.registry.metrics();
+    const sum = (name: string) =>
+      [...text.matchAll(new RegExp(`^${name}\\{[^}]*\\} (\\d+)$`, 'gm'))].reduce((total, m) => total + Number(m[1]), 0);
+    expect(sum('wirestream_ingest_published_total')).toBe(events.length);
+    expect(sum('wirestream_ingest_consumed_total')).toBe(events.length);
+    expect(sum('wirestream_ingest_consumer_lag')).toBe(0);
+    expect(text).toMatch(/wirestream_ingest_redis_publish_seconds_count\{service="ingest-test"\} [1-9]/);
     for (const topic of pipeline.topics) {
       // Every partition got events (fixed seed), so the check above compared real offsets.
       expect([...(await highWatermarks(topic)).values()].every((high) => high !== '0'), topic).toBe(true);

@@ -4,6 +4,7 @@ import type { Logger } from '@wirestream/telemetry';
 import { channelName, encodeEnvelope, shardOf, type WirestreamSchema } from '@wirestream/schema';
 import { createDeadLetter, type DeadLetterReason } from './dead-letter.js';
 import { createEventConverter } from './event-converter.js';
+import type { IngestMetrics } from './metrics.js';
 
 /** What ingest needs from the outside world; `main.ts` builds the real ones, tests pass their own. */
 export interface IngestDeps {
@@ -13,6 +14,8 @@ export interface IngestDeps {
   readonly redis: Redis;
   readonly schema: WirestreamSchema;
   readonly logger: Logger;
+  /** Prometheus series; optional so tests and tools can run without a registry. */
+  readonly metrics?: IngestMetrics;
 }
 
 export interface IngestOptions {
@@ -57,12 +60,14 @@ export interface Ingest {
   stop(): Promise<void>;
   /** True once the consumer joined its group and Redis is connected. */
   isReady(): boolean;
+  /** Why ingest is not ready (for /readyz). */
+  notReadyReason(): string;
   readonly stats: Readonly<IngestStats>;
 }
 
 /** Builds the ingest pipeline: Kafka topics named by the schema → snake_case → Redis envelopes. */
 export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ingest {
-  const { kafka, redis, schema, logger } = deps;
+  const { kafka, redis, schema, logger, metrics } = deps;
   const {
     groupId = 'wirestream-ingest',
     channelPrefix = 'ws',
@@ -103,6 +108,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     const { topic, partition, messages } = batch;
     const route = routing.get(topic);
     if (!route || messages.length === 0 || !consumer || !producer) return;
+    const series = metrics?.forTopic(topic);
 
     for (let start = 0; start < messages.length; start += publishChunkSize) {
       // A rebalance took the partition away: the new owner resumes from our last commit.
@@ -130,20 +136,25 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
         }
       }
       stats.consumed += end - start;
+      series?.consumed.inc(end - start);
 
       // Dead letters and publishes must both be acknowledged before the commit: at-least-once.
       if (deadLetters.length > 0) {
         await producer.send({ topic: topic + dlqSuffix, acks: -1, messages: deadLetters });
         stats.deadLettered += deadLetters.length;
+        series?.deadLettered.inc(deadLetters.length);
       }
       if (publishes > 0) {
+        const started = performance.now();
         const results = await pipeline.exec();
+        metrics?.redisPublishSeconds.observe((performance.now() - started) / 1_000);
         const failed = results?.find(([err]) => err !== null);
         if (!results || failed) {
           // Throwing makes kafkajs retry the batch from the last committed offset.
           throw new Error(`Redis rejected a publish for ${topic}[${partition}]: ${String(failed?.[0] ?? 'pipeline discarded')}`);
         }
         stats.published += publishes;
+        series?.published.inc(publishes);
       }
       const last = (messages[end - 1] as KafkaMessage).offset;
       resolveOffset(last);
@@ -151,6 +162,8 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
       // the commit of the batch that stop() waits for. With explicit offsets this commits at once.
       await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: (BigInt(last) + 1n).toString() }] }] });
       stats.commits++;
+      // highWatermark is the next offset the partition will get: lag = what is left after `last`.
+      metrics?.setLag(topic, partition, Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(last) - 1n)));
       await heartbeat();
     }
   }
@@ -195,6 +208,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
   return {
     stats,
     isReady: () => joined && redis.status === 'ready',
+    notReadyReason: () => (stopped ? 'stopping' : !joined ? 'not in the consumer group yet' : `redis ${redis.status}`),
 
     async start() {
       await prepareTopics();

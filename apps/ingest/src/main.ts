@@ -4,10 +4,12 @@ import { Kafka, logLevel } from 'kafkajs';
 import { Redis } from 'ioredis';
 import { ConfigError, loadConfig } from '@wirestream/config';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
-import { createLogger } from '@wirestream/telemetry';
+import { createLogger, createMetricsRegistry } from '@wirestream/telemetry';
 import { ingestConfigSpec } from './config.js';
 import { createIngest } from './ingest.js';
+import { createHealthServer } from './health-server.js';
 import { kafkaLogCreator } from './kafka-logger.js';
+import { createIngestMetrics } from './metrics.js';
 
 function readConfig() {
   try {
@@ -39,8 +41,11 @@ const redis = new Redis(config.redisUrl, {
 redis.on('ready', () => logger.info('redis ready'));
 redis.on('error', (err: Error) => logger.warn({ err }, 'redis error'));
 
+const registry = createMetricsRegistry({ service: 'ingest' });
+const metrics = createIngestMetrics(registry, schema.topics);
+
 const ingest = createIngest(
-  { kafka, redis, schema, logger },
+  { kafka, redis, schema, logger, metrics },
   {
     groupId: config.groupId,
     channelPrefix: config.channelPrefix,
@@ -53,6 +58,16 @@ const ingest = createIngest(
   },
 );
 
+const healthServer = createHealthServer({ registry, isReady: () => ingest.isReady(), notReadyReason: () => ingest.notReadyReason() });
+healthServer.on('error', (err) => {
+  logger.fatal({ err, port: config.httpPort }, 'health and metrics server failed (INGEST_HTTP_PORT in use?)');
+  process.exit(1);
+});
+healthServer.listen(config.httpPort, config.httpHost, () => {
+  const address = healthServer.address();
+  logger.info({ port: typeof address === 'object' && address ? address.port : config.httpPort }, 'health and metrics server listening');
+});
+
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
@@ -64,6 +79,7 @@ async function shutdown(signal: string): Promise<void> {
     logger.error({ err }, 'error while stopping');
   }
   await redis.quit().catch(() => redis.disconnect());
+  healthServer.close();
   logger.info('bye');
   process.exit(0);
 }

@@ -101,7 +101,7 @@ beforeAll(async () => {
   wsUrl = `ws://127.0.0.1:${port}/graphql`;
   httpBase = `http://127.0.0.1:${port}`;
   const common = { REDIS_URL: redis.url, SCHEMA_PATH: schemaPath, LOG_LEVEL: 'info' };
-  ingest = startApp('ingest', { ...common, KAFKA_BROKERS: brokers.join(','), KAFKA_GROUP_ID: uniqueName('ingest') });
+  ingest = startApp('ingest', { ...common, KAFKA_BROKERS: brokers.join(','), KAFKA_GROUP_ID: uniqueName('ingest'), INGEST_HTTP_PORT: '0' });
   gateway = startApp('gateway', { ...common, GATEWAY_HOST: '127.0.0.1', GATEWAY_PORT: String(port), GATEWAY_AUTH_MODE: 'anonymous' });
   await ingest.waitForLog((l) => l['msg'] === 'joined consumer group', 'joined consumer group');
   await waitFor(async () => (await fetch(`${httpBase}/readyz`).catch(() => undefined))?.status === 200, {

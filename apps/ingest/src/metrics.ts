@@ -1,0 +1,58 @@
+import { Counter, Gauge, Histogram, type Registry } from '@wirestream/telemetry';
+
+/** Ingest's Prometheus series, with every per-topic child bound once at start-up. */
+export interface IngestMetrics {
+  /** Per topic: consumed, published and dead-lettered counters; call `inc(n)` once per chunk. */
+  forTopic(topic: string): {
+    readonly consumed: Counter.Internal;
+    readonly published: Counter.Internal;
+    readonly deadLettered: Counter.Internal;
+  };
+  /** Sets a partition's lag (high watermark − next offset to process). */
+  setLag(topic: string, partition: number, lag: number): void;
+  readonly redisPublishSeconds: Histogram;
+}
+
+export function createIngestMetrics(registry: Registry, topics: readonly string[]): IngestMetrics {
+  const registers = [registry];
+  const consumed = new Counter({ name: 'wirestream_ingest_consumed_total', help: 'Kafka messages consumed.', labelNames: ['topic'], registers });
+  const published = new Counter({ name: 'wirestream_ingest_published_total', help: 'Envelopes published to Redis and acknowledged.', labelNames: ['topic'], registers });
+  const deadLettered = new Counter({ name: 'wirestream_ingest_dead_lettered_total', help: 'Messages sent to <topic>.dlq.', labelNames: ['topic'], registers });
+  const lag = new Gauge({ name: 'wirestream_ingest_consumer_lag', help: 'Messages between the last processed offset and the high watermark.', labelNames: ['topic', 'partition'], registers });
+  const redisPublishSeconds = new Histogram({
+    name: 'wirestream_ingest_redis_publish_seconds',
+    help: 'Time for one Redis pipeline (one chunk of envelopes) to be acknowledged.',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers,
+  });
+
+  // Bound once: the hot path never builds label objects.
+  const byTopic = new Map(
+    topics.map((topic) => [
+      topic,
+      { consumed: consumed.labels(topic), published: published.labels(topic), deadLettered: deadLettered.labels(topic) },
+    ]),
+  );
+  const lagChildren = new Map<string, Gauge.Internal<string>>();
+
+  return {
+    forTopic(topic) {
+      let children = byTopic.get(topic);
+      if (!children) {
+        children = { consumed: consumed.labels(topic), published: published.labels(topic), deadLettered: deadLettered.labels(topic) };
+        byTopic.set(topic, children);
+      }
+      return children;
+    },
+    setLag(topic, partition, value) {
+      const key = `${topic}\u0000${partition}`;
+      let child = lagChildren.get(key);
+      if (!child) {
+        child = lag.labels(topic, String(partition));
+        lagChildren.set(key, child);
+      }
+      child.set(value);
+    },
+    redisPublishSeconds,
+  };
+}
