@@ -37,6 +37,7 @@ export const gatewayConfigSpec = defineConfigSpec({
   maxFields: envVar({ name: 'GATEWAY_MAX_FIELDS', schema: integer({ min: 1, max: 100_000 }), default: 200, description: 'Selections per document, fragments expanded.' }),
   maxDirectives: envVar({ name: 'GATEWAY_MAX_DIRECTIVES', schema: integer({ min: 0, max: 10_000 }), default: 20, description: 'Directives per document.' }),
   allowIntrospection: envVar({ name: 'GATEWAY_ALLOW_INTROSPECTION', schema: booleanFlag(), default: false, description: 'Allow `__schema` / `__type` queries.' }),
+  metricsEnabled: envVar({ name: 'GATEWAY_METRICS', schema: booleanFlag(), default: true, description: 'Serve Prometheus metrics on GET /metrics.' }),
   debugEndpoints: envVar({ name: 'GATEWAY_DEBUG_ENDPOINTS', schema: booleanFlag(), default: false, description: 'Serve GET /debug/memory (for benchmarks; keep off in production).' }),
   logLevel: envVar({ name: 'LOG_LEVEL', schema: z.enum(LOG_LEVELS), default: 'info', description: 'Lowest log level written (pino).' }),
 });

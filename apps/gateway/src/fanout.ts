@@ -2,6 +2,7 @@ import { execute, type ExecutionResult } from 'graphql';
 import type { Redis } from 'ioredis';
 import type { Logger } from '@wirestream/telemetry';
 import { decodeEnvelope, type Envelope, type WirestreamSchema } from '@wirestream/schema';
+import type { GatewayMetrics } from './metrics.js';
 import type { CompiledSubscription, FilterClause } from './operations.js';
 
 /** One client subscription (one graphql-ws `id` on one socket). Returned as the handle to remove it. */
@@ -17,6 +18,12 @@ export interface Subscriber<C> {
 interface Group<C> {
   readonly op: CompiledSubscription;
   readonly subscribers: Set<Subscriber<C>>;
+  /** Payloads (execution results as JSON) of this event-loop turn, in event order, not yet written. */
+  pending: string[];
+  /** Kafka timestamps of `pending`, for the event-to-wire histogram. */
+  pendingTs: number[];
+  /** Sum of the subscribers' frame-head lengths, for bytes-out without a per-subscriber loop. */
+  headBytes: number;
 }
 
 export interface FanoutDeps<C> {
@@ -24,8 +31,14 @@ export interface FanoutDeps<C> {
   /** A connection dedicated to SUBSCRIBE (ioredis puts it in subscriber mode). */
   readonly redis: Redis;
   readonly logger: Logger;
-  /** Writes one text frame to a connection; must not throw for a live connection. */
-  readonly send: (conn: C, frame: string) => void;
+  /**
+   * Writes `head + payload + '}'` for each payload, in order, as one text frame each; the
+   * transport should write them together (uWS: inside one `cork`, one syscall). Must not throw
+   * for a closed connection.
+   */
+  readonly sendFrames: (conn: C, head: string, payloads: readonly string[]) => void;
+  /** Prometheus series; optional so tests and benchmarks can run without a registry. */
+  readonly metrics?: GatewayMetrics;
 }
 
 export interface FanoutStats {
@@ -42,7 +55,7 @@ export interface FanoutStats {
  * the groups that need them: subscribed on first use, unsubscribed when the last group goes.
  */
 export function createFanout<C>(deps: FanoutDeps<C>) {
-  const { schema, redis, logger, send } = deps;
+  const { schema, redis, logger, sendFrames, metrics } = deps;
   const groups = new Map<string, Group<C>>();
   const channelGroups = new Map<string, Set<Group<C>>>();
   /** Channels whose SUBSCRIBE Redis acknowledged (and that are still wanted). */
@@ -79,12 +92,13 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
   function subscribe(conn: C, id: string, op: CompiledSubscription): Subscriber<C> {
     let group = groups.get(op.dedupKey);
     if (!group) {
-      group = { op, subscribers: new Set() };
+      group = { op, subscribers: new Set(), pending: [], pendingTs: [], headBytes: 0 };
       groups.set(op.dedupKey, group);
       for (const channel of op.channels) addChannel(channel, group);
     }
     const subscriber: Subscriber<C> = { conn, id, head: `{"id":${JSON.stringify(id)},"type":"next","payload":`, group };
     group.subscribers.add(subscriber);
+    group.headBytes += subscriber.head.length;
     subscribers++;
     return subscriber;
   }
@@ -92,17 +106,56 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
   function unsubscribe(subscriber: Subscriber<C>): void {
     const { group } = subscriber;
     if (!group.subscribers.delete(subscriber)) return;
+    group.headBytes -= subscriber.head.length;
     subscribers--;
     if (group.subscribers.size > 0) return;
     groups.delete(group.op.dedupKey);
     for (const channel of group.op.channels) removeChannel(channel, group);
   }
 
-  function deliver(group: Group<C>, json: string): void {
-    // Deliberately imperative: this is the per-subscriber loop, the only O(N) part of an event.
-    for (const subscriber of group.subscribers) {
-      send(subscriber.conn, subscriber.head + json + '}');
-      stats.framesOut++;
+  /*
+   * Frames are written once per event-loop turn, not once per event: ioredis hands over a whole
+   * socket read of messages at once, and writing every event of that burst to a socket in one
+   * corked write turns N syscalls per socket into one. Ordering holds: a group's payloads are
+   * queued in event order and written in that order.
+   */
+  let dirty: Group<C>[] = [];
+  let flushScheduled = false;
+
+  function deliver(group: Group<C>, json: string, ts: number): void {
+    if (group.pending.length === 0) dirty.push(group);
+    group.pending.push(json);
+    group.pendingTs.push(ts);
+    if (!flushScheduled) {
+      flushScheduled = true;
+      setImmediate(flush);
+    }
+  }
+
+  function flush(): void {
+    flushScheduled = false;
+    const groups = dirty;
+    dirty = [];
+    for (const group of groups) {
+      const payloads = group.pending;
+      const timestamps = group.pendingTs;
+      group.pending = [];
+      group.pendingTs = [];
+      // Deliberately imperative: the per-subscriber loop is the only O(N) part of an event.
+      for (const subscriber of group.subscribers) sendFrames(subscriber.conn, subscriber.head, payloads);
+      const frames = group.subscribers.size * payloads.length;
+      stats.framesOut += frames;
+      if (metrics) {
+        // Per group and payload, never per subscriber: the cost of metrics stays O(operations).
+        const now = Date.now();
+        let bytes = group.headBytes * payloads.length;
+        for (let i = 0; i < payloads.length; i++) {
+          bytes += (Buffer.byteLength(payloads[i] as string) + 1) * group.subscribers.size;
+          metrics.eventToWireSeconds.observe(Math.max(0, now - (timestamps[i] as number)) / 1_000);
+        }
+        metrics.framesOut.inc(frames);
+        metrics.bytesOut.inc(bytes);
+      }
     }
   }
 
@@ -110,6 +163,7 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
     const set = channelGroups.get(channel);
     if (!set) return;
     stats.eventsIn++;
+    metrics?.eventsIn.inc();
     let envelope: Envelope;
     try {
       envelope = decodeEnvelope(text);
@@ -134,16 +188,17 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
       // Default resolvers are synchronous; a custom async resolver still works, just later.
       if (isPromise(result)) {
         result.then(
-          (r) => deliver(group, serialize(r, extensions)),
+          (r) => deliver(group, serialize(r, extensions), envelope.ts),
           (err: unknown) => logger.error({ err }, 'subscription execution failed'),
         );
       } else {
-        deliver(group, serialize(result, extensions));
+        deliver(group, serialize(result, extensions), envelope.ts);
       }
     }
   }
 
   redis.on('message', handleMessage);
+  if (metrics) redis.on('reconnecting', () => metrics.redisReconnects.inc());
 
   return {
     subscribe,

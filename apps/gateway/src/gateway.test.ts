@@ -1,6 +1,8 @@
 // Integration: the gateway in-process on a free port, a real redis-server, the official graphql-ws client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@wirestream/testkit';
+import { createMetricsRegistry } from '@wirestream/telemetry';
+import { createGatewayMetrics } from './metrics.js';
 import { collect, LISTING, rawSocket, startTestGateway, type ExecutionResult, type TestGateway } from '../test/support.js';
 
 let t: TestGateway;
@@ -13,7 +15,11 @@ const connect = () => t.connect();
 const publishListing = (listingId: string, eventType?: string) => t.publishListing(listingId, eventType);
 
 beforeAll(async () => {
-  t = await startTestGateway({ connectionInitWaitTimeoutMs: 500, maxSubscriptionsPerConnection: 5 });
+  const registry = createMetricsRegistry({ service: 'gateway-test', processMetrics: false });
+  t = await startTestGateway(
+    { connectionInitWaitTimeoutMs: 500, maxSubscriptionsPerConnection: 5 },
+    { metrics: { registry, series: createGatewayMetrics(registry) } },
+  );
   ({ gateway, url, httpBase, topic } = t);
 });
 
@@ -58,6 +64,16 @@ describe('fan-out', () => {
     expect(filtered.results[0]?.data).toEqual({ listingUpdated: { listing_id: 'lst-7' } });
     // 3 events for the shared operation + 1 matching event for the filtered one: not 3 × subscribers.
     expect(gateway.stats().executions - executionsBefore).toBe(4);
+
+    // Prometheus agrees with the engine's own counters, and saw the event-to-wire latency.
+    const metrics = await (await fetch(`${httpBase}/metrics`)).text();
+    const value = (name: string) => Number(new RegExp(`^${name}\\{[^}]*\\} (\\S+)$`, 'm').exec(metrics)?.[1]);
+    expect(value('wirestream_gateway_frames_out_total')).toBe(gateway.stats().framesOut);
+    expect(value('wirestream_gateway_events_in_total')).toBe(gateway.stats().eventsIn);
+    expect(value('wirestream_gateway_operations')).toBe(2);
+    expect(value('wirestream_gateway_connections')).toBeGreaterThanOrEqual(3);
+    expect(value('wirestream_gateway_bytes_out_total')).toBeGreaterThan(0);
+    expect(value('wirestream_gateway_event_to_wire_seconds_count')).toBe(gateway.stats().executions);
 
     a.dispose();
     b.dispose();

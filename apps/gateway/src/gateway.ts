@@ -7,6 +7,8 @@ import type { WirestreamSchema } from '@wirestream/schema';
 import { createAuthenticator, type Authenticator } from './auth.js';
 import type { DocumentLimits } from './document-limits.js';
 import { createFanout } from './fanout.js';
+import type { GatewayMetrics } from './metrics.js';
+import type { Registry } from '@wirestream/telemetry';
 import { createOperationCompiler } from './operations.js';
 import { createOriginCheck } from './origin.js';
 import { createConnection, createProtocol, type Connection } from './protocol.js';
@@ -19,6 +21,8 @@ export interface GatewayDeps {
   readonly logger: Logger;
   /** Verifies `connection_init` (JWT) and decides scopes. @default anonymous: everyone may subscribe to everything */
   readonly authenticator?: Authenticator;
+  /** Prometheus registry served on `GET /metrics`, and the gateway's series in it. */
+  readonly metrics?: { readonly registry: Registry; readonly series: GatewayMetrics };
 }
 
 export interface GatewayOptions {
@@ -75,6 +79,8 @@ interface SocketData extends Connection {
   address: string;
 }
 type Socket = WebSocket<SocketData>;
+/** uWS `send` status: the frame was dropped because the socket passed maxBackpressure (it is being closed). */
+const SEND_DROPPED = 2;
 /** The protocol core sees a `Connection`; here every connection is the uWS socket carrying it. */
 const asSocket = (conn: Connection): Socket => conn as unknown as Socket;
 
@@ -108,7 +114,7 @@ export interface Gateway {
 
 /** Builds the uWS HTTP + WebSocket server around the protocol core and the fan-out engine. */
 export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): Gateway {
-  const { schema, redis, logger, authenticator = createAuthenticator({ mode: 'anonymous' }) } = deps;
+  const { schema, redis, logger, authenticator = createAuthenticator({ mode: 'anonymous' }), metrics } = deps;
   const {
     path = '/graphql',
     channelPrefix = 'ws',
@@ -145,13 +151,42 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     if (!conn.closed) asSocket(conn).end(code, reason);
   }
 
+  // The cork callback reads these instead of closing over them: no closure allocated per socket per flush.
+  let corkSocket: Socket | undefined;
+  let corkHead = '';
+  let corkPayloads: readonly string[] = [];
+  const writeCorked = (): void => {
+    const ws = corkSocket as Socket;
+    const conn = ws.getUserData();
+    // A send past maxBackpressure closes the socket on the spot (closeOnBackpressureLimit); stop there.
+    for (let i = 0; i < corkPayloads.length && !conn.closed; i++) {
+      if (ws.send(corkHead + corkPayloads[i] + '}', false) === SEND_DROPPED) metrics?.series.slowConsumers.inc();
+    }
+  };
+  function sendFrames(conn: Connection, head: string, payloads: readonly string[]): void {
+    if (conn.closed) return;
+    if (payloads.length === 1) {
+      if (asSocket(conn).send(head + payloads[0] + '}', false) === SEND_DROPPED) metrics?.series.slowConsumers.inc();
+      return;
+    }
+    corkSocket = asSocket(conn);
+    corkHead = head;
+    corkPayloads = payloads;
+    corkSocket.cork(writeCorked);
+    corkSocket = undefined;
+  }
+
   const compiler = createOperationCompiler(schema, {
     channelPrefix,
     maxQueryLength,
     maxTokens,
     ...(documentLimits ? { documentLimits } : {}),
   });
-  const fanout = createFanout<Connection>({ schema, redis, logger, send });
+  const fanout = createFanout<Connection>({ schema, redis, logger, sendFrames, ...(metrics ? { metrics: metrics.series } : {}) });
+  metrics?.series.observeGauges(() => {
+    const f = fanout.stats();
+    return { connections: sockets.size, subscriptions: f.subscribers, operations: f.groups };
+  });
   const protocol = createProtocol(
     { schema, compiler, fanout, send, close, authenticator, subscribeRateLimiter },
     { connectionInitWaitTimeoutMs, maxSubscriptionsPerConnection },
@@ -237,6 +272,21 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
   app.get('/stats', (res) => {
     respond(res, '200 OK', 'application/json', JSON.stringify(stats()));
   });
+  if (metrics) {
+    app.get('/metrics', (res) => {
+      // The registry answers asynchronously: uWS requires an abort handler before the handler returns.
+      let aborted = false;
+      res.onAborted(() => (aborted = true));
+      metrics.registry.metrics().then(
+        (text) => {
+          if (!aborted) respond(res, '200 OK', metrics.registry.contentType, text);
+        },
+        (err: unknown) => {
+          if (!aborted) respond(res, '500 Internal Server Error', 'text/plain', String(err));
+        },
+      );
+    });
+  }
   if (debugEndpoints) {
     app.get('/debug/memory', (res, req) => {
       // Read the query before anything else: uWS request objects die when the handler returns.

@@ -3,7 +3,8 @@
 import { Redis } from 'ioredis';
 import { ConfigError, loadConfig } from '@wirestream/config';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
-import { createLogger } from '@wirestream/telemetry';
+import { createLogger, createMetricsRegistry } from '@wirestream/telemetry';
+import { createGatewayMetrics } from './metrics.js';
 import { readFileSync } from 'node:fs';
 import { createAuthenticator, type AuthenticatorOptions } from './auth.js';
 import { gatewayConfigSpec } from './config.js';
@@ -51,6 +52,7 @@ try {
   process.exit(78); // EX_CONFIG
 }
 const schema = loadWirestreamSchema(config.schemaPath ?? auctionSchemaPath);
+const registry = createMetricsRegistry({ service: 'gateway' });
 const redis = new Redis(config.redisUrl, {
   // Subscriber connections cannot queue ordinary commands; retry forever with a capped backoff.
   maxRetriesPerRequest: null,
@@ -61,7 +63,7 @@ redis.on('ready', () => logger.info('redis ready'));
 redis.on('error', (err: Error) => logger.warn({ err }, 'redis error'));
 
 const gateway = createGateway(
-  { schema, redis, logger, authenticator },
+  { schema, redis, logger, authenticator, ...(config.metricsEnabled ? { metrics: { registry, series: createGatewayMetrics(registry) } } : {}) },
   {
     path: config.path,
     channelPrefix: config.channelPrefix,

@@ -38,7 +38,7 @@ export interface TestGateway {
 
 export async function startTestGateway(
   options: GatewayOptions = {},
-  deps: Partial<Pick<GatewayDeps, 'authenticator'>> = {},
+  deps: Partial<Pick<GatewayDeps, 'authenticator' | 'metrics'>> = {},
 ): Promise<TestGateway> {
   const redisServer: RedisServer = await startRedis();
   const publisher = new Redis(redisServer.url);
