@@ -1,22 +1,13 @@
 #!/usr/bin/env node
 // The demo producer: realistic camelCase auction events into Kafka, keyed by listing id.
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
-import { ConfigError, loadConfig } from '@wirestream/config';
+import { loadConfigOrExit } from '@wirestream/config';
 import { createAuctionEventGenerator, DEMO_TOPICS } from '@wirestream/demo-events';
 import { createLogger } from '@wirestream/telemetry';
 import { producerConfigSpec } from './config.js';
 
 
-let config;
-try {
-  config = loadConfig(producerConfigSpec, process.env);
-} catch (err) {
-  if (err instanceof ConfigError) {
-    process.stderr.write(`${err.message}\n`);
-    process.exit(78);
-  }
-  throw err;
-}
+const config = loadConfigOrExit(producerConfigSpec, process.env);
 const logger = createLogger({ name: 'demo-producer', level: config.logLevel });
 const kafka = new Kafka({ clientId: 'wirestream-demo-producer', brokers: [...config.kafkaBrokers], logLevel: logLevel.ERROR });
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Entry point: read config, build real clients, wire, listen, drain on SIGTERM. Logic lives in gateway.ts.
 import { Redis } from 'ioredis';
-import { ConfigError, loadConfig } from '@wirestream/config';
+import { EXIT_CONFIG, loadConfigOrExit } from '@wirestream/config';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { createLogger, createMetricsRegistry } from '@wirestream/telemetry';
 import { createGatewayMetrics } from './metrics.js';
@@ -10,19 +10,7 @@ import { createAuthenticator, type AuthenticatorOptions } from './auth.js';
 import { gatewayConfigSpec } from './config.js';
 import { createGateway } from './gateway.js';
 
-function readConfig() {
-  try {
-    return loadConfig(gatewayConfigSpec, process.env);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(78); // EX_CONFIG
-    }
-    throw err;
-  }
-}
-
-const config = readConfig();
+const config = loadConfigOrExit(gatewayConfigSpec, process.env);
 const logger = createLogger({ name: 'gateway', level: config.logLevel });
 
 /** Auth options from config; createAuthenticator rejects contradictions (e.g. jwt without a key). */
@@ -49,7 +37,7 @@ try {
   authenticator = createAuthenticator(authOptions());
 } catch (err) {
   process.stderr.write(`invalid authentication settings: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(78); // EX_CONFIG
+  process.exit(EXIT_CONFIG);
 }
 const schema = loadWirestreamSchema(config.schemaPath ?? auctionSchemaPath);
 const registry = createMetricsRegistry({ service: 'gateway' });

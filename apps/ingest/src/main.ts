@@ -2,7 +2,7 @@
 // Entry point: read config, build real clients, wire, start, stop on SIGTERM. Logic lives in ingest.ts.
 import { Kafka, logLevel } from 'kafkajs';
 import { Redis } from 'ioredis';
-import { ConfigError, loadConfig } from '@wirestream/config';
+import { loadConfigOrExit } from '@wirestream/config';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { createLogger, createMetricsRegistry } from '@wirestream/telemetry';
 import { ingestConfigSpec } from './config.js';
@@ -11,19 +11,7 @@ import { createHealthServer } from './health-server.js';
 import { kafkaLogCreator } from './kafka-logger.js';
 import { createIngestMetrics } from './metrics.js';
 
-function readConfig() {
-  try {
-    return loadConfig(ingestConfigSpec, process.env);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(78); // EX_CONFIG
-    }
-    throw err;
-  }
-}
-
-const config = readConfig();
+const config = loadConfigOrExit(ingestConfigSpec, process.env);
 const logger = createLogger({ name: 'ingest', level: config.logLevel });
 const schema = loadWirestreamSchema(config.schemaPath ?? auctionSchemaPath);
 const kafka = new Kafka({
