@@ -5,9 +5,10 @@ import { createDeadLetter, DEAD_LETTER_HEADERS, type DeadLetterReason } from './
 import { createEventConverter, type ConvertResult } from './event-converter.js';
 
 const bytes = (text: string): Buffer => Buffer.from(text, 'utf8');
+const payloadOf = (result: ConvertResult): unknown => (result.ok ? JSON.parse(result.bytes.toString('utf8')) : undefined);
 
 function expectFailure(result: ConvertResult, code: DeadLetterReason['code']): string {
-  if (result.ok) throw new Error(`expected ${code}, got a payload: ${JSON.stringify(result.payload)}`);
+  if (result.ok) throw new Error(`expected ${code}, got a payload: ${result.bytes.toString()}`);
   expect(result.reason.code).toBe(code);
   return result.reason.message;
 }
@@ -15,7 +16,7 @@ function expectFailure(result: ConvertResult, code: DeadLetterReason['code']): s
 describe('createEventConverter', () => {
   const convert = createEventConverter();
 
-  it('snake_cases every key, keeps every value, and returns the JSON text of the payload', () => {
+  it('snake_cases every key, keeps every value, and returns the compact JSON bytes of the payload', () => {
     const event = {
       eventId: 'evt-1',
       eventType: 'ListingCreated', // values are never converted
@@ -29,7 +30,7 @@ describe('createEventConverter', () => {
     };
     const result = convert(bytes(JSON.stringify(event)));
     if (!result.ok) throw new Error(`expected a payload, got ${result.reason.code}: ${result.reason.message}`);
-    expect(result.payload).toEqual({
+    expect(payloadOf(result)).toEqual({
       event_id: 'evt-1',
       event_type: 'ListingCreated',
       listing_id: 'lst-000042',
@@ -40,13 +41,22 @@ describe('createEventConverter', () => {
       },
       already_snake: 0,
     });
-    expect(result.json).toBe(JSON.stringify(result.payload));
+    expect(result.bytes.toString()).toBe(JSON.stringify(payloadOf(result)));
   });
 
   it('accepts an empty object and non-ASCII text', () => {
-    expect(convert(bytes('{}'))).toEqual({ ok: true, payload: {}, json: '{}' });
+    expect(payloadOf(convert(bytes('{}')))).toEqual({});
     const result = convert(bytes('{"displayName":"Chloé Müller"}'));
-    expect(result).toEqual({ ok: true, payload: { display_name: 'Chloé Müller' }, json: '{"display_name":"Chloé Müller"}' });
+    expect(result.ok && result.bytes.toString()).toBe('{"display_name":"Chloé Müller"}');
+  });
+
+  it('wraps the payload in the envelope head and reads the routing field in the same pass', () => {
+    const result = convert(bytes('{"listingId":"lst-7","nested":{"listingId":"x"}}'), '{"v":1,"payload":', 'listing_id');
+    expect(result.ok && result.bytes.toString()).toBe('{"v":1,"payload":{"listing_id":"lst-7","nested":{"listing_id":"x"}}}');
+    expect(result.ok && result.routeValue).toBe('lst-7');
+    const numbers = convert(bytes('{"listingId":12345678901234567890}'), '', 'listing_id');
+    // Numbers past 2^53 keep every digit (JSON.parse would have rounded them).
+    expect(numbers.ok && [numbers.routeValue, numbers.bytes.toString()]).toEqual(['12345678901234567890', '{"listing_id":12345678901234567890}']);
   });
 
   it('EMPTY_VALUE for a tombstone (null) and for an empty value', () => {

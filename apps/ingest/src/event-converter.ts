@@ -1,8 +1,14 @@
-import { createKeyTransformer } from '@wirestream/transform';
+import { createKeyTransformer, TransformError } from '@wirestream/transform';
 import type { DeadLetterReason } from './dead-letter.js';
 
 export type ConvertResult =
-  | { readonly ok: true; readonly payload: Record<string, unknown>; readonly json: string }
+  | {
+      readonly ok: true;
+      /** `head` + the snake_cased payload JSON (+ `}` closing the envelope when a head was given). */
+      readonly bytes: Buffer;
+      /** The top-level `routeField` value (string, or a number as written), if present. */
+      readonly routeValue: string | undefined;
+    }
   | { readonly ok: false; readonly reason: DeadLetterReason };
 
 export interface EventConverterOptions {
@@ -13,37 +19,58 @@ export interface EventConverterOptions {
 }
 
 /**
- * Kafka value bytes → snake_cased payload object + its JSON text (serialized once, reused by the
- * envelope). Kafka payloads are external input: every failure becomes a dead-letter reason, never a throw.
+ * Kafka value bytes → envelope bytes for Redis in one validating pass: keys rewritten to
+ * snake_case byte by byte, values copied as written (no JSON.parse, no JSON.stringify, no UTF-8
+ * decode/encode: bench/ingest measured ~1.9x events/s against parse + transform + stringify),
+ * and the routing field read on the way. Kafka payloads are external input: every failure
+ * becomes a dead-letter reason, never a throw.
  */
-export function createEventConverter(options: EventConverterOptions = {}): (value: Buffer | null) => ConvertResult {
+export function createEventConverter(
+  options: EventConverterOptions = {},
+): (value: Buffer | null, envelopeHead?: string, routeField?: string) => ConvertResult {
   const { maxMessageBytes = 1_048_576, maxDepth = 64 } = options;
   const transformer = createKeyTransformer({ maxDepth });
 
-  return (value) => {
+  return (value, envelopeHead = '', routeField) => {
     if (value === null || value.length === 0) {
       return fail('EMPTY_VALUE', 'message has no value (tombstone or empty)');
     }
     if (value.length > maxMessageBytes) {
       return fail('TOO_LARGE', `value is ${value.length} bytes, over the limit of ${maxMessageBytes} (INGEST_MAX_MESSAGE_BYTES)`);
     }
-    let parsed: unknown;
+    if (value[firstNonSpace(value)] !== 0x7b /* { */) return classifyNonObject(value);
+    const suffix = envelopeHead === '' ? '' : '}';
     try {
-      parsed = JSON.parse(value.toString('utf8'));
+      if (routeField === undefined) {
+        return { ok: true, bytes: transformer.transformJsonBytes(value, envelopeHead, suffix), routeValue: undefined };
+      }
+      const { bytes, value: routeValue } = transformer.transformJsonBytesReading(value, envelopeHead, suffix, routeField);
+      return { ok: true, bytes, routeValue };
     } catch (err) {
-      return fail('INVALID_JSON', `value is not valid JSON: ${(err as Error).message}`);
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      return fail('NOT_AN_OBJECT', `value must be a JSON object, got ${Array.isArray(parsed) ? 'array' : parsed === null ? 'null' : typeof parsed}`);
-    }
-    let payload: Record<string, unknown>;
-    try {
-      payload = transformer.transform<Record<string, unknown>>(parsed);
-    } catch (err) {
+      if (err instanceof TransformError && err.code === 'INVALID_JSON') {
+        return fail('INVALID_JSON', `value is not valid JSON: ${err.message}`);
+      }
       return fail('TRANSFORM_FAILED', (err as Error).message);
     }
-    return { ok: true, payload, json: JSON.stringify(payload) };
   };
+}
+
+/** Rare path: say what a value that is not an object is, so the dead letter explains itself. */
+function classifyNonObject(value: Buffer): ConvertResult {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value.toString('utf8'));
+  } catch (err) {
+    return fail('INVALID_JSON', `value is not valid JSON: ${(err as Error).message}`);
+  }
+  const got = Array.isArray(parsed) ? 'array' : parsed === null ? 'null' : typeof parsed;
+  return fail('NOT_AN_OBJECT', `value must be a JSON object, got ${got}`);
+}
+
+function firstNonSpace(value: Buffer): number {
+  let i = 0;
+  while (i < value.length && (value[i] === 0x20 || value[i] === 0x0a || value[i] === 0x0d || value[i] === 0x09)) i++;
+  return i;
 }
 
 function fail(code: DeadLetterReason['code'], message: string): ConvertResult {

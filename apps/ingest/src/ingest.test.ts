@@ -215,7 +215,7 @@ function expectEnvelopesMatch(pipeline: Pipeline, events: readonly DemoEvent[]):
       offset: envelope.offset,
       key: event.key,
       ts: pipeline.timestamps.get(eventIdOf(event)),
-      payload: converted.payload,
+      payload: JSON.parse(converted.bytes.toString()) as unknown,
     });
     expect(envelope.partition).toBeGreaterThanOrEqual(0);
     expect(envelope.partition).toBeLessThan(PARTITIONS);

@@ -1,7 +1,7 @@
 import { Partitioners, type Consumer, type EachBatchPayload, type Kafka, type KafkaMessage, type Message, type Producer } from 'kafkajs';
 import type { Redis } from 'ioredis';
 import type { Logger } from '@wirestream/telemetry';
-import { channelName, encodeEnvelope, shardOf, type WirestreamSchema } from '@wirestream/schema';
+import { channelName, encodeEnvelopeHead, shardOf, type WirestreamSchema } from '@wirestream/schema';
 import { createDeadLetter, type DeadLetterReason } from './dead-letter.js';
 import { createEventConverter } from './event-converter.js';
 import type { IngestMetrics } from './metrics.js';
@@ -120,15 +120,13 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
       // Deliberately imperative: this loop runs once per event.
       for (let i = start; i < end; i++) {
         const message = messages[i] as KafkaMessage;
-        const result = convert(message.value);
+        const key = message.key === null ? null : message.key.toString();
+        const head = encodeEnvelopeHead({ topic, partition, offset: message.offset, key, ts: Number(message.timestamp) });
+        const result = convert(message.value, head, route.keyField);
         if (result.ok) {
-          const key = message.key === null ? null : message.key.toString();
-          const routeKey = routeKeyOf(result.payload, route.keyField, key);
-          const envelope = encodeEnvelope(
-            { topic, partition, offset: message.offset, key, ts: Number(message.timestamp) },
-            result.json,
-          );
-          pipeline.publish(channelName(channelPrefix, topic, shardOf(routeKey, route.shards)), envelope);
+          // The payload's key field routes; a payload without it falls back to the Kafka key.
+          const routeKey = result.routeValue ?? key ?? '';
+          pipeline.publish(channelName(channelPrefix, topic, shardOf(routeKey, route.shards)), result.bytes);
           publishes++;
         } else {
           deadLetters.push(createDeadLetter(topic, partition, message, result.reason));
@@ -244,14 +242,4 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
       logger.info({ ...stats }, 'ingest stopped');
     },
   };
-}
-
-/** The value that picks the shard: the payload's key field, else the Kafka key, else ''. */
-function routeKeyOf(payload: Record<string, unknown>, keyField: string | undefined, kafkaKey: string | null): string {
-  if (keyField !== undefined) {
-    const value = payload[keyField];
-    if (typeof value === 'string') return value;
-    if (typeof value === 'number') return String(value);
-  }
-  return kafkaKey ?? '';
 }

@@ -26,10 +26,10 @@ export class EnvelopeError extends Error {
 }
 
 /**
- * Builds the envelope text around an already serialized payload, so the payload is
- * stringified exactly once on the ingest hot path.
+ * The envelope text up to and including `"payload":`; the payload JSON and a closing `}` follow.
+ * Lets ingest write the payload bytes straight after it without building a string.
  */
-export function encodeEnvelope(meta: EnvelopeMeta, payloadJson: string): string {
+export function encodeEnvelopeHead(meta: EnvelopeMeta): string {
   return (
     '{"v":1,"topic":' +
     JSON.stringify(meta.topic) +
@@ -41,10 +41,16 @@ export function encodeEnvelope(meta: EnvelopeMeta, payloadJson: string): string 
     (meta.key === null ? 'null' : JSON.stringify(meta.key)) +
     ',"ts":' +
     meta.ts +
-    ',"payload":' +
-    payloadJson +
-    '}'
+    ',"payload":'
   );
+}
+
+/**
+ * Builds the envelope text around an already serialized payload, so the payload is
+ * stringified exactly once on the ingest hot path.
+ */
+export function encodeEnvelope(meta: EnvelopeMeta, payloadJson: string): string {
+  return encodeEnvelopeHead(meta) + payloadJson + '}';
 }
 
 /** Parses and checks an envelope received from Redis (external input: validated here, trusted after). */

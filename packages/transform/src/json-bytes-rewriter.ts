@@ -15,7 +15,15 @@ import { TransformError } from './transform-error.js';
  *   `JSON.parse(buffer.toString())` would have turned them into U+FFFD.
  */
 export interface JsonBytesRewriter {
-  rewrite(json: Uint8Array, prefix: string, suffix: string): Buffer;
+  /**
+   * With `capture` (a converted top-level key, as UTF-8 bytes), the output offsets of that key's
+   * string or number value are left in {@link captureStart}/{@link captureEnd} (-1 when absent).
+   */
+  rewrite(json: Uint8Array, prefix: string, suffix: string, capture?: Uint8Array): Buffer;
+  /** Output offset where the captured value starts (inside the quotes for a string), or -1. */
+  readonly captureStart: number;
+  /** Output offset just past the captured value, or -1. */
+  readonly captureEnd: number;
   /** Keys memoized (as bytes), at most `maxCacheEntries`. */
   readonly cacheSize: number;
 }
@@ -124,14 +132,28 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
     return entry;
   }
 
+  let captureStart = -1;
+  let captureEnd = -1;
+
   return {
     rewrite: rewriteJsonBytes,
     get cacheSize() {
       return young.entries.length + old.entries.length;
     },
+    get captureStart() {
+      return captureStart;
+    },
+    get captureEnd() {
+      return captureEnd;
+    },
   };
 
-  function rewriteJsonBytes(src: Uint8Array, prefix: string, suffix: string): Buffer {
+  function rewriteJsonBytes(src: Uint8Array, prefix: string, suffix: string, capture?: Uint8Array): Buffer {
+    captureStart = -1;
+    captureEnd = -1;
+    // True between a top-level key equal to `capture` and its value (routing reads that value
+    // from the output instead of parsing the payload again).
+    let capturing = false;
     const length = src.length;
     // Room for the prefix, every byte of the input, and the suffix; converted keys grow it below.
     let dst = ensureScratch(0, prefix.length * 3 + length + suffix.length * 3 + 16);
@@ -203,6 +225,9 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
           keyEntry[keyTop] = entry;
         }
         keyTop++;
+        if (capture !== undefined && depth === 1 && captureStart < 0 && o - keyOut - 1 === capture.length) {
+          capturing = bytesEqual(capture, dst, keyOut + 1, o);
+        }
         dst[o++] = QUOTE;
         i = end + 1;
         if (i < length && src[i] !== 0x3a /* : */) i = skipWhitespace(src, i, length);
@@ -214,9 +239,12 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
 
       // A value starts at i.
       const c = i < length ? (src[i] as number) : -1;
+      const captureThis = capturing;
+      capturing = false;
       if (c === QUOTE) {
         dst[o++] = QUOTE;
         i++;
+        if (captureThis) captureStart = o;
         for (;;) {
           if (i >= length) throw invalid(src, i, depth, keyTop, 'the end of the string');
           const k = src[i] as number;
@@ -231,6 +259,7 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
           dst[o++] = k;
           i++;
         }
+        if (captureThis) captureEnd = o;
         dst[o++] = QUOTE;
         i++;
       } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
@@ -256,7 +285,9 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
       } else if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
         const end = skipNumber(src, i, length);
         if (end < 0) throw invalid(src, -end - 1, depth, keyTop, 'a digit');
+        if (captureThis) captureStart = o;
         while (i < end) dst[o++] = src[i++] as number;
+        if (captureThis) captureEnd = o;
       } else if (c === 0x74 /* t */ && i + 4 <= length && src[i + 1] === 0x72 && src[i + 2] === 0x75 && src[i + 3] === 0x65) {
         dst[o++] = 0x74; dst[o++] = 0x72; dst[o++] = 0x75; dst[o++] = 0x65;
         i += 4;

@@ -54,6 +54,13 @@ export interface KeyTransformer {
    */
   transformJsonBytes(json: Uint8Array, prefix?: string, suffix?: string): Buffer;
   /**
+   * {@link KeyTransformer.transformJsonBytes}, also reading one top-level field in the same pass:
+   * `field` is the converted (snake_case) key, e.g. the routing key `listing_id`. `value` is its
+   * string value (unescaped) or its number as written, and `undefined` when the field is absent or
+   * holds anything else (nested occurrences never count). Lets ingest route without parsing.
+   */
+  transformJsonBytesReading(json: Uint8Array, prefix: string, suffix: string, field: string): { readonly bytes: Buffer; readonly value: string | undefined };
+  /**
    * {@link KeyTransformer.transformJsonBytes} for a string: JSON text in, compact snake_cased JSON
    * text out. Costs a UTF-8 encode and decode more than the bytes form; prefer that one on hot paths.
    */
@@ -190,6 +197,7 @@ export function createKeyTransformer(options: KeyTransformerOptions = {}): KeyTr
   }
 
   const jsonBytes = createJsonBytesRewriter(maxDepth, maxCacheEntries);
+  const fieldBytesCache = new Map<string, Buffer>();
   const rewriteJsonBytes = jsonBytes.rewrite;
 
   return {
@@ -200,6 +208,21 @@ export function createKeyTransformer(options: KeyTransformerOptions = {}): KeyTr
       return result as T;
     },
     transformJsonBytes: (json, prefix = '', suffix = '') => rewriteJsonBytes(json, prefix, suffix),
+    transformJsonBytesReading(json, prefix, suffix, field) {
+      let fieldBytes = fieldBytesCache.get(field);
+      if (fieldBytes === undefined) {
+        fieldBytes = Buffer.from(field, 'utf8');
+        // A schema has a handful of routing fields: a tiny cap keeps this map from ever growing.
+        if (fieldBytesCache.size < 64) fieldBytesCache.set(field, fieldBytes);
+      }
+      const bytes = rewriteJsonBytes(json, prefix, suffix, fieldBytes);
+      const { captureStart, captureEnd } = jsonBytes;
+      if (captureStart < 0) return { bytes, value: undefined };
+      let value = bytes.toString('utf8', captureStart, captureEnd);
+      // Escapes are rare in ids; only then pay for a JSON decode of the string.
+      if (value.includes('\\') && bytes[captureStart - 1] === 0x22) value = JSON.parse(`"${value}"`) as string;
+      return { bytes, value };
+    },
     transformJson: (jsonText) => rewriteJsonBytes(Buffer.from(jsonText, 'utf8'), '', '').toString('utf8'),
     convertKey,
     get cacheSize() {
