@@ -1,0 +1,217 @@
+// End-to-end ingest throughput: real Kafka broker + Redis, one measured process at a time over the
+// same preloaded topics (each run with a fresh consumer group, so each reads everything again).
+//
+//   pnpm --filter @wirestream/bench-ingest bench -- [--events 200000] [--variants knobs,fetch]
+//        [--repeat 3] [--profile app] [--json out.json]
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { createBenchEnvironment, highWatermarks, preload, type BenchEnvironment, type PreloadResult } from './environment.js';
+import { summarizeCpuProfile, type ProfileSummary } from './profile-summary.js';
+import { runOnce, type RunContext, type RunResult, type Variant } from './run-process.js';
+import { fixed, int, markdownTable, median } from './table.js';
+import { findRepoRoot } from '@wirestream/testkit';
+import { buildPatchedApp } from './patched-app.js';
+import { PRESETS, VARIANTS } from './variants.js';
+
+const { values: args } = parseArgs({
+  options: {
+    events: { type: 'string', default: '200000' },
+    partitions: { type: 'string', default: '6' },
+    variants: { type: 'string', default: 'knobs' },
+    repeat: { type: 'string', default: '1' },
+    profile: { type: 'string' },
+    'timeout-s': { type: 'string', default: '180' },
+    warmup: { type: 'boolean', default: true },
+    'no-warmup': { type: 'boolean', default: false },
+    json: { type: 'string' },
+    'profile-dir': { type: 'string' },
+  },
+  allowPositionals: false,
+});
+
+function positiveInt(name: string, text: string | undefined): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new RangeError(`--${name} must be a positive integer, got ${String(text)}`);
+  return n;
+}
+function selectVariants(spec: string): string[] {
+  const ids: string[] = [];
+  for (const part of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const expanded = PRESETS[part] ?? [part];
+    for (const id of expanded) {
+      if (!(id in VARIANTS)) {
+        throw new RangeError(`--variants: unknown "${id}"; known: ${[...Object.keys(PRESETS), ...Object.keys(VARIANTS)].join(', ')}`);
+      }
+      if (!ids.includes(id)) ids.push(id);
+    }
+  }
+  if (ids.length === 0) throw new RangeError('--variants selected nothing');
+  return ids;
+}
+
+const events = positiveInt('events', args.events);
+const partitions = positiveInt('partitions', args.partitions);
+const repeat = positiveInt('repeat', args.repeat);
+const timeoutMs = positiveInt('timeout-s', args['timeout-s']) * 1000;
+const variantIds = selectVariants(args.variants ?? 'knobs');
+const profileIds = args.profile === undefined ? [] : selectVariants(args.profile);
+const warmup = args.warmup === true && args['no-warmup'] !== true;
+
+let env: BenchEnvironment | undefined;
+// A Ctrl-C must not leave a broker, Redis or ingest behind: exit runs testkit's and runOnce's kill hooks.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    process.stderr.write(`\n${signal}: stopping\n`);
+    void (env?.close() ?? Promise.resolve()).finally(() => process.exit(130));
+  });
+}
+
+const log = (line: string): void => void process.stderr.write(`${line}\n`);
+
+try {
+  log(`starting Kafka + Redis, ${partitions} partitions per topic…`);
+  env = await createBenchEnvironment({ partitions });
+  log(`broker ${env.broker.brokers.join(',')} (pid ${env.broker.pid}, ${env.broker.startupMs} ms), redis ${env.redis.url}`);
+  log(`preloading ${events.toLocaleString('en-US')} events…`);
+  const loaded = await preload(env, { events });
+  const total = await highWatermarks(env.kafka, env.topics);
+  if (total !== events) throw new Error(`the topics hold ${total} messages, expected ${events}`);
+
+  const monitor = new Redis(env.redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  monitor.on('error', () => undefined); // reported by the command that fails, once Redis is gone at the end
+  await monitor.connect();
+  const admin = env.kafka.admin();
+  await admin.connect();
+  const ctx: RunContext = { env, monitor, admin, total, timeoutMs };
+  // Variants that run a patched copy of apps/ingest: build each copy once, before any run.
+  const patchedScripts = new Map<string, string>();
+  for (const id of new Set([...variantIds, ...profileIds])) {
+    const patches = VARIANTS[id]?.patches;
+    if (patches !== undefined && !patchedScripts.has(patches.join('+'))) {
+      log(`building apps/ingest + ${patches.join(' + ')}…`);
+      patchedScripts.set(patches.join('+'), buildPatchedApp(patches));
+    }
+  }
+  const variant = (id: string): Variant => {
+    const v = VARIANTS[id] as Variant;
+    return v.patches === undefined ? v : { ...v, script: patchedScripts.get(v.patches.join('+')) ?? v.script };
+  };
+
+  try {
+    if (warmup) {
+      log(`warm-up run (not counted): ${variant(variantIds[0] as string).name}`);
+      await runOnce(ctx, variant(variantIds[0] as string));
+    }
+    const results: RunResult[] = [];
+    for (let round = 1; round <= repeat; round++) {
+      // Interleaved rounds: a noisy neighbour slows every variant of a round, not one variant.
+      for (const id of variantIds) {
+        const result = await runOnce(ctx, variant(id));
+        results.push(result);
+        log(
+          result.ok
+            ? `[${round}/${repeat}] ${result.variant}: ${int(result.eventsPerS)} events/s, cpu ${fixed(result.cpuPct, 0)} %, peak rss ${fixed(result.peakRssMiB, 0)} MiB`
+            : `[${round}/${repeat}] ${result.variant}: FAILED ${result.error ?? ''}`,
+        );
+      }
+    }
+
+    const profiles: { variant: string; result: RunResult; summary: ProfileSummary; file: string }[] = [];
+    for (const id of profileIds) {
+      // .wirestream/ is git-ignored; profiles are large and machine-specific.
+      const dir = args['profile-dir'] ?? join(findRepoRoot(), '.wirestream', 'bench-ingest-profiles');
+      const runDir = join(dir, id);
+      rmSync(runDir, { recursive: true, force: true });
+      mkdirSync(runDir, { recursive: true });
+      const v = variant(id);
+      log(`profiling ${v.name} (--cpu-prof, JSON wrapped)…`);
+      const result = await runOnce({ ...ctx, cpuProfileDir: runDir }, { ...v, env: { ...v.env, BENCH_WRAP_JSON: '1' } });
+      const file = readdirSync(runDir).find((f) => f.endsWith('.cpuprofile'));
+      if (file === undefined) throw new Error(`no .cpuprofile written in ${runDir}`);
+      profiles.push({ variant: v.name, result, summary: summarizeCpuProfile(join(runDir, file)), file: join(runDir, file) });
+    }
+
+    process.stdout.write(report(loaded, results, profiles) + '\n');
+    if (args.json !== undefined) {
+      writeFileSync(args.json, JSON.stringify({ date: new Date().toISOString(), node: process.version, events, partitions, repeat, loaded, results, profiles }, null, 2));
+    }
+    if (results.some((r) => !r.ok) || profiles.some((p) => !p.result.ok)) process.exitCode = 1;
+  } finally {
+    monitor.disconnect();
+    await admin.disconnect();
+  }
+} finally {
+  await env?.close();
+}
+
+function report(
+  loaded: PreloadResult,
+  results: readonly RunResult[],
+  profiles: readonly { variant: string; result: RunResult; summary: ProfileSummary; file: string }[],
+): string {
+  const out: string[] = [];
+  out.push(`## Ingest throughput — ${new Date().toISOString()}, node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${Math.round(totalmem() / 2 ** 30)} GiB`);
+  out.push('');
+  out.push(
+    markdownTable(
+      ['preload', 'events', 'listing / bid', 'mean value', 'total', 'generate', 'produce', 'produce rate'],
+      [
+        [
+          'kafkajs sendBatch, acks 1, no compression',
+          int(loaded.events),
+          `${int(loaded.listingEvents)} / ${int(loaded.bidEvents)}`,
+          `${int(loaded.meanValueBytes)} B`,
+          `${fixed(loaded.valueBytes / 1_048_576, 0)} MiB`,
+          `${int(loaded.generateMs)} ms`,
+          `${int(loaded.produceMs)} ms`,
+          `${int(loaded.events / (loaded.produceMs / 1000))} ev/s, ${fixed(loaded.producedMiBPerS, 0)} MiB/s`,
+        ],
+      ],
+    ),
+  );
+  out.push('');
+  const names = [...new Set(results.map((r) => r.variant))];
+  const medianOf = (name: string, f: (r: RunResult) => number): number => median(results.filter((r) => r.variant === name && r.ok).map(f));
+  const base = medianOf(names[0] ?? '', (r) => r.eventsPerS);
+  out.push(
+    markdownTable(
+      ['variant', 'events/s', 'best ev/s', 'steady ev/s', 'vs first', 'runs (events/s each)', 'CPU %', 'CPU µs/event', 'peak RSS MiB', 'broker CPU %', 'redis CPU %', 'machine busy / steal %', 'startup ms', 'PUBLISH calls'],
+      names.map((name) => {
+        const runs = results.filter((r) => r.variant === name);
+        const eps = medianOf(name, (r) => r.eventsPerS);
+        return [
+          name,
+          int(eps),
+          int(Math.max(...runs.filter((r) => r.ok).map((r) => r.eventsPerS))),
+          int(medianOf(name, (r) => r.steadyEventsPerS)),
+          `${fixed(eps / base, 2)}×`,
+          runs.map((r) => (r.ok ? int(r.eventsPerS) : 'FAIL')).join(' '),
+          fixed(medianOf(name, (r) => r.cpuPct), 0),
+          fixed(medianOf(name, (r) => r.cpuUsPerEvent), 1),
+          fixed(medianOf(name, (r) => r.peakRssMiB), 0),
+          fixed(medianOf(name, (r) => r.brokerCpuPct), 0),
+          fixed(medianOf(name, (r) => r.redisCpuPct), 0),
+          `${fixed(medianOf(name, (r) => r.machineBusyPct), 0)} / ${fixed(medianOf(name, (r) => r.machineStealPct), 1)}`,
+          int(medianOf(name, (r) => r.startupMs)),
+          runs.map((r) => int(r.publishes)).join(' '),
+        ];
+      }),
+    ),
+  );
+  for (const r of results.filter((x) => !x.ok)) out.push(`\nFAILED ${r.variant}: ${r.error ?? ''}`);
+  for (const p of profiles) {
+    out.push('');
+    out.push(
+      `### CPU profile: ${p.variant} — ${int(p.result.eventsPerS)} events/s while profiled; busy ${int(p.summary.busyMs)} ms, idle ${int(p.summary.idleMs)} ms (whole process life)`,
+    );
+    out.push('');
+    out.push(markdownTable(['self time by category', 'ms', '% of busy'], p.summary.categories.map((c) => [c.name, int(c.ms), fixed(c.pct)])));
+    out.push('');
+    out.push(markdownTable(['top self-time functions', 'category', 'ms', '% of busy'], p.summary.top.map((f) => [f.name, f.category, int(f.ms), fixed(f.pct)])));
+    out.push(`\nprofile: ${p.file}`);
+  }
+  return out.join('\n');
+}

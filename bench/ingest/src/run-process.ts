@@ -1,0 +1,244 @@
+import { spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import type { Admin } from 'kafkajs';
+import { uniqueName } from '@wirestream/testkit';
+import type { BenchEnvironment } from './environment.js';
+import { cpuSecondsOf, machineTicks, memoryOf, type MachineTicks } from './proc-stats.js';
+
+/** One process to measure: the built ingest app with some settings, or a minimal loop. */
+export interface Variant {
+  /** Short label printed in the tables. */
+  readonly name: string;
+  /** Node script to run (absolute path). */
+  readonly script: string;
+  /** Run apps/ingest rebuilt with these `bench/ingest/patches/*.diff` (see patched-app.ts) instead of `script`. */
+  readonly patches?: readonly string[];
+  /** Extra environment (INGEST_PUBLISH_CHUNK, BENCH_KAFKAJS_CONSUMER, ...). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Extra node flags, e.g. `--max-semi-space-size=64`. */
+  readonly nodeArgs?: readonly string[];
+  /** Modules loaded with `node --import` before the script (the kafkajs options / profiling hooks). */
+  readonly imports?: readonly string[];
+  /** What marks an event done: its Redis PUBLISH (pipelines) or its committed offset (consume-only loops). */
+  readonly progress: 'publishes' | 'commits';
+}
+
+export interface RunResult {
+  readonly variant: string;
+  readonly ok: boolean;
+  readonly error?: string;
+  readonly events: number;
+  /** First progress (minus one sample) → last event done. */
+  readonly wallMs: number;
+  readonly eventsPerS: number;
+  /** Rate between 10 % and 90 % done: excludes ramp-up and the tail. */
+  readonly steadyEventsPerS: number;
+  /** Process start → first event done (node start, connect, group join, first fetch). */
+  readonly startupMs: number;
+  /** Last event published → every offset committed. */
+  readonly commitLagMs: number;
+  readonly cpuS: number;
+  /** CPU of the measured process over the window, in % of one core. */
+  readonly cpuPct: number;
+  readonly cpuUsPerEvent: number;
+  readonly peakRssMiB: number;
+  readonly brokerCpuPct: number;
+  readonly redisCpuPct: number;
+  /** Whole machine over the window, % of all cores: busy (all processes) and stolen by the hypervisor. */
+  readonly machineBusyPct: number;
+  readonly machineStealPct: number;
+  /** Redis PUBLISH calls counted (must equal events for a publishing variant: no duplicates). */
+  readonly publishes: number;
+  readonly committed: number;
+}
+
+export interface RunContext {
+  readonly env: BenchEnvironment;
+  /** A plain connection for INFO / CONFIG RESETSTAT (not the one under test). */
+  readonly monitor: Redis;
+  readonly admin: Admin;
+  /** Events in the topics (sum of high watermarks). */
+  readonly total: number;
+  readonly timeoutMs: number;
+  /** Write a V8 CPU profile of the process into this folder. */
+  readonly cpuProfileDir?: string;
+}
+
+const SAMPLE_INTERVAL_MS = 25;
+
+/** Runs one process over the preloaded topics with a fresh consumer group and measures it. */
+export async function runOnce(ctx: RunContext, variant: Variant): Promise<RunResult> {
+  const { env, monitor, admin, total, timeoutMs, cpuProfileDir } = ctx;
+  const groupId = uniqueName('bench-ingest');
+  await monitor.config('RESETSTAT');
+
+  const nodeArgs: string[] = [...(variant.nodeArgs ?? [])];
+  if (cpuProfileDir !== undefined) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`);
+  for (const module of variant.imports ?? []) nodeArgs.push('--import', module);
+  const child = spawn(process.execPath, [...nodeArgs, variant.script], {
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      KAFKA_BROKERS: env.broker.brokers.join(','),
+      REDIS_URL: env.redis.url,
+      SCHEMA_PATH: env.schemaPath,
+      KAFKA_GROUP_ID: groupId,
+      LOG_LEVEL: 'warn',
+      // The app's health/metrics server: a free port, so runs never fight over the default 9464.
+      INGEST_HTTP_PORT: '0',
+      ...variant.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk: Buffer): void => {
+    output = (output + chunk.toString('utf8')).slice(-4_000);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const killOnExit = (): void => void child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const pid = child.pid;
+  const brokerPid = env.broker.pid;
+  const redisPid = env.redis.pid;
+
+  const spawnedAt = performance.now();
+  const deadline = spawnedAt + timeoutMs;
+  type Sample = { t: number; done: number; cpu: number; brokerCpu: number; redisCpu: number; machine: MachineTicks };
+  const samples: Sample[] = [];
+  let publishes = 0;
+  let committed = 0;
+  let peakRssMiB = 0;
+  let error: string | undefined;
+  let firstIndex = -1;
+  let endIndex = -1;
+  let committedAt = NaN;
+
+  const readPublishes = async (): Promise<number> => {
+    const info = await monitor.info('commandstats');
+    return Number(/^cmdstat_publish:calls=(\d+)/m.exec(info)?.[1] ?? 0);
+  };
+  const readCommitted = async (): Promise<number> => {
+    let sum = 0;
+    for (const { partitions } of await admin.fetchOffsets({ groupId, topics: [...env.topics] })) {
+      for (const p of partitions) sum += Math.max(0, Number(p.offset));
+    }
+    return sum;
+  };
+
+  try {
+    for (;;) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new Error(`${variant.name} exited early (${String(child.exitCode ?? child.signalCode)}):\n${output.trim()}`);
+      }
+      if (performance.now() > deadline) {
+        throw new Error(`${variant.name} did not finish within ${timeoutMs} ms (${Math.max(publishes, committed)} of ${total} events)`);
+      }
+      // The sample's time is taken right after the read that defines its progress.
+      let done: number;
+      if (variant.progress === 'publishes') done = publishes = await readPublishes();
+      else done = committed = await readCommitted();
+      const t = performance.now();
+      samples.push({
+        t,
+        done,
+        cpu: cpuSecondsOf(pid) ?? NaN,
+        brokerCpu: cpuSecondsOf(brokerPid) ?? NaN,
+        redisCpu: cpuSecondsOf(redisPid) ?? NaN,
+        machine: machineTicks(),
+      });
+      peakRssMiB = Math.max(peakRssMiB, memoryOf(pid)?.peakRssMiB ?? 0);
+      if (firstIndex < 0 && done > 0) firstIndex = samples.length - 1;
+      if (endIndex < 0 && done >= total) endIndex = samples.length - 1;
+      if (endIndex >= 0) {
+        // Offsets are only read once everything is published: a slow OffsetFetch must not stall sampling.
+        if (variant.progress === 'publishes') committed = await readCommitted();
+        if (committed >= total) {
+          committedAt = performance.now();
+          if (variant.progress === 'publishes') publishes = await readPublishes();
+          break;
+        }
+      }
+      await sleep(SAMPLE_INTERVAL_MS);
+    }
+  } catch (err) {
+    error = err instanceof Error ? err.message : String(err);
+  } finally {
+    process.off('exit', killOnExit);
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(timer);
+    }
+  }
+
+  // The window opens at the last sample before any event was done: the first fetch and the
+  // first chunk's conversion happened after it, so the rate is, if anything, understated.
+  const start = samples[Math.max(0, firstIndex - 1)];
+  const end = samples[endIndex];
+  if (error !== undefined || start === undefined || end === undefined || firstIndex < 0) {
+    return failed(variant.name, total, error ?? 'no progress recorded', publishes, committed);
+  }
+  const wallMs = end.t - start.t;
+  const cpuS = end.cpu - start.cpu;
+  const at = (fraction: number): number => timeAt(samples, total * fraction);
+  return {
+    variant: variant.name,
+    ok: true,
+    events: total,
+    wallMs,
+    eventsPerS: total / (wallMs / 1000),
+    steadyEventsPerS: (total * 0.8) / ((at(0.9) - at(0.1)) / 1000),
+    startupMs: start.t - spawnedAt,
+    commitLagMs: committedAt - end.t,
+    cpuS,
+    cpuPct: (cpuS / (wallMs / 1000)) * 100,
+    cpuUsPerEvent: (cpuS * 1e6) / total,
+    peakRssMiB,
+    brokerCpuPct: ((end.brokerCpu - start.brokerCpu) / (wallMs / 1000)) * 100,
+    redisCpuPct: ((end.redisCpu - start.redisCpu) / (wallMs / 1000)) * 100,
+    machineBusyPct: ((end.machine.busy - start.machine.busy) / (end.machine.total - start.machine.total)) * 100,
+    machineStealPct: ((end.machine.steal - start.machine.steal) / (end.machine.total - start.machine.total)) * 100,
+    publishes,
+    committed,
+  };
+}
+
+/** Time at which `done` first reached `target`, linearly interpolated between samples. */
+function timeAt(samples: readonly { t: number; done: number }[], target: number): number {
+  for (let i = 1; i < samples.length; i++) {
+    const a = samples[i - 1];
+    const b = samples[i];
+    if (a === undefined || b === undefined || b.done < target) continue;
+    if (b.done === a.done) return b.t;
+    return a.t + ((target - a.done) / (b.done - a.done)) * (b.t - a.t);
+  }
+  return NaN;
+}
+
+function failed(variant: string, events: number, error: string, publishes: number, committed: number): RunResult {
+  return {
+    variant,
+    ok: false,
+    error,
+    events,
+    wallMs: NaN,
+    eventsPerS: NaN,
+    steadyEventsPerS: NaN,
+    startupMs: NaN,
+    commitLagMs: NaN,
+    cpuS: NaN,
+    cpuPct: NaN,
+    cpuUsPerEvent: NaN,
+    peakRssMiB: NaN,
+    brokerCpuPct: NaN,
+    redisCpuPct: NaN,
+    machineBusyPct: NaN,
+    machineStealPct: NaN,
+    publishes,
+    committed,
+  };
+}

@@ -1,0 +1,92 @@
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { findRepoRoot } from '@wirestream/testkit';
+import type { Variant } from './run-process.js';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const appMain = join(findRepoRoot(), 'apps', 'ingest', 'dist', 'main.js');
+/** `--import` target that applies BENCH_KAFKAJS_CONSUMER and BENCH_WRAP_JSON in the child. */
+export const childHooks = pathToFileURL(join(here, 'child-hooks.js')).href;
+
+const MiB = 1_048_576;
+
+function app(name: string, env: Record<string, string> = {}, consumer?: Record<string, number>, nodeArgs: string[] = [], patches?: string[]): Variant {
+  return {
+    name,
+    script: appMain,
+    ...(patches === undefined ? {} : { patches }),
+    nodeArgs,
+    env: consumer === undefined ? env : { ...env, BENCH_KAFKAJS_CONSUMER: JSON.stringify(consumer) },
+    imports: [childHooks],
+    progress: 'publishes',
+  };
+}
+
+function loop(name: string, file: string, mode: 'publish' | 'consume-only', env: Record<string, string> = {}, nodeArgs: string[] = []): Variant {
+  return {
+    name,
+    nodeArgs,
+    script: join(here, 'loops', file),
+    env: { BENCH_LOOP_MODE: mode, ...env },
+    imports: [childHooks],
+    progress: mode === 'publish' ? 'publishes' : 'commits',
+  };
+}
+
+/** Every process the bench knows how to measure, by id. The first of a selection is its baseline. */
+export const VARIANTS: Readonly<Record<string, Variant>> = {
+  // apps/ingest as built, configured only through its env vars.
+  app: app('app defaults (chunk 500, conc 3)'),
+  'app-chunk100': app('app chunk 100', { INGEST_PUBLISH_CHUNK: '100' }),
+  'app-chunk2000': app('app chunk 2000', { INGEST_PUBLISH_CHUNK: '2000' }),
+  'app-chunk5000': app('app chunk 5000', { INGEST_PUBLISH_CHUNK: '5000' }),
+  'app-conc1': app('app conc 1', { INGEST_PARTITIONS_CONCURRENTLY: '1' }),
+  'app-conc6': app('app conc 6', { INGEST_PARTITIONS_CONCURRENTLY: '6' }),
+  'app-conc12': app('app conc 12', { INGEST_PARTITIONS_CONCURRENTLY: '12' }),
+  // kafkajs fetch sizes (defaults: maxBytesPerPartition 1 MiB, maxBytes 10 MiB), injected by child-hooks.
+  'app-fetch256k': app('app fetch 256 KiB/partition', {}, { maxBytesPerPartition: MiB / 4 }),
+  'app-fetch2m': app('app fetch 2 MiB/partition, 50 MiB', {}, { maxBytesPerPartition: 2 * MiB, maxBytes: 50 * MiB }),
+  'app-fetch4m': app('app fetch 4 MiB/partition, 50 MiB', {}, { maxBytesPerPartition: 4 * MiB, maxBytes: 50 * MiB }),
+  'app-fetch8m-conc12': app('app fetch 8 MiB/p, 100 MiB, conc 12', { INGEST_PARTITIONS_CONCURRENTLY: '12' }, { maxBytesPerPartition: 8 * MiB, maxBytes: 100 * MiB }),
+  // apps/ingest rebuilt with the changes this bench proposes (patches/*.diff).
+  'app-batch': app('app + publish-batch-script.diff', {}, undefined, [], ['publish-batch-script']),
+  'app-batch-fetch4m': app('app + publish-batch-script.diff + fetch 4 MiB/p', {}, { maxBytesPerPartition: 4 * MiB, maxBytes: 50 * MiB }, [], ['publish-batch-script']),
+  'app-proposed': app('app + publish-batch-script.diff + fetch-options.diff', {}, undefined, [], ['publish-batch-script', 'fetch-options']),
+  'app-bytes': app('app + batch + fetch + bytes-envelope.diff', {}, undefined, [], ['publish-batch-script', 'fetch-options', 'bytes-envelope']),
+  // V8 young generation (default 16 MiB semi-spaces on 64-bit): fewer scavenges, fewer promotions.
+  'app-semi32': app('app --max-semi-space-size=32', {}, undefined, ['--max-semi-space-size=32']),
+  'app-semi64': app('app --max-semi-space-size=64', {}, undefined, ['--max-semi-space-size=64']),
+  // Minimal consume → convert → publish → commit loops, one per Kafka client (loops/*.ts).
+  'kafkajs-loop': loop('kafkajs loop: consume+convert+publish', 'kafkajs-loop.js', 'publish'),
+  'kafkajs-loop-lua': loop('kafkajs loop, EVALSHA batch publish', 'kafkajs-loop.js', 'publish', { BENCH_PUBLISH: 'lua' }),
+  'kafkajs-loop-bytes': loop('kafkajs loop, JSON-bytes rewriter', 'kafkajs-loop.js', 'publish', { BENCH_CONVERT: 'bytes' }),
+  'kafkajs-loop-bytes-lua': loop('kafkajs loop, bytes rewriter + EVALSHA', 'kafkajs-loop.js', 'publish', { BENCH_CONVERT: 'bytes', BENCH_PUBLISH: 'lua' }),
+  'kafkajs-loop-lua-semi64': loop('kafkajs loop, EVALSHA, semi-space 64', 'kafkajs-loop.js', 'publish', { BENCH_PUBLISH: 'lua' }, ['--max-semi-space-size=64']),
+  'kafkajs-loop-bytes-lua-semi64': loop('kafkajs loop, bytes + EVALSHA, semi-space 64', 'kafkajs-loop.js', 'publish', { BENCH_CONVERT: 'bytes', BENCH_PUBLISH: 'lua' }, ['--max-semi-space-size=64']),
+  'kafkajs-consume': loop('kafkajs loop: consume only', 'kafkajs-loop.js', 'consume-only'),
+  'platformatic-loop': loop('@platformatic/kafka loop: consume+convert+publish', 'platformatic-loop.js', 'publish'),
+  'platformatic-consume': loop('@platformatic/kafka loop: consume only', 'platformatic-loop.js', 'consume-only'),
+  'platformatic-consume-big': loop('@platformatic/kafka consume only, hwm 8192, 4 MiB/p, chunk 2000', 'platformatic-loop.js', 'consume-only', { BENCH_PLATFORMATIC: JSON.stringify({ highWaterMark: 8192, maxBytesPerPartition: 4 * MiB, maxBytes: 50 * MiB }), INGEST_PUBLISH_CHUNK: '2000' }),
+  'kafkajs-consume-big': loop('kafkajs consume only, 4 MiB/p, chunk 2000', 'kafkajs-loop.js', 'consume-only', { BENCH_KAFKAJS_CONSUMER: JSON.stringify({ maxBytesPerPartition: 4 * MiB, maxBytes: 50 * MiB }), INGEST_PUBLISH_CHUNK: '2000' }),
+  'platformatic-loop-big': loop('@platformatic/kafka loop, hwm 8192, 4 MiB/p', 'platformatic-loop.js', 'publish', { BENCH_PLATFORMATIC: JSON.stringify({ highWaterMark: 8192, maxBytesPerPartition: 4 * MiB, maxBytes: 50 * MiB }) }),
+};
+
+/** Named selections for --variants. */
+export const PRESETS: Readonly<Record<string, readonly string[]>> = {
+  defaults: ['app'],
+  knobs: ['app', 'app-chunk100', 'app-chunk2000', 'app-chunk5000', 'app-conc1', 'app-conc6', 'app-conc12'],
+  fetch: ['app', 'app-fetch256k', 'app-fetch4m', 'app-fetch8m-conc12'],
+  pipeline: ['app', 'kafkajs-loop', 'kafkajs-loop-lua', 'kafkajs-loop-bytes', 'kafkajs-loop-bytes-lua', 'kafkajs-consume'],
+  clients: ['kafkajs-loop', 'platformatic-loop', 'platformatic-loop-big', 'kafkajs-consume', 'platformatic-consume', 'kafkajs-consume-big', 'platformatic-consume-big'],
+  gc: ['app', 'app-semi32', 'app-semi64'],
+  // Everything the results file reports, in one run.
+  final: [
+    'app', 'app-chunk100', 'app-chunk2000', 'app-chunk5000', 'app-conc1', 'app-conc6', 'app-conc12',
+    'app-fetch256k', 'app-fetch4m', 'app-semi64',
+    'app-batch', 'app-proposed', 'app-bytes',
+    'kafkajs-loop', 'kafkajs-loop-lua', 'kafkajs-loop-bytes', 'kafkajs-loop-bytes-lua',
+    'platformatic-loop', 'kafkajs-consume', 'platformatic-consume', 'kafkajs-consume-big', 'platformatic-consume-big',
+  ],
+  headline: ['app', 'app-chunk2000', 'app-conc12', 'app-fetch4m', 'app-batch', 'app-proposed', 'app-bytes'],
+  proposed: ['app', 'app-fetch4m', 'app-batch', 'app-proposed', 'app-bytes', 'kafkajs-loop-bytes-lua'],
+};
