@@ -24,6 +24,17 @@ bootstrap() {
     fi
   fi
 
+  if ! command -v kubectl >/dev/null; then
+    # tests/infra renders infra/k8s with `kubectl kustomize`. Only when missing: an image's own
+    # kubectl package owns /usr/bin/kubectl and would conflict.
+    step "installing kubectl (Debian package kubernetes-client)"
+    if [[ $(id -u) -eq 0 ]]; then
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kubernetes-client >/dev/null
+    else
+      sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kubernetes-client >/dev/null
+    fi
+  fi
+
   step "installing dependencies (pnpm ${PNPM_VERSION}, frozen lockfile)"
   if [[ -x node_modules/.bin/pnpm ]] && [[ "$(node_modules/.bin/pnpm --version)" == "$PNPM_VERSION" ]]; then
     node_modules/.bin/pnpm install --frozen-lockfile --reporter=silent

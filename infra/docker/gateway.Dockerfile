@@ -1,0 +1,62 @@
+# syntax=docker/dockerfile:1
+# Gateway image: Redis pub/sub → WebSocket clients (graphql-transport-ws on uWebSockets.js).
+#
+#   docker build -f infra/docker/gateway.Dockerfile -t wirestream/gateway .      # from the repo root
+#
+# pruner    `turbo prune --docker`: only this app and the workspace packages it depends on, split
+#           into json/ (manifests + pruned lockfile) and full/ (sources);
+# installer install from the pruned lockfile (cached until a manifest changes), build with turbo,
+#           then `pnpm deploy --prod`: the app with production dependencies only;
+# runtime   node:20-bookworm-slim, non-root, NODE_ENV=production, nothing but dist/ + node_modules.
+#
+# The three Dockerfiles in this folder share the pruner and installer stages line for line (only
+# APP differs); tests/infra runs those stages for real, without a Docker engine, and then starts
+# the assembled runtime tree. Keep them identical.
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+FROM ${NODE_IMAGE} AS base
+# Same versions as the root package.json devDependencies (tests/infra checks that they agree).
+RUN npm install --global --no-fund --no-audit pnpm@12.4.2 turbo@2.11.11
+ENV TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1
+
+FROM base AS pruner
+ARG APP=@wirestream/gateway
+WORKDIR /repo
+COPY . .
+RUN turbo prune "${APP}" --docker --out-dir pruned
+
+FROM base AS installer
+ARG APP=@wirestream/gateway
+WORKDIR /repo
+# Manifests and lockfile first: this layer is reused until a package.json or the lockfile changes.
+COPY --from=pruner /repo/pruned/json/ ./
+RUN --mount=type=cache,id=pnpm-store,target=/root/.local/share/pnpm/store pnpm install --frozen-lockfile
+COPY --from=pruner /repo/pruned/full/ ./
+# Belongs to no package, so turbo prune leaves it out; every tsconfig extends it.
+COPY tsconfig.base.json ./
+RUN turbo run build --filter="${APP}"
+RUN --mount=type=cache,id=pnpm-store,target=/root/.local/share/pnpm/store pnpm --filter="${APP}" deploy --prod deploy
+# uWebSockets.js ships prebuilt binaries for every platform and Node ABI (~110 MB); keep the one
+# this image's Node loads (glibc, linux-<arch>, ABI of Node 20). A no-op for apps without it.
+RUN find deploy/node_modules/.pnpm -path '*/binaries/uws_*.node' ! -name "uws_linux_$(node -p process.arch)_$(node -p process.versions.modules).node" -delete
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+# Owned by root, read-only for the app user: the process cannot change its own code.
+COPY --from=installer /repo/deploy/package.json ./apps/gateway/
+COPY --from=installer /repo/deploy/dist ./apps/gateway/dist
+COPY --from=installer /repo/deploy/node_modules ./apps/gateway/node_modules
+# The base image's `node` user; numeric so Kubernetes can verify runAsNonRoot.
+USER 1000:1000
+EXPOSE 4000
+# Liveness only (the process answers): /readyz also fails while Redis is down or the gateway
+# drains, and an orchestrator restarting on that would make an outage worse. No curl in the slim
+# image, so Node's fetch does the request.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.GATEWAY_PORT || 4000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# main.js handles SIGTERM itself (drain: readiness fails, listener closes, sockets close with
+# 1001), so Node may run as PID 1 without an init.
+STOPSIGNAL SIGTERM
+CMD ["node", "apps/gateway/dist/main.js"]

@@ -1,0 +1,54 @@
+# syntax=docker/dockerfile:1
+# Ingest image: Kafka consumer group → Redis pub/sub.
+#
+#   docker build -f infra/docker/ingest.Dockerfile -t wirestream/ingest .        # from the repo root
+#
+# Stages as in gateway.Dockerfile (pruner → installer → runtime); the pruner and installer stages
+# are identical in all three Dockerfiles (only APP differs) and tests/infra runs them for real.
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+FROM ${NODE_IMAGE} AS base
+# Same versions as the root package.json devDependencies (tests/infra checks that they agree).
+RUN npm install --global --no-fund --no-audit pnpm@12.4.2 turbo@2.11.11
+ENV TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1
+
+FROM base AS pruner
+ARG APP=@wirestream/ingest
+WORKDIR /repo
+COPY . .
+RUN turbo prune "${APP}" --docker --out-dir pruned
+
+FROM base AS installer
+ARG APP=@wirestream/ingest
+WORKDIR /repo
+# Manifests and lockfile first: this layer is reused until a package.json or the lockfile changes.
+COPY --from=pruner /repo/pruned/json/ ./
+RUN --mount=type=cache,id=pnpm-store,target=/root/.local/share/pnpm/store pnpm install --frozen-lockfile
+COPY --from=pruner /repo/pruned/full/ ./
+# Belongs to no package, so turbo prune leaves it out; every tsconfig extends it.
+COPY tsconfig.base.json ./
+RUN turbo run build --filter="${APP}"
+RUN --mount=type=cache,id=pnpm-store,target=/root/.local/share/pnpm/store pnpm --filter="${APP}" deploy --prod deploy
+# uWebSockets.js ships prebuilt binaries for every platform and Node ABI (~110 MB); keep the one
+# this image's Node loads (glibc, linux-<arch>, ABI of Node 20). A no-op for apps without it.
+RUN find deploy/node_modules/.pnpm -path '*/binaries/uws_*.node' ! -name "uws_linux_$(node -p process.arch)_$(node -p process.versions.modules).node" -delete
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+# Owned by root, read-only for the app user: the process cannot change its own code.
+COPY --from=installer /repo/deploy/package.json ./apps/ingest/
+COPY --from=installer /repo/deploy/dist ./apps/ingest/dist
+COPY --from=installer /repo/deploy/node_modules ./apps/ingest/node_modules
+# The base image's `node` user; numeric so Kubernetes can verify runAsNonRoot.
+USER 1000:1000
+# INGEST_HTTP_PORT: /healthz, /readyz, /metrics.
+EXPOSE 9464
+# Liveness only (/readyz also fails while Kafka or Redis is away). No curl in the slim image.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.INGEST_HTTP_PORT || 9464) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# main.js handles SIGTERM itself (commits in-flight batches, leaves the group), so Node may run
+# as PID 1 without an init.
+STOPSIGNAL SIGTERM
+CMD ["node", "apps/ingest/dist/main.js"]

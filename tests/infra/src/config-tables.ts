@@ -1,0 +1,36 @@
+import { readRepoFile } from './repo.js';
+
+/** One row of a README configuration table. */
+export interface ConfigVariable {
+  readonly name: string;
+  /** The default as written in the table (without backticks); undefined when the table says optional or required. */
+  readonly defaultValue: string | undefined;
+  readonly required: boolean;
+}
+
+/** The README's configuration tables, one per app: `ingest`, `gateway`, `demo-producer`. */
+export type ConfigApp = 'ingest' | 'gateway' | 'demo-producer';
+
+/**
+ * Reads the table between `<!-- config:<app> -->` markers of README.md. The tables are generated
+ * from the apps' config definitions and checked by the test command
+ * (`scripts/render-config-docs.mjs --check`), so they are the list of variables an app reads.
+ */
+export function readConfigTable(app: ConfigApp): ReadonlyMap<string, ConfigVariable> {
+  const readme = readRepoFile('README.md');
+  const start = readme.indexOf(`<!-- config:${app} -->`);
+  const end = readme.indexOf(`<!-- /config:${app} -->`);
+  if (start < 0 || end < start) throw new Error(`README.md has no <!-- config:${app} --> table`);
+  const rows = new Map<string, ConfigVariable>();
+  for (const line of readme.slice(start, end).split('\n')) {
+    const cells = line.split('|').map((c) => c.trim());
+    // | `NAME` | default | description |  → ['', '`NAME`', 'default', 'description', '']
+    const name = /^`([A-Z][A-Z0-9_]*)`$/.exec(cells[1] ?? '')?.[1];
+    if (name === undefined) continue;
+    const rawDefault = cells[2] ?? '';
+    const quoted = /^`(.*)`$/.exec(rawDefault)?.[1];
+    rows.set(name, { name, defaultValue: quoted, required: rawDefault === '*required*' });
+  }
+  if (rows.size === 0) throw new Error(`README.md's config:${app} table has no rows`);
+  return rows;
+}

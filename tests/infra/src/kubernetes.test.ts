@@ -1,0 +1,279 @@
+// infra/k8s rendered with the real kustomize (`kubectl kustomize`), validated against the
+// Kubernetes API schemas, and checked for the rules the runbook (docs/operations.md) relies on.
+import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
+import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import type { IContainer } from 'kubernetes-models/v1/Container';
+import type { IService } from 'kubernetes-models/v1/Service';
+import { describe, expect, it } from 'vitest';
+import { capacity, mebibytes, readCapacityNumbers } from './capacity.js';
+import { readConfigTable, type ConfigApp } from './config-tables.js';
+import { parseDockerfile, stageNamed } from './dockerfile.js';
+import { kustomize, strictTypeCheck, validateAgainstSchema, type KubeObject } from './kubernetes.js';
+import { readRepoFile, repoPath } from './repo.js';
+
+const renders = {
+  base: kustomize(repoPath('infra/k8s/base')),
+  production: kustomize(repoPath('infra/k8s/overlays/production')),
+} as const;
+
+/** Variables a container may set beyond its app's configuration table. */
+const runtimeVariables = new Set(['NODE_OPTIONS']);
+const apps = ['gateway', 'ingest'] as const;
+type App = (typeof apps)[number];
+const tableOf: Record<App, ConfigApp> = { gateway: 'gateway', ingest: 'ingest' };
+
+function ofKind<T>(objects: readonly KubeObject[], kind: string): T[] {
+  return objects.filter((o) => o.kind === kind) as unknown as T[];
+}
+
+function named<T extends { metadata?: { name?: string } }>(objects: readonly T[], name: string): T {
+  const found = objects.find((o) => o.metadata?.name === name);
+  if (!found) throw new Error(`no object named ${name}`);
+  return found;
+}
+
+function deploymentOf(objects: readonly KubeObject[], app: App): IDeployment {
+  return named(ofKind<IDeployment>(objects, 'Deployment'), `wirestream-${app}`);
+}
+
+function containerOf(objects: readonly KubeObject[], app: App): IContainer {
+  const containers = deploymentOf(objects, app).spec?.template.spec?.containers ?? [];
+  expect(containers.map((c) => c.name)).toEqual([app]);
+  return containers[0]!;
+}
+
+/** The ConfigMap a container reads through envFrom (its generated, hash-suffixed name). */
+function configMapOf(objects: readonly KubeObject[], app: App): Record<string, string> {
+  const refs = (containerOf(objects, app).envFrom ?? []).map((e) => e.configMapRef?.name).filter((n): n is string => n !== undefined);
+  expect(refs).toHaveLength(1);
+  return named(ofKind<IConfigMap>(objects, 'ConfigMap'), refs[0]!).data ?? {};
+}
+
+function matches(selector: Record<string, string> | undefined, labels: Record<string, string> | undefined): boolean {
+  const entries = Object.entries(selector ?? {});
+  return entries.length > 0 && entries.every(([k, v]) => labels?.[k] === v);
+}
+
+/** The uid:gid the image runs as (Dockerfile USER). */
+function imageUser(app: App): [number, number] {
+  const runtime = stageNamed(parseDockerfile(readRepoFile('infra/docker', `${app}.Dockerfile`)), 'runtime');
+  const [uid, gid] = (runtime.instructions.find((i) => i.keyword === 'USER')?.args ?? '').split(':').map(Number);
+  return [uid!, gid!];
+}
+
+/** The port each app serves on: GATEWAY_PORT; INGEST_HTTP_PORT (the /metrics contract, default 9464). */
+function appPort(objects: readonly KubeObject[], app: App): number {
+  const config = configMapOf(objects, app);
+  if (app === 'gateway') return Number(config.GATEWAY_PORT ?? readConfigTable('gateway').get('GATEWAY_PORT')?.defaultValue);
+  return Number(config.INGEST_HTTP_PORT ?? readConfigTable('ingest').get('INGEST_HTTP_PORT')?.defaultValue ?? 9464);
+}
+
+function maxOldSpaceMiB(container: IContainer): number | undefined {
+  const options = container.env?.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+  const match = /--max-old-space-size=(\d+)/.exec(options);
+  return match ? Number(match[1]) : undefined;
+}
+
+describe.each(Object.keys(renders) as (keyof typeof renders)[])('infra/k8s %s (kubectl kustomize)', (which) => {
+  const objects = renders[which];
+
+  it('renders the ServiceAccount, and per app a ConfigMap, Service, Deployment, HPA and PodDisruptionBudget', () => {
+    const summary = objects.map((o) => `${o.kind}/${o.metadata.name.replace(/-[a-z0-9]{10}$/, '-<hash>')}`).sort();
+    expect(summary).toEqual(
+      [
+        'ConfigMap/wirestream-gateway-<hash>',
+        'ConfigMap/wirestream-ingest-<hash>',
+        'Deployment/wirestream-gateway',
+        'Deployment/wirestream-ingest',
+        'HorizontalPodAutoscaler/wirestream-gateway',
+        'HorizontalPodAutoscaler/wirestream-ingest',
+        'PodDisruptionBudget/wirestream-gateway',
+        'PodDisruptionBudget/wirestream-ingest',
+        'Service/wirestream-gateway',
+        'Service/wirestream-ingest',
+        'ServiceAccount/wirestream',
+      ].sort(),
+    );
+  });
+
+  it('every object is valid against the Kubernetes OpenAPI schema of its kind (kubernetes-models + Ajv)', async () => {
+    const problems: string[] = [];
+    for (const object of objects) {
+      for (const problem of await validateAgainstSchema(object)) problems.push(`${object.kind} ${object.metadata.name}: ${problem}`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('has no unknown or mistyped field at any depth (strict, like kubectl --validate=strict)', () => {
+    expect(strictTypeCheck(objects)).toEqual([]);
+  }, 30_000);
+
+  it('selectors agree: Deployments select their pods; Services, PDBs and spread constraints select them too; HPAs target the Deployments', () => {
+    for (const app of apps) {
+      const deployment = deploymentOf(objects, app);
+      const podLabels = deployment.spec?.template.metadata?.labels;
+      const selector = deployment.spec?.selector.matchLabels;
+      expect(matches(selector, podLabels), `${app} Deployment selector`).toBe(true);
+      expect(matches(named(ofKind<IService>(objects, 'Service'), `wirestream-${app}`).spec?.selector, podLabels), `${app} Service`).toBe(true);
+      expect(matches(named(ofKind<IPodDisruptionBudget>(objects, 'PodDisruptionBudget'), `wirestream-${app}`).spec?.selector?.matchLabels, podLabels), `${app} PDB`).toBe(true);
+      for (const spread of deployment.spec?.template.spec?.topologySpreadConstraints ?? []) {
+        expect(matches(spread.labelSelector?.matchLabels, podLabels), `${app} spread ${spread.topologyKey}`).toBe(true);
+      }
+      const target = named(ofKind<IHorizontalPodAutoscaler>(objects, 'HorizontalPodAutoscaler'), `wirestream-${app}`).spec?.scaleTargetRef;
+      expect(target).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: `wirestream-${app}` });
+      // The Service's named target port is the container's.
+      const service = named(ofKind<IService>(objects, 'Service'), `wirestream-${app}`);
+      const containerPorts = (containerOf(objects, app).ports ?? []).map((p) => p.name);
+      for (const port of service.spec?.ports ?? []) expect(containerPorts).toContain(port.targetPort);
+    }
+  });
+
+  it('containers set only variables of their configuration tables; secrets only through secretKeyRef', () => {
+    for (const app of apps) {
+      const table = readConfigTable(tableOf[app]);
+      const container = containerOf(objects, app);
+      const config = configMapOf(objects, app);
+      const secretVariables = new Set(
+        readRepoFile('README.md')
+          .split('\n')
+          .filter((l) => l.includes('(secret)'))
+          .map((l) => /`([A-Z0-9_]+)`/.exec(l)?.[1]),
+      );
+      expect(Object.keys(config).filter((k) => !table.has(k)), `${app} ConfigMap keys not in README's table`).toEqual([]);
+      expect(Object.keys(config).filter((k) => secretVariables.has(k)), `${app} secrets in a ConfigMap`).toEqual([]);
+      for (const env of container.env ?? []) {
+        expect(table.has(env.name) || runtimeVariables.has(env.name), `${app} env ${env.name}`).toBe(true);
+        if (secretVariables.has(env.name)) {
+          expect(env.value, `${env.name} must not be a literal`).toBeUndefined();
+          expect(env.valueFrom?.secretKeyRef?.name, `${env.name} from a Secret`).toBeTruthy();
+        }
+      }
+      const set = new Set([...Object.keys(config), ...(container.env ?? []).map((e) => e.name)]);
+      for (const variable of table.values()) if (variable.required) expect(set.has(variable.name), `${app} required ${variable.name}`).toBe(true);
+    }
+    // Anonymous access is a laptop decision only.
+    expect(configMapOf(objects, 'gateway').GATEWAY_AUTH_MODE).toBe('jwt');
+    const jwtSecret = containerOf(objects, 'gateway').env?.find((e) => e.name === 'GATEWAY_JWT_HS256_SECRET');
+    expect(jwtSecret?.valueFrom?.secretKeyRef).toEqual({ name: 'wirestream-gateway-auth', key: 'jwt-hs256-secret' });
+  });
+
+  it('probes: startup and liveness on /healthz, readiness on /readyz, on the port the app serves', () => {
+    for (const app of apps) {
+      const container = containerOf(objects, app);
+      const port = container.ports?.find((p) => p.name === 'http');
+      expect(port?.containerPort, `${app} port`).toBe(appPort(objects, app));
+      expect(container.startupProbe?.httpGet).toEqual({ path: '/healthz', port: 'http' });
+      expect(container.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'http' });
+      expect(container.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'http' });
+      const annotations = deploymentOf(objects, app).spec?.template.metadata?.annotations ?? {};
+      expect(annotations['prometheus.io/port']).toBe(String(appPort(objects, app)));
+      expect(annotations['prometheus.io/path']).toBe('/metrics');
+    }
+  });
+
+  it("pods run as the image's non-root user, read-only root filesystem, no capabilities, no API token", () => {
+    for (const app of apps) {
+      const pod = deploymentOf(objects, app).spec?.template.spec;
+      const [uid, gid] = imageUser(app);
+      expect(pod?.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: uid, runAsGroup: gid, seccompProfile: { type: 'RuntimeDefault' } });
+      expect(pod?.automountServiceAccountToken).toBe(false);
+      expect(pod?.serviceAccountName).toBe('wirestream');
+      expect(containerOf(objects, app).securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    }
+  });
+
+  it('resources: memory request = limit and derived from the capacity table (docs/operations.md); V8 heap = limit − native reserve; CPU request, no CPU limit', () => {
+    const n = readCapacityNumbers();
+    const gatewayConfig = configMapOf(objects, 'gateway');
+    const ingestConfig = configMapOf(objects, 'ingest');
+    const mib = 1_048_576;
+    const need: Record<App, number> = {
+      gateway:
+        (capacity(n, 'gateway.base_rss') +
+          (capacity(n, 'gateway.max_sockets') * capacity(n, 'gateway.socket_bytes')) / mib +
+          (capacity(n, 'gateway.slow_sockets') * Number(gatewayConfig.GATEWAY_MAX_BACKPRESSURE_BYTES ?? readConfigTable('gateway').get('GATEWAY_MAX_BACKPRESSURE_BYTES')?.defaultValue)) / mib +
+          capacity(n, 'gateway.working_set')) *
+        capacity(n, 'gateway.gc_headroom'),
+      ingest:
+        (capacity(n, 'ingest.base_rss') +
+          capacity(n, 'ingest.fetch_buffer') +
+          (Number(ingestConfig.INGEST_PARTITIONS_CONCURRENTLY ?? readConfigTable('ingest').get('INGEST_PARTITIONS_CONCURRENTLY')?.defaultValue) *
+            Number(ingestConfig.INGEST_PUBLISH_CHUNK ?? readConfigTable('ingest').get('INGEST_PUBLISH_CHUNK')?.defaultValue) *
+            capacity(n, 'ingest.message_bytes') *
+            capacity(n, 'ingest.message_copies')) /
+            mib +
+          capacity(n, 'ingest.redis_pipeline')) *
+        capacity(n, 'ingest.gc_headroom'),
+    };
+    for (const app of apps) {
+      const resources = containerOf(objects, app).resources;
+      const request = mebibytes(resources?.requests?.memory ?? '0');
+      const limit = mebibytes(resources?.limits?.memory ?? '0');
+      expect(request, `${app} memory request = limit`).toBe(limit);
+      expect(limit, `${app}: the limit must cover ${need[app].toFixed(0)} MiB (docs/operations.md)`).toBeGreaterThanOrEqual(need[app]);
+      expect(limit, `${app}: the limit is more than twice the ${need[app].toFixed(0)} MiB needed: shrink it`).toBeLessThanOrEqual(2 * need[app]);
+      expect(maxOldSpaceMiB(containerOf(objects, app)), `${app} --max-old-space-size`).toBe(limit - capacity(n, `${app}.native_reserve`));
+      expect(resources?.requests?.cpu, `${app} CPU request`).toBeDefined();
+      expect(resources?.limits?.cpu, `${app}: no CPU limit (throttling a single event loop)`).toBeUndefined();
+    }
+  });
+
+  it('gateway drain: preStop sleep, then SIGTERM; grace = preStop + drain + margin; liveness outlasts it', () => {
+    const n = readCapacityNumbers();
+    const pod = deploymentOf(objects, 'gateway').spec?.template.spec;
+    const container = containerOf(objects, 'gateway');
+    const prestop = capacity(n, 'gateway.prestop');
+    expect(container.lifecycle?.preStop?.exec?.command).toEqual(['sleep', String(prestop)]);
+    const grace = pod?.terminationGracePeriodSeconds ?? 30;
+    expect(grace).toBe(prestop + capacity(n, 'gateway.drain') + capacity(n, 'gateway.grace_margin'));
+    const liveness = container.livenessProbe!;
+    expect((liveness.periodSeconds ?? 10) * (liveness.failureThreshold ?? 3), 'liveness failure window vs grace').toBeGreaterThan(grace);
+    // Readiness drops a broken pod from the Service well within the preStop window.
+    const readiness = container.readinessProbe!;
+    expect((readiness.periodSeconds ?? 10) * (readiness.failureThreshold ?? 3)).toBeLessThanOrEqual(prestop);
+    // One pod at a time: each replaced gateway sends all its clients elsewhere.
+    expect(deploymentOf(objects, 'gateway').spec?.strategy?.rollingUpdate).toEqual({ maxSurge: 1, maxUnavailable: 0 });
+  });
+
+  it('HPAs (autoscaling/v2) scale on CPU and memory and own the replica count; PDBs allow one eviction at a time', () => {
+    for (const app of apps) {
+      expect(deploymentOf(objects, app).spec?.replicas, `${app}: no replicas field (the HPA owns it)`).toBeUndefined();
+      const hpa = named(ofKind<IHorizontalPodAutoscaler>(objects, 'HorizontalPodAutoscaler'), `wirestream-${app}`);
+      expect(hpa.apiVersion).toBe('autoscaling/v2');
+      const resources = (hpa.spec?.metrics ?? []).map((m) => `${m.type}:${m.resource?.name}:${m.resource?.target.type}`).sort();
+      expect(resources).toEqual(['Resource:cpu:Utilization', 'Resource:memory:Utilization']);
+      const min = hpa.spec?.minReplicas ?? 1;
+      expect(min, `${app} minReplicas`).toBeGreaterThanOrEqual(2);
+      expect(hpa.spec?.maxReplicas).toBeGreaterThan(min);
+      expect(hpa.spec?.behavior?.scaleDown?.stabilizationWindowSeconds ?? 0, `${app}: scale down slowly`).toBeGreaterThanOrEqual(300);
+      const pdb = named(ofKind<IPodDisruptionBudget>(objects, 'PodDisruptionBudget'), `wirestream-${app}`);
+      expect(pdb.spec?.maxUnavailable).toBe(1);
+    }
+  });
+});
+
+describe('infra/k8s production overlay', () => {
+  const objects = renders.production;
+
+  it('puts everything in its namespace and runs released images (registry, version tag, never latest)', () => {
+    for (const object of objects) expect(object.metadata.namespace, `${object.kind} ${object.metadata.name}`).toBe('wirestream');
+    for (const app of apps) {
+      const image = containerOf(objects, app).image ?? '';
+      expect(image, app).toMatch(new RegExp(`^[a-z0-9.-]+\\.[a-z]+(:\\d+)?/.+/${app}:\\d+\\.\\d+\\.\\d+`));
+    }
+  });
+
+  it('keeps at least 3 gateways (losing one moves a third of the sockets) and no more ingest replicas than planned partitions', () => {
+    const hpa = (app: App) => named(ofKind<IHorizontalPodAutoscaler>(objects, 'HorizontalPodAutoscaler'), `wirestream-${app}`).spec!;
+    expect(hpa('gateway').minReplicas).toBeGreaterThanOrEqual(3);
+    expect(hpa('ingest').maxReplicas).toBeLessThanOrEqual(12); // docs/operations.md: topics get ≥ 12 partitions
+  });
+
+  it('a new consumer group starts at the live end, and the per-address limit does not throttle the proxy', () => {
+    expect(configMapOf(objects, 'ingest').INGEST_FROM_BEGINNING).toBe('false');
+    const n = readCapacityNumbers();
+    expect(Number(configMapOf(objects, 'gateway').GATEWAY_MAX_CONNECTIONS_PER_ADDRESS)).toBe(capacity(n, 'gateway.max_sockets'));
+  });
+});
