@@ -1,0 +1,390 @@
+#!/usr/bin/env node
+/**
+ * The fan-out benchmark (issue 4). Every stack runs as its own process on a free port, against
+ * the same private redis-server, with the same load client, N and events; one stack at a time.
+ *
+ *   pnpm bench                        full run (< 10 min), writes bench/results/fanout.md + SVGs
+ *   pnpm bench -- --quick             smoke run (N=500, seconds), prints only
+ *   node dist/main.js --scenarios field --stacks ours,card --field-sockets 2000
+ *   node dist/main.js --help
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join, relative } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { createBenchClock, parseMix, type OperationPlan } from '@wirestream/loadgen';
+import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
+import { startRedis, type RedisServer } from '@wirestream/testkit';
+import { profilesIn, summarizeProfile } from './profile-summary.js';
+import { prepareEvents } from './publisher.js';
+import { fmtBytes, fmtInt, fmtMs, memoryTable, notesOf, ratioTable, stackTable, table } from './report.js';
+import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
+import { STACK_LABELS, STACK_SHORT, type StackName } from './servers.js';
+import { logXLineChart, timelineChart } from './svg.js';
+
+const HELP = `fan-out bench: ours vs naive vs card stack (same run, same N, same events)
+  --quick                      smoke run: small N, short traffic; prints only (unless --out)
+  --scenarios LIST             field,saturation,sweep (default: all)
+  --stacks LIST                stacks for field/saturation: naive,card,ours,bare,bare-corked (default: all; the bare
+                               uWS reference points run in saturation only, they ignore filters)
+  --field-sockets N            default 4000        --field-rate EV/S   default 20     --field-seconds S default 10
+  --field-mix SPEC             default shared:85,compact:5,filtered:10
+  --saturation-sockets N       default 10000       --saturation-events E default 1000
+  --sweep-sockets LIST         default 2000,8000   --sweep-distinct LIST default 1,100,1000
+  --sweep-events E             default 200         --sweep-baselines   also run the card stack in the sweep
+  --drain-timeout S            default 20 (sweep 30, --quick 10): stop waiting for deliveries this long after the last publish
+  --workers N                  load worker processes (default: max(2, N/19000))
+  --node-env VALUE             NODE_ENV of every server process (default: production, as deployed; graphql-js and
+                               graphql-ws do extra checks in development)
+  --gateway-env LIST           extra env for our gateway, e.g. GATEWAY_MAX_PAYLOAD_BYTES=16384,GATEWAY_IDLE_TIMEOUT_SECONDS=120
+  --cpu-prof DIR               write a V8 CPU profile of each server process of --cpu-prof-stacks (default: ours) into DIR
+  --out DIR                    where fanout.md and the SVGs go (default: bench/results; none for --quick)
+  --no-write                   print only`;
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    scenarios: { type: 'string', default: 'field,saturation,sweep' },
+    stacks: { type: 'string', default: 'naive,card,ours,bare,bare-corked' },
+    'field-sockets': { type: 'string' },
+    'field-rate': { type: 'string' },
+    'field-seconds': { type: 'string' },
+    'field-mix': { type: 'string', default: 'shared:85,compact:5,filtered:10' },
+    'saturation-sockets': { type: 'string' },
+    'saturation-events': { type: 'string' },
+    'sweep-sockets': { type: 'string' },
+    'sweep-distinct': { type: 'string' },
+    'sweep-events': { type: 'string' },
+    'sweep-baselines': { type: 'boolean', default: false },
+    'drain-timeout': { type: 'string' },
+    workers: { type: 'string' },
+    out: { type: 'string' },
+    'cpu-prof': { type: 'string' },
+    'gateway-env': { type: 'string' },
+    'node-env': { type: 'string', default: 'production' },
+    'cpu-prof-stacks': { type: 'string', default: 'ours' },
+    'no-write': { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (values.help) {
+  console.log(HELP);
+  process.exit(0);
+}
+
+const quick = values.quick;
+const num = (value: string | undefined, full: number, small: number): number => {
+  const n = value === undefined ? (quick ? small : full) : Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new RangeError(`expected a non-negative number, got ${String(value)}`);
+  return n;
+};
+const list = (value: string | undefined, full: number[], small: number[]): number[] =>
+  value === undefined ? (quick ? small : full) : value.split(',').map(Number);
+
+const scenarios = new Set(values.scenarios.split(','));
+const stacks = values.stacks.split(',') as StackName[];
+for (const s of stacks) if (!(s in STACK_LABELS)) throw new RangeError(`unknown stack "${s}": use ${Object.keys(STACK_LABELS).join(', ')}`);
+for (const s of scenarios) if (!['field', 'saturation', 'sweep'].includes(s)) throw new RangeError(`unknown scenario "${s}"`);
+
+const LISTINGS = 50;
+const filterKeys = Array.from({ length: LISTINGS }, (_, i) => `lst-${String(i).padStart(6, '0')}`);
+const workers = values.workers === undefined ? undefined : Number(values.workers);
+const drainOverride = values['drain-timeout'] === undefined ? undefined : Number(values['drain-timeout']) * 1_000;
+const idleMs = quick ? 500 : 2_000;
+const withWorkers = (spec: Omit<RunSpec, 'workers'>): RunSpec => (workers === undefined ? spec : { ...spec, workers });
+
+const fieldRate = num(values['field-rate'], 20, 20);
+const fieldSeconds = num(values['field-seconds'], 10, 2);
+const fieldSpec = withWorkers({
+  sockets: num(values['field-sockets'], 4_000, 500),
+  plan: { mix: parseMix(values['field-mix']), filterKeys },
+  events: Math.round(fieldRate * fieldSeconds),
+  ratePerSecond: fieldRate,
+  drainTimeoutMs: drainOverride ?? (quick ? 10_000 : 20_000),
+  stallTimeoutMs: 10_000,
+  idleMs,
+});
+const saturationSpec = withWorkers({
+  sockets: num(values['saturation-sockets'], 10_000, 500),
+  plan: { mix: parseMix('shared:100'), filterKeys },
+  events: num(values['saturation-events'], 1_000, 200),
+  ratePerSecond: 0,
+  // Baselines never finish 10M deliveries: 20 s of steady state measures their rate well enough.
+  drainTimeoutMs: drainOverride ?? (quick ? 10_000 : 20_000),
+  stallTimeoutMs: 10_000,
+  idleMs,
+});
+const sweepSockets = list(values['sweep-sockets'], [2_000, 8_000], [250, 500]);
+const sweepDistinct = list(values['sweep-distinct'], [1, 100, 1_000], [1, 10, 100]);
+const sweepEvents = num(values['sweep-events'], 200, 100);
+
+const outDir =
+  values['no-write'] ? undefined : values.out ?? (quick ? undefined : new URL('../../results/', import.meta.url).pathname);
+
+const log = (line: string): void => console.log(line);
+const wallStart = Date.now();
+const loadAtStart = os.loadavg().map((l) => l.toFixed(1)).join(' ');
+
+function describePlan(plan: OperationPlan): string {
+  if (plan.distinctOperations !== undefined) return `${plan.distinctOperations} distinct operations`;
+  return (plan.mix ?? []).map((e) => `${e.percent} % ${e.kind}`).join(', ');
+}
+
+async function main(): Promise<void> {
+  const schema = loadWirestreamSchema(auctionSchemaPath);
+  const route = schema.routes.get('listingUpdated');
+  if (!route) throw new Error('the auction schema has no listingUpdated route');
+  const maxEvents = Math.max(fieldSpec.events, saturationSpec.events, sweepEvents);
+  const corpus = prepareEvents(maxEvents, route, 'ws', LISTINGS);
+
+  let redisServer: RedisServer | undefined;
+  let redis: Redis | undefined;
+  const sections: string[] = [];
+  const svgs: [string, string][] = [];
+  try {
+    redisServer = await startRedis();
+    redis = new Redis(redisServer.url);
+    const profileDir = values['cpu-prof'];
+    const profiled = new Set(values['cpu-prof-stacks'].split(','));
+    const ctx: RunContext = {
+      redisUrl: redisServer.url,
+      redis,
+      corpus,
+      route,
+      channelPrefix: 'ws',
+      clock: createBenchClock(),
+      log,
+      redisPid: redisServer.pid,
+      nodeEnv: values['node-env'],
+      gatewayEnv: Object.fromEntries(
+        (values['gateway-env'] ?? '')
+          .split(',')
+          .filter((kv) => kv.includes('='))
+          .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+      ),
+      nodeArgs: (stack) => (profileDir !== undefined && profiled.has(stack) ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+    };
+    log(`redis-server pid ${String(redisServer.pid)} on ${redisServer.url}; mean envelope ${fmtBytes(corpus.meanEnvelopeBytes)}`);
+
+    const runScenario = async (name: string, title: string, spec: RunSpec, names: StackName[]): Promise<StackRun[]> => {
+      log(`\n## ${title}\n`);
+      const runs: StackRun[] = [];
+      for (const stack of names) {
+        log(`  ${STACK_LABELS[stack]} …`);
+        const run = await runStack(stack, spec, ctx);
+        runs.push(run);
+        log(
+          `    ${fmtInt(run.unique)}/${fmtInt(run.expected)} delivered, ${fmtInt(run.deliveriesPerSec)}/s, ` +
+            `p99 ${fmtMs(run.latencyMs.p99)}, heap/socket ${fmtBytes(run.perSocket.heapBytes)}, RSS/socket ${fmtBytes(run.perSocket.rssBytes)}`,
+        );
+      }
+      const body = [
+        stackTable(runs),
+        '',
+        ratioTable(runs),
+        '',
+        ...notesOf(runs).map((n) => `- ${n}`),
+        '',
+        '<details><summary>memory by phase (process.memoryUsage() after two forced GCs, MB)</summary>',
+        '',
+        memoryTable(runs),
+        '',
+        '</details>',
+      ].join('\n');
+      log(`\n${body}\n`);
+      const svgName = `fanout-${name}${quick ? '-quick' : ''}.svg`;
+      svgs.push([
+        svgName,
+        timelineChart(
+          title,
+          `phases: idle → connect → subscribed (forced GC) → traffic → drain · ${os.cpus().length} cores · node ${process.version}`,
+          runs.map((r) => ({
+            title: STACK_SHORT[r.stack],
+            subtitle: [
+              `${fmtInt(r.deliveriesPerSec)} deliveries/s · p50 ${fmtMs(r.latencyMs.p50)} · p99 ${fmtMs(r.latencyMs.p99)}`,
+              `per socket: heap ${fmtBytes(r.perSocket.heapBytes)} · RSS ${fmtBytes(r.perSocket.rssBytes)} (after GC)`,
+            ],
+            samples: r.samples,
+            phases: r.phases,
+          })),
+        ),
+      ]);
+      sections.push(`## ${title}\n\n${body}\n\n![${name}](${svgName})\n`);
+      return runs;
+    };
+
+    const fieldStacks = stacks.filter((s) => s !== 'bare' && s !== 'bare-corked');
+    let fieldRuns: StackRun[] = [];
+    let saturationRuns: StackRun[] = [];
+    if (scenarios.has('field')) {
+      fieldRuns = await runScenario(
+        'field',
+        `Field's case: N = ${fmtInt(fieldSpec.sockets)}, ${fieldRate} events/s for ${fieldSeconds} s (${describePlan(fieldSpec.plan)})`,
+        fieldSpec,
+        fieldStacks,
+      );
+    }
+    if (scenarios.has('saturation')) {
+      saturationRuns = await runScenario(
+        'saturation',
+        `Saturation: N = ${fmtInt(saturationSpec.sockets)} on one operation, ${fmtInt(saturationSpec.events)} events back-to-back`,
+        saturationSpec,
+        stacks,
+      );
+    }
+    const targets = targetLines(fieldRuns, saturationRuns);
+    if (targets.length > 0) {
+      const body = targets.map((t) => `- ${t}`).join('\n');
+      log(`\n## Issue 4 targets\n\n${body}\n`);
+      sections.unshift(`## Issue 4 targets (this run)\n\n${body}\n`);
+    }
+    if (scenarios.has('sweep')) {
+      const sweepStacks: StackName[] = values['sweep-baselines'] ? ['card', 'ours'] : ['ours'];
+      log(`\n## Distinct operations sweep (${sweepStacks.join(', ')})\n`);
+      const rows: string[][] = [
+        ['stack', 'sockets', 'distinct ops', 'delivered / expected', 'deliveries/s', 'p99', 'executions / event', 'server CPU ms / event', 'server CPU µs / delivery'],
+      ];
+      const series = new Map<string, [number, number][]>();
+      for (const stack of sweepStacks) {
+        for (const sockets of sweepSockets) {
+          for (const distinct of sweepDistinct) {
+            if (distinct > sockets) continue;
+            log(`  ${STACK_SHORT[stack]}: N = ${fmtInt(sockets)}, ${fmtInt(distinct)} distinct operations …`);
+            const run = await runStack(
+              stack,
+              withWorkers({
+                sockets,
+                plan: { distinctOperations: distinct, filterKeys },
+                events: sweepEvents,
+                ratePerSecond: 0,
+                drainTimeoutMs: drainOverride ?? 30_000,
+                stallTimeoutMs: 10_000,
+                idleMs: 500,
+              }),
+              ctx,
+            );
+            const cpuPerEvent = run.serverCpuMs / sweepEvents;
+            rows.push([
+              STACK_SHORT[stack],
+              fmtInt(sockets),
+              fmtInt(distinct),
+              `${fmtInt(run.unique)} / ${fmtInt(run.expected)}`,
+              fmtInt(run.deliveriesPerSec),
+              fmtMs(run.latencyMs.p99),
+              run.executions === undefined ? 'n/a' : (run.executions / sweepEvents).toFixed(0),
+              cpuPerEvent.toFixed(2),
+              run.unique > 0 ? ((run.serverCpuMs * 1_000) / run.unique).toFixed(2) : 'n/a',
+            ]);
+            const key = `${STACK_SHORT[stack]}, N = ${fmtInt(sockets)}`;
+            series.set(key, [...(series.get(key) ?? []), [distinct, cpuPerEvent]]);
+            log(`    ${fmtInt(run.unique)}/${fmtInt(run.expected)}, ${cpuPerEvent.toFixed(2)} ms CPU per event`);
+          }
+        }
+      }
+      const body = table(rows);
+      log(`\n${body}\n`);
+      const svgName = `fanout-sweep${quick ? '-quick' : ''}.svg`;
+      svgs.push([
+        svgName,
+        logXLineChart(
+          `Server CPU per event vs distinct operations (${fmtInt(sweepEvents)} events back-to-back)`,
+          'distinct operations among N sockets (log scale)',
+          'server CPU ms per event',
+          [...series].map(([label, points]) => ({ label, points })),
+        ),
+      ]);
+      sections.push(
+        `## Distinct operations sweep: ${fmtInt(sweepEvents)} events back-to-back, every operation receives every event\n\n` +
+          `Server CPU (user + system, /proc) from the first publish to the last delivery, divided by events.\n\n${body}\n\n![sweep](${svgName})\n`,
+      );
+    }
+  } finally {
+    redis?.disconnect();
+    await redisServer?.stop();
+  }
+
+  if (values['cpu-prof'] !== undefined) {
+    for (const file of profilesIn(values['cpu-prof'])) log(`\nCPU profile ${file} (self time):\n${summarizeProfile(file).join('\n')}`);
+  }
+  const minutes = ((Date.now() - wallStart) / 60_000).toFixed(1);
+  log(`\nwall time ${minutes} min`);
+  if (outDir) {
+    mkdirSync(outDir, { recursive: true });
+    const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+    const header = [
+      `# Fan-out benchmark${quick ? ' (quick)' : ''}`,
+      '',
+      `- date: ${new Date().toISOString()}`,
+      `- node ${process.version}, ${os.platform()} ${os.release()}, ${os.cpus().length} cores (${cpu}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB`,
+      `- machine: shared and noisy (load average ${loadAtStart} at start, ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} at end; ` +
+        'other tenants\' benchmarks may run at the same time): compare ratios within one run, not absolute numbers across runs',
+      `- command: \`node bench/fanout/dist/main.js ${process.argv.slice(2).join(' ')}\` (wall time ${minutes} min)`,
+      `- servers: each stack its own \`node --expose-gc\` process (default heap limit), NODE_ENV=${values['node-env']}` +
+        (values['gateway-env'] ? `, gateway env ${values['gateway-env']}` : ''),
+      `- events: @wirestream/demo-events listing events (seed 42, ${LISTINGS} listings), snake_cased by @wirestream/transform, ` +
+        `mean envelope ${fmtBytes(corpus.meanEnvelopeBytes)}, published straight into a private redis-server`,
+      '',
+      'How to read: each stack is its own process on its own port, run one after the other with the same load client ' +
+        '(@wirestream/loadgen, raw graphql-transport-ws over TCP, worker processes, 127.0.0.1-4 source addresses). ' +
+        '"delivered" counts distinct positions per socket (`extensions.position`); "lost" is expected minus delivered when the ' +
+        'drain deadline or a 10 s stall ended the wait; latency is producer timestamp (µs clock shared by all processes, carried ' +
+        'in `occurred_at`) to client receipt, with undelivered events counted as infinitely late. Per-socket memory is ' +
+        '(subscribed − idle) / sockets from `/debug/memory?gc=1` (two forced GCs); "raw RSS" is /proc VmRSS without forcing GC. ' +
+        '"server CPU" is the server process\'s user+system time from first publish to the end of the drain; "client CPU" is all ' +
+        'load workers over the same window in % of one core (2 cores in total are shared by server, client and Redis); ' +
+        '"others\' CPU" is what the rest of the machine (other tenants, kernel threads) used in that window, in % of one core: ' +
+        'a row with a high value was measured on a busy machine.',
+      '',
+    ].join('\n');
+    writeFileSync(join(outDir, `fanout${quick ? '-quick' : ''}.md`), `${header}\n${sections.join('\n')}`);
+    for (const [name, svg] of svgs) writeFileSync(join(outDir, name), svg);
+    log(`wrote ${relative(process.cwd(), outDir) || '.'}/fanout${quick ? '-quick' : ''}.md and ${svgs.length} SVG(s)`);
+  }
+}
+
+/** The issue's targets, checked against this run (pass/fail with the number). */
+function targetLines(field: readonly StackRun[], saturation: readonly StackRun[]): string[] {
+  const lines: string[] = [];
+  const mark = (ok: boolean): string => (ok ? '**met**' : '**not met**');
+  const oursField = field.find((r) => r.stack === 'ours');
+  const oursSat = saturation.find((r) => r.stack === 'ours');
+  for (const r of [oursField, oursSat]) {
+    if (!r) continue;
+    const heap = r.perSocket.heapBytes ?? Number.NaN;
+    const rss = r.perSocket.rssBytes ?? Number.NaN;
+    lines.push(
+      `memory ≤ 2 KB per idle subscribed socket (N = ${fmtInt(r.subscribed)}, after GC): V8 heap ${fmtBytes(heap)} ${mark(heap <= 2_048)}; ` +
+        `RSS ${fmtBytes(rss)} ${mark(rss <= 2_048)}`,
+    );
+  }
+  if (oursField) {
+    const all = oursField.lost === 0 && oursField.duplicates === 0 && oursField.unique === oursField.expected;
+    lines.push(
+      `field's case, every event to every socket: ${fmtInt(oursField.unique)}/${fmtInt(oursField.expected)}, ` +
+        `${fmtInt(oursField.duplicates)} duplicates ${mark(all)}; p99 ${fmtMs(oursField.latencyMs.p99)} ≤ 50 ms ${mark(oursField.latencyMs.p99 <= 50)}`,
+    );
+  }
+  if (oursSat) {
+    const naive = saturation.find((r) => r.stack === 'naive');
+    const card = saturation.find((r) => r.stack === 'card');
+    if (naive) {
+      const ratio = oursSat.deliveriesPerSec / naive.deliveriesPerSec;
+      lines.push(`saturation ≥ 50× naive deliveries/s: ${ratio.toFixed(1)}× ${mark(ratio >= 50)}`);
+    }
+    if (card) {
+      const ratio = oursSat.deliveriesPerSec / card.deliveriesPerSec;
+      lines.push(`saturation ≥ 15× card stack deliveries/s: ${ratio.toFixed(1)}× ${mark(ratio >= 15)}`);
+    }
+    lines.push(`saturation ≥ 500,000 deliveries/s from one process: ${fmtInt(oursSat.deliveriesPerSec)}/s ${mark(oursSat.deliveriesPerSec >= 500_000)}`);
+  }
+  return lines;
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

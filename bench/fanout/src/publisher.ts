@@ -1,0 +1,118 @@
+/**
+ * Publishes envelopes straight into Redis, as ingest would (bypassing Kafka and ingest, so the
+ * server is what is measured): real demo events, snake_cased by our transform, wrapped by
+ * `encodeEnvelope`, on the channel `channelName(prefix, topic, shardOf(key, shards))`.
+ *
+ * The producer's timestamp: `occurred_at` is rewritten at publish time to the shared µs wall
+ * clock (ISO 8601 with 6 fraction digits; see @wirestream/loadgen's clock), and the envelope
+ * `ts` (the Kafka timestamp) is the same instant in ms. Clients read `occurred_at` because it is
+ * what a subscription can select; the schema does not expose `ts`.
+ */
+import type { Redis } from 'ioredis';
+import { createAuctionEventGenerator } from '@wirestream/demo-events';
+import { channelName, encodeEnvelope, shardOf, type SubscriptionRoute } from '@wirestream/schema';
+import { createKeyTransformer } from '@wirestream/transform';
+import { isoWithMicros, type BenchClock } from '@wirestream/loadgen';
+
+/** Kafka partitions of the simulated topic (positions look like real ones). */
+const PARTITIONS = 6;
+const OCCURRED_AT = '"occurred_at":"';
+
+interface PreparedEvent {
+  readonly key: string;
+  readonly channel: string;
+  readonly partition: number;
+  /** Payload JSON up to and after the `occurred_at` value. */
+  readonly before: string;
+  readonly after: string;
+}
+
+export interface EventCorpus {
+  readonly events: readonly PreparedEvent[];
+  /** Mean envelope size in bytes. */
+  readonly meanEnvelopeBytes: number;
+  /** Events per listing id, for the loss count of filtered subscriptions. */
+  countByKey(keys: readonly string[], upTo: number): number[];
+}
+
+/** Prepares `count` listing events (seed 42, `listings` distinct ids), untimed. */
+export function prepareEvents(count: number, route: SubscriptionRoute, prefix: string, listings: number): EventCorpus {
+  const generator = createAuctionEventGenerator({ seed: 42, listings });
+  const transformer = createKeyTransformer();
+  const events: PreparedEvent[] = [];
+  let bytes = 0;
+  for (let i = 0; i < count; i++) {
+    const event = generator.listingEvent();
+    const json = JSON.stringify(transformer.transform(event.value));
+    const at = json.indexOf(OCCURRED_AT);
+    const valueStart = at + OCCURRED_AT.length;
+    const valueEnd = json.indexOf('"', valueStart);
+    if (at < 0 || valueEnd < 0) throw new Error('demo listing event has no occurred_at: the generator contract changed');
+    events.push({
+      key: event.key,
+      channel: channelName(prefix, route.topic, shardOf(event.key, route.shards)),
+      partition: shardOf(event.key, PARTITIONS),
+      before: json.slice(0, valueStart),
+      after: json.slice(valueEnd),
+    });
+    // +3: the µs digits our timestamp adds; +~110: the envelope around the payload.
+    bytes += json.length + 3 + 110;
+  }
+  return {
+    events,
+    meanEnvelopeBytes: bytes / Math.max(1, count),
+    countByKey(keys, upTo) {
+      const index = new Map(keys.map((k, i) => [k, i]));
+      const counts = keys.map(() => 0);
+      for (let i = 0; i < upTo && i < events.length; i++) {
+        const k = index.get((events[i] as PreparedEvent).key);
+        if (k !== undefined) counts[k] = (counts[k] as number) + 1;
+      }
+      return counts;
+    },
+  };
+}
+
+export interface PublishOptions {
+  readonly redis: Redis;
+  readonly corpus: EventCorpus;
+  readonly topic: string;
+  readonly clock: BenchClock;
+  readonly offsetBase: number;
+  /** Events to publish (≤ corpus size). */
+  readonly count: number;
+  /** Events per second; 0 = all back-to-back. */
+  readonly ratePerSecond: number;
+}
+
+/** Publishes and resolves after Redis acknowledged the last PUBLISH, with the shared-clock time of the first publish. */
+export async function publishEvents(options: PublishOptions): Promise<{ firstPublishUs: number; lastPublishUs: number }> {
+  const { redis, corpus, topic, clock, offsetBase, count, ratePerSecond } = options;
+  const publishOne = (i: number): Promise<number> => {
+    const event = corpus.events[i] as PreparedEvent;
+    const nowUs = clock.nowUs();
+    const payload = event.before + isoWithMicros(nowUs) + event.after;
+    const envelope = encodeEnvelope(
+      { topic, partition: event.partition, offset: String(offsetBase + i), key: event.key, ts: Math.floor(nowUs / 1_000) },
+      payload,
+    );
+    return redis.publish(event.channel, envelope);
+  };
+  const firstPublishUs = clock.nowUs();
+  let last: Promise<number> = Promise.resolve(0);
+  if (ratePerSecond <= 0) {
+    // Back-to-back: every PUBLISH is written without waiting for replies (one pipeline).
+    for (let i = 0; i < count; i++) last = publishOne(i);
+  } else {
+    const intervalUs = 1e6 / ratePerSecond;
+    for (let i = 0; i < count; i++) {
+      // Scheduled against the start, so timer drift does not accumulate.
+      const waitMs = (firstPublishUs + i * intervalUs - clock.nowUs()) / 1_000;
+      if (waitMs > 1) await new Promise((r) => setTimeout(r, waitMs));
+      last = publishOne(i);
+    }
+  }
+  const lastPublishUs = clock.nowUs();
+  await last;
+  return { firstPublishUs, lastPublishUs };
+}

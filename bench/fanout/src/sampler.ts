@@ -1,0 +1,111 @@
+import type { Loadgen } from '@wirestream/loadgen';
+import { readCpuMs, readCpuTimesOf, readRssBytes } from './processes.js';
+import { fetchMemory, type ServerHandle } from './servers.js';
+
+/** One point of the timeline, every `intervalMs`. */
+export interface Sample {
+  /** Seconds since the stack's run started. */
+  readonly t: number;
+  /** VmRSS of the server process, MB. */
+  readonly rssMb: number | undefined;
+  /** V8 heap of the server (no forced GC), MB; undefined while the server is too busy to answer. */
+  readonly heapUsedMb: number | undefined;
+  readonly heapTotalMb: number | undefined;
+  /** Server CPU over the last interval, % of one core. */
+  readonly serverCpuPct: number;
+  /** All load workers' CPU over the last interval, % of one core. */
+  readonly clientCpuPct: number;
+  /** Distinct deliveries per second over the last interval. */
+  readonly deliveriesPerSec: number;
+}
+
+export interface PhaseMark {
+  readonly name: string;
+  readonly t: number;
+}
+
+export interface Sampler {
+  readonly samples: Sample[];
+  readonly phases: PhaseMark[];
+  /** Seconds since start. */
+  elapsed(): number;
+  mark(name: string): void;
+  /** Attach the load client once it exists (deliveries and its CPU). */
+  attach(loadgen: Loadgen): void;
+  stop(): void;
+}
+
+/**
+ * Samples RSS (from /proc, always on time) and the V8 heap (from `/debug/memory`, skipped while a
+ * request is still in flight: a saturated server answers late, and the gap is itself the news).
+ */
+export function startSampler(server: ServerHandle, intervalMs = 250): Sampler {
+  const startedMs = performance.now();
+  const samples: Sample[] = [];
+  const phases: PhaseMark[] = [];
+  let loadgen: Loadgen | undefined;
+  let heap: { used: number; total: number; atMs: number } | undefined;
+  let heapInFlight = false;
+  let lastCpuMs = readCpuMs(server.process.pid) ?? 0;
+  let lastClientCpuMs = 0;
+  let lastUnique = 0;
+  let lastMs = startedMs;
+
+  const timer = setInterval(() => {
+    const nowMs = performance.now();
+    const dtMs = nowMs - lastMs;
+    lastMs = nowMs;
+    if (!heapInFlight) {
+      heapInFlight = true;
+      void fetchMemory(server, false, 5_000).then((m) => {
+        heapInFlight = false;
+        if (m) heap = { used: m.heapUsed, total: m.heapTotal, atMs: performance.now() };
+      });
+    }
+    const cpuMs = readCpuMs(server.process.pid);
+    const serverCpuPct = cpuMs === undefined ? 0 : ((cpuMs - lastCpuMs) / dtMs) * 100;
+    if (cpuMs !== undefined) lastCpuMs = cpuMs;
+    let clientCpuPct = 0;
+    let deliveriesPerSec = 0;
+    if (loadgen) {
+      const p = loadgen.progress();
+      const cpu = readCpuTimesOf(loadgen.pids);
+      const clientCpuMs = cpu.userMs + cpu.systemMs;
+      clientCpuPct = ((clientCpuMs - lastClientCpuMs) / dtMs) * 100;
+      // Worker counters arrive every 250 ms too: a rate over one interval jitters, the chart shows it as is.
+      deliveriesPerSec = ((p.unique - lastUnique) * 1_000) / dtMs;
+      lastClientCpuMs = clientCpuMs;
+      lastUnique = p.unique;
+    }
+    const rss = readRssBytes(server.process.pid);
+    // A heap reading older than two intervals is not shown as current.
+    const freshHeap = heap && nowMs - heap.atMs < 2 * intervalMs ? heap : undefined;
+    samples.push({
+      t: (nowMs - startedMs) / 1_000,
+      rssMb: rss === undefined ? undefined : rss / 1_048_576,
+      heapUsedMb: freshHeap ? freshHeap.used / 1_048_576 : undefined,
+      heapTotalMb: freshHeap ? freshHeap.total / 1_048_576 : undefined,
+      serverCpuPct,
+      clientCpuPct,
+      deliveriesPerSec,
+    });
+  }, intervalMs);
+
+  return {
+    samples,
+    phases,
+    elapsed: () => (performance.now() - startedMs) / 1_000,
+    mark(name) {
+      phases.push({ name, t: (performance.now() - startedMs) / 1_000 });
+    },
+    attach(l) {
+      loadgen = l;
+      const cpu = readCpuTimesOf(l.pids);
+      lastClientCpuMs = cpu.userMs + cpu.systemMs;
+      lastUnique = l.progress().unique;
+    },
+    stop() {
+      clearInterval(timer);
+    },
+  };
+}

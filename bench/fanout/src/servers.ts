@@ -1,0 +1,130 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { freePort } from '@wirestream/testkit';
+import { startNodeProcess, type ManagedProcess } from './processes.js';
+
+/** The servers a run can measure. */
+export type StackName = 'naive' | 'card' | 'ours' | 'bare' | 'bare-corked';
+
+export const STACK_LABELS: Readonly<Record<StackName, string>> = {
+  naive: 'naive (ws + graphql-redis-subscriptions + lodash)',
+  card: 'card stack, usual way (graphql-ws uWS adapter + memo transform)',
+  ours: 'ours (apps/gateway)',
+  bare: 'bare uWS, no GraphQL (ceiling)',
+  'bare-corked': 'bare uWS, frames of one event-loop turn corked per socket',
+};
+
+export const STACK_SHORT: Readonly<Record<StackName, string>> = {
+  naive: 'naive',
+  card: 'card stack',
+  ours: 'ours',
+  bare: 'bare uWS',
+  'bare-corked': 'bare uWS corked',
+};
+
+export interface ServerHandle {
+  readonly stack: StackName;
+  readonly process: ManagedProcess;
+  readonly port: number;
+  readonly wsUrl: string;
+  readonly httpBase: string;
+}
+
+const require = createRequire(import.meta.url);
+
+/** The built gateway entry point (the devDependency makes turbo build it before this bench). */
+function gatewayMain(): string {
+  return join(dirname(require.resolve('@wirestream/gateway/package.json')), 'dist', 'main.js');
+}
+
+function baselineMain(file: string): string {
+  return new URL(`./servers/${file}`, import.meta.url).pathname;
+}
+
+/**
+ * Starts one stack as its own process on a free port, with --expose-gc so `/debug/memory?gc=1`
+ * can force collections. Resolves once it answers `/healthz` (and, for ours, `/readyz`).
+ */
+export async function startServer(
+  stack: StackName,
+  redisUrl: string,
+  nodeArgs: readonly string[] = [],
+  commonEnv: Readonly<Record<string, string>> = {},
+  gatewayEnv: Readonly<Record<string, string>> = {},
+): Promise<ServerHandle> {
+  const port = await freePort();
+  const host = '127.0.0.1';
+  let proc: ManagedProcess;
+  if (stack === 'ours') {
+    proc = startNodeProcess('gateway', ['--expose-gc', ...nodeArgs, gatewayMain()], {
+      GATEWAY_PORT: String(port),
+      GATEWAY_HOST: host,
+      REDIS_URL: redisUrl,
+      LOG_LEVEL: 'warn',
+      GATEWAY_DEBUG_ENDPOINTS: 'true',
+      // Benchmarks measure the fan-out, not auth: anonymous, and loadgen opens thousands of
+      // sockets from a few loopback addresses.
+      GATEWAY_AUTH_MODE: 'anonymous',
+      GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
+      ...commonEnv,
+      ...gatewayEnv,
+    });
+  } else {
+    const file = { naive: 'naive.js', card: 'card-stack.js', bare: 'bare-uws.js', 'bare-corked': 'bare-uws.js' }[stack];
+    proc = startNodeProcess(stack, ['--expose-gc', ...nodeArgs, baselineMain(file)], {
+      PORT: String(port),
+      HOST: host,
+      REDIS_URL: redisUrl,
+      BARE_CORK_BATCH: String(stack === 'bare-corked'),
+      ...commonEnv,
+    });
+  }
+  const httpBase = `http://${host}:${port}`;
+  const readyPath = stack === 'ours' ? '/readyz' : '/healthz';
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const exit = proc.exitInfo();
+    if (exit !== undefined) throw new Error(`${stack} server exited (${exit}) before it was ready:\n${proc.tail()}`);
+    try {
+      const res = await fetch(httpBase + readyPath, { signal: AbortSignal.timeout(1_000) });
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await proc.stop();
+      throw new Error(`${stack} server did not answer ${readyPath} within 20 s:\n${proc.tail()}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { stack, process: proc, port, wsUrl: `ws://${host}:${port}/graphql`, httpBase };
+}
+
+export interface MemoryUsage {
+  readonly rss: number;
+  readonly heapUsed: number;
+  readonly heapTotal: number;
+  readonly external: number;
+  readonly arrayBuffers: number;
+}
+
+/** `GET /debug/memory` (after two forced GCs with `gc`), or undefined when the server is too busy to answer in time. */
+export async function fetchMemory(server: ServerHandle, gc: boolean, timeoutMs: number): Promise<MemoryUsage | undefined> {
+  try {
+    const res = await fetch(`${server.httpBase}/debug/memory${gc ? '?gc=1' : ''}`, { signal: AbortSignal.timeout(timeoutMs) });
+    if (!res.ok) return undefined;
+    return (await res.json()) as MemoryUsage;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `GET /stats`, or undefined on timeout. */
+export async function fetchStats(server: ServerHandle, timeoutMs = 2_000): Promise<Record<string, unknown> | undefined> {
+  try {
+    const res = await fetch(`${server.httpBase}/stats`, { signal: AbortSignal.timeout(timeoutMs) });
+    return res.ok ? ((await res.json()) as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * Baseline 2, "the card stack done the usual way": what a user would build from the docs with
+ * our libraries. graphql-ws's own uWebSockets.js adapter (`makeBehavior`), one ioredis
+ * subscriber whose messages are decoded once (`decodeEnvelope`) and handed to every matching
+ * subscriber, and the memoized key transform (`@wirestream/transform`) in the resolver. Still
+ * one execution and one `JSON.stringify` per subscriber per event, one parse + validate per
+ * subscribe: that is what our fan-out engine removes.
+ *
+ * Env and HTTP endpoints: as the naive baseline.
+ */
+import uWS from 'uWebSockets.js';
+import { Redis } from 'ioredis';
+import { makeBehavior } from 'graphql-ws/use/uWebSockets';
+import { decodeEnvelope } from '@wirestream/schema';
+import { createKeyTransformer } from '@wirestream/transform';
+import {
+  channelsFor,
+  createLiveCounter,
+  executableSchema,
+  matchesArgs,
+  memoryReport,
+  readServerConfig,
+  subscribeWithPositions,
+  type EnvelopeEvent,
+} from './common.js';
+
+const config = readServerConfig();
+
+interface Listener {
+  readonly args: Record<string, unknown>;
+  readonly push: (event: EnvelopeEvent) => void;
+}
+
+/** Channel → listeners; Redis SUBSCRIBE on first listener, UNSUBSCRIBE after the last. */
+function createEnvelopeHub(redis: Redis) {
+  const byChannel = new Map<string, Set<Listener>>();
+  redis.on('message', (channel: string, text: string) => {
+    const listeners = byChannel.get(channel);
+    if (!listeners) return;
+    let envelope: EnvelopeEvent;
+    try {
+      envelope = decodeEnvelope(text);
+    } catch {
+      return;
+    }
+    for (const listener of listeners) if (matchesArgs(envelope.payload, listener.args)) listener.push(envelope);
+  });
+  return {
+    listen(channels: readonly string[], listener: Listener): () => void {
+      for (const channel of channels) {
+        let set = byChannel.get(channel);
+        if (!set) {
+          set = new Set();
+          byChannel.set(channel, set);
+          void redis.subscribe(channel);
+        }
+        set.add(listener);
+      }
+      return () => {
+        for (const channel of channels) {
+          const set = byChannel.get(channel);
+          if (!set) continue;
+          set.delete(listener);
+          if (set.size === 0) {
+            byChannel.delete(channel);
+            void redis.unsubscribe(channel);
+          }
+        }
+      };
+    },
+  };
+}
+
+/** The usual push-to-pull adapter: an unbounded queue per subscriber. */
+function createEventIterator(listen: (push: (event: EnvelopeEvent) => void) => () => void): AsyncIterableIterator<EnvelopeEvent> {
+  const queue: EnvelopeEvent[] = [];
+  const waiting: ((step: IteratorResult<EnvelopeEvent>) => void)[] = [];
+  let done = false;
+  const unlisten = listen((event) => {
+    const resolve = waiting.shift();
+    if (resolve) resolve({ value: event, done: false });
+    else queue.push(event);
+  });
+  const finish = (): IteratorResult<EnvelopeEvent> => {
+    if (!done) {
+      done = true;
+      unlisten();
+      queue.length = 0;
+      for (const resolve of waiting.splice(0)) resolve({ value: undefined, done: true });
+    }
+    return { value: undefined, done: true };
+  };
+  return {
+    next() {
+      if (done) return Promise.resolve({ value: undefined, done: true });
+      const event = queue.shift();
+      if (event !== undefined) return Promise.resolve({ value: event, done: false });
+      return new Promise((resolve) => waiting.push(resolve));
+    },
+    return: () => Promise.resolve(finish()),
+    throw: (error?: unknown) => {
+      finish();
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
+
+const hub = createEnvelopeHub(new Redis(config.redisUrl));
+const transformer = createKeyTransformer();
+const live = createLiveCounter();
+
+const { schema } = executableSchema(config.schemaPath, (route) => ({
+  subscribe: (_root: unknown, args: Record<string, unknown>) =>
+    live.track(createEventIterator((push) => hub.listen(channelsFor(config.channelPrefix, route, args), { args, push }))),
+  // Already snake_case from ingest: the memoized transform finds every key in its memo and
+  // returns the payload as is, which is as cheap as a per-subscriber transform gets.
+  resolve: (event: EnvelopeEvent) => transformer.transform(event.payload),
+}));
+
+let connections = 0;
+const app = uWS.App();
+app.ws(
+  '/graphql',
+  makeBehavior({ schema, subscribe: subscribeWithPositions }, {
+    open: () => {
+      connections++;
+    },
+    close: () => {
+      connections--;
+    },
+  } as uWS.WebSocketBehavior<unknown>),
+);
+const respond = (res: uWS.HttpResponse, status: string, type: string, body: string): void => {
+  res.cork(() => res.writeStatus(status).writeHeader('content-type', type).writeHeader('cache-control', 'no-store').end(body));
+};
+app.get('/healthz', (res) => respond(res, '200 OK', 'text/plain', 'ok'));
+app.get('/stats', (res) => respond(res, '200 OK', 'application/json', JSON.stringify({ connections, subscriptions: live.live })));
+app.get('/debug/memory', (res, req) => respond(res, '200 OK', 'application/json', memoryReport(req.getQuery('gc') === '1')));
+app.any('/*', (res) => respond(res, '404 Not Found', 'text/plain', 'not found'));
+app.listen(config.host, config.port, (socket) => {
+  if (!socket) {
+    process.stderr.write(`card-stack baseline could not listen on ${config.host}:${config.port}\n`);
+    process.exit(1);
+  }
+  process.stdout.write(`card-stack baseline listening on ${config.host}:${config.port}\n`);
+});
+process.on('SIGTERM', () => process.exit(0));

@@ -1,0 +1,17 @@
+// The public API of @wirestream/loadgen: a cheap graphql-transport-ws load client over worker processes.
+export { createLoadgen, MAX_SOCKETS_PER_WORKER } from './loadgen.js';
+export type { LatencySummary, Loadgen, LoadgenOptions, LoadProgress, LoadReport } from './loadgen.js';
+export type { ExpectedDeliveries } from './ipc.js';
+export { createBenchClock, clockWithOffset, type BenchClock } from './clock.js';
+export { isoWithMicros } from './frames.js';
+export {
+  COMPACT_SELECTION,
+  FULL_SELECTION,
+  parseMix,
+  variantOf,
+  variantsOf,
+  type MixEntry,
+  type OperationKind,
+  type OperationPlan,
+  type OperationVariant,
+} from './operations.js';

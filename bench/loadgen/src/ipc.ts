@@ -1,0 +1,88 @@
+import type { OperationPlan } from './operations.js';
+
+/** Parent → worker: open `count` sockets, global indexes `firstIndex…`, and subscribe each. */
+export interface WorkerStartMessage {
+  readonly type: 'start';
+  readonly workerIndex: number;
+  readonly host: string;
+  readonly port: number;
+  readonly path: string;
+  readonly firstIndex: number;
+  readonly count: number;
+  /** Source addresses (127.0.0.x); socket `i` binds `sourceAddresses[i % length]`. */
+  readonly sourceAddresses: readonly string[];
+  readonly plan: OperationPlan;
+  /** Positions are tracked as a bitset of `offset - offsetBase` in `[0, maxEvents)`. */
+  readonly maxEvents: number;
+  readonly offsetBase: number;
+  /** See `BenchClock.offsetUs`. */
+  readonly clockOffsetUs: number;
+  /** Handshakes in flight at once in this worker. */
+  readonly connectConcurrency: number;
+  readonly progressIntervalMs: number;
+}
+
+/** Deliveries each socket should have seen, for the loss count. */
+export interface ExpectedDeliveries {
+  /** Events every unfiltered subscription matches. */
+  readonly total: number;
+  /** Events per filter key index (see `OperationPlan.filterKeys`). */
+  readonly perFilterKey: readonly number[];
+}
+
+export type ParentMessage =
+  | WorkerStartMessage
+  | { readonly type: 'report'; readonly expected: ExpectedDeliveries }
+  | { readonly type: 'stop' };
+
+/** Counters a worker sends every `progressIntervalMs` (cumulative since start). */
+export interface WorkerCounters {
+  readonly workerIndex: number;
+  /** Sockets whose HTTP upgrade succeeded. */
+  readonly open: number;
+  /** Sockets that got `connection_ack` and sent `subscribe`. */
+  readonly subscribed: number;
+  /** Sockets that never got that far (after retries). */
+  readonly failed: number;
+  /** Subscribed sockets the server closed (or reset). */
+  readonly closedByServer: number;
+  /** `next` frames received, duplicates included. */
+  readonly frames: number;
+  /** Distinct positions received per socket, summed. */
+  readonly unique: number;
+  readonly duplicates: number;
+  /** `next` frames without a parsable `extensions.position` in range. */
+  readonly unknownPosition: number;
+  /** `next` frames without a parsable `occurred_at`. */
+  readonly noTimestamp: number;
+  /** Payload bytes of `next` frames. */
+  readonly bytes: number;
+  /** `error`/unexpected messages received. */
+  readonly protocolErrors: number;
+  /** This worker's CPU time (user + system), µs. */
+  readonly cpuUs: number;
+  readonly rssBytes: number;
+}
+
+export interface WorkerProgressMessage extends WorkerCounters {
+  readonly type: 'progress';
+}
+
+export interface WorkerReportMessage extends WorkerCounters {
+  readonly type: 'report';
+  /** Expected minus distinct received, over every planned socket (failed ones included). */
+  readonly lost: number;
+  readonly expected: number;
+  /** Latency histogram (µs) as sparse `[bucket, count, …]` pairs, see histogram.ts. */
+  readonly histogram: readonly number[];
+  readonly maxLatencyUs: number;
+  /** Shared wall clock (µs) of the first and last distinct delivery; 0 when none. */
+  readonly firstDeliveryUs: number;
+  readonly lastDeliveryUs: number;
+  /** Close codes received from the server, with counts. */
+  readonly closeCodes: Readonly<Record<string, number>>;
+  /** A few distinct error texts (connect errors, GraphQL errors, unexpected statuses). */
+  readonly errorSamples: readonly string[];
+}
+
+export type WorkerMessage = WorkerProgressMessage | WorkerReportMessage | { readonly type: 'stopped'; readonly workerIndex: number };

@@ -1,0 +1,317 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { addSparse, createHistogram, quantileUs } from './histogram.js';
+import type { ExpectedDeliveries, WorkerCounters, WorkerMessage, WorkerReportMessage, WorkerStartMessage } from './ipc.js';
+import { checkPlan, type OperationPlan } from './operations.js';
+
+/**
+ * Open files are capped at 20,000 per process on our machines (`ulimit -n` cannot be raised):
+ * leave room for the runtime's own descriptors.
+ */
+export const MAX_SOCKETS_PER_WORKER = 19_000;
+
+export interface LoadgenOptions {
+  /** `ws://127.0.0.1:4000/graphql`; loopback only. */
+  readonly url: string;
+  /** Sockets to open, one subscription each. */
+  readonly sockets: number;
+  readonly plan: OperationPlan;
+  /** Upper bound of events a run publishes: positions `offsetBase … offsetBase + maxEvents - 1`. */
+  readonly maxEvents: number;
+  /** @default 0 */
+  readonly offsetBase?: number;
+  /** The producer's clock offset (see `createBenchClock`), so latencies are on one timeline. */
+  readonly clockOffsetUs: number;
+  /** Worker processes. @default max(ceil(sockets / 19,000), min(2, sockets)) */
+  readonly workers?: number;
+  /**
+   * Source addresses to spread sockets over; each gives about 28k ephemeral ports towards one
+   * server port. @default 127.0.0.1 … 127.0.0.4
+   */
+  readonly sourceAddresses?: readonly string[];
+  /** Handshakes in flight at once, over all workers. @default 256 */
+  readonly connectConcurrency?: number;
+  /** @default 250 (ms) */
+  readonly progressIntervalMs?: number;
+}
+
+/** Counters summed over workers. */
+export interface LoadProgress extends Omit<WorkerCounters, 'workerIndex' | 'cpuUs' | 'rssBytes'> {
+  readonly sockets: number;
+  /** Per worker, same order as workers. */
+  readonly workerCpuUs: readonly number[];
+  readonly workerRssBytes: readonly number[];
+}
+
+export interface LatencySummary {
+  /** Milliseconds; Infinity when the quantile falls among undelivered events. */
+  readonly p50: number;
+  readonly p90: number;
+  readonly p99: number;
+  readonly max: number;
+}
+
+export interface LoadReport extends LoadProgress {
+  readonly expected: number;
+  readonly lost: number;
+  readonly latencyMs: LatencySummary;
+  /** Shared wall clock (µs) of the first and last distinct delivery over all workers; 0 when none. */
+  readonly firstDeliveryUs: number;
+  readonly lastDeliveryUs: number;
+  readonly closeCodes: Readonly<Record<string, number>>;
+  readonly errorSamples: readonly string[];
+}
+
+export interface Loadgen {
+  /** Worker process ids (for /proc sampling). */
+  readonly pids: readonly number[];
+  /** Latest counters (updated every `progressIntervalMs`). */
+  progress(): LoadProgress;
+  /** Resolves once every socket is subscribed or has failed; rejects after `timeoutMs`. */
+  settled(timeoutMs: number): Promise<LoadProgress>;
+  /** Final numbers: each worker computes loss against `expected` and ships its histogram. */
+  report(expected: ExpectedDeliveries): Promise<LoadReport>;
+  /** Closes every socket and ends the workers (SIGKILL after 5 s). */
+  stop(): Promise<void>;
+}
+
+const workerPath = new URL('./worker.js', import.meta.url).pathname;
+
+/** Forks the workers and starts connecting. */
+export function createLoadgen(options: LoadgenOptions): Loadgen {
+  const {
+    url,
+    sockets,
+    plan,
+    maxEvents,
+    offsetBase = 0,
+    clockOffsetUs,
+    workers = Math.max(Math.ceil(sockets / MAX_SOCKETS_PER_WORKER), Math.min(2, sockets)),
+    sourceAddresses = ['127.0.0.1', '127.0.0.2', '127.0.0.3', '127.0.0.4'],
+    connectConcurrency = 256,
+    progressIntervalMs = 250,
+  } = options;
+  const target = new URL(url);
+  checkPlan(plan);
+  if (target.protocol !== 'ws:') throw new RangeError(`url must be ws://… (plain loopback), got ${url}`);
+  if (!isLoopback(target.hostname)) {
+    throw new RangeError(`url host must be a loopback address (127.x.x.x): load goes to this machine only, got ${target.hostname}`);
+  }
+  for (const address of sourceAddresses) {
+    if (!isLoopback(address)) throw new RangeError(`source address ${address} is not a loopback address (127.x.x.x)`);
+  }
+  if (!Number.isInteger(sockets) || sockets < 1) throw new RangeError(`sockets must be a positive integer, got ${sockets}`);
+  if (!Number.isInteger(workers) || workers < 1 || workers > sockets) {
+    throw new RangeError(`workers must be an integer in 1..sockets (${sockets}), got ${workers}`);
+  }
+  const perWorker = Math.ceil(sockets / workers);
+  if (perWorker > MAX_SOCKETS_PER_WORKER) {
+    throw new RangeError(
+      `${perWorker} sockets per worker is over ${MAX_SOCKETS_PER_WORKER} (open files are capped at 20,000 per process): ` +
+        `use at least ${Math.ceil(sockets / MAX_SOCKETS_PER_WORKER)} workers`,
+    );
+  }
+  const portsPerAddress = ephemeralPorts() - 500;
+  if (Math.ceil(sockets / sourceAddresses.length) > portsPerAddress) {
+    throw new RangeError(
+      `${Math.ceil(sockets / sourceAddresses.length)} sockets per source address is over the ~${portsPerAddress} ephemeral ports ` +
+        `one address has: give at least ${Math.ceil(sockets / portsPerAddress)} source addresses`,
+    );
+  }
+  if (!Number.isInteger(maxEvents) || maxEvents < 1) throw new RangeError(`maxEvents must be a positive integer, got ${maxEvents}`);
+
+  const latest: WorkerCounters[] = [];
+  const children: ChildProcess[] = [];
+  const exited: Promise<void>[] = [];
+  const reportWaiters = new Map<number, (report: WorkerReportMessage) => void>();
+  let failure: Error | undefined;
+  let stopping = false;
+
+  for (let w = 0; w < workers; w++) {
+    const firstIndex = w * perWorker;
+    const count = Math.max(0, Math.min(perWorker, sockets - firstIndex));
+    // execArgv: [] so that the parent's flags (--expose-gc, --inspect…) do not leak into workers.
+    const child = fork(workerPath, [], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    children.push(child);
+    latest.push(emptyCounters(w));
+    exited.push(new Promise((resolve) => child.once('exit', () => resolve())));
+    child.on('exit', (code, signal) => {
+      if (!stopping && (code !== 0 || signal !== null)) failure ??= new Error(`load worker ${w} exited with ${String(code ?? signal)}`);
+    });
+    child.on('message', (message: WorkerMessage) => {
+      if (message.type === 'progress') latest[w] = message;
+      else if (message.type === 'report') {
+        latest[w] = message;
+        reportWaiters.get(w)?.(message);
+      }
+    });
+    const start: WorkerStartMessage = {
+      type: 'start',
+      workerIndex: w,
+      host: target.hostname,
+      port: Number(target.port || 80),
+      path: target.pathname + target.search,
+      firstIndex,
+      count,
+      sourceAddresses,
+      plan,
+      maxEvents,
+      offsetBase,
+      clockOffsetUs,
+      connectConcurrency: Math.max(1, Math.floor(connectConcurrency / workers)),
+      progressIntervalMs,
+    };
+    child.send(start);
+  }
+  const killOnExit = (): void => {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
+
+  function progress(): LoadProgress {
+    return sum(latest, sockets);
+  }
+
+  return {
+    pids: children.map((c) => c.pid ?? -1),
+    progress,
+
+    async settled(timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        if (failure) throw failure;
+        const p = progress();
+        if (p.subscribed + p.failed >= sockets) return p;
+        if (Date.now() > deadline) {
+          throw new Error(
+            `loadgen: after ${timeoutMs} ms only ${p.subscribed}/${sockets} sockets are subscribed (${p.failed} failed, ${p.open} open)`,
+          );
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+
+    async report(expected) {
+      if (failure) throw failure;
+      const reports = await Promise.all(
+        children.map(
+          (child, w) =>
+            new Promise<WorkerReportMessage>((resolve, reject) => {
+              const timer = setTimeout(() => reject(new Error(`load worker ${w} did not report within 30 s`)), 30_000);
+              reportWaiters.set(w, (r) => {
+                clearTimeout(timer);
+                reportWaiters.delete(w);
+                resolve(r);
+              });
+              child.send({ type: 'report', expected });
+            }),
+        ),
+      );
+      const histogram = createHistogram();
+      const closeCodes: Record<string, number> = {};
+      const errorSamples = new Set<string>();
+      let lost = 0;
+      let expectedTotal = 0;
+      let maxLatencyUs = 0;
+      let firstDeliveryUs = 0;
+      let lastDeliveryUs = 0;
+      for (const r of reports) {
+        addSparse(histogram, r.histogram);
+        lost += r.lost;
+        expectedTotal += r.expected;
+        maxLatencyUs = Math.max(maxLatencyUs, r.maxLatencyUs);
+        if (r.firstDeliveryUs > 0 && (firstDeliveryUs === 0 || r.firstDeliveryUs < firstDeliveryUs)) firstDeliveryUs = r.firstDeliveryUs;
+        lastDeliveryUs = Math.max(lastDeliveryUs, r.lastDeliveryUs);
+        for (const [code, count] of Object.entries(r.closeCodes)) closeCodes[code] = (closeCodes[code] ?? 0) + count;
+        for (const e of r.errorSamples) errorSamples.add(e);
+      }
+      const ms = (q: number): number => quantileUs(histogram, q, lost) / 1_000;
+      return {
+        ...sum(reports, sockets),
+        expected: expectedTotal,
+        lost,
+        latencyMs: { p50: ms(0.5), p90: ms(0.9), p99: ms(0.99), max: lost > 0 ? Number.POSITIVE_INFINITY : maxLatencyUs / 1_000 },
+        firstDeliveryUs,
+        lastDeliveryUs,
+        closeCodes,
+        errorSamples: [...errorSamples],
+      };
+    },
+
+    async stop() {
+      stopping = true;
+      for (const child of children) if (child.connected) child.send({ type: 'stop' });
+      const timer = setTimeout(killOnExit, 5_000);
+      await Promise.all(exited);
+      clearTimeout(timer);
+      process.removeListener('exit', killOnExit);
+    },
+  };
+}
+
+function emptyCounters(workerIndex: number): WorkerCounters {
+  return {
+    workerIndex,
+    open: 0,
+    subscribed: 0,
+    failed: 0,
+    closedByServer: 0,
+    frames: 0,
+    unique: 0,
+    duplicates: 0,
+    unknownPosition: 0,
+    noTimestamp: 0,
+    bytes: 0,
+    protocolErrors: 0,
+    cpuUs: 0,
+    rssBytes: 0,
+  };
+}
+
+function sum(all: readonly WorkerCounters[], sockets: number): LoadProgress {
+  const total = {
+    sockets,
+    open: 0,
+    subscribed: 0,
+    failed: 0,
+    closedByServer: 0,
+    frames: 0,
+    unique: 0,
+    duplicates: 0,
+    unknownPosition: 0,
+    noTimestamp: 0,
+    bytes: 0,
+    protocolErrors: 0,
+    workerCpuUs: all.map((c) => c.cpuUs),
+    workerRssBytes: all.map((c) => c.rssBytes),
+  };
+  for (const c of all) {
+    total.open += c.open;
+    total.subscribed += c.subscribed;
+    total.failed += c.failed;
+    total.closedByServer += c.closedByServer;
+    total.frames += c.frames;
+    total.unique += c.unique;
+    total.duplicates += c.duplicates;
+    total.unknownPosition += c.unknownPosition;
+    total.noTimestamp += c.noTimestamp;
+    total.bytes += c.bytes;
+    total.protocolErrors += c.protocolErrors;
+  }
+  return total;
+}
+
+function isLoopback(host: string): boolean {
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host) || host === 'localhost';
+}
+
+/** Size of the kernel's ephemeral port range (Linux), or a conservative 28,000 elsewhere. */
+function ephemeralPorts(): number {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (low !== undefined && high !== undefined && high > low) return high - low + 1;
+  } catch {
+    // not Linux
+  }
+  return 28_000;
+}

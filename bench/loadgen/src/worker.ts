@@ -1,0 +1,436 @@
+/**
+ * One load worker process: opens its share of sockets, speaks graphql-transport-ws
+ * (connection_init → connection_ack → subscribe) and counts every `next` frame.
+ *
+ * Built to cost little per socket and per frame, so that the server is what a run measures:
+ * - raw TCP (`net`) with `onread` into one buffer shared by every socket of the process (reads are
+ *   handled synchronously, one at a time): no Buffer, no stream `data` event per read;
+ * - frames are scanned in place: no UTF-8 decode, no JSON.parse of `next` payloads. The position
+ *   is found backwards from the frame end (`extensions` is last), the producer's timestamp a few
+ *   bytes in (`occurred_at` is selected first);
+ * - per socket: one small state object, a bitset row of positions and a counter. A frame split
+ *   across reads is the only case that copies, into a buffer of exactly that frame's size.
+ * Aggregates go to the parent on a timer and on request, never per message.
+ */
+import net from 'node:net';
+import { clockWithOffset, type BenchClock } from './clock.js';
+import {
+  OPCODE_CLOSE,
+  OPCODE_PING,
+  OPCODE_PONG,
+  OPCODE_TEXT,
+  US_PER_DAY,
+  clientFrame,
+  clientTextFrame,
+  frameSize,
+  headerSize,
+  isoTimeOfDayUs,
+  parseDigits,
+  timeOfDayDeltaUs,
+} from './frames.js';
+import { bucketOf, createHistogram, toSparse } from './histogram.js';
+import type { ExpectedDeliveries, ParentMessage, WorkerCounters, WorkerMessage, WorkerStartMessage } from './ipc.js';
+import { variantOf, variantsOf } from './operations.js';
+
+const Phase = { Connecting: 0, Upgrading: 1, AwaitingAck: 2, Subscribed: 3, Closed: 4 } as const;
+type Phase = (typeof Phase)[keyof typeof Phase];
+
+interface ClientSocket {
+  /** Index within this worker (row of the position bitset). */
+  readonly index: number;
+  readonly variant: number;
+  readonly sourceAddress: string;
+  socket: net.Socket | undefined;
+  phase: Phase;
+  attempts: number;
+  everSubscribed: boolean;
+  /** The HTTP response head while it arrives (a few hundred bytes, once). */
+  http: string;
+  /** A frame split across reads: exactly its size once the header is known. */
+  partial: Buffer | undefined;
+  partialLength: number;
+  partialNeed: number;
+  partialSized: boolean;
+}
+
+const READ_BUFFER = Buffer.allocUnsafe(256 * 1024);
+const MAX_ATTEMPTS = 3;
+const NEXT_MARK = Buffer.from('"type":"next"');
+const OFFSET_MARK = Buffer.from('"offset":"');
+const OCCURRED_MARK = Buffer.from('"occurred_at":"');
+const ACK_MARK = Buffer.from('"connection_ack"');
+const INIT_FRAME = clientTextFrame('{"type":"connection_init"}');
+const MAX_ERROR_SAMPLES = 8;
+
+let config: WorkerStartMessage;
+let clock: BenchClock;
+let sockets: ClientSocket[] = [];
+let subscribeFrames: Buffer[] = [];
+let filterKeyOfVariant: number[] = [];
+let upgradeRequest: Buffer;
+
+let bytesPerSocket = 0;
+let received = new Uint8Array(0);
+let receivedCount = new Uint32Array(0);
+const histogram = createHistogram();
+
+const counters = {
+  open: 0,
+  subscribed: 0,
+  failed: 0,
+  closedByServer: 0,
+  frames: 0,
+  unique: 0,
+  duplicates: 0,
+  unknownPosition: 0,
+  noTimestamp: 0,
+  bytes: 0,
+  protocolErrors: 0,
+};
+let maxLatencyUs = 0;
+let firstDeliveryUs = 0;
+let lastDeliveryUs = 0;
+const closeCodes = new Map<number, number>();
+const errorSamples = new Set<string>();
+
+let nextToConnect = 0;
+let inFlight = 0;
+let stopping = false;
+/** Shared wall clock of the current read, taken once per read (every frame in it arrived together). */
+let readNowUs = 0;
+let readNowOfDayUs = 0;
+
+function noteError(text: string): void {
+  if (errorSamples.size < MAX_ERROR_SAMPLES) errorSamples.add(text.slice(0, 200));
+}
+
+function start(message: WorkerStartMessage): void {
+  config = message;
+  clock = clockWithOffset(message.clockOffsetUs);
+  const variants = variantsOf(message.plan);
+  subscribeFrames = variants.map((v) => clientTextFrame(JSON.stringify({ id: '1', type: 'subscribe', payload: v.payload })));
+  filterKeyOfVariant = variants.map((v) => v.filterKey);
+  upgradeRequest = Buffer.from(
+    `GET ${message.path} HTTP/1.1\r\nHost: ${message.host}:${message.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+      'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n' +
+      'Sec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n',
+    'latin1',
+  );
+  bytesPerSocket = Math.ceil(message.maxEvents / 8);
+  received = new Uint8Array(bytesPerSocket * message.count);
+  receivedCount = new Uint32Array(message.count);
+  sockets = new Array<ClientSocket>(message.count);
+  for (let i = 0; i < message.count; i++) {
+    const globalIndex = message.firstIndex + i;
+    sockets[i] = {
+      index: i,
+      variant: variantOf(message.plan, globalIndex),
+      sourceAddress: message.sourceAddresses[globalIndex % message.sourceAddresses.length] as string,
+      socket: undefined,
+      phase: Phase.Connecting,
+      attempts: 0,
+      everSubscribed: false,
+      http: '',
+      partial: undefined,
+      partialLength: 0,
+      partialNeed: 0,
+      partialSized: false,
+    };
+  }
+  setInterval(sendProgress, message.progressIntervalMs).unref();
+  pump();
+}
+
+/** Starts handshakes until `connectConcurrency` are in flight (a SYN flood would overflow the server's backlog). */
+function pump(): void {
+  while (!stopping && inFlight < config.connectConcurrency && nextToConnect < sockets.length) {
+    connect(sockets[nextToConnect++] as ClientSocket);
+  }
+}
+
+function connect(s: ClientSocket): void {
+  s.attempts++;
+  s.phase = Phase.Upgrading;
+  s.http = '';
+  inFlight++;
+  const socket = net.connect({
+    host: config.host,
+    port: config.port,
+    localAddress: s.sourceAddress,
+    onread: {
+      buffer: READ_BUFFER,
+      callback: (nread: number, buf: Uint8Array): boolean => {
+        onRead(s, nread, buf as Buffer);
+        return true;
+      },
+    },
+  });
+  s.socket = socket;
+  socket.setNoDelay(true);
+  socket.on('connect', () => socket.write(upgradeRequest));
+  socket.on('error', (err: NodeJS.ErrnoException) => {
+    if (!stopping) noteError(`socket error (phase ${s.phase}): ${err.code ?? err.message}`);
+  });
+  socket.on('close', () => onClose(s, socket));
+}
+
+function onClose(s: ClientSocket, socket: net.Socket): void {
+  if (s.socket !== socket) return;
+  s.socket = undefined;
+  s.partial = undefined;
+  const phase = s.phase;
+  s.phase = Phase.Closed;
+  if (stopping) return;
+  if (phase === Phase.Subscribed) {
+    counters.closedByServer++;
+    return;
+  }
+  if (phase === Phase.Closed) return;
+  inFlight--;
+  if (s.attempts < MAX_ATTEMPTS) {
+    setTimeout(() => connect(s), 100 * s.attempts);
+  } else {
+    counters.failed++;
+    pump();
+  }
+}
+
+function onRead(s: ClientSocket, nread: number, buf: Buffer): void {
+  if (s.phase === Phase.Upgrading) {
+    s.http += buf.toString('latin1', 0, nread);
+    const headEnd = s.http.indexOf('\r\n\r\n');
+    if (headEnd < 0) {
+      if (s.http.length > 8_192) failHandshake(s, 'HTTP response head over 8 KiB');
+      return;
+    }
+    const head = s.http.slice(0, headEnd);
+    const rest = s.http.length - (headEnd + 4);
+    s.http = '';
+    if (!head.startsWith('HTTP/1.1 101')) return failHandshake(s, `upgrade refused: ${head.split('\r\n')[0] ?? ''}`);
+    if (!/^sec-websocket-protocol:\s*graphql-transport-ws\s*$/im.test(head)) {
+      return failHandshake(s, 'server did not select the graphql-transport-ws subprotocol');
+    }
+    s.phase = Phase.AwaitingAck;
+    counters.open++;
+    s.socket?.write(INIT_FRAME);
+    if (rest > 0) onFrames(s, buf, nread - rest, nread);
+    return;
+  }
+  readNowUs = clock.nowUs();
+  readNowOfDayUs = readNowUs % US_PER_DAY;
+  onFrames(s, buf, 0, nread);
+}
+
+function failHandshake(s: ClientSocket, reason: string): void {
+  noteError(reason);
+  s.attempts = MAX_ATTEMPTS; // a refusal is an answer: do not retry
+  s.socket?.destroy();
+}
+
+/** Splits `buf[pos, end)` into frames, carrying a partial frame across reads. */
+function onFrames(s: ClientSocket, buf: Buffer, pos: number, end: number): void {
+  while (s.partial !== undefined) {
+    const partial = s.partial;
+    const take = Math.min(s.partialNeed - s.partialLength, end - pos);
+    buf.copy(partial, s.partialLength, pos, pos + take);
+    s.partialLength += take;
+    pos += take;
+    if (s.partialLength < s.partialNeed) return;
+    if (!s.partialSized) {
+      const size = frameSize(partial, 0, s.partialLength);
+      if (size < 0) {
+        s.partialNeed = -size;
+        continue;
+      }
+      const sized = Buffer.allocUnsafe(size);
+      partial.copy(sized, 0, 0, s.partialLength);
+      s.partial = sized;
+      s.partialNeed = size;
+      s.partialSized = true;
+      continue;
+    }
+    s.partial = undefined;
+    onFrame(s, partial, 0, partial.length);
+  }
+  while (pos < end) {
+    const available = end - pos;
+    const size = frameSize(buf, pos, available);
+    if (size < 0 || size > available) {
+      // Keep the tail for the next read: sized now when the header is complete, else header first.
+      const sized = size > 0;
+      const partial = Buffer.allocUnsafe(sized ? size : 14);
+      buf.copy(partial, 0, pos, end);
+      s.partial = partial;
+      s.partialLength = available;
+      s.partialNeed = sized ? size : -size;
+      s.partialSized = sized;
+      return;
+    }
+    onFrame(s, buf, pos, pos + size);
+    pos += size;
+  }
+}
+
+function onFrame(s: ClientSocket, b: Buffer, pos: number, end: number): void {
+  const b0 = b[pos] as number;
+  const opcode = b0 & 0x0f;
+  const start = pos + headerSize(b, pos);
+  if ((b0 & 0x80) === 0 || opcode === 0) {
+    // The servers measured here never fragment; counting beats a reassembly path nobody uses.
+    counters.protocolErrors++;
+    noteError('fragmented frame received');
+    return;
+  }
+  switch (opcode) {
+    case OPCODE_TEXT:
+      if (s.phase === Phase.Subscribed) {
+        const mark = b.indexOf(NEXT_MARK, start);
+        if (mark >= 0 && mark < start + 64 && mark < end) onNext(s, b, start, end);
+        else onOtherText(s, b, start, end);
+      } else if (s.phase === Phase.AwaitingAck) {
+        const ack = b.indexOf(ACK_MARK, start);
+        if (ack >= 0 && ack < end) {
+          s.phase = Phase.Subscribed;
+          s.everSubscribed = true;
+          counters.subscribed++;
+          s.socket?.write(subscribeFrames[s.variant] as Buffer);
+          inFlight--;
+          pump();
+        } else {
+          onOtherText(s, b, start, end);
+        }
+      }
+      return;
+    case OPCODE_PING:
+      s.socket?.write(clientFrame(OPCODE_PONG, b.subarray(start, end)));
+      return;
+    case OPCODE_PONG:
+      return;
+    case OPCODE_CLOSE: {
+      const code = end - start >= 2 ? b.readUInt16BE(start) : 1005;
+      closeCodes.set(code, (closeCodes.get(code) ?? 0) + 1);
+      if (code !== 1000 && code !== 1001) noteError(`closed by server: ${code} ${b.toString('utf8', start + 2, end)}`);
+      s.socket?.end(clientFrame(OPCODE_CLOSE, Buffer.from([code >> 8, code & 0xff])));
+      return;
+    }
+    default:
+      counters.protocolErrors++;
+      noteError(`unexpected opcode ${opcode}`);
+  }
+}
+
+/** The hot path: one `next` frame. Deliberately allocation-free. */
+function onNext(s: ClientSocket, b: Buffer, start: number, end: number): void {
+  counters.frames++;
+  counters.bytes += end - start;
+  const mark = b.lastIndexOf(OFFSET_MARK, end - OFFSET_MARK.length);
+  if (mark < start) {
+    counters.unknownPosition++;
+    return;
+  }
+  const seq = parseDigits(b, mark + OFFSET_MARK.length, end) - config.offsetBase;
+  if (!(seq >= 0 && seq < config.maxEvents)) {
+    counters.unknownPosition++;
+    return;
+  }
+  const bit = s.index * bytesPerSocket * 8 + seq;
+  const byte = bit >>> 3;
+  const mask = 1 << (bit & 7);
+  const seen = received[byte] as number;
+  if ((seen & mask) !== 0) {
+    counters.duplicates++;
+    return;
+  }
+  received[byte] = seen | mask;
+  receivedCount[s.index] = (receivedCount[s.index] as number) + 1;
+  counters.unique++;
+  if (firstDeliveryUs === 0) firstDeliveryUs = readNowUs;
+  lastDeliveryUs = readNowUs;
+  const ts = b.indexOf(OCCURRED_MARK, start);
+  const sentOfDayUs = ts >= 0 && ts < end ? isoTimeOfDayUs(b, ts + OCCURRED_MARK.length, end) : Number.NaN;
+  if (Number.isNaN(sentOfDayUs)) {
+    counters.noTimestamp++;
+    return;
+  }
+  const latencyUs = timeOfDayDeltaUs(readNowOfDayUs, sentOfDayUs);
+  const bucket = bucketOf(latencyUs);
+  histogram[bucket] = (histogram[bucket] as number) + 1;
+  if (latencyUs > maxLatencyUs) maxLatencyUs = latencyUs;
+}
+
+/** Anything but `next` after subscribing (rare): errors, completes, protocol pings. */
+function onOtherText(s: ClientSocket, b: Buffer, start: number, end: number): void {
+  const text = b.toString('utf8', start, end);
+  let message: { type?: unknown; payload?: unknown };
+  try {
+    message = JSON.parse(text) as typeof message;
+  } catch {
+    counters.protocolErrors++;
+    noteError(`not JSON: ${text}`);
+    return;
+  }
+  if (message.type === 'ping') {
+    s.socket?.write(clientTextFrame('{"type":"pong"}'));
+    return;
+  }
+  if (message.type === 'pong') return;
+  counters.protocolErrors++;
+  noteError(`${String(message.type)}: ${JSON.stringify(message.payload ?? null)}`);
+}
+
+function snapshot(): WorkerCounters {
+  const cpu = process.cpuUsage();
+  return { workerIndex: config.workerIndex, ...counters, cpuUs: cpu.user + cpu.system, rssBytes: process.memoryUsage.rss() };
+}
+
+function send(message: WorkerMessage): void {
+  if (process.connected) process.send?.(message);
+}
+
+function sendProgress(): void {
+  send({ type: 'progress', ...snapshot() });
+}
+
+function report(expected: ExpectedDeliveries): void {
+  let lost = 0;
+  let expectedTotal = 0;
+  for (const s of sockets) {
+    const filterKey = filterKeyOfVariant[s.variant] as number;
+    const wanted = filterKey < 0 ? expected.total : (expected.perFilterKey[filterKey] ?? 0);
+    expectedTotal += wanted;
+    lost += Math.max(0, wanted - (receivedCount[s.index] as number));
+  }
+  send({
+    type: 'report',
+    ...snapshot(),
+    lost,
+    expected: expectedTotal,
+    histogram: toSparse(histogram),
+    maxLatencyUs,
+    firstDeliveryUs,
+    lastDeliveryUs,
+    closeCodes: Object.fromEntries([...closeCodes].map(([code, count]) => [String(code), count])),
+    errorSamples: [...errorSamples],
+  });
+}
+
+function stop(): void {
+  stopping = true;
+  for (const s of sockets) s.socket?.destroy();
+  send({ type: 'stopped', workerIndex: config?.workerIndex ?? -1 });
+  // Let the IPC message flush, then go.
+  setTimeout(() => process.exit(0), 50);
+}
+
+process.on('message', (message: ParentMessage) => {
+  switch (message.type) {
+    case 'start':
+      return start(message);
+    case 'report':
+      return report(message.expected);
+    case 'stop':
+      return stop();
+  }
+});
+// The parent is gone (or closed the channel): nobody will read our numbers.
+process.on('disconnect', () => process.exit(0));
