@@ -134,6 +134,7 @@ describe('bad input gets a clear answer and the server stays up', () => {
     ['duplicate subscription id', [{ type: 'connection_init' }, { id: 'x', type: 'subscribe', payload: { query: LISTING } }, { id: 'x', type: 'subscribe', payload: { query: LISTING } }], 4409, 'Subscriber for x already exists'],
     ['unknown message type', [{ type: 'connection_init' }, { type: 'hello' }], 4400, ''],
     ['subscribe without payload', [{ type: 'connection_init' }, { id: '1', type: 'subscribe' }], 4400, 'payload'],
+    ['a field of the wrong type', [{ type: 'connection_init' }, { id: 7, type: 'subscribe', payload: { query: LISTING } }], 4400, 'id'],
   ])('%s closes with %i', async (_name, frames, code, reason) => {
     const raw = rawSocket(url);
     await raw.opened;
