@@ -1,4 +1,5 @@
 import { execute, type ExecutionResult } from 'graphql';
+import { createLazyContext, disposeLazyContext, type LazyFactories } from '@wirestream/context';
 import type { Redis } from 'ioredis';
 import type { Logger } from '@wirestream/telemetry';
 import { decodeEnvelope, type Envelope, type WirestreamSchema } from '@wirestream/schema';
@@ -24,6 +25,16 @@ interface Group<C> {
   pendingTs: number[];
   /** Sum of the subscribers' frame-head lengths, for bytes-out without a per-subscriber loop. */
   headBytes: number;
+  /** Resolver context of this operation (lazy: members are built on first use), if factories were given. */
+  readonly context: object | undefined;
+}
+
+/** What every group context offers before any lazy member is built. */
+export interface GroupContextBase {
+  /** The operation's dedup key (document, variables, arguments and scope). */
+  readonly dedupKey: string;
+  readonly fieldName: string;
+  readonly topic: string;
 }
 
 export interface FanoutDeps<C> {
@@ -39,6 +50,11 @@ export interface FanoutDeps<C> {
   readonly sendFrames: (conn: C, head: string, payloads: readonly string[]) => void;
   /** Prometheus series; optional so tests and benchmarks can run without a registry. */
   readonly metrics?: GatewayMetrics;
+  /**
+   * Backends a custom resolver may need (clients, DataLoaders), built lazily per operation group
+   * on first use and disposed with the group. Defined once per server: connections hold nothing.
+   */
+  readonly contextFactories?: LazyFactories<object, GroupContextBase>;
 }
 
 export interface FanoutStats {
@@ -55,7 +71,7 @@ export interface FanoutStats {
  * the groups that need them: subscribed on first use, unsubscribed when the last group goes.
  */
 export function createFanout<C>(deps: FanoutDeps<C>) {
-  const { schema, redis, logger, sendFrames, metrics } = deps;
+  const { schema, redis, logger, sendFrames, metrics, contextFactories } = deps;
   const groups = new Map<string, Group<C>>();
   const channelGroups = new Map<string, Set<Group<C>>>();
   /** Channels whose SUBSCRIBE Redis acknowledged (and that are still wanted). */
@@ -92,7 +108,10 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
   function subscribe(conn: C, id: string, op: CompiledSubscription): Subscriber<C> {
     let group = groups.get(op.dedupKey);
     if (!group) {
-      group = { op, subscribers: new Set(), pending: [], pendingTs: [], headBytes: 0 };
+      const context = contextFactories
+        ? createLazyContext(contextFactories, { dedupKey: op.dedupKey, fieldName: op.route.fieldName, topic: op.route.topic })
+        : undefined;
+      group = { op, subscribers: new Set(), pending: [], pendingTs: [], headBytes: 0, context };
       groups.set(op.dedupKey, group);
       for (const channel of op.channels) addChannel(channel, group);
     }
@@ -111,6 +130,9 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
     if (group.subscribers.size > 0) return;
     groups.delete(group.op.dedupKey);
     for (const channel of group.op.channels) removeChannel(channel, group);
+    if (group.context) {
+      disposeLazyContext(group.context).catch((err: unknown) => logger.warn({ err }, 'disposing an operation context failed'));
+    }
   }
 
   /*
@@ -184,6 +206,7 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
         rootValue: { [group.op.route.fieldName]: envelope.payload },
         variableValues: group.op.variables,
         operationName: group.op.operationName,
+        contextValue: group.context,
       });
       // Default resolvers are synchronous; a custom async resolver still works, just later.
       if (isPromise(result)) {

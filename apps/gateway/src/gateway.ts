@@ -6,7 +6,7 @@ import type { Logger } from '@wirestream/telemetry';
 import type { WirestreamSchema } from '@wirestream/schema';
 import { createAuthenticator, type Authenticator } from './auth.js';
 import type { DocumentLimits } from './document-limits.js';
-import { createFanout } from './fanout.js';
+import { createFanout, type FanoutDeps } from './fanout.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { Registry } from '@wirestream/telemetry';
 import { createOperationCompiler } from './operations.js';
@@ -23,6 +23,8 @@ export interface GatewayDeps {
   readonly authenticator?: Authenticator;
   /** Prometheus registry served on `GET /metrics`, and the gateway's series in it. */
   readonly metrics?: { readonly registry: Registry; readonly series: GatewayMetrics };
+  /** Lazily built resolver backends per operation group (see {@link FanoutDeps.contextFactories}). */
+  readonly contextFactories?: FanoutDeps<Connection>['contextFactories'];
 }
 
 export interface GatewayOptions {
@@ -114,7 +116,7 @@ export interface Gateway {
 
 /** Builds the uWS HTTP + WebSocket server around the protocol core and the fan-out engine. */
 export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): Gateway {
-  const { schema, redis, logger, authenticator = createAuthenticator({ mode: 'anonymous' }), metrics } = deps;
+  const { schema, redis, logger, authenticator = createAuthenticator({ mode: 'anonymous' }), metrics, contextFactories } = deps;
   const {
     path = '/graphql',
     channelPrefix = 'ws',
@@ -182,7 +184,14 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     maxTokens,
     ...(documentLimits ? { documentLimits } : {}),
   });
-  const fanout = createFanout<Connection>({ schema, redis, logger, sendFrames, ...(metrics ? { metrics: metrics.series } : {}) });
+  const fanout = createFanout<Connection>({
+    schema,
+    redis,
+    logger,
+    sendFrames,
+    ...(metrics ? { metrics: metrics.series } : {}),
+    ...(contextFactories ? { contextFactories } : {}),
+  });
   metrics?.series.observeGauges(() => {
     const f = fanout.stats();
     return { connections: sockets.size, subscriptions: f.subscribers, operations: f.groups };

@@ -38,15 +38,19 @@ export interface TestGateway {
 
 export async function startTestGateway(
   options: GatewayOptions = {},
-  deps: Partial<Pick<GatewayDeps, 'authenticator' | 'metrics'>> = {},
+  deps: Partial<Pick<GatewayDeps, 'authenticator' | 'metrics' | 'contextFactories'>> = {},
+  /** Adjusts the executable schema before the gateway starts (e.g. attaches a custom resolver). */
+  configureSchema: (schema: WirestreamSchema) => void = () => {},
 ): Promise<TestGateway> {
   const redisServer: RedisServer = await startRedis();
   const publisher = new Redis(redisServer.url);
   const subscriberConn = new Redis(redisServer.url);
   const topic = uniqueName('listing-events');
   const sink = createMemorySink();
+  const schema = schemaFor(topic);
+  configureSchema(schema);
   const gateway = createGateway(
-    { schema: schemaFor(topic), redis: subscriberConn, logger: createLogger({ name: 'gateway-test', destination: sink }), ...deps },
+    { schema, redis: subscriberConn, logger: createLogger({ name: 'gateway-test', destination: sink }), ...deps },
     options,
   );
   const port = await gateway.listen(0, '127.0.0.1');
