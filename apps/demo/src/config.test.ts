@@ -18,3 +18,23 @@ describe('producerConfigSpec', () => {
     expect((error as ConfigError).issues.map((i) => i.variable).sort()).toEqual(['DEMO_RATE', 'KAFKA_BROKERS']);
   });
 });
+
+describe('WIRESTREAM_CONFIG_FILE', () => {
+  it('is read by the built entry point, and a bad value in it is reported with exit code 78', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'wirestream-config-'));
+    try {
+      const file = join(dir, 'config.json');
+      writeFileSync(file, JSON.stringify({ DEMO_RATE: 'fast' }));
+      const main = new URL('../dist/producer.js', import.meta.url).pathname;
+      const run = spawnSync(process.execPath, [main], { env: { PATH: process.env['PATH'] ?? '', WIRESTREAM_CONFIG_FILE: file }, encoding: 'utf8', timeout: 20_000 });
+      expect(run.status).toBe(78);
+      expect(run.stderr).toContain('DEMO_RATE');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

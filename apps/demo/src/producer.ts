@@ -7,7 +7,7 @@ import { createLogger } from '@wirestream/telemetry';
 import { producerConfigSpec } from './config.js';
 
 
-const config = loadConfigOrExit(producerConfigSpec, process.env);
+const config = loadConfigOrExit(producerConfigSpec, process.env, { file: process.env['WIRESTREAM_CONFIG_FILE'] });
 const logger = createLogger({ name: 'demo-producer', level: config.logLevel });
 const kafka = new Kafka({ clientId: 'wirestream-demo-producer', brokers: [...config.kafkaBrokers], logLevel: logLevel.ERROR });
 

@@ -10,7 +10,7 @@ import { createAuthenticator, type AuthenticatorOptions } from './auth.js';
 import { gatewayConfigSpec } from './config.js';
 import { createGateway } from './gateway.js';
 
-const config = loadConfigOrExit(gatewayConfigSpec, process.env);
+const config = loadConfigOrExit(gatewayConfigSpec, process.env, { file: process.env['WIRESTREAM_CONFIG_FILE'] });
 const logger = createLogger({ name: 'gateway', level: config.logLevel });
 
 /** Auth options from config; createAuthenticator rejects contradictions (e.g. jwt without a key). */

@@ -11,7 +11,7 @@ import { createHealthServer } from './health-server.js';
 import { kafkaLogCreator } from './kafka-logger.js';
 import { createIngestMetrics } from './metrics.js';
 
-const config = loadConfigOrExit(ingestConfigSpec, process.env);
+const config = loadConfigOrExit(ingestConfigSpec, process.env, { file: process.env['WIRESTREAM_CONFIG_FILE'] });
 const logger = createLogger({ name: 'ingest', level: config.logLevel });
 const schema = loadWirestreamSchema(config.schemaPath ?? auctionSchemaPath);
 const kafka = new Kafka({
