@@ -59,6 +59,8 @@ export interface FanoutDeps<C> {
 
 export interface FanoutStats {
   eventsIn: number;
+  /** Envelopes dropped because their position was already delivered (ingest re-publishes after a crash or rebalance). */
+  duplicates: number;
   badEnvelopes: number;
   executions: number;
   framesOut: number;
@@ -76,7 +78,13 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
   const channelGroups = new Map<string, Set<Group<C>>>();
   /** Channels whose SUBSCRIBE Redis acknowledged (and that are still wanted). */
   const confirmed = new Set<string>();
-  const stats: FanoutStats = { eventsIn: 0, badEnvelopes: 0, executions: 0, framesOut: 0 };
+  const stats: FanoutStats = { eventsIn: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0 };
+  /**
+   * Highest offset delivered per `topic\0partition`. Ingest publishes each partition in offset
+   * order and is at-least-once, so anything at or below the mark is a re-publish: dropping it
+   * turns at-least-once upstream into no duplicates downstream. Bounded by the partition count.
+   */
+  const delivered = new Map<string, string>();
   let subscribers = 0;
 
   function addChannel(channel: string, group: Group<C>): void {
@@ -194,6 +202,13 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
       logger.warn({ err, channel }, 'dropped a malformed envelope from Redis');
       return;
     }
+    const partitionKey = envelope.topic + '\u0000' + envelope.partition;
+    const mark = delivered.get(partitionKey);
+    if (mark !== undefined && !offsetAfter(envelope.offset, mark)) {
+      stats.duplicates++;
+      return;
+    }
+    delivered.set(partitionKey, envelope.offset);
     const extensions = {
       position: { topic: envelope.topic, partition: envelope.partition, offset: envelope.offset },
     };
@@ -239,6 +254,11 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
 }
 
 export type Fanout<C> = ReturnType<typeof createFanout<C>>;
+
+/** `a > b` for int64 offsets as decimal strings without leading zeros, with no BigInt allocation. */
+function offsetAfter(a: string, b: string): boolean {
+  return a.length !== b.length ? a.length > b.length : a > b;
+}
 
 function matches(filter: readonly FilterClause[], payload: Record<string, unknown>): boolean {
   for (let i = 0; i < filter.length; i++) {

@@ -12,7 +12,7 @@ let httpBase: string;
 let topic: string;
 
 const connect = () => t.connect();
-const publishListing = (listingId: string, eventType?: string) => t.publishListing(listingId, eventType);
+const publishListing = (listingId: string, eventType?: string, atOffset?: string) => t.publishListing(listingId, eventType, atOffset);
 
 beforeAll(async () => {
   const registry = createMetricsRegistry({ service: 'gateway-test', processMetrics: false });
@@ -83,9 +83,25 @@ describe('fan-out', () => {
     });
   });
 
+  it('drops re-published positions: at-least-once upstream, no duplicates to clients', async () => {
+    const sub = collect(connect(), LISTING);
+    await waitFor(() => gateway.stats().subscriptions === 1 && gateway.stats().confirmedChannels === 16, { message: 'subscribed' });
+    const before = gateway.stats().duplicates;
+    const first = await publishListing('lst-5');
+    await publishListing('lst-5', 'ListingUpdated', first); // the same position again (ingest restarted)
+    const second = await publishListing('lst-6');
+    await publishListing('lst-5', 'ListingUpdated', first); // an older one, after a newer one
+    await waitFor(() => gateway.stats().duplicates === before + 2, { message: 'two duplicates dropped' });
+    await waitFor(() => sub.results.length === 2, { message: 'two deliveries' });
+    expect(sub.results.map((r) => (r.extensions as { position: { offset: string } }).position.offset)).toEqual([first, second]);
+    sub.dispose();
+    // Redis pub/sub is at-most-once: the next test must not publish before its own subscription exists.
+    await waitFor(() => gateway.stats().groups === 0, { message: 'released' });
+  });
+
   it('filters on non-key arguments too', async () => {
     const closed = collect(connect(), 'subscription { listingUpdated(event_type: "ListingClosed") { listing_id event_type } }');
-    await waitFor(() => gateway.stats().confirmedChannels === 16, { message: 'channels subscribed' });
+    await waitFor(() => gateway.stats().subscriptions === 1 && gateway.stats().confirmedChannels === 16, { message: 'this test\'s subscription live (no stale one)' });
     await publishListing('lst-3', 'ListingUpdated');
     await publishListing('lst-3', 'ListingClosed');
     await waitFor(() => closed.results.length === 1, { message: 'the one closed event' });
@@ -114,7 +130,7 @@ describe('bad input gets a clear answer and the server stays up', () => {
     expect(JSON.stringify(syntax.errors[0])).toContain('Syntax Error');
     // The same socket still works.
     const good = collect(client, LISTING);
-    await waitFor(() => gateway.stats().confirmedChannels === 16, { message: 'channels subscribed' });
+    await waitFor(() => gateway.stats().subscriptions === 1 && gateway.stats().confirmedChannels === 16, { message: 'this test\'s subscription live (no stale one)' });
     await publishListing('lst-9');
     await waitFor(() => good.results.length === 1, { message: 'delivery after errors' });
     good.dispose();
@@ -180,7 +196,7 @@ describe('bad input gets a clear answer and the server stays up', () => {
 
   it('drops a malformed envelope from Redis without affecting others', async () => {
     const sub = collect(connect(), LISTING);
-    await waitFor(() => gateway.stats().confirmedChannels === 16, { message: 'channels subscribed' });
+    await waitFor(() => gateway.stats().subscriptions === 1 && gateway.stats().confirmedChannels === 16, { message: 'this test\'s subscription live (no stale one)' });
     const before = gateway.stats().badEnvelopes;
     await t.publishRaw('not an envelope');
     await publishListing('lst-4');

@@ -93,6 +93,7 @@ export interface GatewayStats {
   channels: number;
   confirmedChannels: number;
   eventsIn: number;
+  duplicates: number;
   executions: number;
   framesOut: number;
   badEnvelopes: number;
@@ -329,6 +330,7 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
       channels: f.channels,
       confirmedChannels: f.confirmedChannels,
       eventsIn: f.eventsIn,
+      duplicates: f.duplicates,
       executions: f.executions,
       framesOut: f.framesOut,
       badEnvelopes: f.badEnvelopes,

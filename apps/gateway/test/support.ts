@@ -25,8 +25,8 @@ export interface TestGateway {
   readonly httpBase: string;
   readonly topic: string;
   readonly sink: MemorySink;
-  /** Publishes a listing event as ingest would; resolves with its offset. */
-  publishListing(listingId: string, eventType?: string): Promise<string>;
+  /** Publishes a listing event as ingest would (next offset, or `atOffset` to replay one); resolves with its offset. */
+  publishListing(listingId: string, eventType?: string, atOffset?: string): Promise<string>;
   /** Publishes a bid event on the (shared) bid-events topic. */
   publishBid(listingId: string, bidderId: string): Promise<void>;
   /** Publishes raw text on a channel of the topic. */
@@ -65,8 +65,8 @@ export async function startTestGateway(
     httpBase: `http://127.0.0.1:${port}`,
     topic,
     sink,
-    async publishListing(listingId, eventType = 'ListingUpdated') {
-      const current = String(offset++);
+    async publishListing(listingId, eventType = 'ListingUpdated', atOffset) {
+      const current = atOffset ?? String(offset++);
       const payload = JSON.stringify({ event_id: `e-${current}`, event_type: eventType, listing_id: listingId, occurred_at: 'now' });
       const envelope = encodeEnvelope({ topic, partition: 0, offset: current, key: listingId, ts: Date.now() }, payload);
       await publisher.publish(channelName('ws', topic, shardOf(listingId, 16)), envelope);
