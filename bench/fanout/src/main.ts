@@ -8,6 +8,7 @@
  *   node dist/main.js --scenarios field --stacks ours,card --field-sockets 2000
  *   node dist/main.js --help
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, relative } from 'node:path';
@@ -288,7 +289,8 @@ async function main(): Promise<void> {
       svgs.push([
         svgName,
         logXLineChart(
-          `Server CPU per event vs distinct operations (${fmtInt(sweepEvents)} events back-to-back)`,
+          'Server CPU per event vs distinct operations',
+          `${fmtInt(sweepEvents)} events back-to-back, each operation receives all; user+system CPU (/proc)`,
           'distinct operations among N sockets (log scale)',
           'server CPU ms per event',
           [...series].map(([label, points]) => ({ label, points })),
@@ -320,6 +322,7 @@ async function main(): Promise<void> {
       `- machine: shared and noisy (load average ${loadAtStart} at start, ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} at end; ` +
         'other tenants\' benchmarks may run at the same time): compare ratios within one run, not absolute numbers across runs',
       `- command: \`node bench/fanout/dist/main.js ${process.argv.slice(2).join(' ')}\` (wall time ${minutes} min)`,
+      `- gateway measured: \`${gatewayVersion()}\` (dist built from it)`,
       `- servers: each stack its own \`node --expose-gc\` process (default heap limit), NODE_ENV=${values['node-env']}` +
         (values['gateway-env'] ? `, gateway env ${values['gateway-env']}` : ''),
       `- events: @wirestream/demo-events listing events (seed 42, ${LISTINGS} listings), snake_cased by @wirestream/transform, ` +
@@ -328,9 +331,11 @@ async function main(): Promise<void> {
       'How to read: each stack is its own process on its own port, run one after the other with the same load client ' +
         '(@wirestream/loadgen, raw graphql-transport-ws over TCP, worker processes, 127.0.0.1-4 source addresses). ' +
         '"delivered" counts distinct positions per socket (`extensions.position`); "lost" is expected minus delivered when the ' +
-        'drain deadline or a 10 s stall ended the wait; latency is producer timestamp (µs clock shared by all processes, carried ' +
+        'drain deadline (or 10 s without deliveries while the server sat idle) ended the wait: undelivered, not necessarily dropped; latency is producer timestamp (µs clock shared by all processes, carried ' +
         'in `occurred_at`) to client receipt, with undelivered events counted as infinitely late. Per-socket memory is ' +
-        '(subscribed − idle) / sockets from `/debug/memory?gc=1` (two forced GCs); "raw RSS" is /proc VmRSS without forcing GC. ' +
+        '(subscribed − idle) / sockets from `/debug/memory?gc=1` (two forced GCs), and as the slope of the second connect wave ' +
+        '(N/2 → N, which leaves out one-off growth such as V8 sizing its young generation during the first burst); ' +
+        '"raw RSS" is /proc VmRSS without forcing GC. ' +
         '"server CPU" is the server process\'s user+system time from first publish to the end of the drain; "client CPU" is all ' +
         'load workers over the same window in % of one core (2 cores in total are shared by server, client and Redis); ' +
         '"others\' CPU" is what the rest of the machine (other tenants, kernel threads) used in that window, in % of one core: ' +
@@ -343,6 +348,20 @@ async function main(): Promise<void> {
   }
 }
 
+/** The gateway version measured: last commit touching apps/gateway, and whether the tree differs from it. */
+function gatewayVersion(): string {
+  const git = (...args: string[]): string => {
+    try {
+      return execFileSync('git', args, { encoding: 'utf8', cwd: new URL('../../..', import.meta.url).pathname }).trim();
+    } catch {
+      return '';
+    }
+  };
+  const commit = git('log', '-1', '--format=%h %s', '--', 'apps/gateway');
+  const dirty = git('status', '--porcelain', '--', 'apps/gateway') !== '';
+  return commit === '' ? 'unknown (not a git checkout)' : `${commit}${dirty ? ' + uncommitted changes' : ''}`;
+}
+
 /** The issue's targets, checked against this run (pass/fail with the number). */
 function targetLines(field: readonly StackRun[], saturation: readonly StackRun[]): string[] {
   const lines: string[] = [];
@@ -353,9 +372,11 @@ function targetLines(field: readonly StackRun[], saturation: readonly StackRun[]
     if (!r) continue;
     const heap = r.perSocket.heapBytes ?? Number.NaN;
     const rss = r.perSocket.rssBytes ?? Number.NaN;
+    const rssSlope = r.perSocketSecondHalf.rssBytes;
     lines.push(
       `memory ≤ 2 KB per idle subscribed socket (N = ${fmtInt(r.subscribed)}, after GC): V8 heap ${fmtBytes(heap)} ${mark(heap <= 2_048)}; ` +
-        `RSS ${fmtBytes(rss)} ${mark(rss <= 2_048)}`,
+        `RSS idle→N ${fmtBytes(rss)} ${mark(rss <= 2_048)}` +
+        (rssSlope === undefined ? '' : `; RSS of the second half (N/2→N) ${fmtBytes(rssSlope)} ${mark(rssSlope <= 2_048)}`),
     );
   }
   if (oursField) {

@@ -56,6 +56,7 @@ export function stackTable(runs: readonly StackRun[]): string {
       'heap/socket (GC)',
       'RSS/socket (GC)',
       'raw RSS/socket',
+      'heap / RSS per socket, N/2→N',
       'idle heap / RSS MB',
       'peak RSS MB',
       'server CPU s (user+sys)',
@@ -81,6 +82,7 @@ export function stackTable(runs: readonly StackRun[]): string {
       fmtBytes(r.perSocket.heapBytes),
       fmtBytes(r.perSocket.rssBytes),
       fmtBytes(r.perSocket.rawRssBytes),
+      `${fmtBytes(r.perSocketSecondHalf.heapBytes)} / ${fmtBytes(r.perSocketSecondHalf.rssBytes)}`,
       `${fmtMb(r.memory.idle?.heapUsed)} / ${fmtMb(r.memory.idle?.rss)}`,
       fmtMb(r.memory.peakRss),
       `${(r.serverCpuMs / 1_000).toFixed(1)} (${(r.serverCpu.userMs / 1_000).toFixed(1)}+${(r.serverCpu.systemMs / 1_000).toFixed(1)})`,
@@ -97,7 +99,9 @@ export function stackTable(runs: readonly StackRun[]): string {
 export function ratioTable(runs: readonly StackRun[]): string {
   const ours = runs.find((r) => r.stack === 'ours');
   if (!ours) return '';
-  const rows: string[][] = [['ours vs', 'deliveries/s', 'p99 latency', 'heap/socket', 'RSS/socket (GC)', 'server CPU per delivery']];
+  const rows: string[][] = [
+    ['ours vs', 'deliveries/s', 'p99 latency', 'heap/socket', 'RSS/socket (GC)', 'RSS/socket, N/2→N', 'server CPU per delivery'],
+  ];
   for (const base of runs) {
     if (base.stack === 'ours') continue;
     const cpuPerDelivery = (r: StackRun): number => (r.unique > 0 ? r.serverCpuMs / r.unique : Number.NaN);
@@ -111,6 +115,7 @@ export function ratioTable(runs: readonly StackRun[]): string {
           : 'baseline p99 = undelivered',
       ratioOf(base.perSocket.heapBytes, ours.perSocket.heapBytes),
       ratioOf(base.perSocket.rssBytes, ours.perSocket.rssBytes),
+      ratioOf(base.perSocketSecondHalf.rssBytes, ours.perSocketSecondHalf.rssBytes),
       `${fmtRatio(cpuPerDelivery(base) / cpuPerDelivery(ours))} less`,
     ]);
   }
@@ -149,6 +154,7 @@ export function memoryTable(runs: readonly StackRun[]): string {
   for (const r of runs) {
     const phases: [string, StackRun['memory']['idle']][] = [
       ['idle', r.memory.idle],
+      ...(r.memory.halfway ? [[`${fmtInt(r.memory.halfwaySockets)} subscribed`, r.memory.halfway] as [string, StackRun['memory']['idle']]] : []),
       [`${fmtInt(r.subscribed)} subscribed`, r.memory.subscribed],
       ['after traffic', r.memory.afterTraffic],
     ];
@@ -162,9 +168,23 @@ export function memoryTable(runs: readonly StackRun[]): string {
     const { idle, subscribed } = r.memory;
     if (idle && subscribed && r.subscribed > 0) {
       const per = (a: number, b: number): string => fmtBytes((a - b) / r.subscribed);
+      const { halfway } = r.memory;
+      const wave = r.subscribed - r.memory.halfwaySockets;
+      if (halfway && wave > 0) {
+        const slope = (a: number, b: number): string => fmtBytes((a - b) / wave);
+        rows.push([
+          STACK_SHORT[r.stack],
+          '**per socket, N/2→N**',
+          slope(subscribed.rss, halfway.rss),
+          slope(subscribed.heapTotal, halfway.heapTotal),
+          slope(subscribed.heapUsed, halfway.heapUsed),
+          slope(subscribed.external, halfway.external),
+          slope(subscribed.arrayBuffers, halfway.arrayBuffers),
+        ]);
+      }
       rows.push([
         STACK_SHORT[r.stack],
-        '**per socket**',
+        '**per socket, idle→N**',
         per(subscribed.rss, idle.rss),
         per(subscribed.heapTotal, idle.heapTotal),
         per(subscribed.heapUsed, idle.heapUsed),

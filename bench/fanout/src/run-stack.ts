@@ -62,6 +62,9 @@ export interface StackRun {
   readonly meanFrameBytes: number;
   readonly memory: {
     readonly idle: MemoryUsage | undefined;
+    /** After the first connect wave (N/2 sockets), when N ≥ 1,000. */
+    readonly halfway: MemoryUsage | undefined;
+    readonly halfwaySockets: number;
     readonly subscribed: MemoryUsage | undefined;
     readonly afterTraffic: MemoryUsage | undefined;
     /** VmRSS before the forced GCs, bytes. */
@@ -69,8 +72,10 @@ export interface StackRun {
     readonly subscribedRawRss: number | undefined;
     readonly peakRss: number;
   };
-  /** Per subscribed socket, bytes; undefined when a reading is missing. */
-  readonly perSocket: { readonly heapBytes: number | undefined; readonly rssBytes: number | undefined; readonly rawRssBytes: number | undefined };
+  /** Per subscribed socket, bytes, idle → N; undefined when a reading is missing. */
+  readonly perSocket: PerSocket;
+  /** Per socket of the second connect wave (N/2 → N): the marginal cost, without one-off growth. */
+  readonly perSocketSecondHalf: PerSocket;
   /** Server CPU from the first publish to the end of the drain (user + system, and split). */
   readonly serverCpuMs: number;
   readonly serverCpu: CpuTimes;
@@ -91,6 +96,12 @@ export interface StackRun {
   readonly samples: readonly Sample[];
   readonly phases: readonly PhaseMark[];
   readonly serverExit: string | undefined;
+}
+
+export interface PerSocket {
+  readonly heapBytes: number | undefined;
+  readonly rssBytes: number | undefined;
+  readonly rawRssBytes: number | undefined;
 }
 
 const OFFSET_BASE = 1_000_000;
@@ -159,6 +170,9 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
     const idleRawRss = readRssBytes(server.process.pid);
     const idle = await fetchMemory(server, true, 10_000);
 
+    // Two connect waves: per-socket memory is also measured as the slope between N/2 and N, which
+    // leaves out one-off growth (V8 sizing its young generation during the first connect burst).
+    const half = spec.sockets >= 1_000 ? Math.floor(spec.sockets / 2) : spec.sockets;
     sampler.mark('connect');
     const started = performance.now();
     loadgen = createLoadgen({
@@ -169,10 +183,26 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
       offsetBase: OFFSET_BASE,
       clockOffsetUs: clock.offsetUs,
       progressIntervalMs: 100,
+      connectNow: half,
       ...(spec.workers === undefined ? {} : { workers: spec.workers }),
     });
     sampler.attach(loadgen);
-    const connected = await loadgen.settled(30_000 + spec.sockets * 5);
+    const connectTimeoutMs = 30_000 + spec.sockets * 5;
+    let connected = await loadgen.settled(connectTimeoutMs);
+    let halfway: MemoryUsage | undefined;
+    let halfwayRawRss: number | undefined;
+    const halfSubscribed = connected.subscribed;
+    if (half < spec.sockets) {
+      // Which filtered channels the first wave needs depends on the workers' split: check counts only.
+      await waitServerSubscribed(server, connected.subscribed, [], redis);
+      sampler.mark('half');
+      await sleep(1_000);
+      halfwayRawRss = readRssBytes(server.process.pid);
+      halfway = await fetchMemory(server, true, 10_000);
+      sampler.mark('connect');
+      loadgen.connect(spec.sockets);
+      connected = await loadgen.settled(connectTimeoutMs);
+    }
     await waitServerSubscribed(server, connected.subscribed, neededChannels(spec.plan, spec.sockets, route, channelPrefix), redis);
     log(`    ${connected.subscribed}/${spec.sockets} subscribed in ${((performance.now() - started) / 1_000).toFixed(1)} s` +
       (connected.failed > 0 ? `, ${connected.failed} failed` : ''));
@@ -205,6 +235,7 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
     const drainDeadlineUs = lastPublishUs + spec.drainTimeoutMs * 1_000;
     let lastUnique = -1;
     let lastChangeUs = clock.nowUs();
+    let serverCpuAtChange = readCpuTimes(server.process.pid);
     for (;;) {
       const p = loadgen.progress();
       const nowUs = clock.nowUs();
@@ -212,14 +243,21 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
       if (p.unique !== lastUnique) {
         lastUnique = p.unique;
         lastChangeUs = nowUs;
+        serverCpuAtChange = readCpuTimes(server.process.pid);
       }
       if (nowUs > drainDeadlineUs) {
         log(`    drain deadline: ${p.unique}/${expected} delivered ${spec.drainTimeoutMs / 1_000} s after the last publish`);
         break;
       }
       if (nowUs - lastChangeUs > spec.stallTimeoutMs * 1_000) {
-        log(`    stalled: no delivery for ${spec.stallTimeoutMs / 1_000} s at ${p.unique}/${expected}`);
-        break;
+        // Silent and idle is a stall; silent and busy is a server computing a big batch before
+        // it writes (deliveries are late, not lost): keep waiting until the drain deadline.
+        const cpu = readCpuTimes(server.process.pid);
+        const busyMs = cpu && serverCpuAtChange ? cpu.userMs + cpu.systemMs - serverCpuAtChange.userMs - serverCpuAtChange.systemMs : 0;
+        if (busyMs < 0.1 * ((nowUs - lastChangeUs) / 1_000)) {
+          log(`    stalled: no delivery and an idle server for ${spec.stallTimeoutMs / 1_000} s at ${p.unique}/${expected}`);
+          break;
+        }
       }
       if (server.process.exitInfo() !== undefined) {
         log(`    server exited during traffic (${server.process.exitInfo() ?? ''})`);
@@ -239,6 +277,9 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
     const statsAfter = await fetchStats(server, 10_000);
     sampler.mark('done');
     const afterTraffic = await fetchMemory(server, true, 5_000);
+    const secondWave = connected.subscribed - halfSubscribed;
+    const slope = (a: number | undefined, b: number | undefined): number | undefined =>
+      halfway === undefined || a === undefined || b === undefined || secondWave <= 0 ? undefined : (a - b) / secondWave;
     await sleep(250);
     sampler.stop();
 
@@ -270,6 +311,8 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
       meanFrameBytes: report.frames > 0 ? report.bytes / report.frames : 0,
       memory: {
         idle,
+        halfway,
+        halfwaySockets: halfSubscribed,
         subscribed,
         afterTraffic,
         idleRawRss,
@@ -280,6 +323,11 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
         heapBytes: diff(subscribed?.heapUsed, idle?.heapUsed),
         rssBytes: diff(subscribed?.rss, idle?.rss),
         rawRssBytes: diff(subscribedRawRss, idleRawRss),
+      },
+      perSocketSecondHalf: {
+        heapBytes: slope(subscribed?.heapUsed, halfway?.heapUsed),
+        rssBytes: slope(subscribed?.rss, halfway?.rss),
+        rawRssBytes: slope(subscribedRawRss, halfwayRawRss),
       },
       serverCpuMs: cpuAfter.userMs + cpuAfter.systemMs - cpuBefore.userMs - cpuBefore.systemMs,
       serverCpu: { userMs: cpuAfter.userMs - cpuBefore.userMs, systemMs: cpuAfter.systemMs - cpuBefore.systemMs },

@@ -26,6 +26,7 @@ const COLORS = {
 const PHASE_FILLS: Readonly<Record<string, string>> = {
   idle: '#f7f7f7',
   connect: '#eef4fb',
+  half: '#f3f8ee',
   subscribed: '#eef8ee',
   traffic: '#fdf1e6',
   drain: '#fbeaea',
@@ -190,12 +191,12 @@ export interface LineSeries {
 }
 
 /** A small line chart with a log-scale x axis (distinct operations) and several series. */
-export function logXLineChart(title: string, xLabel: string, yLabel: string, series: readonly LineSeries[]): string {
-  const width = 560;
-  const height = 330;
+export function logXLineChart(title: string, note: string, xLabel: string, yLabel: string, series: readonly LineSeries[]): string {
+  const width = 600;
+  const height = 350;
   const left = 70;
-  const right = 20;
-  const top = 40;
+  const right = 40;
+  const top = 56;
   const bottom = 60;
   const plotW = width - left - right;
   const plotH = height - top - bottom;
@@ -210,6 +211,7 @@ export function logXLineChart(title: string, xLabel: string, yLabel: string, ser
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="11">`,
     `<rect width="100%" height="100%" fill="white"/>`,
     `<text x="${left}" y="22" font-size="14" font-weight="bold" fill="${COLORS.text}">${esc(title)}</text>`,
+    `<text x="${left}" y="40" fill="${COLORS.muted}">${esc(note)}</text>`,
   ];
   for (let k = 0; k <= 4; k++) {
     const v = (yMax * k) / 4;

@@ -20,6 +20,8 @@ export interface WorkerStartMessage {
   /** Handshakes in flight at once in this worker. */
   readonly connectConcurrency: number;
   readonly progressIntervalMs: number;
+  /** Sockets (of `count`) to open now; more on a `connect` message. */
+  readonly connectNow: number;
 }
 
 /** Deliveries each socket should have seen, for the loss count. */
@@ -32,6 +34,7 @@ export interface ExpectedDeliveries {
 
 export type ParentMessage =
   | WorkerStartMessage
+  | { readonly type: 'connect'; readonly upTo: number }
   | { readonly type: 'report'; readonly expected: ExpectedDeliveries }
   | { readonly type: 'stop' };
 

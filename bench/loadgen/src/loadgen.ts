@@ -33,6 +33,11 @@ export interface LoadgenOptions {
   readonly connectConcurrency?: number;
   /** @default 250 (ms) */
   readonly progressIntervalMs?: number;
+  /**
+   * Sockets to open right away; {@link Loadgen.connect} opens more (e.g. two waves, to measure
+   * per-socket memory as a slope between them). @default sockets
+   */
+  readonly connectNow?: number;
 }
 
 /** Counters summed over workers. */
@@ -67,8 +72,10 @@ export interface Loadgen {
   readonly pids: readonly number[];
   /** Latest counters (updated every `progressIntervalMs`). */
   progress(): LoadProgress;
-  /** Resolves once every socket is subscribed or has failed; rejects after `timeoutMs`. */
+  /** Resolves once every socket opened so far is subscribed or has failed; rejects after `timeoutMs`. */
   settled(timeoutMs: number): Promise<LoadProgress>;
+  /** Opens sockets up to `total` (spread over workers like the first wave); returns the new target. */
+  connect(total: number): number;
   /** Final numbers: each worker computes loss against `expected` and ships its histogram. */
   report(expected: ExpectedDeliveries): Promise<LoadReport>;
   /** Closes every socket and ends the workers (SIGKILL after 5 s). */
@@ -90,6 +97,7 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
     sourceAddresses = ['127.0.0.1', '127.0.0.2', '127.0.0.3', '127.0.0.4'],
     connectConcurrency = 256,
     progressIntervalMs = 250,
+    connectNow = sockets,
   } = options;
   const target = new URL(url);
   checkPlan(plan);
@@ -126,10 +134,15 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
   const reportWaiters = new Map<number, (report: WorkerReportMessage) => void>();
   let failure: Error | undefined;
   let stopping = false;
+  const counts: number[] = [];
+  let targets: number[] = [];
+  /** Each worker's share of a global socket target, proportional to its socket count. */
+  const shareOf = (total: number): number[] => counts.map((c) => Math.min(c, Math.ceil((c * Math.min(total, sockets)) / sockets)));
 
   for (let w = 0; w < workers; w++) {
     const firstIndex = w * perWorker;
     const count = Math.max(0, Math.min(perWorker, sockets - firstIndex));
+    counts.push(count);
     // execArgv: [] so that the parent's flags (--expose-gc, --inspect…) do not leak into workers.
     const child = fork(workerPath, [], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     children.push(child);
@@ -160,9 +173,11 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
       clockOffsetUs,
       connectConcurrency: Math.max(1, Math.floor(connectConcurrency / workers)),
       progressIntervalMs,
+      connectNow: Math.min(count, Math.ceil((count * Math.min(connectNow, sockets)) / sockets)),
     };
     child.send(start);
   }
+  targets = shareOf(connectNow);
   const killOnExit = (): void => {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
   };
@@ -181,14 +196,23 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
       for (;;) {
         if (failure) throw failure;
         const p = progress();
-        if (p.subscribed + p.failed >= sockets) return p;
+        const target = targets.reduce((a, b) => a + b, 0);
+        if (p.subscribed + p.failed >= target) return p;
         if (Date.now() > deadline) {
           throw new Error(
-            `loadgen: after ${timeoutMs} ms only ${p.subscribed}/${sockets} sockets are subscribed (${p.failed} failed, ${p.open} open)`,
+            `loadgen: after ${timeoutMs} ms only ${p.subscribed}/${target} sockets are subscribed (${p.failed} failed, ${p.open} open)`,
           );
         }
         await new Promise((r) => setTimeout(r, 50));
       }
+    },
+
+    connect(total) {
+      targets = shareOf(total);
+      children.forEach((child, w) => {
+        if (child.connected) child.send({ type: 'connect', upTo: targets[w] ?? 0 });
+      });
+      return targets.reduce((a, b) => a + b, 0);
     },
 
     async report(expected) {

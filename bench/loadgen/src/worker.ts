@@ -94,6 +94,8 @@ const closeCodes = new Map<number, number>();
 const errorSamples = new Set<string>();
 
 let nextToConnect = 0;
+/** Sockets this worker may open so far (connect waves). */
+let connectLimit = 0;
 let inFlight = 0;
 let stopping = false;
 /** Shared wall clock of the current read, taken once per read (every frame in it arrived together). */
@@ -137,13 +139,14 @@ function start(message: WorkerStartMessage): void {
       partialSized: false,
     };
   }
+  connectLimit = Math.min(message.count, message.connectNow);
   setInterval(sendProgress, message.progressIntervalMs).unref();
   pump();
 }
 
 /** Starts handshakes until `connectConcurrency` are in flight (a SYN flood would overflow the server's backlog). */
 function pump(): void {
-  while (!stopping && inFlight < config.connectConcurrency && nextToConnect < sockets.length) {
+  while (!stopping && inFlight < config.connectConcurrency && nextToConnect < connectLimit) {
     connect(sockets[nextToConnect++] as ClientSocket);
   }
 }
@@ -426,6 +429,9 @@ process.on('message', (message: ParentMessage) => {
   switch (message.type) {
     case 'start':
       return start(message);
+    case 'connect':
+      connectLimit = Math.min(sockets.length, Math.max(connectLimit, message.upTo));
+      return pump();
     case 'report':
       return report(message.expected);
     case 'stop':
