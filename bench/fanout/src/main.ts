@@ -322,7 +322,7 @@ async function main(): Promise<void> {
       `- machine: shared and noisy (load average ${loadAtStart} at start, ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} at end; ` +
         'other tenants\' benchmarks may run at the same time): compare ratios within one run, not absolute numbers across runs',
       `- command: \`node bench/fanout/dist/main.js ${process.argv.slice(2).join(' ')}\` (wall time ${minutes} min)`,
-      `- gateway measured: \`${gatewayVersion()}\` (dist built from it)`,
+      `- gateway measured: \`${gatewayVersion()}\` (apps/gateway/dist as found; build it first)`,
       `- servers: each stack its own \`node --expose-gc\` process (default heap limit), NODE_ENV=${values['node-env']}` +
         (values['gateway-env'] ? `, gateway env ${values['gateway-env']}` : ''),
       `- events: @wirestream/demo-events listing events (seed 42, ${LISTINGS} listings), snake_cased by @wirestream/transform, ` +
