@@ -80,11 +80,11 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
   const confirmed = new Set<string>();
   const stats: FanoutStats = { eventsIn: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0 };
   /**
-   * Highest offset delivered per `topic\0partition`. Ingest publishes each partition in offset
+   * Highest offset delivered, per topic, indexed by partition. Ingest publishes each partition in offset
    * order and is at-least-once, so anything at or below the mark is a re-publish: dropping it
    * turns at-least-once upstream into no duplicates downstream. Bounded by the partition count.
    */
-  const delivered = new Map<string, string>();
+  const delivered = new Map<string, string[]>();
   let subscribers = 0;
 
   function addChannel(channel: string, group: Group<C>): void {
@@ -202,13 +202,14 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
       logger.warn({ err, channel }, 'dropped a malformed envelope from Redis');
       return;
     }
-    const partitionKey = envelope.topic + '\u0000' + envelope.partition;
-    const mark = delivered.get(partitionKey);
+    let marks = delivered.get(envelope.topic);
+    if (!marks) delivered.set(envelope.topic, (marks = []));
+    const mark = marks[envelope.partition];
     if (mark !== undefined && !offsetAfter(envelope.offset, mark)) {
       stats.duplicates++;
       return;
     }
-    delivered.set(partitionKey, envelope.offset);
+    marks[envelope.partition] = envelope.offset;
     const extensions = {
       position: { topic: envelope.topic, partition: envelope.partition, offset: envelope.offset },
     };

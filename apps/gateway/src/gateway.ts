@@ -202,8 +202,12 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     { connectionInitWaitTimeoutMs, maxSubscriptionsPerConnection },
   );
   // One sweep for all sockets instead of a timer per socket: a number compare per socket per second.
-  const expirySweep = setInterval(() => protocol.closeExpired(sockets.values() as Iterable<Connection>, Date.now()), 1_000);
-  expirySweep.unref();
+  // Anonymous connections never expire, so an anonymous gateway has no sweep at all.
+  const expirySweep =
+    authenticator.mode === 'jwt'
+      ? setInterval(() => protocol.closeExpired(sockets.values() as Iterable<Connection>, Date.now()), 1_000)
+      : undefined;
+  expirySweep?.unref();
 
   const app: TemplatedApp = uWS.App();
 

@@ -1,7 +1,7 @@
 import { Partitioners, type Consumer, type EachBatchPayload, type Kafka, type KafkaMessage, type Message, type Producer } from 'kafkajs';
 import type { Redis } from 'ioredis';
 import type { Logger } from '@wirestream/telemetry';
-import { channelName, encodeEnvelopeHead, shardOf, type WirestreamSchema } from '@wirestream/schema';
+import { channelName, createEnvelopeHeadEncoder, shardOf, type WirestreamSchema } from '@wirestream/schema';
 import { createDeadLetter, type DeadLetterReason } from './dead-letter.js';
 import { createEventConverter } from './event-converter.js';
 import type { IngestMetrics } from './metrics.js';
@@ -94,7 +94,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
   const routing = new Map(
     schema.topics.map((topic) => {
       const route = schema.routesForTopic(topic)[0];
-      return [topic, { keyField: route?.keyField, shards: route?.shards ?? 1 }] as const;
+      return [topic, { keyField: route?.keyField, shards: route?.shards ?? 1, encodeHead: createEnvelopeHeadEncoder(topic) }] as const;
     }),
   );
 
@@ -121,7 +121,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
       for (let i = start; i < end; i++) {
         const message = messages[i] as KafkaMessage;
         const key = message.key === null ? null : message.key.toString();
-        const head = encodeEnvelopeHead({ topic, partition, offset: message.offset, key, ts: Number(message.timestamp) });
+        const head = route.encodeHead(partition, message.offset, key, Number(message.timestamp));
         const result = convert(message.value, head, route.keyField);
         if (result.ok) {
           // The payload's key field routes; a payload without it falls back to the Kafka key.

@@ -25,24 +25,22 @@ export class EnvelopeError extends Error {
   readonly retriable = false;
 }
 
+/** Builds envelope heads of one topic; the topic's JSON is encoded once, not once per event. */
+export type EnvelopeHeadEncoder = (partition: number, offset: string, key: string | null, ts: number) => string;
+
 /**
- * The envelope text up to and including `"payload":`; the payload JSON and a closing `}` follow.
- * Lets ingest write the payload bytes straight after it without building a string.
+ * The envelope text up to and including `"payload":`, for one topic: the payload JSON and a
+ * closing `}` follow. Lets ingest write the payload bytes straight after it.
  */
+export function createEnvelopeHeadEncoder(topic: string): EnvelopeHeadEncoder {
+  const start = '{"v":1,"topic":' + JSON.stringify(topic) + ',"partition":';
+  return (partition, offset, key, ts) =>
+    start + partition + ',"offset":"' + offset + '","key":' + (key === null ? 'null' : JSON.stringify(key)) + ',"ts":' + ts + ',"payload":';
+}
+
+/** {@link createEnvelopeHeadEncoder} for a single envelope. */
 export function encodeEnvelopeHead(meta: EnvelopeMeta): string {
-  return (
-    '{"v":1,"topic":' +
-    JSON.stringify(meta.topic) +
-    ',"partition":' +
-    meta.partition +
-    ',"offset":"' +
-    meta.offset +
-    '","key":' +
-    (meta.key === null ? 'null' : JSON.stringify(meta.key)) +
-    ',"ts":' +
-    meta.ts +
-    ',"payload":'
-  );
+  return createEnvelopeHeadEncoder(meta.topic)(meta.partition, meta.offset, meta.key, meta.ts);
 }
 
 /**

@@ -7,4 +7,4 @@ export {
   type WirestreamSchema,
 } from './wirestream-schema.js';
 export { DEFAULT_CHANNEL_PREFIX, shardOf, channelName, topicChannels } from './channels.js';
-export { encodeEnvelope, encodeEnvelopeHead, decodeEnvelope, EnvelopeError, type Envelope, type EnvelopeMeta } from './envelope.js';
+export { encodeEnvelope, encodeEnvelopeHead, createEnvelopeHeadEncoder, decodeEnvelope, EnvelopeError, type Envelope, type EnvelopeMeta, type EnvelopeHeadEncoder } from './envelope.js';
