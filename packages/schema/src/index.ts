@@ -8,3 +8,14 @@ export {
 } from './wirestream-schema.js';
 export { DEFAULT_CHANNEL_PREFIX, shardOf, channelName, topicChannels } from './channels.js';
 export { encodeEnvelope, encodeEnvelopeHead, createEnvelopeHeadEncoder, decodeEnvelope, EnvelopeError, type Envelope, type EnvelopeMeta, type EnvelopeHeadEncoder } from './envelope.js';
+export {
+  DEFAULT_HISTORY_PREFIX,
+  HISTORY_FIELD_CHANNEL,
+  HISTORY_FIELD_ENVELOPE,
+  HISTORY_ALREADY_STORED,
+  historyStreamKey,
+  historyPartitionsKey,
+  historyEpochKey,
+  historyEntryId,
+  offsetOfHistoryId,
+} from './history.js';
