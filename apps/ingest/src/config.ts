@@ -1,4 +1,5 @@
 import { booleanFlag, csvList, defineConfigSpec, envVar, hostPort, integer, port, url, z } from '@wirestream/config';
+import { DEFAULT_HISTORY_PREFIX } from '@wirestream/schema';
 import { LOG_LEVELS } from '@wirestream/telemetry';
 
 /** Every setting of ingest, read once from the environment by `main.ts`. */
@@ -14,6 +15,9 @@ export const ingestConfigSpec = defineConfigSpec({
   publishChunkSize: envVar({ name: 'INGEST_PUBLISH_CHUNK', schema: integer({ min: 1, max: 100_000 }), default: 500, description: 'Messages per Redis pipeline and per offset commit.' }),
   partitionsConcurrently: envVar({ name: 'INGEST_PARTITIONS_CONCURRENTLY', schema: integer({ min: 1, max: 1_000 }), default: 3, description: 'Partitions one replica processes at once.' }),
   fetchMaxWaitMs: envVar({ name: 'INGEST_FETCH_MAX_WAIT_MS', schema: integer({ min: 10, max: 60_000 }), default: 1_000, description: 'Longest a Kafka fetch waits for data (also bounds shutdown time).' }),
+  historyLength: envVar({ name: 'INGEST_HISTORY_LENGTH', schema: integer({ min: 0, max: 10_000_000 }), default: 10_000, description: 'History entries kept per partition (Redis Stream, MAXLEN ~) for resume and back-fill; 0 writes no history.' }),
+  historyPrefix: envVar({ name: 'REDIS_HISTORY_PREFIX', schema: z.string().trim().regex(/^[A-Za-z0-9_.-]+$/), default: DEFAULT_HISTORY_PREFIX, description: 'Prefix of the Redis history keys; must match the gateway.' }),
+  maxRetries: envVar({ name: 'INGEST_MAX_RETRIES', schema: integer({ min: 0, max: 100 }), default: 3, description: 'Re-runs of a message whose processing throws before it is dead-lettered.' }),
   fromBeginning: envVar({ name: 'INGEST_FROM_BEGINNING', schema: booleanFlag(), default: true, description: 'A new consumer group starts at the earliest offset.' }),
   httpHost: envVar({ name: 'INGEST_HTTP_HOST', schema: z.string().trim().min(1), default: '0.0.0.0', description: 'Address of the health/metrics server.' }),
   httpPort: envVar({ name: 'INGEST_HTTP_PORT', schema: port(), default: 9464, description: 'Port of GET /healthz, /readyz and /metrics (0 picks a free one).' }),

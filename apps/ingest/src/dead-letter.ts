@@ -2,7 +2,7 @@ import type { IHeaders, KafkaMessage, Message } from 'kafkajs';
 
 /** Why a message could not be published; `code` is stable for alerting, `message` is for humans. */
 export interface DeadLetterReason {
-  readonly code: 'EMPTY_VALUE' | 'TOO_LARGE' | 'INVALID_JSON' | 'NOT_AN_OBJECT' | 'TRANSFORM_FAILED';
+  readonly code: 'EMPTY_VALUE' | 'TOO_LARGE' | 'INVALID_JSON' | 'NOT_AN_OBJECT' | 'TRANSFORM_FAILED' | 'PROCESSING_FAILED';
   readonly message: string;
 }
 

@@ -4,7 +4,7 @@
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
-import { Kafka, logLevel, Partitioners, type Admin, type IHeaders, type Message, type Producer } from 'kafkajs';
+import { ConfigResourceTypes, Kafka, logLevel, Partitioners, type Admin, type IHeaders, type Message, type Producer } from 'kafkajs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createAuctionEventGenerator, type DemoEvent } from '@wirestream/demo-events';
@@ -13,6 +13,13 @@ import {
   channelName,
   createWirestreamSchema,
   decodeEnvelope,
+  HISTORY_FIELD_CHANNEL,
+  HISTORY_FIELD_ENVELOPE,
+  historyEntryId,
+  historyEpochKey,
+  historyPartitionsKey,
+  historyStreamKey,
+  offsetOfHistoryId,
   shardOf,
   type Envelope,
 } from '@wirestream/schema';
@@ -28,7 +35,7 @@ import {
 } from '@wirestream/testkit';
 import { DEAD_LETTER_HEADERS } from './dead-letter.js';
 import { createEventConverter } from './event-converter.js';
-import { createIngest, type Ingest, type IngestOptions } from './ingest.js';
+import { createIngest, type EventConverter, type Ingest, type IngestOptions } from './ingest.js';
 import { kafkaLogCreator } from './kafka-logger.js';
 import { createIngestMetrics } from './metrics.js';
 
@@ -76,6 +83,8 @@ interface PipelineSetup {
   /** Where ingest's publisher connects (a {@link TcpGate} for fault tests). @default redisUrl */
   publisherUrl?: string;
   options?: IngestOptions;
+  /** Replaces ingest's event converter (poison-message tests). */
+  convert?: EventConverter;
 }
 
 /**
@@ -83,8 +92,10 @@ interface PipelineSetup {
  * a subscriber on every channel of both topics, an ingest publisher configured like main.ts, and
  * a log sink. Ingests started with `startIngest` and all connections are closed when the test ends.
  */
-async function createPipeline({ redisUrl = redisServer.url, publisherUrl = redisUrl, options = {} }: PipelineSetup = {}) {
+async function createPipeline({ redisUrl = redisServer.url, publisherUrl = redisUrl, options = {}, convert }: PipelineSetup = {}) {
   const suffix = uniqueName('ingest-test');
+  // Own history keys (epoch included): tests share the file's redis-server.
+  const historyPrefix = `wsh-${suffix}`;
   const listingTopic = `listing-events-${suffix}`;
   const bidTopic = `bid-events-${suffix}`;
   const groupId = `group-${suffix}`;
@@ -105,8 +116,10 @@ async function createPipeline({ redisUrl = redisServer.url, publisherUrl = redis
   // kafkajs logs of the ingest's clients go to the test's sink, as in main.ts (no console noise).
   const kafka = new Kafka({ clientId: 'ingest-test', brokers, logLevel: logLevel.ERROR, logCreator: kafkaLogCreator(logger) });
   const publisher = new Redis(publisherUrl, {
-    // As in main.ts: publishes wait in ioredis's queue while Redis is away.
-    maxRetriesPerRequest: null,
+    // As in main.ts: fail fast while Redis is away; ingest pauses and redoes the chunk itself.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 10_000,
     retryStrategy: (times) => Math.min(times * 200, 2_000),
     connectionName: 'ingest-test-publisher',
   });
@@ -121,10 +134,9 @@ async function createPipeline({ redisUrl = redisServer.url, publisherUrl = redis
 
   const ingests: Ingest[] = [];
   onTestFinished(async () => {
-    // Publisher first: a test that failed while Redis was unreachable leaves a publish waiting
-    // forever, and stop() waits for it. Closing the connection fails it instead.
-    publisher.disconnect();
+    // stop() is bounded even while Redis is unreachable (stopGraceMs), so ingests go first.
     for (const ingest of ingests.reverse()) await ingest.stop();
+    publisher.disconnect();
     subscriber.disconnect();
   });
 
@@ -144,9 +156,12 @@ async function createPipeline({ redisUrl = redisServer.url, publisherUrl = redis
     timestamps,
     registry,
 
+    historyPrefix,
+
     /** A new ingest in the test's group (stopped at the end of the test unless stopped before). */
-    async startIngest(): Promise<Ingest> {
-      const ingest = createIngest({ kafka, redis: publisher, schema, logger, metrics }, { groupId, channelPrefix: CHANNEL_PREFIX, ...options });
+    async startIngest(overrides: IngestOptions = {}): Promise<Ingest> {
+      const deps = { kafka, redis: publisher, schema, logger, metrics, ...(convert ? { convert } : {}) };
+      const ingest = createIngest(deps, { groupId, channelPrefix: CHANNEL_PREFIX, historyPrefix, ...options, ...overrides });
       ingests.push(ingest);
       await ingest.start();
       return ingest;
@@ -248,12 +263,12 @@ async function committedOffsets(groupId: string, topic: string): Promise<Map<num
   return new Map((entry?.partitions ?? []).map((p) => [p.partition, p.offset]));
 }
 
-/** Waits until the group has committed every partition of every topic up to its high watermark. */
-async function waitForCommittedToEnd(pipeline: Pipeline): Promise<void> {
+/** Waits until the group (default: the pipeline's) has committed every partition of every topic up to its high watermark. */
+async function waitForCommittedToEnd(pipeline: Pipeline, groupId = pipeline.groupId): Promise<void> {
   await waitFor(
     async () => {
       for (const topic of pipeline.topics) {
-        const [ends, committed] = await Promise.all([highWatermarks(topic), committedOffsets(pipeline.groupId, topic)]);
+        const [ends, committed] = await Promise.all([highWatermarks(topic), committedOffsets(groupId, topic)]);
         for (const [partition, high] of ends) {
           // A partition that never got a message has nothing to commit.
           expect(committed.get(partition), `${topic}[${partition}]`).toBe(high === '0' ? '-1' : high);
@@ -275,6 +290,49 @@ async function expectEveryOffsetOnce(pipeline: Pipeline, received: readonly Rece
       // Arrival order, not sorted: within a partition ingest publishes in offset order.
       expect(got.get(partition) ?? [], `${topic}[${partition}]`).toEqual(expected);
     }
+  }
+}
+
+/** The value of an unlabelled-by-topic series (sum over its label sets) in Prometheus text. */
+function metricValue(text: string, name: string): number {
+  return [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].reduce((total, m) => total + Number(m[1]), 0);
+}
+
+/** Offsets in the history stream of each partition of `topic`. */
+async function historyOffsets(reader: Redis, pipeline: Pipeline, topic: string): Promise<Map<number, string[]>> {
+  const result = new Map<number, string[]>();
+  for (let partition = 0; partition < PARTITIONS; partition++) {
+    const entries = await reader.xrange(historyStreamKey(pipeline.historyPrefix, topic, partition), '-', '+');
+    result.set(partition, entries.map(([id]) => offsetOfHistoryId(id)));
+  }
+  return result;
+}
+
+interface DeadLetterRead {
+  readonly value: Buffer | null;
+  readonly headers: Record<string, string>;
+}
+
+/** Reads `count` dead letters from the start of `topic` (waits for them). */
+async function readDeadLetters(topic: string, count: number): Promise<DeadLetterRead[]> {
+  const reader = new Kafka({ clientId: 'dlq-reader', brokers, logLevel: logLevel.ERROR }).consumer({
+    groupId: uniqueName('dlq-reader'),
+    maxWaitTimeInMs: 250,
+  });
+  const dead: DeadLetterRead[] = [];
+  await reader.connect();
+  try {
+    await reader.subscribe({ topic, fromBeginning: true });
+    await reader.run({
+      eachMessage: async ({ message }) => {
+        const headers = Object.fromEntries(Object.entries(message.headers ?? ({} as IHeaders)).map(([k, v]) => [k, String(v)]));
+        dead.push({ value: message.value, headers });
+      },
+    });
+    await waitFor(() => dead.length >= count, { timeoutMs: ARRIVAL_TIMEOUT_MS, message: `${count} dead letters in ${topic}` });
+    return dead;
+  } finally {
+    await reader.disconnect();
   }
 }
 
@@ -425,7 +483,8 @@ describe('restarts', () => {
   it('stop() during a batch waits for its publish and commits it, so the next ingest does not publish it again', async () => {
     const gate = await startTcpGate(redisServer.port);
     const pipeline = await createPipeline({ publisherUrl: gate.url });
-    const first = await pipeline.startIngest();
+    // A grace far above the publisher's reconnect delay (≤ 2 s): Redis comes back within it.
+    const first = await pipeline.startIngest({ stopGraceMs: 20_000 });
     await waitFor(() => first.isReady(), { timeoutMs: ARRIVAL_TIMEOUT_MS, message: 'the first ingest to be ready' });
 
     // Redis unreachable for the publisher: the next batch blocks in its publish.
@@ -587,9 +646,12 @@ describe('Redis outage', () => {
       timeoutMs: ARRIVAL_TIMEOUT_MS,
       message: 'ingest to consume events while Redis is down',
     });
-    // Consumed, not published, not committed: the batch waits for Redis.
+    // Consumed, not published, not committed: the batch waits for Redis, consumption is paused.
     expect(ingest.stats.published).toBe(before.length);
     expect(await Promise.all(pipeline.topics.map((t) => committedOffsets(pipeline.groupId, t)))).toEqual(committedBefore);
+    await waitFor(() => ingest.stats.pauses > 0, { message: 'ingest to pause consumption' });
+    expect(ingest.notReadyReason()).toBe('consumption paused: redis unavailable');
+    expect(metricValue(await pipeline.registry.metrics(), 'wirestream_ingest_paused')).toBe(1);
 
     await redis.start(); // same port, empty
     const probe = new Redis(redis.url);
@@ -612,5 +674,212 @@ describe('Redis outage', () => {
       expect(r.text).toBe(unique.get(`${r.envelope.topic}:${r.envelope.partition}:${r.envelope.offset}`)?.text);
     }
     await expectEveryOffsetOnce(pipeline, [...unique.values()]);
+
+    // Resumed and counted; the restarted (empty) Redis got a new epoch and the events published after it.
+    const text = await pipeline.registry.metrics();
+    expect(metricValue(text, 'wirestream_ingest_paused')).toBe(0);
+    expect(metricValue(text, 'wirestream_ingest_pauses_total')).toBe(ingest.stats.pauses);
+    expect(await probe.get(historyEpochKey(pipeline.historyPrefix))).toMatch(/^[0-9a-f-]{36}$/);
+    // The new Redis's history holds exactly what was redone after the outage: the committed offset onwards.
+    for (const [i, topic] of pipeline.topics.entries()) {
+      const history = await historyOffsets(probe, pipeline, topic);
+      for (const [partition, high] of await highWatermarks(topic)) {
+        const from = Math.max(0, Number(committedBefore[i]?.get(partition) ?? '0'));
+        const expected = Array.from({ length: Number(high) - from }, (_, k) => String(from + k));
+        expect(history.get(partition), `${topic}[${partition}]`).toEqual(expected);
+      }
+    }
+  });
+
+  it('stop() while Redis is down returns within its grace, commits nothing, and the next ingest publishes everything', async () => {
+    const gate = await startTcpGate(redisServer.port);
+    const pipeline = await createPipeline({ publisherUrl: gate.url });
+    const first = await pipeline.startIngest({ stopGraceMs: 1_000 });
+    await waitFor(() => first.isReady(), { timeoutMs: ARRIVAL_TIMEOUT_MS, message: 'the first ingest to be ready' });
+    gate.hold();
+    const events = demoEvents(30, 14);
+    await pipeline.produce(events);
+    await waitFor(() => first.stats.pauses > 0, { timeoutMs: ARRIVAL_TIMEOUT_MS, message: 'ingest to pause on the unreachable Redis' });
+
+    // Before: stop() waited for the publish forever. Bounded now (generous: a busy machine).
+    const started = Date.now();
+    await pipeline.stopIngest(first);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(first.stats.published).toBe(0);
+    for (const topic of pipeline.topics) {
+      expect([...(await committedOffsets(pipeline.groupId, topic)).values()].every((o) => o === '-1'), topic).toBe(true);
+    }
+    expect(pipeline.sink.lines.some((l) => l['msg'] === 'gave up an undelivered chunk uncommitted; the next owner redoes it')).toBe(true);
+
+    gate.release();
+    const second = await pipeline.startIngest();
+    await waitFor(() => receivedIds(pipeline).size === events.length, { timeoutMs: ARRIVAL_TIMEOUT_MS, message: `all ${events.length} events` });
+    await waitForCommittedToEnd(pipeline);
+    expect(second.stats.published).toBe(events.length);
+    await expectEveryOffsetOnce(pipeline, pipeline.received);
+  });
+});
+
+describe('history', () => {
+  it('writes each published envelope to its partition stream (id = offset, same channel and bytes) and trims by MAXLEN ~', async () => {
+    const historyLength = 50;
+    const pipeline = await createPipeline({ options: { historyLength } });
+    const ingest = await pipeline.startIngest();
+    const reader = new Redis(redisServer.url);
+    onTestFinished(() => reader.disconnect());
+    const events = demoEvents(60, 15);
+    await pipeline.produce(events);
+    await waitForCommittedToEnd(pipeline);
+    await waitFor(() => pipeline.received.length === events.length, { message: 'every event on Redis' });
+
+    // Every offset of every partition, in order, holding exactly what was published and where.
+    const published = new Map(pipeline.received.map((r) => [`${r.envelope.topic}:${r.envelope.partition}:${r.envelope.offset}`, r]));
+    for (const topic of pipeline.topics) {
+      const highs = await highWatermarks(topic);
+      expect(new Set(await reader.smembers(historyPartitionsKey(pipeline.historyPrefix, topic)))).toEqual(
+        new Set([...highs].filter(([, high]) => high !== '0').map(([partition]) => String(partition))),
+      );
+      for (const [partition, high] of highs) {
+        const entries = await reader.xrange(historyStreamKey(pipeline.historyPrefix, topic, partition), '-', '+');
+        expect(entries.map(([id]) => id), `${topic}[${partition}]`).toEqual(
+          Array.from({ length: Number(high) }, (_, offset) => historyEntryId(String(offset))),
+        );
+        for (const [id, fields] of entries) {
+          const sent = published.get(`${topic}:${partition}:${offsetOfHistoryId(id)}`);
+          expect(fields).toEqual([HISTORY_FIELD_CHANNEL, sent?.channel, HISTORY_FIELD_ENVELOPE, sent?.text]);
+        }
+      }
+    }
+    const epoch = await reader.get(historyEpochKey(pipeline.historyPrefix));
+    expect(epoch).toMatch(/^[0-9a-f-]{36}$/);
+    expect(pipeline.sink.lines.some((l) => l['msg'] === 'history epoch' && l['epoch'] === epoch && l['created'] === true)).toBe(true);
+
+    // Far more than historyLength on one partition: trimmed (whole stream nodes at a time), newest kept.
+    const generator = createAuctionEventGenerator({ seed: 16, listings: 4 });
+    const many: Message[] = Array.from({ length: 400 }, () => {
+      const event = generator.listingEvent();
+      return { partition: 0, key: event.key, value: JSON.stringify(event.value) };
+    });
+    await producer.send({ topic: pipeline.listingTopic, acks: -1, messages: many });
+    await waitForCommittedToEnd(pipeline);
+    const high = Number((await highWatermarks(pipeline.listingTopic)).get(0));
+    const key = historyStreamKey(pipeline.historyPrefix, pipeline.listingTopic, 0);
+    const length = await reader.xlen(key);
+    expect(length).toBeGreaterThanOrEqual(historyLength);
+    expect(length).toBeLessThan(high);
+    const info = (await reader.call('XINFO', 'STREAM', key)) as unknown[];
+    const field = (name: string) => info[info.indexOf(name) + 1];
+    expect(field('last-generated-id')).toBe(historyEntryId(String(high - 1)));
+    // What a gateway can read to detect a gap history no longer covers. Not max-deleted-entry-id:
+    // Redis 7.0 updates that on XDEL only, trimming leaves it at 0-0.
+    expect(field('recorded-first-entry-id')).toBe(historyEntryId(String(high - length)));
+    expect(field('entries-added')).toBe(high);
+    expect(ingest.stats.pauses).toBe(0);
+  });
+
+  it('a re-publish of offsets already in history (another owner redoing them) is not a failure', async () => {
+    const pipeline = await createPipeline();
+    await pipeline.startIngest();
+    const events = demoEvents(40, 17);
+    await pipeline.produce(events);
+    await waitForCommittedToEnd(pipeline);
+    await waitFor(() => pipeline.received.length === events.length, { message: 'the first publish' });
+
+    // A second group reads the same offsets again: every XADD is refused as already stored.
+    const groupId = `${pipeline.groupId}-again`;
+    const again = await pipeline.startIngest({ groupId });
+    await waitForCommittedToEnd(pipeline, groupId);
+    await waitFor(() => pipeline.received.length === 2 * events.length, { message: 'the re-publish' });
+    expect(again.stats).toMatchObject({ published: events.length, pauses: 0 });
+    const reader = new Redis(redisServer.url);
+    onTestFinished(() => reader.disconnect());
+    for (const topic of pipeline.topics) {
+      for (const [partition, high] of await highWatermarks(topic)) {
+        expect(await reader.xlen(historyStreamKey(pipeline.historyPrefix, topic, partition))).toBe(Number(high));
+      }
+    }
+  });
+
+  it('historyLength 0 writes no history', async () => {
+    const pipeline = await createPipeline({ options: { historyLength: 0 } });
+    await pipeline.startIngest();
+    const events = demoEvents(10, 18);
+    await pipeline.produce(events);
+    await waitForCommittedToEnd(pipeline);
+    const reader = new Redis(redisServer.url);
+    onTestFinished(() => reader.disconnect());
+    expect(await reader.keys(`${pipeline.historyPrefix}:*`)).toEqual([]);
+    expect(pipeline.received).toHaveLength(events.length);
+  });
+});
+
+describe('poison messages', () => {
+  it('retries a message whose processing throws, then dead-letters it with the error; a transient throw just retries', async () => {
+    const real = createEventConverter();
+    const calls = { always: 0, once: 0 };
+    const convert: EventConverter = (value, head, field) => {
+      const text = value?.toString('utf8') ?? '';
+      if (text.includes('poison-always')) {
+        calls.always++;
+        throw new Error('converter bug: poison-always');
+      }
+      if (text.includes('poison-once') && calls.once++ === 0) throw new Error('a transient failure');
+      return real(value, head, field);
+    };
+    const pipeline = await createPipeline({ convert, options: { maxRetries: 3, retryBackoffMs: 10 } });
+    const ingest = await pipeline.startIngest();
+    const messages: Message[] = ['ok-1', 'poison-always', 'poison-once', 'ok-2'].map((marker) => ({
+      partition: 0,
+      key: 'lst-p',
+      value: JSON.stringify({ listingId: 'lst-p', marker }),
+    }));
+    await producer.send({ topic: pipeline.listingTopic, acks: -1, messages });
+
+    const dead = await readDeadLetters(`${pipeline.listingTopic}.dlq`, 1);
+    expect(dead[0]?.value?.toString('utf8')).toBe(messages[1]?.value);
+    expect(dead[0]?.headers).toMatchObject({
+      [DEAD_LETTER_HEADERS.reason]: 'PROCESSING_FAILED',
+      [DEAD_LETTER_HEADERS.topic]: pipeline.listingTopic,
+      [DEAD_LETTER_HEADERS.partition]: '0',
+      [DEAD_LETTER_HEADERS.offset]: '1',
+    });
+    expect(dead[0]?.headers[DEAD_LETTER_HEADERS.detail]).toBe('processing threw 4 times; last error: converter bug: poison-always');
+    await waitForCommittedToEnd(pipeline);
+    expect(calls.always).toBe(4);
+    expect(pipeline.received.map((r) => r.envelope.offset)).toEqual(['0', '2', '3']);
+    expect(ingest.stats).toMatchObject({ consumed: 4, published: 3, deadLettered: 1 });
+    expect(metricValue(await pipeline.registry.metrics(), 'wirestream_ingest_processing_retries_total')).toBe(4);
+  });
+
+  it('does not commit while the dead-letter topic refuses the write, and commits once it is accepted', async () => {
+    const pipeline = await createPipeline();
+    // A dead-letter topic that refuses anything over 100 bytes: the dead letter below cannot be written.
+    const dlq = `${pipeline.listingTopic}.dlq`;
+    await admin.createTopics({ waitForLeaders: true, topics: [{ topic: dlq, configEntries: [{ name: 'max.message.bytes', value: '100' }] }] });
+    const ingest = await pipeline.startIngest();
+    const good = demoEvents(40, 19).filter((e) => e.topic === 'listing-events').slice(0, 2);
+    await producer.send({
+      topic: pipeline.listingTopic,
+      acks: -1,
+      messages: [
+        { partition: 0, key: good[0]?.key ?? null, value: JSON.stringify(good[0]?.value) },
+        { partition: 0, key: 'lst-bad', value: `{"listingId": "lst-bad", ${'x'.repeat(200)}` },
+        { partition: 0, key: good[1]?.key ?? null, value: JSON.stringify(good[1]?.value) },
+      ],
+    });
+    await waitFor(() => ingest.stats.pauses > 0, { timeoutMs: ARRIVAL_TIMEOUT_MS, message: 'ingest to pause on the refused dead letter' });
+    expect(ingest.notReadyReason()).toBe('consumption paused: dead-letter topic unavailable');
+    expect((await committedOffsets(pipeline.groupId, pipeline.listingTopic)).get(0)).toBe('-1');
+    expect(pipeline.received).toEqual([]); // dead letters go first: the chunk's publishes wait with them
+
+    await admin.alterConfigs({
+      validateOnly: false,
+      resources: [{ type: ConfigResourceTypes.TOPIC, name: dlq, configEntries: [{ name: 'max.message.bytes', value: '1048588' }] }],
+    });
+    await waitForCommittedToEnd(pipeline);
+    expect(pipeline.received.map((r) => r.envelope.offset)).toEqual(['0', '2']);
+    expect(await readDeadLetters(dlq, 1)).toHaveLength(1);
+    expect(ingest.stats).toMatchObject({ published: 2, deadLettered: 1 });
+    await waitFor(() => ingest.isReady(), { message: 'ingest to resume' });
   });
 });

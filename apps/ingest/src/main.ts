@@ -21,8 +21,18 @@ const kafka = new Kafka({
   logCreator: kafkaLogCreator(logger),
 });
 const redis = new Redis(config.redisUrl, {
-  // Publishes wait in ioredis's queue while Redis reconnects; the batch commit waits for them.
-  maxRetriesPerRequest: null,
+  // Ingest owns retrying (ingest.ts deliverChunk: pause consumption, heartbeat, redo the whole
+  // chunk once Redis is back), so ioredis must fail fast instead of parking commands:
+  // - no offline queue: a publish while Redis is away fails at once instead of waiting unbounded
+  //   in memory, where it would also block stop() (the batch in flight never finished);
+  // - 0 retries per request: a command in flight when the connection drops fails at the drop
+  //   instead of being re-sent later behind the chunk's back (the chunk is redone as a whole;
+  //   history XADDs are idempotent by offset id and the gateway drops duplicate positions);
+  // - a command timeout: a Redis that accepts but never answers is treated as down too.
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 0,
+  commandTimeout: 10_000, // 10 seconds, far above a 500-envelope pipeline's few milliseconds
+  // Reconnect forever, at most 2 s apart: consumption resumes within that of Redis coming back.
   retryStrategy: (times) => Math.min(times * 200, 2_000),
   connectionName: 'wirestream-ingest',
 });
@@ -43,6 +53,9 @@ const ingest = createIngest(
     partitionsConcurrently: config.partitionsConcurrently,
     fromBeginning: config.fromBeginning,
     fetchMaxWaitMs: config.fetchMaxWaitMs,
+    historyLength: config.historyLength,
+    historyPrefix: config.historyPrefix,
+    maxRetries: config.maxRetries,
   },
 );
 

@@ -11,6 +11,12 @@ export interface IngestMetrics {
   /** Sets a partition's lag (high watermark − next offset to process). */
   setLag(topic: string, partition: number, lag: number): void;
   readonly redisPublishSeconds: Histogram;
+  /** Times consumption was paused because Redis (or the dead-letter topic) could not take a chunk. */
+  readonly pauses: Counter;
+  /** 1 while consumption is paused, else 0. */
+  readonly paused: Gauge;
+  /** Re-runs of a message whose processing threw (before it is dead-lettered). */
+  readonly processingRetries: Counter;
 }
 
 export function createIngestMetrics(registry: Registry, topics: readonly string[]): IngestMetrics {
@@ -25,6 +31,10 @@ export function createIngestMetrics(registry: Registry, topics: readonly string[
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers,
   });
+
+  const pauses = new Counter({ name: 'wirestream_ingest_pauses_total', help: 'Times consumption paused because a chunk could not be delivered (Redis or dead-letter topic unavailable).', registers });
+  const paused = new Gauge({ name: 'wirestream_ingest_paused', help: '1 while consumption is paused waiting for Redis or the dead-letter topic.', registers });
+  const processingRetries = new Counter({ name: 'wirestream_ingest_processing_retries_total', help: 'Re-runs of messages whose processing threw unexpectedly.', registers });
 
   // Bound once: the hot path never builds label objects.
   const byTopic = new Map(
@@ -54,5 +64,8 @@ export function createIngestMetrics(registry: Registry, topics: readonly string[
       child.set(value);
     },
     redisPublishSeconds,
+    pauses,
+    paused,
+    processingRetries,
   };
 }
