@@ -178,6 +178,40 @@ describe('kafkajs 2.2.4 against this broker', () => {
   });
 });
 
+describe('KafkaBroker.restart', () => {
+  it('comes back on the same port with its topics, messages and committed offsets (also after SIGKILL)', { timeout: 120_000 }, async () => {
+    const topic = uniqueName('restart');
+    const groupId = uniqueName('restart-group');
+    const admin = kafka.admin();
+    const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+    await Promise.all([admin.connect(), producer.connect()]);
+    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1 }] });
+    await producer.send({ topic, acks: -1, messages: [{ value: 'before' }] });
+    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '1' }] });
+    await Promise.all([producer.disconnect(), admin.disconnect()]);
+
+    for (const kill of [false, true]) {
+      const { pid, port } = broker;
+      await broker.restart({ kill });
+      expect(broker.port).toBe(port);
+      expect(broker.pid).not.toBe(pid);
+      expect(isAlive(pid)).toBe(false);
+      expect(isAlive(broker.pid)).toBe(true);
+    }
+
+    const again = kafka.admin();
+    await again.connect();
+    try {
+      // The broker answers before it has loaded every partition: wait for the log end to show.
+      await waitFor(async () => (await again.fetchTopicOffsets(topic))[0]?.high === '1', { timeoutMs: 30_000, message: 'the topic after the restarts' });
+      const [committed] = await again.fetchOffsets({ groupId, topics: [topic] });
+      expect(committed?.partitions).toEqual([{ partition: 0, offset: '1', metadata: null }]);
+    } finally {
+      await again.disconnect();
+    }
+  });
+});
+
 describe('KafkaBroker.stop', () => {
   it('ends the JVM and frees the port', async () => {
     const { pid, port } = broker;

@@ -28,9 +28,17 @@ export interface KafkaBroker {
   readonly port: number;
   /** Wall time of `infra/kafka/start.sh`: storage format, JVM start, first answered request. */
   readonly startupMs: number;
+  /** KRaft controller port (kept across {@link KafkaBroker.restart}). */
+  readonly controllerPort: number;
   readonly dataDir: string;
-  /** The broker JVM's pid (also its process group id). */
+  /** The broker JVM's pid (also its process group id); a new one after {@link KafkaBroker.restart}. */
   readonly pid: number;
+  /**
+   * Stops the broker and starts it again on the same ports and data dir, keeping topics, offsets
+   * and committed group offsets (a fault test: "the broker restarts mid-stream"). Resolves once
+   * it answers again. `kill: true` SIGKILLs instead of a clean shutdown.
+   */
+  restart(options?: { kill?: boolean }): Promise<void>;
   /** Stops the JVM (whole process group), waits until it is gone, deletes an owned data dir. Idempotent. */
   stop(): Promise<void>;
 }
@@ -75,19 +83,10 @@ export async function startKafka(options: KafkaBrokerOptions = {}): Promise<Kafk
     }
 
     const started = performance.now();
+    const start = (): Promise<number> => runStart({ kafkaDir, port, controllerPort, dataDir, startTimeoutMs });
+    let pid: number;
     try {
-      await runScript(
-        join(kafkaDir, 'start.sh'),
-        [
-          '--port', String(port),
-          '--controller-port', String(controllerPort),
-          '--data-dir', dataDir,
-          '--timeout', String(Math.ceil(startTimeoutMs / 1000)),
-          '--watch-pid', String(process.pid),
-        ],
-        // start.sh enforces the readiness deadline itself; this margin covers formatting storage.
-        { timeoutMs: startTimeoutMs + 30_000 },
-      );
+      pid = await start();
     } catch (error) {
       // start.sh kills the broker on its own timeout, but not if it was itself killed.
       await runScript(join(kafkaDir, 'stop.sh'), ['--data-dir', dataDir, '--kill'], { timeoutMs: 20_000 }).catch(
@@ -99,9 +98,26 @@ export async function startKafka(options: KafkaBrokerOptions = {}): Promise<Kafk
       throw new Error(`startKafka: ${message}`, { cause: error });
     }
     const startupMs = Math.round(performance.now() - started);
-    const pid = Number(readFileSync(join(dataDir, 'kafka.pid'), 'utf8').trim());
-    return createHandle({ kafkaDir, dataDir, ownsDataDir, port, pid, startupMs });
+    return createHandle({ kafkaDir, dataDir, ownsDataDir, port, controllerPort, pid, startupMs, start });
   }
+}
+
+/** Runs start.sh (storage is formatted only on the first start of a data dir); resolves to the JVM's pid. */
+async function runStart(props: { kafkaDir: string; port: number; controllerPort: number; dataDir: string; startTimeoutMs: number }): Promise<number> {
+  const { kafkaDir, port, controllerPort, dataDir, startTimeoutMs } = props;
+  await runScript(
+    join(kafkaDir, 'start.sh'),
+    [
+      '--port', String(port),
+      '--controller-port', String(controllerPort),
+      '--data-dir', dataDir,
+      '--timeout', String(Math.ceil(startTimeoutMs / 1000)),
+      '--watch-pid', String(process.pid),
+    ],
+    // start.sh enforces the readiness deadline itself; this margin covers formatting storage.
+    { timeoutMs: startTimeoutMs + 30_000 },
+  );
+  return Number(readFileSync(join(dataDir, 'kafka.pid'), 'utf8').trim());
 }
 
 function createHandle(props: {
@@ -109,19 +125,35 @@ function createHandle(props: {
   dataDir: string;
   ownsDataDir: boolean;
   port: number;
+  controllerPort: number;
   pid: number;
   startupMs: number;
+  start: () => Promise<number>;
 }): KafkaBroker {
-  const { kafkaDir, dataDir, ownsDataDir, port, pid, startupMs } = props;
-  // Negative pid: the broker leads its own process group (setsid in start.sh).
+  const { kafkaDir, dataDir, ownsDataDir, port, controllerPort, startupMs, start } = props;
+  let pid = props.pid;
+  // Negative pid: the broker leads its own process group (setsid in start.sh). Reads the current pid.
   const removeExitHook = onProcessExit(() => process.kill(-pid, 'SIGKILL'));
   let stopping: Promise<void> | undefined;
   return {
     brokers: [`127.0.0.1:${port}`],
     port,
+    controllerPort,
     startupMs,
     dataDir,
-    pid,
+    get pid() {
+      return pid;
+    },
+    async restart({ kill = false } = {}) {
+      if (stopping !== undefined) throw new Error('startKafka: restart() after stop()');
+      // Never --kill by default here: a clean shutdown is the common case, and the data must survive.
+      await runScript(
+        join(kafkaDir, 'stop.sh'),
+        ['--data-dir', dataDir, '--timeout', String(STOP_TIMEOUT_S), ...(kill ? ['--kill'] : [])],
+        { timeoutMs: (STOP_TIMEOUT_S + 10) * 1000 },
+      );
+      pid = await start();
+    },
     stop() {
       stopping ??= (async () => {
         // Throwaway data needs no clean shutdown; SIGKILL skips its 0.3-2 s.
