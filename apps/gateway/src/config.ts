@@ -39,5 +39,7 @@ export const gatewayConfigSpec = defineConfigSpec({
   allowIntrospection: envVar({ name: 'GATEWAY_ALLOW_INTROSPECTION', schema: booleanFlag(), default: false, description: 'Allow `__schema` / `__type` queries.' }),
   metricsEnabled: envVar({ name: 'GATEWAY_METRICS', schema: booleanFlag(), default: true, description: 'Serve Prometheus metrics on GET /metrics.' }),
   debugEndpoints: envVar({ name: 'GATEWAY_DEBUG_ENDPOINTS', schema: booleanFlag(), default: false, description: 'Serve GET /debug/memory (for benchmarks; keep off in production).' }),
+  console: envVar({ name: 'GATEWAY_CONSOLE', schema: booleanFlag(), default: false, description: 'Serve the web console (GraphiQL playground, live view, vital signs) at /console/. Off by default: it serves the full SDL to anyone who reaches the port, even with introspection off.' }),
+  consoleDir: envVar({ name: 'GATEWAY_CONSOLE_DIR', schema: z.string().trim().min(1), optional: true, description: 'Directory of the built console, read once at start (default: apps/console/dist of this checkout).' }),
   logLevel: envVar({ name: 'LOG_LEVEL', schema: z.enum(LOG_LEVELS), default: 'info', description: 'Lowest log level written (pino).' }),
 });

@@ -13,6 +13,7 @@ import { createOperationCompiler } from './operations.js';
 import { createOriginCheck } from './origin.js';
 import { createConnection, createProtocol, type Connection } from './protocol.js';
 import { createRateLimiter } from './rate-limit.js';
+import { registerConsoleRoutes, type ConsoleSite } from './console.js';
 
 export interface GatewayDeps {
   readonly schema: WirestreamSchema;
@@ -68,6 +69,8 @@ export interface GatewayOptions {
   readonly maxTokens?: number;
   /** Depth, aliases, fields, directives, introspection: checked before validation. */
   readonly documentLimits?: DocumentLimits;
+  /** The built web console (`loadConsoleSite`), served under `/console/`. @default undefined (no console) */
+  readonly console?: ConsoleSite;
 }
 
 /**
@@ -313,6 +316,9 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
       const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
       respond(res, '200 OK', 'application/json', JSON.stringify({ rss, heapUsed, heapTotal, external, arrayBuffers, gc: forceGc && gc !== undefined }));
     });
+  }
+  if (options.console) {
+    registerConsoleRoutes(app, options.console, { graphqlPath: path, metricsPath: metrics ? '/metrics' : null, sdl: schema.sdl });
   }
   app.any('/*', (res) => {
     respond(res, '404 Not Found', 'text/plain', `not found: WebSocket endpoint is ${path}`);

@@ -9,6 +9,8 @@ import { readFileSync } from 'node:fs';
 import { createAuthenticator, type AuthenticatorOptions } from './auth.js';
 import { gatewayConfigSpec } from './config.js';
 import { createGateway } from './gateway.js';
+import { loadConsoleSite, type ConsoleSite } from './console.js';
+import { fileURLToPath } from 'node:url';
 
 const config = loadConfigOrExit(gatewayConfigSpec, process.env, { file: process.env['WIRESTREAM_CONFIG_FILE'] });
 const logger = createLogger({ name: 'gateway', level: config.logLevel });
@@ -39,6 +41,18 @@ try {
   process.stderr.write(`invalid authentication settings: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(EXIT_CONFIG);
 }
+// The console's files are read once, here; a console that was asked for but cannot load stops the start.
+let consoleSite: ConsoleSite | undefined;
+if (config.console) {
+  const dir = config.consoleDir ?? fileURLToPath(new URL('../../console/dist', import.meta.url));
+  try {
+    consoleSite = loadConsoleSite(dir);
+  } catch (err) {
+    process.stderr.write(`GATEWAY_CONSOLE=true but ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(EXIT_CONFIG);
+  }
+  logger.info({ dir, files: consoleSite.files.size, bytes: consoleSite.bytes }, 'console enabled at /console/');
+}
 const schema = loadWirestreamSchema(config.schemaPath ?? auctionSchemaPath);
 const registry = createMetricsRegistry({ service: 'gateway' });
 const redis = new Redis(config.redisUrl, {
@@ -61,6 +75,7 @@ const gateway = createGateway(
     connectionInitWaitTimeoutMs: config.connectionInitWaitTimeoutMs,
     maxSubscriptionsPerConnection: config.maxSubscriptionsPerConnection,
     debugEndpoints: config.debugEndpoints,
+    ...(consoleSite ? { console: consoleSite } : {}),
     allowedOrigins: config.allowedOrigins,
     maxConnectionsPerAddress: config.maxConnectionsPerAddress,
     subscribeRatePerSecond: config.subscribeRatePerSecond,
