@@ -35,6 +35,17 @@ bootstrap() {
     fi
   fi
 
+  if ! command -v chromium >/dev/null; then
+    # tests/console drives Debian's chromium with playwright-core: the browser comes from apt,
+    # never from a download of its own.
+    step "installing chromium (Debian package, for the console's browser test)"
+    if [[ $(id -u) -eq 0 ]]; then
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else
+      sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    fi
+  fi
+
   step "installing dependencies (pnpm ${PNPM_VERSION}, frozen lockfile)"
   if [[ -x node_modules/.bin/pnpm ]] && [[ "$(node_modules/.bin/pnpm --version)" == "$PNPM_VERSION" ]]; then
     node_modules/.bin/pnpm install --frozen-lockfile --reporter=silent

@@ -1,0 +1,30 @@
+import { createClient, type Client } from 'graphql-ws';
+
+export type ConnectionState =
+  | { readonly kind: 'idle' }
+  | { readonly kind: 'connecting' }
+  | { readonly kind: 'connected' }
+  | { readonly kind: 'closed'; readonly code: number; readonly reason: string };
+
+/**
+ * One graphql-ws client for the whole console: the playground and the live view share its socket.
+ * The bearer token goes into `connection_init` as `{ authorization: 'Bearer …' }`, which the
+ * gateway's jwt mode reads (an empty token sends an empty payload: anonymous).
+ */
+export function createGatewayClient(url: string, token: string, onState: (state: ConnectionState) => void): Client {
+  const client = createClient({
+    url,
+    // Connect on the first subscription, close a while after the last one ends.
+    lazy: true,
+    lazyCloseTimeout: 3_000, // 3 seconds
+    retryAttempts: 3,
+    connectionParams: () => (token === '' ? {} : { authorization: `Bearer ${token}` }),
+  });
+  client.on('connecting', () => onState({ kind: 'connecting' }));
+  client.on('connected', () => onState({ kind: 'connected' }));
+  client.on('closed', (event) => {
+    const { code, reason } = event as CloseEvent;
+    onState({ kind: 'closed', code, reason });
+  });
+  return client;
+}

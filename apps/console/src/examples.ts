@@ -1,0 +1,66 @@
+import { getNamedType, isEnumType, isNonNullType, isObjectType, isScalarType, type GraphQLObjectType, type GraphQLSchema } from 'graphql';
+
+/** One ready-to-run subscription per `Subscription` field, for the playground tabs and the live view. */
+export interface SubscriptionExample {
+  /** The subscription field, e.g. `bidPlaced`. */
+  readonly field: string;
+  /** The field's description from the SDL, or `''`. */
+  readonly description: string;
+  /** A complete document: `subscription BidPlaced { bidPlaced { … } }`. */
+  readonly query: string;
+}
+
+export interface ExampleOptions {
+  /** Object levels below the root field that are expanded; deeper objects are left out. @default 2 */
+  readonly maxDepth?: number;
+  /** Leaf fields per document, so an example stays readable and far below GATEWAY_MAX_FIELDS. @default 40 */
+  readonly maxLeaves?: number;
+}
+
+/**
+ * Builds one example per subscription field: every scalar and enum field, and the scalars of
+ * nested objects down to `maxDepth`. Required arguments of the root field become variables; nested
+ * fields with required arguments are skipped. Objects whose selection would end up empty are left out, so the document is valid.
+ */
+export function subscriptionExamples(schema: GraphQLSchema, options: ExampleOptions = {}): SubscriptionExample[] {
+  const {
+    maxDepth = 2,
+    maxLeaves = 40,
+  } = options;
+  const root = schema.getSubscriptionType();
+  if (!root) return [];
+  return Object.values(root.getFields()).map((field) => {
+    const budget = { leaves: maxLeaves };
+    const type = getNamedType(field.type);
+    // An object with nothing selectable at this depth still needs a selection to be valid.
+    const selection = isObjectType(type) ? selectionOf(type, 0, maxDepth, budget, '  ') || '    __typename\n' : '';
+    const name = field.name.charAt(0).toUpperCase() + field.name.slice(1);
+    // Required arguments of the root field become variables (filled in the variables editor).
+    const required = field.args.filter((arg) => isNonNullType(arg.type) && arg.defaultValue === undefined);
+    const variables = required.length > 0 ? `(${required.map((arg) => `$${arg.name}: ${arg.type.toString()}`).join(', ')})` : '';
+    const args = required.length > 0 ? `(${required.map((arg) => `${arg.name}: $${arg.name}`).join(', ')})` : '';
+    return {
+      field: field.name,
+      description: field.description ?? '',
+      query: `subscription ${name}${variables} {\n  ${field.name}${args}${selection ? ` {\n${selection}  }` : ''}\n}\n`,
+    };
+  });
+}
+
+function selectionOf(type: GraphQLObjectType, depth: number, maxDepth: number, budget: { leaves: number }, indent: string): string {
+  const pad = `${indent}  `;
+  let lines = '';
+  for (const field of Object.values(type.getFields())) {
+    if (budget.leaves <= 0) break;
+    if (field.args.some((arg) => isNonNullType(arg.type) && arg.defaultValue === undefined)) continue;
+    const named = getNamedType(field.type);
+    if (isScalarType(named) || isEnumType(named)) {
+      lines += `${pad}${field.name}\n`;
+      budget.leaves--;
+    } else if (isObjectType(named) && depth < maxDepth) {
+      const inner = selectionOf(named, depth + 1, maxDepth, budget, pad);
+      if (inner) lines += `${pad}${field.name} {\n${inner}${pad}}\n`;
+    }
+  }
+  return lines;
+}
