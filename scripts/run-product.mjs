@@ -96,7 +96,16 @@ if (!redisUrl) {
 const gatewayPort = process.env.GATEWAY_PORT ? Number(process.env.GATEWAY_PORT) : await freePort(4000);
 const ingestHttpPort = process.env.INGEST_HTTP_PORT ? Number(process.env.INGEST_HTTP_PORT) : await freePort(9464);
 // Local demo: anonymous access. Production sets GATEWAY_AUTH_MODE=jwt (see infra/k8s).
-const env = { KAFKA_BROKERS: kafkaBrokers, REDIS_URL: redisUrl, GATEWAY_PORT: String(gatewayPort), GATEWAY_AUTH_MODE: process.env.GATEWAY_AUTH_MODE ?? 'anonymous', INGEST_HTTP_PORT: String(ingestHttpPort) };
+// The web console is on for the local product (it is off by default in the gateway's own settings).
+const consoleOn = (process.env.GATEWAY_CONSOLE ?? 'true') === 'true';
+const env = {
+  KAFKA_BROKERS: kafkaBrokers,
+  REDIS_URL: redisUrl,
+  GATEWAY_PORT: String(gatewayPort),
+  GATEWAY_AUTH_MODE: process.env.GATEWAY_AUTH_MODE ?? 'anonymous',
+  GATEWAY_CONSOLE: String(consoleOn),
+  INGEST_HTTP_PORT: String(ingestHttpPort),
+};
 start('gateway', 'apps/gateway/dist/main.js', env);
 start('ingest', 'apps/ingest/dist/main.js', env);
 await waitHttp(`http://127.0.0.1:${gatewayPort}/readyz`, 30_000);
@@ -105,7 +114,7 @@ start('demo-producer', 'apps/demo/dist/producer.js', { ...env, DEMO_RATE: proces
 const ws = `ws://127.0.0.1:${gatewayPort}/graphql`;
 console.log(`
 Wirestream is running.
-  WebSocket (graphql-transport-ws): ${ws}
+${consoleOn ? `  Console (playground, live view, vital signs): http://127.0.0.1:${gatewayPort}/console/\n` : ''}  WebSocket (graphql-transport-ws): ${ws}
   Gateway health / ready / stats:   http://127.0.0.1:${gatewayPort}/healthz  /readyz  /stats
   Ingest health / ready / metrics:  http://127.0.0.1:${ingestHttpPort}/healthz  /readyz  /metrics
   Kafka: ${kafkaBrokers}    Redis: ${redisUrl}    Logs: ${logDir}
