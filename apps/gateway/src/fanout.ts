@@ -3,6 +3,7 @@ import { createLazyContext, disposeLazyContext, type LazyFactories } from '@wire
 import type { Redis } from 'ioredis';
 import type { Logger } from '@wirestream/telemetry';
 import { decodeEnvelope, type Envelope, type WirestreamSchema } from '@wirestream/schema';
+import type { HistoryReader, ResumeRequest } from './history.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { CompiledSubscription, FilterClause } from './operations.js';
 
@@ -13,6 +14,28 @@ export interface Subscriber<C> {
   /** `{"id":<id>,"type":"next","payload":` — built once so each delivery is a concatenation. */
   readonly head: string;
   readonly group: Group<C>;
+  /**
+   * Set while a resuming subscriber is replayed from history: live payloads wait here (with their
+   * positions) so history and live meet without a gap or a duplicate. Undefined otherwise.
+   */
+  catchup: Catchup | undefined;
+}
+
+interface Catchup {
+  readonly held: Buffered[];
+  /**
+   * Set when the replay is done: per partition, the last offset the client already has. A live
+   * event can be replayed from history before its PUBLISH arrives, so live payloads are checked
+   * against it until each partition has moved past it; then the subscriber is plainly live.
+   */
+  covered: Map<number, string> | undefined;
+}
+
+/** A live payload held back while its subscriber catches up. */
+interface Buffered {
+  readonly partition: number;
+  readonly offset: string;
+  readonly payload: string;
 }
 
 /** Subscribers whose operations are identical (same dedup key): one execution per event serves all. */
@@ -23,6 +46,9 @@ interface Group<C> {
   pending: string[];
   /** Kafka timestamps of `pending`, for the event-to-wire histogram. */
   pendingTs: number[];
+  /** Positions of `pending` (partition, offset), for subscribers that are catching up. */
+  pendingPartition: number[];
+  pendingOffset: string[];
   /** Sum of the subscribers' frame-head lengths, for bytes-out without a per-subscriber loop. */
   headBytes: number;
   /** Resolver context of this operation (lazy: members are built on first use), if factories were given. */
@@ -55,10 +81,29 @@ export interface FanoutDeps<C> {
    * on first use and disposed with the group. Defined once per server: connections hold nothing.
    */
   readonly contextFactories?: LazyFactories<object, GroupContextBase>;
+  /**
+   * Redis history (what ingest writes next to each publish) on an ordinary connection: enables
+   * resume, back-fill after a Redis reconnect, and the epoch in positions. Without it the gateway
+   * is live-only.
+   */
+  readonly history?: HistoryReader;
+  /** Bytes waiting in a connection's send buffer: a replay waits while it is above `replayHighWaterBytes`. */
+  readonly bufferedBytes?: (conn: C) => number;
+  /** @default 262_144 (256 KiB) */
+  readonly replayHighWaterBytes?: number;
+  /** Closes a connection (a replay that cannot make progress gives up this way). */
+  readonly close?: (conn: C, code: number, reason: string) => void;
 }
 
 export interface FanoutStats {
   eventsIn: number;
+  /** Events re-read from history after a Redis reconnect. */
+  backfilled: number;
+  /** Subscriptions that asked to resume, and those told history could not cover their gap. */
+  resumes: number;
+  resumesNotRecovered: number;
+  /** Events sent from history to resuming subscribers. */
+  replayed: number;
   /** Envelopes dropped because their position was already delivered (ingest re-publishes after a crash or rebalance). */
   duplicates: number;
   badEnvelopes: number;
@@ -73,12 +118,35 @@ export interface FanoutStats {
  * the groups that need them: subscribed on first use, unsubscribed when the last group goes.
  */
 export function createFanout<C>(deps: FanoutDeps<C>) {
-  const { schema, redis, logger, sendFrames, metrics, contextFactories } = deps;
+  const { schema, redis, logger, sendFrames, metrics, contextFactories, history, bufferedBytes, close } = deps;
+  const replayHighWaterBytes = deps.replayHighWaterBytes ?? 262_144; // 256 KiB
   const groups = new Map<string, Group<C>>();
   const channelGroups = new Map<string, Set<Group<C>>>();
   /** Channels whose SUBSCRIBE Redis acknowledged (and that are still wanted). */
   const confirmed = new Set<string>();
-  const stats: FanoutStats = { eventsIn: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0 };
+  const stats: FanoutStats = {
+    eventsIn: 0,
+    backfilled: 0,
+    resumes: 0,
+    resumesNotRecovered: 0,
+    replayed: 0,
+    duplicates: 0,
+    badEnvelopes: 0,
+    executions: 0,
+    framesOut: 0,
+  };
+  /** Channel → resolves once Redis acknowledged its SUBSCRIBE (live events flow from then on). */
+  const channelReady = new Map<string, Promise<void>>();
+  /**
+   * Per topic with listeners: history's newest offset per partition when the topic gained its first
+   * group. A back-fill starts at the later of this and the delivered mark, so it replays only what
+   * was published while someone listened.
+   */
+  const floors = new Map<string, Promise<Map<number, string>>>();
+  /** Current history epoch; part of every position, so a client can tell positions of a lost history apart. */
+  let epoch: string | undefined;
+  /** While re-reading history after a Redis reconnect, live messages queue here, then follow in order. */
+  let inbound: [channel: string, text: string][] | undefined;
   /**
    * Highest offset delivered, per topic, indexed by partition. Ingest publishes each partition in offset
    * order and is at-least-once, so anything at or below the mark is a re-publish: dropping it
@@ -92,14 +160,34 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
     if (!set) {
       set = new Set();
       channelGroups.set(channel, set);
-      redis.subscribe(channel).then(
-        () => {
-          if (channelGroups.has(channel)) confirmed.add(channel);
-        },
-        (err: unknown) => logger.error({ err, channel }, 'Redis SUBSCRIBE failed'),
-      );
+      // The floor is read before SUBSCRIBE so that everything after it is either live or in history.
+      const ready = topicFloor(group.op.route.topic)
+        .then(() => redis.subscribe(channel))
+        .then(
+          () => {
+            if (channelGroups.has(channel)) confirmed.add(channel);
+          },
+          (err: unknown) => logger.error({ err, channel }, 'Redis SUBSCRIBE failed'),
+        );
+      channelReady.set(channel, ready);
     }
     set.add(group);
+  }
+
+  function topicFloor(topic: string): Promise<Map<number, string>> {
+    let floor = floors.get(topic);
+    if (!floor) {
+      floor = history
+        ? history.partitions(topic).then((partitions) => history.tops(topic, partitions))
+        : Promise.resolve(new Map<number, string>());
+      // Without history (or with Redis down) the floor is empty: a back-fill then starts at the delivered marks.
+      floor = floor.catch((err: unknown) => {
+        logger.warn({ err, topic }, 'could not read the history floor of a topic');
+        return new Map<number, string>();
+      });
+      floors.set(topic, floor);
+    }
+    return floor;
   }
 
   function removeChannel(channel: string, group: Group<C>): void {
@@ -108,25 +196,40 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
     set.delete(group);
     if (set.size === 0) {
       channelGroups.delete(channel);
+      channelReady.delete(channel);
       confirmed.delete(channel);
       redis.unsubscribe(channel).catch((err: unknown) => logger.warn({ err, channel }, 'Redis UNSUBSCRIBE failed'));
     }
   }
 
-  function subscribe(conn: C, id: string, op: CompiledSubscription): Subscriber<C> {
+  function subscribe(conn: C, id: string, op: CompiledSubscription, resume?: ResumeRequest): Subscriber<C> {
     let group = groups.get(op.dedupKey);
     if (!group) {
       const context = contextFactories
         ? createLazyContext(contextFactories, { dedupKey: op.dedupKey, fieldName: op.route.fieldName, topic: op.route.topic })
         : undefined;
-      group = { op, subscribers: new Set(), pending: [], pendingTs: [], headBytes: 0, context };
+      group = { op, subscribers: new Set(), pending: [], pendingTs: [], pendingPartition: [], pendingOffset: [], headBytes: 0, context };
+      if (!groupsOfTopic(op.route.topic)) floors.delete(op.route.topic); // a topic coming back to life gets a fresh floor
       groups.set(op.dedupKey, group);
       for (const channel of op.channels) addChannel(channel, group);
     }
-    const subscriber: Subscriber<C> = { conn, id, head: `{"id":${JSON.stringify(id)},"type":"next","payload":`, group };
+    const subscriber: Subscriber<C> = {
+      conn,
+      id,
+      head: `{"id":${JSON.stringify(id)},"type":"next","payload":`,
+      group,
+      catchup: resume ? { held: [], covered: undefined } : undefined,
+    };
     group.subscribers.add(subscriber);
     group.headBytes += subscriber.head.length;
     subscribers++;
+    if (resume) {
+      stats.resumes++;
+      catchUp(subscriber, resume).catch((err: unknown) => {
+        logger.error({ err }, 'resume from history failed');
+        close?.(conn, 1011, 'resume from history failed: reconnect and resume again');
+      });
+    }
     return subscriber;
   }
 
@@ -152,10 +255,12 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
   let dirty: Group<C>[] = [];
   let flushScheduled = false;
 
-  function deliver(group: Group<C>, json: string, ts: number): void {
+  function deliver(group: Group<C>, json: string, envelope: Envelope): void {
     if (group.pending.length === 0) dirty.push(group);
     group.pending.push(json);
-    group.pendingTs.push(ts);
+    group.pendingTs.push(envelope.ts);
+    group.pendingPartition.push(envelope.partition);
+    group.pendingOffset.push(envelope.offset);
     if (!flushScheduled) {
       flushScheduled = true;
       setImmediate(flush);
@@ -169,10 +274,22 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
     for (const group of groups) {
       const payloads = group.pending;
       const timestamps = group.pendingTs;
+      const partitions = group.pendingPartition;
+      const offsets = group.pendingOffset;
       group.pending = [];
       group.pendingTs = [];
+      group.pendingPartition = [];
+      group.pendingOffset = [];
       // Deliberately imperative: the per-subscriber loop is the only O(N) part of an event.
-      for (const subscriber of group.subscribers) sendFrames(subscriber.conn, subscriber.head, payloads);
+      for (const subscriber of group.subscribers) {
+        if (subscriber.catchup === undefined) {
+          sendFrames(subscriber.conn, subscriber.head, payloads);
+          continue;
+        }
+        const { held } = subscriber.catchup;
+        for (let i = 0; i < payloads.length; i++) held.push({ partition: partitions[i] as number, offset: offsets[i] as string, payload: payloads[i] as string });
+        if (subscriber.catchup.covered) sendUncovered(subscriber, subscriber.catchup);
+      }
       const frames = group.subscribers.size * payloads.length;
       stats.framesOut += frames;
       if (metrics) {
@@ -190,6 +307,14 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
   }
 
   function handleMessage(channel: string, text: string): void {
+    if (inbound) {
+      inbound.push([channel, text]);
+      return;
+    }
+    processMessage(channel, text);
+  }
+
+  function processMessage(channel: string, text: string): void {
     const set = channelGroups.get(channel);
     if (!set) return;
     stats.eventsIn++;
@@ -210,34 +335,211 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
       return;
     }
     marks[envelope.partition] = envelope.offset;
-    const extensions = {
-      position: { topic: envelope.topic, partition: envelope.partition, offset: envelope.offset },
-    };
+    const extensions = positionOf(envelope);
     for (const group of set) {
-      if (!matches(group.op.filter, envelope.payload)) continue;
-      stats.executions++;
-      const result = execute({
-        schema: schema.schema,
-        document: group.op.document,
-        rootValue: { [group.op.route.fieldName]: envelope.payload },
-        variableValues: group.op.variables,
-        operationName: group.op.operationName,
-        contextValue: group.context,
-      });
+      const result = render(group, envelope, extensions);
+      if (result === undefined) continue;
       // Default resolvers are synchronous; a custom async resolver still works, just later.
-      if (isPromise(result)) {
-        result.then(
-          (r) => deliver(group, serialize(r, extensions), envelope.ts),
-          (err: unknown) => logger.error({ err }, 'subscription execution failed'),
-        );
-      } else {
-        deliver(group, serialize(result, extensions), envelope.ts);
+      if (typeof result === 'string') deliver(group, result, envelope);
+      else result.then((json) => deliver(group, json, envelope), (err: unknown) => logger.error({ err }, 'subscription execution failed'));
+    }
+  }
+
+  function positionOf(envelope: Envelope): Record<string, unknown> {
+    const position: Record<string, unknown> = { topic: envelope.topic, partition: envelope.partition, offset: envelope.offset };
+    if (epoch !== undefined) position['epoch'] = epoch;
+    return { position };
+  }
+
+  /** The group's payload for one event: executed and serialized once; undefined when its filter does not match. */
+  function render(group: Group<C>, envelope: Envelope, extensions: Record<string, unknown>): string | Promise<string> | undefined {
+    if (!matches(group.op.filter, envelope.payload)) return undefined;
+    stats.executions++;
+    const result = execute({
+      schema: schema.schema,
+      document: group.op.document,
+      rootValue: { [group.op.route.fieldName]: envelope.payload },
+      variableValues: group.op.variables,
+      operationName: group.op.operationName,
+      contextValue: group.context,
+    });
+    return isPromise(result) ? result.then((r) => serialize(r, extensions)) : serialize(result, extensions);
+  }
+
+  function groupsOfTopic(topic: string): boolean {
+    for (const group of groups.values()) if (group.op.route.topic === topic) return true;
+    return false;
+  }
+
+  /**
+   * Replays history to a resuming subscriber, then releases the live payloads it held back.
+   * Live events were buffered from the moment it subscribed, and its channels were confirmed
+   * before history is read, so every event is in history, in the buffer, or both (then sent once).
+   */
+  async function catchUp(subscriber: Subscriber<C>, resume: ResumeRequest): Promise<void> {
+    const { group, conn } = subscriber;
+    const { topic } = group.op.route;
+    const alive = (): boolean => group.subscribers.has(subscriber);
+    await Promise.all(group.op.channels.map((c) => channelReady.get(c)));
+    if (!history) {
+      signalRecovery(subscriber, { recovered: false, reason: 'this gateway keeps no history' });
+      return release(subscriber, new Map(), undefined);
+    }
+    if (epoch === undefined) epoch = await history.loadEpoch();
+    if (!alive()) return;
+
+    // Positions of another epoch mean nothing here: such a client gets what history has, from its start.
+    const sameEpoch = resume.epoch === epoch;
+    const partitions = new Set([...(await history.partitions(topic)), ...resume.positions.keys()]);
+    const gaps: number[] = [];
+    if (sameEpoch) {
+      for (const p of partitions) {
+        const after = resume.positions.get(p);
+        if (after !== undefined && (await history.lostAfter(topic, p, after))) gaps.push(p);
+      }
+    }
+    if (!alive()) return;
+    if (!sameEpoch) signalRecovery(subscriber, { recovered: false, reason: 'epoch changed: the history your positions belong to was lost' });
+    else if (gaps.length > 0) signalRecovery(subscriber, { recovered: false, reason: 'history no longer covers the gap (retention)', partitions: gaps });
+    else signalRecovery(subscriber, { recovered: true });
+
+    const sent = new Map<number, string>();
+    for (const p of partitions) {
+      for await (const page of history.read(topic, p, sameEpoch ? resume.positions.get(p) : undefined)) {
+        if (!alive()) return;
+        const payloads: string[] = [];
+        for (const entry of page) {
+          let envelope: Envelope;
+          try {
+            envelope = decodeEnvelope(entry.envelope);
+          } catch {
+            continue; // a malformed entry was never delivered live either
+          }
+          const rendered = render(group, envelope, positionOf(envelope));
+          const json = typeof rendered === 'string' || rendered === undefined ? rendered : await rendered;
+          if (json !== undefined) payloads.push(json);
+          sent.set(p, entry.offset);
+        }
+        if (payloads.length > 0) {
+          sendFrames(conn, subscriber.head, payloads);
+          stats.replayed += payloads.length;
+          if (!(await writable(conn, alive))) return;
+        }
+      }
+    }
+    release(subscriber, sent, sameEpoch ? resume : undefined);
+  }
+
+  /** The answer to a resume, as a data-less `next` (graphql-ws has no other message for it). */
+  function signalRecovery(subscriber: Subscriber<C>, recovery: { recovered: boolean; reason?: string; partitions?: number[] }): void {
+    if (!recovery.recovered) stats.resumesNotRecovered++;
+    sendFrames(subscriber.conn, subscriber.head, [JSON.stringify({ extensions: { recovery: { ...recovery, epoch } } })]);
+  }
+
+  /** Waits while the socket's send buffer is above the high-water mark; false if the subscriber left or stalled. */
+  async function writable(conn: C, alive: () => boolean): Promise<boolean> {
+    if (!bufferedBytes) return true;
+    const deadline = Date.now() + 30_000; // 30 s
+    while (bufferedBytes(conn) > replayHighWaterBytes) {
+      if (!alive()) return false;
+      if (Date.now() > deadline) {
+        close?.(conn, 1013, 'slow consumer during resume: reconnect and resume from your last position');
+        return false;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return alive();
+  }
+
+  /** Ends a replay: from now on held payloads are sent as they come, minus what the client already has. */
+  function release(subscriber: Subscriber<C>, sent: ReadonlyMap<number, string>, resume: ResumeRequest | undefined): void {
+    const catchup = subscriber.catchup;
+    if (!catchup) return;
+    const covered = new Map(resume?.positions);
+    for (const [p, offset] of sent) covered.set(p, offset);
+    catchup.covered = covered;
+    sendUncovered(subscriber, catchup);
+  }
+
+  /** Sends the held payloads the client does not have yet, in order; plain live delivery once every partition moved on. */
+  function sendUncovered(subscriber: Subscriber<C>, catchup: Catchup): void {
+    const covered = catchup.covered as Map<number, string>;
+    const payloads: string[] = [];
+    for (const item of catchup.held) {
+      const have = covered.get(item.partition);
+      if (have !== undefined && !offsetAfter(item.offset, have)) continue;
+      // Per partition, offsets only grow: past the covered one, nothing more to check there.
+      covered.delete(item.partition);
+      payloads.push(item.payload);
+    }
+    catchup.held.length = 0;
+    if (covered.size === 0) subscriber.catchup = undefined;
+    if (payloads.length > 0) sendFrames(subscriber.conn, subscriber.head, payloads);
+  }
+
+  /**
+   * After a Redis reconnect: pub/sub dropped whatever was published while we were away. Re-read it
+   * from history for every topic someone listens to, from the last delivered position (or the topic's
+   * floor), through the same path as live messages (duplicates fall out by position). Live messages
+   * arriving meanwhile wait in `inbound` and follow in order.
+   */
+  async function backfill(): Promise<void> {
+    if (!history) return;
+    const topics = new Set([...groups.values()].map((g) => g.op.route.topic));
+    for (const topic of topics) {
+      const floor = await topicFloor(topic);
+      const marks = delivered.get(topic) ?? [];
+      for (const p of await history.partitions(topic)) {
+        const mark = marks[p];
+        const low = floor.get(p);
+        const after = mark === undefined ? low : low === undefined || offsetAfter(mark, low) ? mark : low;
+        for await (const page of history.read(topic, p, after)) {
+          for (const entry of page) {
+            stats.backfilled++;
+            processMessage(entry.channel, entry.envelope);
+          }
+        }
       }
     }
   }
 
+  async function onRedisReady(): Promise<void> {
+    if (history) {
+      const previous = epoch;
+      epoch = await history.loadEpoch();
+      if (previous !== undefined && previous !== epoch) logger.warn({ previous, epoch }, 'history epoch changed: Redis lost its history');
+    }
+    if (!inbound) return;
+    const started = Date.now();
+    const backfilledBefore = stats.backfilled;
+    try {
+      await backfill();
+    } catch (err) {
+      logger.error({ err }, 'back-fill from history failed: events published while Redis was unreachable may be missing');
+    }
+    const queued = inbound;
+    inbound = undefined;
+    for (const [channel, text] of queued) processMessage(channel, text);
+    logger.info({ backfilled: stats.backfilled - backfilledBefore, queued: queued.length, ms: Date.now() - started }, 'back-filled from history after Redis reconnect');
+  }
+
   redis.on('message', handleMessage);
   if (metrics) redis.on('reconnecting', () => metrics.redisReconnects.inc());
+  let wasReady = redis.status === 'ready';
+  // Pub/sub is at-most-once: from the moment the connection drops, anything published is only in history.
+  redis.on('close', () => {
+    if (wasReady && history) inbound ??= [];
+  });
+  redis.on('ready', () => {
+    wasReady = true;
+    onRedisReady().catch((err: unknown) => logger.error({ err }, 'handling Redis reconnect failed'));
+  });
+  if (history && wasReady) {
+    history.loadEpoch().then(
+      (e) => (epoch ??= e),
+      (err: unknown) => logger.warn({ err }, 'could not load the history epoch'),
+    );
+  }
 
   return {
     subscribe,

@@ -7,6 +7,7 @@ import type { WirestreamSchema } from '@wirestream/schema';
 import { createAuthenticator, type Authenticator } from './auth.js';
 import type { DocumentLimits } from './document-limits.js';
 import { createFanout, type FanoutDeps } from './fanout.js';
+import { createHistoryReader } from './history.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { Registry } from '@wirestream/telemetry';
 import { createOperationCompiler } from './operations.js';
@@ -19,6 +20,11 @@ export interface GatewayDeps {
   readonly schema: WirestreamSchema;
   /** A Redis connection the gateway owns for SUBSCRIBE (it switches to subscriber mode). */
   readonly redis: Redis;
+  /**
+   * An ordinary Redis connection (not in subscriber mode) for reading history: resume, back-fill
+   * after a reconnect, and the epoch. Without it the gateway is live-only.
+   */
+  readonly historyRedis?: Redis;
   readonly logger: Logger;
   /** Verifies `connection_init` (JWT) and decides scopes. @default anonymous: everyone may subscribe to everything */
   readonly authenticator?: Authenticator;
@@ -35,7 +41,13 @@ export interface GatewayOptions {
   readonly channelPrefix?: string;
   /** Largest accepted frame; a larger one closes the socket (uWS enforces it). @default 65_536 (64 KiB) */
   readonly maxPayloadBytes?: number;
-  /** Bytes queued for one slow socket before it is closed, so it cannot grow server memory. @default 1_048_576 (1 MiB) */
+  /** Must match ingest's history prefix. @default 'wsh' */
+  readonly historyPrefix?: string;
+  /**
+   * Bytes queued for one slow socket; the frame that would pass it is dropped and the socket closed
+   * with 1013 and a resume hint, so a slow client cannot grow server memory and loses nothing
+   * (it resumes from its last position). @default 1_048_576 (1 MiB)
+   */
   readonly maxBackpressureBytes?: number;
   /** Seconds without traffic before uWS pings, then closes a silent socket. @default 60 */
   readonly idleTimeoutSeconds?: number;
@@ -84,8 +96,13 @@ interface SocketData extends Connection {
   address: string;
 }
 type Socket = WebSocket<SocketData>;
-/** uWS `send` status: the frame was dropped because the socket passed maxBackpressure (it is being closed). */
+/** uWS `send` status: written to the kernel at once (anything else means bytes are waiting in user space). */
+const SEND_SUCCESS = 1;
+/** uWS `send` status: the frame was dropped because the socket is past maxBackpressure. */
 const SEND_DROPPED = 2;
+/** WebSocket "try again later": the slow-consumer close. graphql-ws clients treat it as retryable. */
+const CLOSE_SLOW_CONSUMER = 1013;
+const SLOW_CONSUMER_REASON = 'slow consumer: reconnect and resume from your last position';
 /** The protocol core sees a `Connection`; here every connection is the uWS socket carrying it. */
 const asSocket = (conn: Connection): Socket => conn as unknown as Socket;
 
@@ -96,6 +113,10 @@ export interface GatewayStats {
   channels: number;
   confirmedChannels: number;
   eventsIn: number;
+  backfilled: number;
+  resumes: number;
+  resumesNotRecovered: number;
+  replayed: number;
   duplicates: number;
   executions: number;
   framesOut: number;
@@ -120,10 +141,11 @@ export interface Gateway {
 
 /** Builds the uWS HTTP + WebSocket server around the protocol core and the fan-out engine. */
 export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): Gateway {
-  const { schema, redis, logger, authenticator = createAuthenticator({ mode: 'anonymous' }), metrics, contextFactories } = deps;
+  const { schema, redis, historyRedis, logger, authenticator = createAuthenticator({ mode: 'anonymous' }), metrics, contextFactories } = deps;
   const {
     path = '/graphql',
     channelPrefix = 'ws',
+    historyPrefix = 'wsh',
     maxPayloadBytes = 65_536, // 64 KiB
     maxBackpressureBytes = 1_048_576, // 1 MiB
     idleTimeoutSeconds = 60,
@@ -157,6 +179,19 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     if (!conn.closed) asSocket(conn).end(code, reason);
   }
 
+  /**
+   * Slow-consumer policy: once more than maxBackpressureBytes wait in a socket's buffer, the socket
+   * is closed with 1013 and a resume hint (no frame after that is sent). Memory stays bounded, and
+   * the client loses nothing: it resumes from its last position on reconnect.
+   */
+  function closeIfSlow(ws: Socket, conn: Connection, status: number): void {
+    // Checked only when a send could not go straight to the kernel: the common case costs nothing.
+    if (status === SEND_SUCCESS || (status !== SEND_DROPPED && ws.getBufferedAmount() <= maxBackpressureBytes)) return;
+    metrics?.series.slowConsumers.inc();
+    conn.closed = true; // no more sends into a socket that is going away
+    ws.end(CLOSE_SLOW_CONSUMER, SLOW_CONSUMER_REASON);
+  }
+
   // The cork callback reads these instead of closing over them: no closure allocated per socket per flush.
   let corkSocket: Socket | undefined;
   let corkHead = '';
@@ -164,15 +199,15 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
   const writeCorked = (): void => {
     const ws = corkSocket as Socket;
     const conn = ws.getUserData();
-    // A send past maxBackpressure closes the socket on the spot (closeOnBackpressureLimit); stop there.
     for (let i = 0; i < corkPayloads.length && !conn.closed; i++) {
-      if (ws.send(corkHead + corkPayloads[i] + '}', false) === SEND_DROPPED) metrics?.series.slowConsumers.inc();
+      closeIfSlow(ws, conn, ws.send(corkHead + corkPayloads[i] + '}', false));
     }
   };
   function sendFrames(conn: Connection, head: string, payloads: readonly string[]): void {
     if (conn.closed) return;
     if (payloads.length === 1) {
-      if (asSocket(conn).send(head + payloads[0] + '}', false) === SEND_DROPPED) metrics?.series.slowConsumers.inc();
+      const ws = asSocket(conn);
+      closeIfSlow(ws, conn, ws.send(head + payloads[0] + '}', false));
       return;
     }
     corkSocket = asSocket(conn);
@@ -193,6 +228,10 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     redis,
     logger,
     sendFrames,
+    close,
+    bufferedBytes: (conn) => (conn.closed ? 0 : asSocket(conn).getBufferedAmount()),
+    replayHighWaterBytes: Math.floor(maxBackpressureBytes / 4),
+    ...(historyRedis ? { history: createHistoryReader(historyRedis, historyPrefix) } : {}),
     ...(metrics ? { metrics: metrics.series } : {}),
     ...(contextFactories ? { contextFactories } : {}),
   });
@@ -216,8 +255,12 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
 
   app.ws<SocketData>(path, {
     maxPayloadLength: maxPayloadBytes,
-    maxBackpressure: maxBackpressureBytes,
-    closeOnBackpressureLimit: 1,
+    // uWS drops any frame past its own limit, the close frame included (the client would see 1006, no
+    // hint). Ours is enforced in closeIfSlow; uWS's sits above it so the close frame always fits.
+    // A slow socket holds at most twice our limit plus one frame.
+    maxBackpressure: maxBackpressureBytes * 2 + 65_536,
+    // Off: uWS would close with 1006 and no reason; sendFrames closes with 1013 and a resume hint instead.
+    closeOnBackpressureLimit: 0,
     idleTimeout: idleTimeoutSeconds,
     sendPingsAutomatically: true,
 
@@ -340,6 +383,10 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
       channels: f.channels,
       confirmedChannels: f.confirmedChannels,
       eventsIn: f.eventsIn,
+      backfilled: f.backfilled,
+      resumes: f.resumes,
+      resumesNotRecovered: f.resumesNotRecovered,
+      replayed: f.replayed,
       duplicates: f.duplicates,
       executions: f.executions,
       framesOut: f.framesOut,

@@ -63,12 +63,18 @@ const redis = new Redis(config.redisUrl, {
 });
 redis.on('ready', () => logger.info('redis ready'));
 redis.on('error', (err: Error) => logger.warn({ err }, 'redis error'));
+// History reads need an ordinary connection: a subscriber-mode connection accepts only (P)SUBSCRIBE commands.
+const historyRedis = config.historyEnabled
+  ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, retryStrategy: (times) => Math.min(times * 200, 2_000), connectionName: 'wirestream-gateway-history' })
+  : undefined;
+historyRedis?.on('error', (err: Error) => logger.warn({ err }, 'redis (history) error'));
 
 const gateway = createGateway(
-  { schema, redis, logger, authenticator, ...(config.metricsEnabled ? { metrics: { registry, series: createGatewayMetrics(registry) } } : {}) },
+  { schema, redis, ...(historyRedis ? { historyRedis } : {}), logger, authenticator, ...(config.metricsEnabled ? { metrics: { registry, series: createGatewayMetrics(registry) } } : {}) },
   {
     path: config.path,
     channelPrefix: config.channelPrefix,
+    historyPrefix: config.historyPrefix,
     maxPayloadBytes: config.maxPayloadBytes,
     maxBackpressureBytes: config.maxBackpressureBytes,
     idleTimeoutSeconds: config.idleTimeoutSeconds,
@@ -102,6 +108,7 @@ async function shutdown(signal: string): Promise<void> {
   logger.info({ signal }, 'shutting down');
   await gateway.drain();
   redis.disconnect();
+  historyRedis?.disconnect();
   logger.info('bye');
   process.exit(0);
 }

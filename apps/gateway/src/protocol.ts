@@ -3,6 +3,7 @@ import { CloseCode, MessageType, parseMessage, type Message } from 'graphql-ws';
 import type { WirestreamSchema } from '@wirestream/schema';
 import type { Authenticator, Principal } from './auth.js';
 import type { Fanout, Subscriber } from './fanout.js';
+import { parseResumeRequest } from './history.js';
 import type { AccessScope, OperationCompiler } from './operations.js';
 import type { RateLimiter } from './rate-limit.js';
 
@@ -141,7 +142,9 @@ export function createProtocol(deps: ProtocolDeps, options: ProtocolOptions = {}
       }
       return;
     }
-    subscriptions.set(id, fanout.subscribe(conn, id, operation));
+    const resume = parseResumeRequest(payload.extensions);
+    if (typeof resume === 'string') return sendError(conn, id, [{ message: resume }]);
+    subscriptions.set(id, fanout.subscribe(conn, id, operation, resume));
   }
 
   return {

@@ -4,7 +4,17 @@ import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
-import { auctionSchemaPath, channelName, createWirestreamSchema, encodeEnvelope, shardOf, type WirestreamSchema } from '@wirestream/schema';
+import {
+  auctionSchemaPath,
+  channelName,
+  createWirestreamSchema,
+  encodeEnvelope,
+  historyEntryId,
+  historyPartitionsKey,
+  historyStreamKey,
+  shardOf,
+  type WirestreamSchema,
+} from '@wirestream/schema';
 import { createLogger, createMemorySink, type MemorySink } from '@wirestream/telemetry';
 import { startRedis, uniqueName, waitFor, type RedisServer } from '@wirestream/testkit';
 import { createGateway, type Gateway, type GatewayDeps, type GatewayOptions } from '../src/index.js';
@@ -31,6 +41,10 @@ export interface TestGateway {
   publishBid(listingId: string, bidderId: string): Promise<void>;
   /** Publishes raw text on a channel of the topic. */
   publishRaw(text: string, shard?: number): Promise<void>;
+  /** Trims the listing topic's history (partition 0) to about `maxLen` entries, as ingest's MAXLEN would. */
+  trimHistory(maxLen: number): Promise<void>;
+  /** The Redis server under the gateway (tests stop and restart it). */
+  readonly redisServer: RedisServer;
   /** An official graphql-ws client (lazy, no retries), disposed by stop(). */
   connect(connectionParams?: Record<string, unknown>): Client;
   stop(): Promise<void>;
@@ -44,13 +58,15 @@ export async function startTestGateway(
 ): Promise<TestGateway> {
   const redisServer: RedisServer = await startRedis();
   const publisher = new Redis(redisServer.url);
-  const subscriberConn = new Redis(redisServer.url);
+  const subscriberConn = new Redis(redisServer.url, { maxRetriesPerRequest: null, retryStrategy: () => 100 });
+  const historyRedis = new Redis(redisServer.url, { maxRetriesPerRequest: 2, retryStrategy: () => 100 });
+  for (const conn of [publisher, subscriberConn, historyRedis]) conn.on('error', () => {}); // restarts are part of some tests
   const topic = uniqueName('listing-events');
   const sink = createMemorySink();
   const schema = schemaFor(topic);
   configureSchema(schema);
   const gateway = createGateway(
-    { schema, redis: subscriberConn, logger: createLogger({ name: 'gateway-test', destination: sink }), ...deps },
+    { schema, redis: subscriberConn, historyRedis, logger: createLogger({ name: 'gateway-test', destination: sink }), ...deps },
     options,
   );
   const port = await gateway.listen(0, '127.0.0.1');
@@ -65,12 +81,24 @@ export async function startTestGateway(
     httpBase: `http://127.0.0.1:${port}`,
     topic,
     sink,
+    redisServer,
     async publishListing(listingId, eventType = 'ListingUpdated', atOffset) {
       const current = atOffset ?? String(offset++);
       const payload = JSON.stringify({ event_id: `e-${current}`, event_type: eventType, listing_id: listingId, occurred_at: 'now' });
       const envelope = encodeEnvelope({ topic, partition: 0, offset: current, key: listingId, ts: Date.now() }, payload);
-      await publisher.publish(channelName('ws', topic, shardOf(listingId, 16)), envelope);
+      const channel = channelName('ws', topic, shardOf(listingId, 16));
+      // As ingest does: history first (a re-publish is rejected by the stream and ignored), then PUBLISH.
+      await publisher
+        .multi()
+        .xadd(historyStreamKey('wsh', topic, 0), historyEntryId(current), 'c', channel, 'e', envelope)
+        .sadd(historyPartitionsKey('wsh', topic), '0')
+        .exec()
+        .catch(() => undefined);
+      await publisher.publish(channel, envelope);
       return current;
+    },
+    async trimHistory(maxLen) {
+      await publisher.xtrim(historyStreamKey('wsh', topic, 0), 'MAXLEN', maxLen);
     },
     async publishBid(listingId, bidderId) {
       const current = String(offset++);
@@ -97,17 +125,18 @@ export async function startTestGateway(
       await gateway.drain();
       publisher.disconnect();
       subscriberConn.disconnect();
+      historyRedis.disconnect();
       await redisServer.stop();
     },
   };
 }
 
 /** Subscribes and collects results and errors. */
-export function collect(client: Client, query: string, variables?: Record<string, unknown>) {
+export function collect(client: Client, query: string, variables?: Record<string, unknown>, extensions?: Record<string, unknown>) {
   const results: ExecutionResult[] = [];
   const errors: unknown[] = [];
   let completed = false;
-  const dispose = client.subscribe(variables ? { query, variables } : { query }, {
+  const dispose = client.subscribe({ query, ...(variables ? { variables } : {}), ...(extensions ? { extensions } : {}) }, {
     next: (r) => results.push(r),
     error: (e: unknown) => errors.push(e),
     complete: () => (completed = true),
