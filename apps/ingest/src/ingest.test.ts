@@ -119,7 +119,6 @@ async function createPipeline({ redisUrl = redisServer.url, publisherUrl = redis
     // As in main.ts: fail fast while Redis is away; ingest pauses and redoes the chunk itself.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
-    commandTimeout: 10_000,
     retryStrategy: (times) => Math.min(times * 200, 2_000),
     connectionName: 'ingest-test-publisher',
   });
@@ -717,6 +716,34 @@ describe('Redis outage', () => {
     await waitForCommittedToEnd(pipeline);
     expect(second.stats.published).toBe(events.length);
     await expectEveryOffsetOnce(pipeline, pipeline.received);
+  });
+});
+
+describe('Redis that does not answer', () => {
+  it('is treated as down: the chunk times out, consumption pauses, and resumes once Redis answers again', async () => {
+    const redis = await startRedis();
+    onTestFinished(async () => {
+      if (redis.pid !== undefined) process.kill(redis.pid, 'SIGCONT');
+      await redis.stop();
+    });
+    const pipeline = await createPipeline({ redisUrl: redis.url, options: { redisTimeoutMs: 1_000 } });
+    const ingest = await pipeline.startIngest();
+    await waitFor(() => ingest.isReady(), { timeoutMs: ARRIVAL_TIMEOUT_MS, message: 'ingest to be ready' });
+
+    // Frozen, not gone: connections stay open and nothing answers.
+    process.kill(redis.pid as number, 'SIGSTOP');
+    const events = demoEvents(30, 20);
+    await pipeline.produce(events);
+    await waitFor(() => ingest.stats.pauses > 0, { timeoutMs: ARRIVAL_TIMEOUT_MS, message: 'ingest to pause on the frozen Redis' });
+    expect(pipeline.sink.lines.some((l) => /did not answer the pipeline/.test(String((l['err'] as { message?: string } | undefined)?.message)))).toBe(true);
+    for (const topic of pipeline.topics) {
+      expect([...(await committedOffsets(pipeline.groupId, topic)).values()].every((o) => o === '-1'), topic).toBe(true);
+    }
+
+    process.kill(redis.pid as number, 'SIGCONT');
+    await waitFor(() => receivedIds(pipeline).size === events.length, { timeoutMs: ARRIVAL_TIMEOUT_MS, message: `all ${events.length} events` });
+    await waitForCommittedToEnd(pipeline);
+    await waitFor(() => ingest.isReady(), { message: 'ingest to resume' });
   });
 });
 

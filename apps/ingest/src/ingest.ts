@@ -80,6 +80,12 @@ export interface IngestOptions {
   /** First pause before a retry (of a poison message or an undeliverable chunk); doubles up to 2 s. @default 100 */
   readonly retryBackoffMs?: number;
   /**
+   * A chunk's pipeline not answered within this is treated as Redis being down: the connection
+   * is dropped (failing what it still holds) and the chunk redone once Redis is back. One timer
+   * per chunk, not ioredis's `commandTimeout` (a timer per command, two per event). @default 10_000 (10 s)
+   */
+  readonly redisTimeoutMs?: number;
+  /**
    * How long a batch waiting for Redis (or the dead-letter topic) may keep `stop()` waiting
    * before it is abandoned uncommitted, for the next owner to redo. @default 5_000 (5 s)
    */
@@ -153,6 +159,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     maxRetries = 3,
     retryBackoffMs = 100,
     stopGraceMs = 5_000, // 5 seconds
+    redisTimeoutMs = 10_000, // 10 seconds, far above a 500-envelope pipeline's few milliseconds
   } = options;
   if (!Number.isInteger(publishChunkSize) || publishChunkSize < 1) {
     throw new RangeError(`publishChunkSize must be a positive integer, got ${publishChunkSize}`);
@@ -228,7 +235,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     if (historyLength === 0) return;
     const candidate = randomUUID();
     try {
-      const previous = (await redis.call('SET', historyEpochKey(historyPrefix), candidate, 'NX', 'GET')) as string | null;
+      const previous = (await answeredWithin(redis.call('SET', historyEpochKey(historyPrefix), candidate, 'NX', 'GET'), 'the history epoch')) as string | null;
       logger.info({ epoch: previous ?? candidate, created: previous === null }, 'history epoch');
     } catch (err) {
       // The next 'ready' tries again; history entries written meanwhile still have their offsets.
@@ -327,7 +334,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
       pipeline.publish(channel, body);
     }
     const started = performance.now();
-    const results = await pipeline.exec();
+    const results = await answeredWithin(pipeline.exec(), `the pipeline for ${topic}[${partition}]`);
     metrics?.redisPublishSeconds.observe((performance.now() - started) / 1_000);
     if (!results) throw new Error(`Redis discarded the pipeline for ${topic}[${partition}]`);
     for (const [err] of results) {
@@ -393,6 +400,27 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
       if (Date.now() >= until && (!untilRedis || redis.status === 'ready')) return true;
       await sleep(Math.max(1, Math.min(WAIT_STEP_MS, until - Date.now())));
       await payload.heartbeat();
+    }
+  }
+
+  /**
+   * Rejects when Redis holds `reply` longer than redisTimeoutMs. The connection is then dropped
+   * and re-made: its queued commands fail instead of piling up behind a Redis that does not answer.
+   */
+  async function answeredWithin<T>(reply: Promise<T>, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        redis.disconnect(true);
+        reject(new Error(`Redis did not answer ${what} within ${redisTimeoutMs} ms; reconnecting`));
+      }, redisTimeoutMs);
+    });
+    // A reply that fails after the timeout won has nobody waiting for it.
+    reply.catch(() => undefined);
+    try {
+      return await Promise.race([reply, timeout]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -28,10 +28,10 @@ const redis = new Redis(config.redisUrl, {
   // - 0 retries per request: a command in flight when the connection drops fails at the drop
   //   instead of being re-sent later behind the chunk's back (the chunk is redone as a whole;
   //   history XADDs are idempotent by offset id and the gateway drops duplicate positions);
-  // - a command timeout: a Redis that accepts but never answers is treated as down too.
+  // - no commandTimeout: it arms a timer per command (two per event); ingest times out each
+  //   chunk's pipeline instead (redisTimeoutMs) and treats a Redis that never answers as down.
   enableOfflineQueue: false,
   maxRetriesPerRequest: 0,
-  commandTimeout: 10_000, // 10 seconds, far above a 500-envelope pipeline's few milliseconds
   // Reconnect forever, at most 2 s apart: consumption resumes within that of Redis coming back.
   retryStrategy: (times) => Math.min(times * 200, 2_000),
   connectionName: 'wirestream-ingest',
