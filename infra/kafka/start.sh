@@ -145,7 +145,11 @@ LOG4J
 if [[ ! -f "$data_dir/data/meta.properties" ]]; then
   # A cluster id is 16 random bytes in URL-safe base64 without padding (what `random-uuid` prints),
   # made here to save a JVM start (~1 s).
-  cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
+  # One in 64 such ids starts with '-', which the tool's argument parser takes for an option: draw again.
+  cluster_id="-"
+  while [[ "$cluster_id" == -* ]]; do
+    cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
+  done
   # --standalone: Kafka 4.x formats a single-node dynamic quorum (controller.quorum.bootstrap.servers).
   # C1 only + SerialGC: a short-lived tool, ~0.1 s faster to start.
   if ! java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -cp "$lib/*" -Dlog4j2.configurationFile="$data_dir/log4j2.properties" \
