@@ -73,6 +73,9 @@ export async function runOnce(ctx: RunContext, variant: Variant): Promise<RunRes
   const { env, monitor, admin, total, timeoutMs, cpuProfileDir } = ctx;
   const groupId = uniqueName('bench-ingest');
   await monitor.config('RESETSTAT');
+  // Every run re-reads the same offsets: without this, history XADDs after the first run would
+  // all be refused as already stored and the write cost of history would not be measured.
+  await monitor.flushall();
 
   const nodeArgs: string[] = [...(variant.nodeArgs ?? [])];
   if (cpuProfileDir !== undefined) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`);

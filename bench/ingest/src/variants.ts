@@ -37,6 +37,8 @@ function loop(name: string, file: string, mode: 'publish' | 'consume-only', env:
 export const VARIANTS: Readonly<Record<string, Variant>> = {
   // apps/ingest as built, configured only through its env vars.
   app: app('app defaults (chunk 500, conc 3)'),
+  // The same app without its history writes (XADD per event): what history costs.
+  'app-history-off': app('app, history off (INGEST_HISTORY_LENGTH=0)', { INGEST_HISTORY_LENGTH: '0' }),
   'app-chunk100': app('app chunk 100', { INGEST_PUBLISH_CHUNK: '100' }),
   'app-chunk2000': app('app chunk 2000', { INGEST_PUBLISH_CHUNK: '2000' }),
   'app-chunk5000': app('app chunk 5000', { INGEST_PUBLISH_CHUNK: '5000' }),
