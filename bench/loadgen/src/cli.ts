@@ -2,6 +2,7 @@
 /**
  * Point the load client at a running gateway by hand:
  *   wirestream-loadgen --url ws://127.0.0.1:4000/graphql --sockets 2000 --mix shared:90,filtered:10 --seconds 30
+ *   wirestream-loadgen --urls ws://127.0.0.1:4001/graphql,ws://127.0.0.1:4002/graphql --sockets 30000
  * Prints counters every second. Without a publisher of its own it cannot know what was expected,
  * so it reports deliveries, duplicates and latency (of events whose occurred_at is a recent time),
  * not loss: the fan-out bench does that.
@@ -14,6 +15,7 @@ import { parseMix } from './operations.js';
 const { values } = parseArgs({
   options: {
     url: { type: 'string', default: 'ws://127.0.0.1:4000/graphql' },
+    urls: { type: 'string' },
     sockets: { type: 'string', default: '1000' },
     mix: { type: 'string', default: 'shared:90,filtered:10' },
     distinct: { type: 'string' },
@@ -31,7 +33,7 @@ const plan =
     : { mix: parseMix(values.mix), filterKeys };
 const clock = createBenchClock();
 const loadgen = createLoadgen({
-  url: values.url,
+  ...(values.urls === undefined ? { url: values.url } : { urls: values.urls.split(',') }),
   sockets: Number(values.sockets),
   plan,
   // Real offsets are large: track a window of 2^20 positions starting at 0.

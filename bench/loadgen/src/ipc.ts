@@ -1,12 +1,18 @@
 import type { OperationPlan } from './operations.js';
 
+/** One server endpoint (`ws://host:port/path`, parsed once by the parent). */
+export interface WorkerTarget {
+  readonly host: string;
+  readonly port: number;
+  readonly path: string;
+}
+
 /** Parent → worker: open `count` sockets, global indexes `firstIndex…`, and subscribe each. */
 export interface WorkerStartMessage {
   readonly type: 'start';
   readonly workerIndex: number;
-  readonly host: string;
-  readonly port: number;
-  readonly path: string;
+  /** Socket with global index `i` connects to `targets[i % targets.length]` (round-robin). */
+  readonly targets: readonly WorkerTarget[];
   readonly firstIndex: number;
   readonly count: number;
   /** Source addresses (127.0.0.x); socket `i` binds `sourceAddresses[i % length]`. */
@@ -45,6 +51,8 @@ export interface WorkerCounters {
   readonly open: number;
   /** Sockets that got `connection_ack` and sent `subscribe`. */
   readonly subscribed: number;
+  /** `subscribed` per target (same order as `WorkerStartMessage.targets`). */
+  readonly subscribedPerTarget: readonly number[];
   /** Sockets that never got that far (after retries). */
   readonly failed: number;
   /** Subscribed sockets the server closed (or reset). */

@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { addSparse, createHistogram, quantileUs } from './histogram.js';
-import type { ExpectedDeliveries, WorkerCounters, WorkerMessage, WorkerReportMessage, WorkerStartMessage } from './ipc.js';
+import type { ExpectedDeliveries, WorkerCounters, WorkerMessage, WorkerReportMessage, WorkerStartMessage, WorkerTarget } from './ipc.js';
 import { checkPlan, type OperationPlan } from './operations.js';
 
 /**
@@ -11,8 +11,14 @@ import { checkPlan, type OperationPlan } from './operations.js';
 export const MAX_SOCKETS_PER_WORKER = 19_000;
 
 export interface LoadgenOptions {
-  /** `ws://127.0.0.1:4000/graphql`; loopback only. */
-  readonly url: string;
+  /** `ws://127.0.0.1:4000/graphql`; loopback only. Give this or {@link urls}. */
+  readonly url?: string;
+  /**
+   * Several servers (e.g. three gateway processes on their own ports): socket `i` connects to
+   * `urls[i % urls.length]`, so every worker and every connect wave spreads evenly over them.
+   * Give this or {@link url}.
+   */
+  readonly urls?: readonly string[];
   /** Sockets to open, one subscription each. */
   readonly sockets: number;
   readonly plan: OperationPlan;
@@ -43,6 +49,8 @@ export interface LoadgenOptions {
 /** Counters summed over workers. */
 export interface LoadProgress extends Omit<WorkerCounters, 'workerIndex' | 'cpuUs' | 'rssBytes'> {
   readonly sockets: number;
+  /** Subscribed sockets per URL, in the order of `urls` (one entry for `url`). */
+  readonly subscribedPerTarget: readonly number[];
   /** Per worker, same order as workers. */
   readonly workerCpuUs: readonly number[];
   readonly workerRssBytes: readonly number[];
@@ -88,6 +96,7 @@ const workerPath = new URL('./worker.js', import.meta.url).pathname;
 export function createLoadgen(options: LoadgenOptions): Loadgen {
   const {
     url,
+    urls = url === undefined ? [] : [url],
     sockets,
     plan,
     maxEvents,
@@ -99,12 +108,12 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
     progressIntervalMs = 250,
     connectNow = sockets,
   } = options;
-  const target = new URL(url);
-  checkPlan(plan);
-  if (target.protocol !== 'ws:') throw new RangeError(`url must be ws://… (plain loopback), got ${url}`);
-  if (!isLoopback(target.hostname)) {
-    throw new RangeError(`url host must be a loopback address (127.x.x.x): load goes to this machine only, got ${target.hostname}`);
+  if ((url === undefined) === (options.urls === undefined)) {
+    throw new RangeError('give either url (one server) or urls (several, sockets assigned round-robin), not both and not neither');
   }
+  if (urls.length === 0) throw new RangeError('urls must name at least one server');
+  const endpoints = urls.map(parseTarget);
+  checkPlan(plan);
   for (const address of sourceAddresses) {
     if (!isLoopback(address)) throw new RangeError(`source address ${address} is not a loopback address (127.x.x.x)`);
   }
@@ -119,6 +128,7 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
         `use at least ${Math.ceil(sockets / MAX_SOCKETS_PER_WORKER)} workers`,
     );
   }
+  // Conservative: a socket bound to a source address holds its port for every destination.
   const portsPerAddress = ephemeralPorts() - 500;
   if (Math.ceil(sockets / sourceAddresses.length) > portsPerAddress) {
     throw new RangeError(
@@ -135,6 +145,7 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
   let failure: Error | undefined;
   let stopping = false;
   const counts: number[] = [];
+  const targetCount = endpoints.length;
   let targets: number[] = [];
   /** Each worker's share of a global socket target, proportional to its socket count. */
   const shareOf = (total: number): number[] => counts.map((c) => Math.min(c, Math.ceil((c * Math.min(total, sockets)) / sockets)));
@@ -146,7 +157,7 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
     // execArgv: [] so that the parent's flags (--expose-gc, --inspect…) do not leak into workers.
     const child = fork(workerPath, [], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     children.push(child);
-    latest.push(emptyCounters(w));
+    latest.push(emptyCounters(w, targetCount));
     exited.push(new Promise((resolve) => child.once('exit', () => resolve())));
     child.on('exit', (code, signal) => {
       if (!stopping && (code !== 0 || signal !== null)) failure ??= new Error(`load worker ${w} exited with ${String(code ?? signal)}`);
@@ -161,9 +172,7 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
     const start: WorkerStartMessage = {
       type: 'start',
       workerIndex: w,
-      host: target.hostname,
-      port: Number(target.port || 80),
-      path: target.pathname + target.search,
+      targets: endpoints,
       firstIndex,
       count,
       sourceAddresses,
@@ -184,7 +193,7 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
   process.once('exit', killOnExit);
 
   function progress(): LoadProgress {
-    return sum(latest, sockets);
+    return sum(latest, sockets, targetCount);
   }
 
   return {
@@ -251,7 +260,7 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
       }
       const ms = (q: number): number => quantileUs(histogram, q, lost) / 1_000;
       return {
-        ...sum(reports, sockets),
+        ...sum(reports, sockets, targetCount),
         expected: expectedTotal,
         lost,
         latencyMs: { p50: ms(0.5), p90: ms(0.9), p99: ms(0.99), max: lost > 0 ? Number.POSITIVE_INFINITY : maxLatencyUs / 1_000 },
@@ -273,11 +282,12 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
   };
 }
 
-function emptyCounters(workerIndex: number): WorkerCounters {
+function emptyCounters(workerIndex: number, targets: number): WorkerCounters {
   return {
     workerIndex,
     open: 0,
     subscribed: 0,
+    subscribedPerTarget: new Array<number>(targets).fill(0),
     failed: 0,
     closedByServer: 0,
     frames: 0,
@@ -292,11 +302,13 @@ function emptyCounters(workerIndex: number): WorkerCounters {
   };
 }
 
-function sum(all: readonly WorkerCounters[], sockets: number): LoadProgress {
+function sum(all: readonly WorkerCounters[], sockets: number, targets: number): LoadProgress {
+  const subscribedPerTarget = new Array<number>(targets).fill(0);
   const total = {
     sockets,
     open: 0,
     subscribed: 0,
+    subscribedPerTarget,
     failed: 0,
     closedByServer: 0,
     frames: 0,
@@ -312,6 +324,7 @@ function sum(all: readonly WorkerCounters[], sockets: number): LoadProgress {
   for (const c of all) {
     total.open += c.open;
     total.subscribed += c.subscribed;
+    c.subscribedPerTarget.forEach((n, t) => (subscribedPerTarget[t] = (subscribedPerTarget[t] ?? 0) + n));
     total.failed += c.failed;
     total.closedByServer += c.closedByServer;
     total.frames += c.frames;
@@ -323,6 +336,16 @@ function sum(all: readonly WorkerCounters[], sockets: number): LoadProgress {
     total.protocolErrors += c.protocolErrors;
   }
   return total;
+}
+
+/** `ws://127.0.0.1:4000/graphql` → host, port, path; loopback ws:// only (load stays on this machine). */
+function parseTarget(url: string): WorkerTarget {
+  const target = new URL(url);
+  if (target.protocol !== 'ws:') throw new RangeError(`url must be ws://… (plain loopback), got ${url}`);
+  if (!isLoopback(target.hostname)) {
+    throw new RangeError(`url host must be a loopback address (127.x.x.x): load goes to this machine only, got ${target.hostname}`);
+  }
+  return { host: target.hostname, port: Number(target.port || 80), path: target.pathname + target.search };
 }
 
 function isLoopback(host: string): boolean {

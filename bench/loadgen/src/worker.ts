@@ -29,7 +29,7 @@ import {
   timeOfDayDeltaUs,
 } from './frames.js';
 import { bucketOf, createHistogram, toSparse } from './histogram.js';
-import type { ExpectedDeliveries, ParentMessage, WorkerCounters, WorkerMessage, WorkerStartMessage } from './ipc.js';
+import type { ExpectedDeliveries, ParentMessage, WorkerCounters, WorkerMessage, WorkerStartMessage, WorkerTarget } from './ipc.js';
 import { variantOf, variantsOf } from './operations.js';
 
 const Phase = { Connecting: 0, Upgrading: 1, AwaitingAck: 2, Subscribed: 3, Closed: 4 } as const;
@@ -39,6 +39,8 @@ interface ClientSocket {
   /** Index within this worker (row of the position bitset). */
   readonly index: number;
   readonly variant: number;
+  /** Index into `config.targets`. */
+  readonly target: number;
   readonly sourceAddress: string;
   socket: net.Socket | undefined;
   phase: Phase;
@@ -67,7 +69,8 @@ let clock: BenchClock;
 let sockets: ClientSocket[] = [];
 let subscribeFrames: Buffer[] = [];
 let filterKeyOfVariant: number[] = [];
-let upgradeRequest: Buffer;
+/** One HTTP upgrade request per target (the Host header differs), built once. */
+let upgradeRequests: Buffer[] = [];
 
 let bytesPerSocket = 0;
 let received = new Uint8Array(0);
@@ -87,6 +90,7 @@ const counters = {
   bytes: 0,
   protocolErrors: 0,
 };
+let subscribedPerTarget: number[] = [];
 let maxLatencyUs = 0;
 let firstDeliveryUs = 0;
 let lastDeliveryUs = 0;
@@ -112,12 +116,15 @@ function start(message: WorkerStartMessage): void {
   const variants = variantsOf(message.plan);
   subscribeFrames = variants.map((v) => clientTextFrame(JSON.stringify({ id: '1', type: 'subscribe', payload: v.payload })));
   filterKeyOfVariant = variants.map((v) => v.filterKey);
-  upgradeRequest = Buffer.from(
-    `GET ${message.path} HTTP/1.1\r\nHost: ${message.host}:${message.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-      'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n' +
-      'Sec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n',
-    'latin1',
+  upgradeRequests = message.targets.map((t) =>
+    Buffer.from(
+      `GET ${t.path} HTTP/1.1\r\nHost: ${t.host}:${t.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n' +
+        'Sec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n',
+      'latin1',
+    ),
   );
+  subscribedPerTarget = message.targets.map(() => 0);
   bytesPerSocket = Math.ceil(message.maxEvents / 8);
   received = new Uint8Array(bytesPerSocket * message.count);
   receivedCount = new Uint32Array(message.count);
@@ -127,6 +134,7 @@ function start(message: WorkerStartMessage): void {
     sockets[i] = {
       index: i,
       variant: variantOf(message.plan, globalIndex),
+      target: globalIndex % message.targets.length,
       sourceAddress: message.sourceAddresses[globalIndex % message.sourceAddresses.length] as string,
       socket: undefined,
       phase: Phase.Connecting,
@@ -156,9 +164,10 @@ function connect(s: ClientSocket): void {
   s.phase = Phase.Upgrading;
   s.http = '';
   inFlight++;
+  const target = config.targets[s.target] as WorkerTarget;
   const socket = net.connect({
-    host: config.host,
-    port: config.port,
+    host: target.host,
+    port: target.port,
     localAddress: s.sourceAddress,
     onread: {
       buffer: READ_BUFFER,
@@ -170,7 +179,7 @@ function connect(s: ClientSocket): void {
   });
   s.socket = socket;
   socket.setNoDelay(true);
-  socket.on('connect', () => socket.write(upgradeRequest));
+  socket.on('connect', () => socket.write(upgradeRequests[s.target] as Buffer));
   socket.on('error', (err: NodeJS.ErrnoException) => {
     if (!stopping) noteError(`socket error (phase ${s.phase}): ${err.code ?? err.message}`);
   });
@@ -296,6 +305,7 @@ function onFrame(s: ClientSocket, b: Buffer, pos: number, end: number): void {
           s.phase = Phase.Subscribed;
           s.everSubscribed = true;
           counters.subscribed++;
+          subscribedPerTarget[s.target] = (subscribedPerTarget[s.target] as number) + 1;
           s.socket?.write(subscribeFrames[s.variant] as Buffer);
           inFlight--;
           pump();
@@ -383,7 +393,7 @@ function onOtherText(s: ClientSocket, b: Buffer, start: number, end: number): vo
 
 function snapshot(): WorkerCounters {
   const cpu = process.cpuUsage();
-  return { workerIndex: config.workerIndex, ...counters, cpuUs: cpu.user + cpu.system, rssBytes: process.memoryUsage.rss() };
+  return { workerIndex: config.workerIndex, ...counters, subscribedPerTarget, cpuUs: cpu.user + cpu.system, rssBytes: process.memoryUsage.rss() };
 }
 
 function send(message: WorkerMessage): void {
