@@ -5,6 +5,8 @@
  *
  *   pnpm bench                        full run (< 10 min), writes bench/results/fanout.md + SVGs
  *   pnpm bench -- --quick             smoke run (N=500, seconds), prints only
+ *   node dist/main.js --scenarios scale                      1 × 19,000 and 3 × 17,000 sockets → fanout-scale.md
+ *   node dist/main.js --scenarios saturation --stacks ours,ours-no-metrics --repeat 4 --report metrics-overhead
  *   node dist/main.js --scenarios field --stacks ours,card --field-sockets 2000
  *   node dist/main.js --help
  */
@@ -19,16 +21,38 @@ import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { startRedis, type RedisServer } from '@wirestream/testkit';
 import { profilesIn, summarizeProfile } from './profile-summary.js';
 import { prepareEvents } from './publisher.js';
-import { fmtBytes, fmtInt, fmtMs, memoryTable, notesOf, ratioTable, stackTable, table } from './report.js';
-import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
+import {
+  fmtBytes,
+  fmtInt,
+  fmtMs,
+  memoryTable,
+  metricsOverheadLines,
+  notesOf,
+  ratioTable,
+  repeatSummaryTable,
+  runLabel,
+  scaleMemoryTable,
+  scaleTable,
+  stackTable,
+  table,
+  type ScaleRow,
+} from './report.js';
+import { runStack, type ProcessRun, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
 import { STACK_LABELS, STACK_SHORT, type StackName } from './servers.js';
 import { logXLineChart, timelineChart } from './svg.js';
 
 const HELP = `fan-out bench: ours vs naive vs card stack (same run, same N, same events)
   --quick                      smoke run: small N, short traffic; prints only (unless --out)
-  --scenarios LIST             field,saturation,sweep (default: all)
-  --stacks LIST                stacks for field/saturation: naive,card,ours,bare,bare-corked (default: all; the bare
-                               uWS reference points run in saturation only, they ignore filters)
+  --scenarios LIST             field,saturation,sweep (default), and scale (opt-in: ~19k-51k sockets, a few minutes)
+  --stacks LIST                stacks for field/saturation: naive,card,ours,bare,bare-corked (default), and
+                               ours-no-metrics (our gateway with GATEWAY_METRICS=false, issue 7); the bare uWS
+                               reference points run in saturation only, they ignore filters
+  --repeat K                   run the stacks of field/saturation K times, interleaved (ours, ours-no-metrics, ours, …),
+                               and report median and spread per stack (default 1)
+  --scale-single N             scale: one gateway process with N sockets (default 19000, the descriptor ceiling; 0 skips)
+  --scale-multi PxN            scale: P gateway processes, N sockets each, one load client over all (default 3x17000; 0 skips)
+  --scale-events E             default 20          --scale-rate EV/S   default 20     --scale-mix SPEC  default the field mix
+  --scale-source-addresses A   127.0.0.1 … 127.0.0.A for scale runs (default: max(4, sockets / 10,000))
   --field-sockets N            default 4000        --field-rate EV/S   default 20     --field-seconds S default 10
   --field-mix SPEC             default shared:85,compact:5,filtered:10
   --saturation-sockets N       default 10000       --saturation-events E default 1000
@@ -41,6 +65,8 @@ const HELP = `fan-out bench: ours vs naive vs card stack (same run, same N, same
   --gateway-env LIST           extra env for our gateway, e.g. GATEWAY_MAX_PAYLOAD_BYTES=16384,GATEWAY_IDLE_TIMEOUT_SECONDS=120
   --cpu-prof DIR               write a V8 CPU profile of each server process of --cpu-prof-stacks (default: ours) into DIR
   --out DIR                    where fanout.md and the SVGs go (default: bench/results; none for --quick)
+  --report NAME                report file NAME.md, SVGs NAME-<scenario>.svg (default: fanout; fanout-scale when
+                               --scenarios is only scale)
   --no-write                   print only`;
 
 const { values } = parseArgs({
@@ -58,6 +84,14 @@ const { values } = parseArgs({
     'sweep-distinct': { type: 'string' },
     'sweep-events': { type: 'string' },
     'sweep-baselines': { type: 'boolean', default: false },
+    repeat: { type: 'string', default: '1' },
+    'scale-single': { type: 'string' },
+    'scale-multi': { type: 'string' },
+    'scale-events': { type: 'string' },
+    'scale-rate': { type: 'string' },
+    'scale-mix': { type: 'string', default: 'shared:85,compact:5,filtered:10' },
+    'scale-source-addresses': { type: 'string' },
+    report: { type: 'string' },
     'drain-timeout': { type: 'string' },
     workers: { type: 'string' },
     out: { type: 'string' },
@@ -86,7 +120,9 @@ const list = (value: string | undefined, full: number[], small: number[]): numbe
 const scenarios = new Set(values.scenarios.split(','));
 const stacks = values.stacks.split(',') as StackName[];
 for (const s of stacks) if (!(s in STACK_LABELS)) throw new RangeError(`unknown stack "${s}": use ${Object.keys(STACK_LABELS).join(', ')}`);
-for (const s of scenarios) if (!['field', 'saturation', 'sweep'].includes(s)) throw new RangeError(`unknown scenario "${s}"`);
+for (const s of scenarios) if (!['field', 'saturation', 'sweep', 'scale'].includes(s)) throw new RangeError(`unknown scenario "${s}": use field, saturation, sweep, scale`);
+const repeat = Number(values.repeat);
+if (!Number.isInteger(repeat) || repeat < 1) throw new RangeError(`--repeat must be a positive integer, got ${values.repeat}`);
 
 const LISTINGS = 50;
 const filterKeys = Array.from({ length: LISTINGS }, (_, i) => `lst-${String(i).padStart(6, '0')}`);
@@ -120,6 +156,36 @@ const sweepSockets = list(values['sweep-sockets'], [2_000, 8_000], [250, 500]);
 const sweepDistinct = list(values['sweep-distinct'], [1, 100, 1_000], [1, 10, 100]);
 const sweepEvents = num(values['sweep-events'], 200, 100);
 
+const scaleSingle = num(values['scale-single'], 19_000, 2_000);
+const scaleMulti = ((): { processes: number; perProcess: number } | undefined => {
+  const spec = values['scale-multi'] ?? (quick ? '3x1000' : '3x17000');
+  if (spec === '0' || spec === 'none') return undefined;
+  const match = /^(\d+)x(\d+)$/.exec(spec);
+  if (!match) throw new RangeError(`--scale-multi must look like 3x17000 (processes x sockets per process) or 0, got "${spec}"`);
+  const processes = Number(match[1]);
+  const perProcess = Number(match[2]);
+  if (processes < 1 || perProcess < 1) throw new RangeError(`--scale-multi needs at least 1 process and 1 socket, got "${spec}"`);
+  // Each process holds its sockets plus ~30 descriptors of its own under the 20,000 open-file cap.
+  if (perProcess > 19_500) throw new RangeError(`--scale-multi: ${perProcess} sockets per process is over the ~19,900 open files one process can hold`);
+  return { processes, perProcess };
+})();
+if (scaleSingle > 19_900) throw new RangeError(`--scale-single ${scaleSingle} is over the ~19,900 sockets one process can hold (open files capped at 20,000)`);
+const scaleEvents = num(values['scale-events'], 20, 20);
+const scaleRate = num(values['scale-rate'], 20, 20);
+const scaleMix = parseMix(values['scale-mix']);
+const scaleAddresses = (sockets: number): string[] => {
+  const count = values['scale-source-addresses'] === undefined ? Math.max(4, Math.ceil(sockets / 10_000)) : Number(values['scale-source-addresses']);
+  if (!Number.isInteger(count) || count < 1 || count > 250) throw new RangeError(`--scale-source-addresses must be 1..250, got ${count}`);
+  return Array.from({ length: count }, (_, i) => `127.0.0.${i + 1}`);
+};
+
+const reportBase = values.report ?? (scenarios.size === 1 && scenarios.has('scale') ? 'fanout-scale' : 'fanout');
+if (!/^[A-Za-z0-9_.-]+$/.test(reportBase)) throw new RangeError(`--report must be a plain file name (letters, digits, _ . -), got "${reportBase}"`);
+const reportName = `${reportBase}${quick ? '-quick' : ''}`;
+/** NAME-scenario.svg, or NAME.svg when the report is already named after the scenario (fanout-scale). */
+const svgNameOf = (scenario: string): string =>
+  `${reportBase.endsWith(scenario) ? reportBase : `${reportBase}-${scenario}`}${quick ? '-quick' : ''}.svg`;
+
 const outDir =
   values['no-write'] ? undefined : values.out ?? (quick ? undefined : new URL('../../results/', import.meta.url).pathname);
 
@@ -136,7 +202,7 @@ async function main(): Promise<void> {
   const schema = loadWirestreamSchema(auctionSchemaPath);
   const route = schema.routes.get('listingUpdated');
   if (!route) throw new Error('the auction schema has no listingUpdated route');
-  const maxEvents = Math.max(fieldSpec.events, saturationSpec.events, sweepEvents);
+  const maxEvents = Math.max(fieldSpec.events, saturationSpec.events, sweepEvents, scaleEvents);
   const corpus = prepareEvents(maxEvents, route, 'ws', LISTINGS);
 
   let redisServer: RedisServer | undefined;
@@ -171,44 +237,52 @@ async function main(): Promise<void> {
     const runScenario = async (name: string, title: string, spec: RunSpec, names: StackName[]): Promise<StackRun[]> => {
       log(`\n## ${title}\n`);
       const runs: StackRun[] = [];
-      for (const stack of names) {
-        log(`  ${STACK_LABELS[stack]} …`);
-        const run = await runStack(stack, spec, ctx);
-        runs.push(run);
-        log(
-          `    ${fmtInt(run.unique)}/${fmtInt(run.expected)} delivered, ${fmtInt(run.deliveriesPerSec)}/s, ` +
-            `p99 ${fmtMs(run.latencyMs.p99)}, heap/socket ${fmtBytes(run.perSocket.heapBytes)}, RSS/socket ${fmtBytes(run.perSocket.rssBytes)}`,
-        );
+      // Interleaved (a, b, a, b, …): slow drifts of a noisy machine hit every stack alike.
+      for (let rep = 1; rep <= repeat; rep++) {
+        for (const stack of names) {
+          log(`  ${STACK_LABELS[stack]}${repeat > 1 ? ` (${rep}/${repeat})` : ''} …`);
+          const run = { ...(await runStack(stack, spec, ctx)), repeat: rep };
+          runs.push(run);
+          log(
+            `    ${fmtInt(run.unique)}/${fmtInt(run.expected)} delivered, ${fmtInt(run.deliveriesPerSec)}/s, ` +
+              `p99 ${fmtMs(run.latencyMs.p99)}, heap/socket ${fmtBytes(run.perSocket.heapBytes)}, RSS/socket ${fmtBytes(run.perSocket.rssBytes)}`,
+          );
+        }
       }
+      const overhead = metricsOverheadLines(runs);
       const body = [
+        ...(overhead.length > 0 ? ['**Metrics on vs off (issue 7)**', '', ...overhead.map((l) => `- ${l}`), ''] : []),
+        ...(repeat > 1 ? [`Median and spread over ${repeat} interleaved repetitions:`, '', repeatSummaryTable(runs), ''] : []),
         stackTable(runs),
         '',
-        ratioTable(runs),
-        '',
+        // With repetitions, ratios against one arbitrary repetition would mislead: the summary above has the medians.
+        ...(repeat > 1 ? [] : [ratioTable(runs), '']),
         ...notesOf(runs).map((n) => `- ${n}`),
         '',
         '<details><summary>memory by phase (process.memoryUsage() after two forced GCs, MB)</summary>',
         '',
-        memoryTable(runs),
+        memoryTable(runs, (r) => runLabel(r, runs)),
         '',
         '</details>',
       ].join('\n');
       log(`\n${body}\n`);
-      const svgName = `fanout-${name}${quick ? '-quick' : ''}.svg`;
+      const svgName = svgNameOf(name);
       svgs.push([
         svgName,
         timelineChart(
-          title,
+          title + (repeat > 1 ? ' (first repetition)' : ''),
           `phases: idle → connect → subscribed (forced GC) → traffic → drain · ${os.cpus().length} cores · node ${process.version}`,
-          runs.map((r) => ({
-            title: STACK_SHORT[r.stack],
-            subtitle: [
-              `${fmtInt(r.deliveriesPerSec)} deliveries/s · p50 ${fmtMs(r.latencyMs.p50)} · p99 ${fmtMs(r.latencyMs.p99)}`,
-              `per socket: heap ${fmtBytes(r.perSocket.heapBytes)} · RSS ${fmtBytes(r.perSocket.rssBytes)} (after GC)`,
-            ],
-            samples: r.samples,
-            phases: r.phases,
-          })),
+          runs
+            .filter((r) => r.repeat === 1)
+            .map((r) => ({
+              title: STACK_SHORT[r.stack],
+              subtitle: [
+                `${fmtInt(r.deliveriesPerSec)} deliveries/s · p50 ${fmtMs(r.latencyMs.p50)} · p99 ${fmtMs(r.latencyMs.p99)}`,
+                `per socket: heap ${fmtBytes(r.perSocket.heapBytes)} · RSS ${fmtBytes(r.perSocket.rssBytes)} (after GC)`,
+              ],
+              samples: r.samples,
+              phases: r.phases,
+            })),
         ),
       ]);
       sections.push(`## ${title}\n\n${body}\n\n![${name}](${svgName})\n`);
@@ -216,6 +290,7 @@ async function main(): Promise<void> {
     };
 
     const fieldStacks = stacks.filter((s) => s !== 'bare' && s !== 'bare-corked');
+    if (scenarios.has('scale')) sections.push(await runScale(ctx, svgs));
     let fieldRuns: StackRun[] = [];
     let saturationRuns: StackRun[] = [];
     if (scenarios.has('field')) {
@@ -285,7 +360,7 @@ async function main(): Promise<void> {
       }
       const body = table(rows);
       log(`\n${body}\n`);
-      const svgName = `fanout-sweep${quick ? '-quick' : ''}.svg`;
+      const svgName = svgNameOf('sweep');
       svgs.push([
         svgName,
         logXLineChart(
@@ -315,7 +390,7 @@ async function main(): Promise<void> {
     mkdirSync(outDir, { recursive: true });
     const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
     const header = [
-      `# Fan-out benchmark${quick ? ' (quick)' : ''}`,
+      `# Fan-out benchmark${reportBase === 'fanout' ? '' : `: ${reportBase}`}${quick ? ' (quick)' : ''}`,
       '',
       `- date: ${new Date().toISOString()}`,
       `- node ${process.version}, ${os.platform()} ${os.release()}, ${os.cpus().length} cores (${cpu}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB`,
@@ -342,10 +417,131 @@ async function main(): Promise<void> {
         'a row with a high value was measured on a busy machine.',
       '',
     ].join('\n');
-    writeFileSync(join(outDir, `fanout${quick ? '-quick' : ''}.md`), `${header}\n${sections.join('\n')}`);
+    writeFileSync(join(outDir, `${reportName}.md`), `${header}\n${sections.join('\n')}`);
     for (const [name, svg] of svgs) writeFileSync(join(outDir, name), svg);
-    log(`wrote ${relative(process.cwd(), outDir) || '.'}/fanout${quick ? '-quick' : ''}.md and ${svgs.length} SVG(s)`);
+    log(`wrote ${relative(process.cwd(), outDir) || '.'}/${reportName}.md and ${svgs.length} SVG(s)`);
   }
+}
+
+/**
+ * The scale scenario (opt-in): one gateway process at the descriptor ceiling, then several
+ * processes on their own ports holding ≥ 50,000 sockets together; a few events to check that
+ * every socket still gets every event, and per-process memory after forced GCs.
+ */
+async function runScale(ctx: RunContext, svgs: [string, string][]): Promise<string> {
+  const setups: { setup: string; processes: number; sockets: number }[] = [];
+  if (scaleSingle > 0) setups.push({ setup: `1 × ${fmtInt(scaleSingle)}`, processes: 1, sockets: scaleSingle });
+  if (scaleMulti) {
+    const { processes, perProcess } = scaleMulti;
+    setups.push({ setup: `${processes} × ${fmtInt(perProcess)}`, processes, sockets: processes * perProcess });
+  }
+  const title = `Scale: ${setups.map((s) => `${s.setup} sockets`).join(', then ')}; ${fmtInt(scaleEvents)} events at ${scaleRate}/s (${describePlan({ mix: scaleMix, filterKeys })})`;
+  log(`\n## ${title}\n`);
+  const rows: ScaleRow[] = [];
+  for (const { setup, processes, sockets } of setups) {
+    log(`  ours, ${setup} …`);
+    const run = await runStack(
+      'ours',
+      withWorkers({
+        sockets,
+        processes,
+        sourceAddresses: scaleAddresses(sockets),
+        plan: { mix: scaleMix, filterKeys },
+        events: scaleEvents,
+        ratePerSecond: scaleRate,
+        // Up to a million deliveries on two shared cores: give the drain time, it is not the measurement.
+        drainTimeoutMs: drainOverride ?? 60_000,
+        stallTimeoutMs: 10_000,
+        idleMs,
+      }),
+      ctx,
+    );
+    rows.push({ setup, run });
+    log(
+      `    ${fmtInt(run.unique)}/${fmtInt(run.expected)} delivered, ${fmtInt(run.duplicates)} duplicates, p99 ${fmtMs(run.latencyMs.p99)}; ` +
+        `RSS/socket ${run.processes.map((p) => fmtBytes(p.perSocket.rssBytes)).join(' / ')}`,
+    );
+  }
+  const targets = scaleTargetLines(rows);
+  const body = [
+    ...targets.map((t) => `- ${t}`),
+    '',
+    'How to read: each setup starts its gateway processes (each its own port and `node --expose-gc` process, GATEWAY_AUTH_MODE=anonymous, ' +
+      'GATEWAY_MAX_CONNECTIONS_PER_ADDRESS=1000000, GATEWAY_DEBUG_ENDPOINTS=true) and one load client whose worker processes (≤ 19,000 sockets ' +
+      'each) assign socket i to process i mod P and bind source addresses 127.0.0.1 … 127.0.0.A round-robin. Sockets connect in two waves ' +
+      '(N/2, then N) with forced-GC memory readings of every process before, between and after; then the events are published at the given rate. ' +
+      'Per-socket figures are per process (its own sockets); deliveries, latency and CPU are totals over all processes. ' +
+      '"server peak RSS" and the workers\' RSS are sampled every 250 ms (workers report their own RSS); "MemAvailable min" is the whole machine\'s ' +
+      '(24 GiB shared with other tenants), the lowest it went during the setup.',
+    '',
+    scaleTable(rows),
+    '',
+    scaleMemoryTable(rows),
+    '',
+    ...notesOf(rows.map((r) => r.run)).map((n) => `- ${n}`),
+    '',
+    '<details><summary>memory by phase, per process (process.memoryUsage() after two forced GCs, MB)</summary>',
+    '',
+    memoryTable(
+      rows.map((r) => r.run),
+      (r) => rows.find((row) => row.run === r)?.setup ?? STACK_SHORT[r.stack],
+    ),
+    '',
+    '</details>',
+  ].join('\n');
+  log(`\n${body}\n`);
+  const svgName = svgNameOf('scale');
+  svgs.push([
+    svgName,
+    timelineChart(
+      title,
+      `one column per gateway process · deliveries/s and client CPU are totals over the setup · ${os.cpus().length} cores · node ${process.version}`,
+      rows.flatMap(({ setup, run }) =>
+        run.processes.map((p, i) => ({
+          title: run.processes.length > 1 ? `${setup}: process ${i + 1}` : setup,
+          subtitle: [
+            `${fmtInt(p.subscribed)} sockets · RSS ${fmtBytes(p.perSocket.rssBytes)}/socket, heap ${fmtBytes(p.perSocket.heapBytes)}/socket (GC)`,
+            `all: ${fmtInt(run.unique)}/${fmtInt(run.expected)} delivered · p99 ${fmtMs(run.latencyMs.p99)}`,
+          ],
+          samples: p.samples,
+          phases: p.phases,
+        })),
+      ),
+    ),
+  ]);
+  return `## ${title}\n\n${body}\n\n![scale](${svgName})\n`;
+}
+
+/** Issue 4 at scale: sockets held, memory per socket at the ceiling, every event delivered. */
+function scaleTargetLines(rows: readonly ScaleRow[]): string[] {
+  const mark = (ok: boolean): string => (ok ? '**met**' : '**not met**');
+  const lines: string[] = [];
+  for (const { setup, run } of rows) {
+    const wanted = run.spec.sockets;
+    if (run.processes.length === 1) {
+      const p = run.processes[0] as ProcessRun;
+      const rss = p.perSocket.rssBytes ?? Number.NaN;
+      const slope = p.perSocketSecondHalf.rssBytes ?? Number.NaN;
+      lines.push(
+        `${setup}: one process holds ${fmtInt(run.subscribed)}/${fmtInt(wanted)} subscribed sockets ${mark(run.subscribed >= wanted && run.failed === 0)}; ` +
+          `after GC: V8 heap ${fmtBytes(p.perSocket.heapBytes)}/socket ${mark((p.perSocket.heapBytes ?? Number.NaN) <= 2_048)}, ` +
+          `RSS idle→N ${fmtBytes(rss)}/socket ${mark(rss <= 2_048)}, RSS N/2→N ${fmtBytes(slope)}/socket ${mark(slope <= 2_048)} (≤ 2 KB)`,
+      );
+    } else {
+      lines.push(
+        `${setup}: ${run.processes.length} processes hold ${fmtInt(run.subscribed)} sockets together (${run.processes.map((p) => fmtInt(p.subscribed)).join(' + ')}), ` +
+          `≥ 50,000 ${mark(run.subscribed >= 50_000 && run.failed === 0)}; RSS/socket after GC per process ` +
+          `${run.processes.map((p) => fmtBytes(p.perSocket.rssBytes)).join(' / ')} (N/2→N ${run.processes.map((p) => fmtBytes(p.perSocketSecondHalf.rssBytes)).join(' / ')})`,
+      );
+    }
+    const all = run.unique === run.expected && run.duplicates === 0 && run.lost === 0;
+    lines.push(
+      `${setup}: every event to every socket ${fmtInt(run.unique)}/${fmtInt(run.expected)}, ${fmtInt(run.duplicates)} duplicates ${mark(all)}; ` +
+        `p99 ${fmtMs(run.latencyMs.p99)} (${fmtInt(scaleEvents)} events at ${scaleRate}/s = ${fmtInt(run.expected / Math.max(1, scaleEvents / Math.max(scaleRate, 1e-9)))} deliveries/s offered; ` +
+        `the field's 50 ms target is for 4,000 sockets)`,
+    );
+  }
+  return lines;
 }
 
 /** The gateway version measured: last commit touching apps/gateway, and whether the tree differs from it. */

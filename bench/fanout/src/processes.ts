@@ -149,3 +149,13 @@ export function readMachineBusyMs(): number {
     return 0;
   }
 }
+
+/** MemAvailable of the whole machine in MB (/proc/meminfo), or undefined off Linux. */
+export function readMemAvailableMb(): number | undefined {
+  try {
+    const match = /^MemAvailable:\s+(\d+)\s+kB/m.exec(readFileSync('/proc/meminfo', 'utf8'));
+    return match ? Number(match[1]) / 1_024 : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,4 +1,4 @@
-import type { StackRun } from './run-stack.js';
+import type { ProcessRun, StackRun } from './run-stack.js';
 import { STACK_SHORT } from './servers.js';
 
 export function fmtInt(n: number | undefined): string {
@@ -39,7 +39,12 @@ export function table(rows: readonly (readonly string[])[]): string {
   return [line(header), line(header.map(() => '---')), ...body.map(line)].join('\n');
 }
 
-/** The main table of a scenario: one row per stack. */
+/** A stack's name, with its repetition when a run measured stacks several times. */
+export function runLabel(r: StackRun, all: readonly StackRun[]): string {
+  return all.some((o) => o.repeat > 1) ? `${STACK_SHORT[r.stack]} #${r.repeat}` : STACK_SHORT[r.stack];
+}
+
+/** The main table of a scenario: one row per stack (and repetition). */
 export function stackTable(runs: readonly StackRun[]): string {
   const rows: string[][] = [
     [
@@ -69,7 +74,7 @@ export function stackTable(runs: readonly StackRun[]): string {
   for (const r of runs) {
     const perDelivery = (ms: number): string => (r.unique > 0 ? ((ms * 1_000) / r.unique).toFixed(1) : 'n/a');
     rows.push([
-      STACK_SHORT[r.stack],
+      runLabel(r, runs),
       `${fmtInt(r.subscribed)}${r.failed > 0 ? ` (${fmtInt(r.failed)} failed)` : ''}`,
       `${fmtInt(r.unique)} / ${fmtInt(r.expected)}`,
       fmtInt(r.lost) + (r.closedByServer > 0 ? ` (${fmtInt(r.closedByServer)} sockets closed)` : ''),
@@ -146,52 +151,233 @@ export function notesOf(runs: readonly StackRun[]): string[] {
   return notes;
 }
 
-/** Where the memory is: process.memoryUsage() after forced GCs at each phase, MB, and per socket. */
-export function memoryTable(runs: readonly StackRun[]): string {
+/** Where the memory is: process.memoryUsage() after forced GCs at each phase, MB, and per socket (one block per server process). */
+export function memoryTable(runs: readonly StackRun[], labelOf: (r: StackRun) => string = (r) => STACK_SHORT[r.stack]): string {
   const rows: string[][] = [
     ['stack', 'phase', 'rss', 'heapTotal', 'heapUsed', 'external', 'arrayBuffers'],
   ];
   for (const r of runs) {
-    const phases: [string, StackRun['memory']['idle']][] = [
-      ['idle', r.memory.idle],
-      ...(r.memory.halfway ? [[`${fmtInt(r.memory.halfwaySockets)} subscribed`, r.memory.halfway] as [string, StackRun['memory']['idle']]] : []),
-      [`${fmtInt(r.subscribed)} subscribed`, r.memory.subscribed],
-      ['after traffic', r.memory.afterTraffic],
-    ];
-    for (const [phase, m] of phases) {
-      rows.push([
-        STACK_SHORT[r.stack],
-        phase,
-        ...(m ? [m.rss, m.heapTotal, m.heapUsed, m.external, m.arrayBuffers].map((b) => fmtMb(b)) : ['busy', '', '', '', '']),
-      ]);
-    }
-    const { idle, subscribed } = r.memory;
-    if (idle && subscribed && r.subscribed > 0) {
-      const per = (a: number, b: number): string => fmtBytes((a - b) / r.subscribed);
-      const { halfway } = r.memory;
-      const wave = r.subscribed - r.memory.halfwaySockets;
-      if (halfway && wave > 0) {
-        const slope = (a: number, b: number): string => fmtBytes((a - b) / wave);
-        rows.push([
-          STACK_SHORT[r.stack],
-          '**per socket, N/2→N**',
-          slope(subscribed.rss, halfway.rss),
-          slope(subscribed.heapTotal, halfway.heapTotal),
-          slope(subscribed.heapUsed, halfway.heapUsed),
-          slope(subscribed.external, halfway.external),
-          slope(subscribed.arrayBuffers, halfway.arrayBuffers),
-        ]);
-      }
-      rows.push([
-        STACK_SHORT[r.stack],
-        '**per socket, idle→N**',
-        per(subscribed.rss, idle.rss),
-        per(subscribed.heapTotal, idle.heapTotal),
-        per(subscribed.heapUsed, idle.heapUsed),
-        per(subscribed.external, idle.external),
-        per(subscribed.arrayBuffers, idle.arrayBuffers),
-      ]);
-    }
+    r.processes.forEach((p, i) => {
+      const label = r.processes.length > 1 ? `${labelOf(r)}, process ${i + 1}` : labelOf(r);
+      rows.push(...processMemoryRows(label, p));
+    });
   }
   return table(rows);
+}
+
+function processMemoryRows(label: string, p: ProcessRun): string[][] {
+  const rows: string[][] = [];
+  type Usage = ProcessRun['memory']['idle'];
+  const phases: [string, Usage][] = [
+    ['idle', p.memory.idle],
+    ...(p.memory.halfway ? [[`${fmtInt(p.memory.halfwaySockets)} subscribed`, p.memory.halfway] as [string, Usage]] : []),
+    [`${fmtInt(p.subscribed)} subscribed`, p.memory.subscribed],
+    ['after traffic', p.memory.afterTraffic],
+  ];
+  for (const [phase, m] of phases) {
+    rows.push([label, phase, ...(m ? [m.rss, m.heapTotal, m.heapUsed, m.external, m.arrayBuffers].map((b) => fmtMb(b)) : ['busy', '', '', '', ''])]);
+  }
+  const { idle, subscribed, halfway } = p.memory;
+  if (idle && subscribed && p.subscribed > 0) {
+    const per = (a: number, b: number): string => fmtBytes((a - b) / p.subscribed);
+    const wave = p.subscribed - p.memory.halfwaySockets;
+    if (halfway && wave > 0) {
+      const slope = (a: number, b: number): string => fmtBytes((a - b) / wave);
+      rows.push([
+        label,
+        '**per socket, N/2→N**',
+        slope(subscribed.rss, halfway.rss),
+        slope(subscribed.heapTotal, halfway.heapTotal),
+        slope(subscribed.heapUsed, halfway.heapUsed),
+        slope(subscribed.external, halfway.external),
+        slope(subscribed.arrayBuffers, halfway.arrayBuffers),
+      ]);
+    }
+    rows.push([
+      label,
+      '**per socket, idle→N**',
+      per(subscribed.rss, idle.rss),
+      per(subscribed.heapTotal, idle.heapTotal),
+      per(subscribed.heapUsed, idle.heapUsed),
+      per(subscribed.external, idle.external),
+      per(subscribed.arrayBuffers, idle.arrayBuffers),
+    ]);
+  }
+  return rows;
+}
+
+/** A scale setup: one run, named by its shape (e.g. "3 × 17,000"). */
+export interface ScaleRow {
+  readonly setup: string;
+  readonly run: StackRun;
+}
+
+/** Scale runs: deliveries and what the whole setup cost (servers, load workers, the machine). */
+export function scaleTable(rows: readonly ScaleRow[]): string {
+  const out: string[][] = [
+    [
+      'setup',
+      'processes',
+      'sockets subscribed (per process)',
+      'connect s',
+      'delivered / expected',
+      'lost',
+      'dup',
+      'deliveries/s',
+      'p50',
+      'p99',
+      'max',
+      'server CPU s (user+sys, all)',
+      'server µs/delivery',
+      'client µs/delivery',
+      'server peak RSS MB (per process)',
+      'workers × peak RSS MB (largest / all)',
+      'source addresses',
+      'machine MemAvailable min GB',
+      "others' CPU",
+    ],
+  ];
+  for (const { setup, run: r } of rows) {
+    const perDelivery = (ms: number): string => (r.unique > 0 ? ((ms * 1_000) / r.unique).toFixed(1) : 'n/a');
+    out.push([
+      setup,
+      String(r.processes.length),
+      `${fmtInt(r.subscribed)}${r.failed > 0 ? ` (${fmtInt(r.failed)} failed)` : ''}` +
+        (r.processes.length > 1 ? ` (${r.processes.map((p) => fmtInt(p.subscribed)).join(' + ')})` : ''),
+      r.connectSeconds.toFixed(1),
+      `${fmtInt(r.unique)} / ${fmtInt(r.expected)}`,
+      fmtInt(r.lost) + (r.closedByServer > 0 ? ` (${fmtInt(r.closedByServer)} sockets closed)` : ''),
+      fmtInt(r.duplicates),
+      fmtInt(r.deliveriesPerSec),
+      fmtMs(r.latencyMs.p50),
+      fmtMs(r.latencyMs.p99),
+      fmtMs(r.latencyMs.max),
+      `${(r.serverCpuMs / 1_000).toFixed(1)} (${(r.serverCpu.userMs / 1_000).toFixed(1)}+${(r.serverCpu.systemMs / 1_000).toFixed(1)})`,
+      perDelivery(r.serverCpuMs),
+      perDelivery(r.clientCpu.userMs + r.clientCpu.systemMs),
+      r.processes.map((p) => fmtMb(p.memory.peakRss)).join(' / '),
+      `${r.workers} × ${fmtMb(r.clientPeakRssBytes)} / ${fmtMb(r.clientPeakRssTotalBytes)}`,
+      String(r.sourceAddresses),
+      r.machineMinAvailableMb === undefined ? 'n/a' : (r.machineMinAvailableMb / 1_024).toFixed(1),
+      `${r.othersCpuPct.toFixed(0)} %`,
+    ]);
+  }
+  return table(out);
+}
+
+/** Scale runs: memory per server process after forced GCs (the issue-4 memory figures, per process). */
+export function scaleMemoryTable(rows: readonly ScaleRow[]): string {
+  const out: string[][] = [
+    [
+      'setup',
+      'process',
+      'sockets',
+      'idle heap / RSS MB',
+      'subscribed heap / RSS MB (GC)',
+      'heap/socket (GC)',
+      'RSS/socket (GC)',
+      'raw RSS/socket',
+      'heap / RSS per socket, N/2→N',
+      'after traffic RSS MB (GC)',
+      'peak RSS MB',
+    ],
+  ];
+  for (const { setup, run } of rows) {
+    run.processes.forEach((p, i) => {
+      out.push([
+        setup,
+        String(i + 1),
+        fmtInt(p.subscribed),
+        `${fmtMb(p.memory.idle?.heapUsed)} / ${fmtMb(p.memory.idle?.rss)}`,
+        `${fmtMb(p.memory.subscribed?.heapUsed)} / ${fmtMb(p.memory.subscribed?.rss)}`,
+        fmtBytes(p.perSocket.heapBytes),
+        fmtBytes(p.perSocket.rssBytes),
+        fmtBytes(p.perSocket.rawRssBytes),
+        `${fmtBytes(p.perSocketSecondHalf.heapBytes)} / ${fmtBytes(p.perSocketSecondHalf.rssBytes)}`,
+        p.memory.afterTraffic ? fmtMb(p.memory.afterTraffic.rss) : 'busy',
+        fmtMb(p.memory.peakRss),
+      ]);
+    });
+  }
+  return table(out);
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  if (sorted.length === 0) return Number.NaN;
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+const serverUsPerDelivery = (r: StackRun): number => (r.unique > 0 ? (r.serverCpuMs * 1_000) / r.unique : Number.NaN);
+
+/** Repeated stacks: median and range of each stack's rate and server cost. */
+export function repeatSummaryTable(runs: readonly StackRun[]): string {
+  const rows: string[][] = [
+    ['stack', 'runs', 'deliveries/s median', 'deliveries/s min – max', 'server µs/delivery median', 'server µs/delivery min – max', 'p50 median', "others' CPU median"],
+  ];
+  for (const stack of [...new Set(runs.map((r) => r.stack))]) {
+    const of = runs.filter((r) => r.stack === stack);
+    const rates = of.map((r) => r.deliveriesPerSec);
+    const costs = of.map(serverUsPerDelivery);
+    rows.push([
+      STACK_SHORT[stack],
+      String(of.length),
+      fmtInt(median(rates)),
+      `${fmtInt(Math.min(...rates))} – ${fmtInt(Math.max(...rates))}`,
+      median(costs).toFixed(2),
+      `${Math.min(...costs).toFixed(2)} – ${Math.max(...costs).toFixed(2)}`,
+      fmtMs(median(of.map((r) => r.latencyMs.p50))),
+      `${median(of.map((r) => r.othersCpuPct)).toFixed(0)} %`,
+    ]);
+  }
+  return table(rows);
+}
+
+/**
+ * Issue 7: metrics on (ours) vs off (ours-no-metrics), from interleaved repetitions. Each
+ * repetition ran both back to back, so the pair ratios carry the noise of the machine; the
+ * verdict says when the difference is smaller than that spread.
+ */
+export function metricsOverheadLines(runs: readonly StackRun[]): string[] {
+  const on = runs.filter((r) => r.stack === 'ours');
+  const off = runs.filter((r) => r.stack === 'ours-no-metrics');
+  if (on.length === 0 || off.length === 0) return [];
+  const pct = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
+  const pairs = on.flatMap((a) => {
+    const b = off.find((o) => o.repeat === a.repeat);
+    return b ? [{ rate: a.deliveriesPerSec / b.deliveriesPerSec - 1, cost: serverUsPerDelivery(a) / serverUsPerDelivery(b) - 1 }] : [];
+  });
+  const rateOn = median(on.map((r) => r.deliveriesPerSec));
+  const rateOff = median(off.map((r) => r.deliveriesPerSec));
+  const costOn = median(on.map(serverUsPerDelivery));
+  const costOff = median(off.map(serverUsPerDelivery));
+  const spread = (xs: readonly number[]): number => (xs.length > 1 ? (Math.max(...xs) - Math.min(...xs)) / 2 / median(xs) : Number.NaN);
+  const rateSpread = Math.max(spread(on.map((r) => r.deliveriesPerSec)), spread(off.map((r) => r.deliveriesPerSec)));
+  const costSpread = Math.max(spread(on.map(serverUsPerDelivery)), spread(off.map(serverUsPerDelivery)));
+  const rateDiff = rateOn / rateOff - 1;
+  const costDiff = costOn / costOff - 1;
+  // The paired estimate (each repetition ran on and off back to back) is less exposed to the
+  // machine's slow drifts than the ratio of medians; both are printed.
+  const pairedRate = pairs.length > 0 ? median(pairs.map((p) => p.rate)) : rateDiff;
+  const pairedCost = pairs.length > 0 ? median(pairs.map((p) => p.cost)) : costDiff;
+  const cost = Math.max(-pairedRate, pairedCost);
+  const noise = Math.max(rateSpread, costSpread);
+  const verdict =
+    cost >= 0.03
+      ? cost > noise
+        ? '**not met**'
+        : '**not resolved**: above 3 % but within the spread of repetitions of the same stack'
+      : noise >= 0.03
+        ? '**not resolved**: below 3 %, but repetitions of the same stack scatter more than the 3 % to resolve'
+        : '**met**';
+  const lines = [
+    `deliveries/s, median of ${on.length} / ${off.length} runs: metrics on ${fmtInt(rateOn)}, off ${fmtInt(rateOff)}: on/off ${pct(rateDiff)} ` +
+      `(spread of one stack's runs ±${(rateSpread * 100).toFixed(1)} %; pairwise, same repetition: ${pairs.map((p) => pct(p.rate)).join(', ')}, median ${pct(pairedRate)})`,
+    `server CPU µs/delivery, median: on ${costOn.toFixed(2)}, off ${costOff.toFixed(2)}: on/off ${pct(costDiff)} ` +
+      `(spread ±${(costSpread * 100).toFixed(1)} %; pairwise: ${pairs.map((p) => pct(p.cost)).join(', ')}, median ${pct(pairedCost)})`,
+    `issue 7 target, metrics cost < 3 % of fan-out throughput: ${cost <= 0 ? 'no measurable cost' : `cost ${pct(cost).replace('+', '')}`} ` +
+      `(the worse of the paired rate loss and CPU-per-delivery gain), noise ±${(noise * 100).toFixed(1)} %: ${verdict}`,
+  ];
+  return lines;
 }

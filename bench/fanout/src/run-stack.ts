@@ -4,7 +4,7 @@ import { channelName, shardOf, topicChannels, type SubscriptionRoute } from '@wi
 import os from 'node:os';
 import { readCpuTimes, readCpuTimesOf, readMachineBusyMs, readRssBytes, type CpuTimes } from './processes.js';
 import { publishEvents, type EventCorpus } from './publisher.js';
-import { startSampler, type PhaseMark, type Sample } from './sampler.js';
+import { startSampler, type PhaseMark, type Sample, type Sampler } from './sampler.js';
 import { fetchMemory, fetchStats, startServer, type MemoryUsage, type ServerHandle, type StackName } from './servers.js';
 
 /** One measured configuration: N sockets with a plan, E events at a rate (or back-to-back). */
@@ -21,6 +21,13 @@ export interface RunSpec {
   /** Idle phase before any socket connects. */
   readonly idleMs: number;
   readonly workers?: number;
+  /**
+   * Server processes of the stack, each on its own port; the load client assigns sockets to them
+   * round-robin (socket i → process i mod processes). @default 1
+   */
+  readonly processes?: number;
+  /** Load client source addresses. @default loadgen's (127.0.0.1 … 127.0.0.4) */
+  readonly sourceAddresses?: readonly string[];
 }
 
 export interface RunContext {
@@ -42,9 +49,49 @@ export interface RunContext {
   readonly nodeArgs?: (stack: StackName) => readonly string[];
 }
 
+/** What one server process of a run measured: its own memory and CPU. */
+export interface ProcessRun {
+  readonly pid: number;
+  /** Sockets subscribed to this process (loadgen's per-URL count). */
+  readonly subscribed: number;
+  readonly memory: MemoryPhases;
+  readonly perSocket: PerSocket;
+  readonly perSocketSecondHalf: PerSocket;
+  /** User + system CPU from the first publish to the end of the drain. */
+  readonly serverCpu: CpuTimes;
+  readonly samples: readonly Sample[];
+  readonly phases: readonly PhaseMark[];
+  readonly serverExit: string | undefined;
+}
+
+export interface MemoryPhases {
+  readonly idle: MemoryUsage | undefined;
+  /** After the first connect wave (N/2 sockets), when N ≥ 1,000. */
+  readonly halfway: MemoryUsage | undefined;
+  readonly halfwaySockets: number;
+  readonly subscribed: MemoryUsage | undefined;
+  readonly afterTraffic: MemoryUsage | undefined;
+  /** VmRSS before the forced GCs, bytes. */
+  readonly idleRawRss: number | undefined;
+  readonly subscribedRawRss: number | undefined;
+  readonly peakRss: number;
+}
+
+/**
+ * A stack's run. With several server processes, `memory`, `perSocket`, `perSocketSecondHalf`,
+ * `samples` and `phases` are the first process's (each one's are in `processes`); CPU and
+ * deliveries are totals over all of them.
+ */
 export interface StackRun {
   readonly stack: StackName;
   readonly spec: RunSpec;
+  /** 1-based repetition of this stack in a `--repeat` run. */
+  readonly repeat: number;
+  readonly processes: readonly ProcessRun[];
+  readonly workers: number;
+  readonly sourceAddresses: number;
+  /** Seconds from the first connect to every socket subscribed (both waves, memory reads between them included). */
+  readonly connectSeconds: number;
   readonly subscribed: number;
   readonly failed: number;
   readonly expected: number;
@@ -60,18 +107,7 @@ export interface StackRun {
   readonly trafficSeconds: number;
   readonly latencyMs: LatencySummary;
   readonly meanFrameBytes: number;
-  readonly memory: {
-    readonly idle: MemoryUsage | undefined;
-    /** After the first connect wave (N/2 sockets), when N ≥ 1,000. */
-    readonly halfway: MemoryUsage | undefined;
-    readonly halfwaySockets: number;
-    readonly subscribed: MemoryUsage | undefined;
-    readonly afterTraffic: MemoryUsage | undefined;
-    /** VmRSS before the forced GCs, bytes. */
-    readonly idleRawRss: number | undefined;
-    readonly subscribedRawRss: number | undefined;
-    readonly peakRss: number;
-  };
+  readonly memory: MemoryPhases;
   /** Per subscribed socket, bytes, idle → N; undefined when a reading is missing. */
   readonly perSocket: PerSocket;
   /** Per socket of the second connect wave (N/2 → N): the marginal cost, without one-off growth. */
@@ -89,7 +125,11 @@ export interface StackRun {
    * kernel's own threads), % of one core: the noise this run had to live with.
    */
   readonly othersCpuPct: number;
+  /** Largest RSS one load worker reached, and the peak of all workers together (sampled every 250 ms). */
   readonly clientPeakRssBytes: number;
+  readonly clientPeakRssTotalBytes: number;
+  /** Lowest MemAvailable of the machine during the run, MB. */
+  readonly machineMinAvailableMb: number | undefined;
   /** /stats counters over the traffic window (ours only): executions and frames. */
   readonly executions: number | undefined;
   readonly framesOut: number | undefined;
@@ -132,7 +172,14 @@ function expectedTotal(plan: OperationPlan, sockets: number, total: number, perF
   return sum;
 }
 
-async function waitServerSubscribed(server: ServerHandle, subscribed: number, channels: readonly string[], redis: Redis): Promise<void> {
+async function waitServerSubscribed(
+  server: ServerHandle,
+  subscribed: number,
+  channels: readonly string[],
+  redis: Redis,
+  /** Redis subscribers each channel needs: every server process of the run. */
+  minSubscribers = 1,
+): Promise<void> {
   const deadline = Date.now() + 60_000;
   let last = '';
   for (;;) {
@@ -143,7 +190,7 @@ async function waitServerSubscribed(server: ServerHandle, subscribed: number, ch
     if (subs >= subscribed && confirmedOk) {
       const reply = (await redis.call('PUBSUB', 'NUMSUB', ...channels)) as (string | number)[];
       redisOk = true;
-      for (let i = 1; i < reply.length; i += 2) if (Number(reply[i]) < 1) redisOk = false;
+      for (let i = 1; i < reply.length; i += 2) if (Number(reply[i]) < minSubscribers) redisOk = false;
     }
     if (redisOk) return;
     last = `server reports ${subs}/${subscribed} subscriptions${confirmedOk ? '' : ' (Redis SUBSCRIBE pending)'}`;
@@ -161,22 +208,37 @@ function sleep(ms: number): Promise<void> {
 export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext): Promise<StackRun> {
   const { redis, corpus, route, channelPrefix, clock, log } = ctx;
   const loadAverage = os.loadavg()[0] ?? 0;
-  const server = await startServer(stack, ctx.redisUrl, ctx.nodeArgs?.(stack) ?? [], { NODE_ENV: ctx.nodeEnv }, ctx.gatewayEnv ?? {});
-  const sampler = startSampler(server);
+  const processCount = spec.processes ?? 1;
+  const servers: ServerHandle[] = [];
+  const samplers: Sampler[] = [];
   let loadgen: Loadgen | undefined;
   try {
-    sampler.mark('idle');
+    // One after the other: each picks its own free port.
+    for (let i = 0; i < processCount; i++) {
+      const server = await startServer(stack, ctx.redisUrl, ctx.nodeArgs?.(stack) ?? [], { NODE_ENV: ctx.nodeEnv }, ctx.gatewayEnv ?? {});
+      servers.push(server);
+      samplers.push(startSampler(server));
+    }
+    const mark = (name: string): void => samplers.forEach((s) => s.mark(name));
+    const rawRssAll = (): (number | undefined)[] => servers.map((s) => readRssBytes(s.process.pid));
+    const memoryAll = (timeoutMs: number): Promise<(MemoryUsage | undefined)[]> =>
+      Promise.all(servers.map((s) => fetchMemory(s, true, timeoutMs)));
+    const anyExited = (): string | undefined => servers.map((s) => s.process.exitInfo()).find((e) => e !== undefined);
+    const serverPids = servers.map((s) => s.process.pid);
+
+    mark('idle');
     await sleep(spec.idleMs);
-    const idleRawRss = readRssBytes(server.process.pid);
-    const idle = await fetchMemory(server, true, 10_000);
+    const idleRawRss = rawRssAll();
+    const idle = await memoryAll(10_000);
 
     // Two connect waves: per-socket memory is also measured as the slope between N/2 and N, which
     // leaves out one-off growth (V8 sizing its young generation during the first connect burst).
     const half = spec.sockets >= 1_000 ? Math.floor(spec.sockets / 2) : spec.sockets;
-    sampler.mark('connect');
+    mark('connect');
     const started = performance.now();
+    const target = servers.length === 1 ? { url: (servers[0] as ServerHandle).wsUrl } : { urls: servers.map((s) => s.wsUrl) };
     loadgen = createLoadgen({
-      url: server.wsUrl,
+      ...target,
       sockets: spec.sockets,
       plan: spec.plan,
       maxEvents: spec.events,
@@ -185,39 +247,47 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
       progressIntervalMs: 100,
       connectNow: half,
       ...(spec.workers === undefined ? {} : { workers: spec.workers }),
+      ...(spec.sourceAddresses === undefined ? {} : { sourceAddresses: spec.sourceAddresses }),
     });
-    sampler.attach(loadgen);
+    for (const sampler of samplers) sampler.attach(loadgen);
     const connectTimeoutMs = 30_000 + spec.sockets * 5;
     let connected = await loadgen.settled(connectTimeoutMs);
-    let halfway: MemoryUsage | undefined;
-    let halfwayRawRss: number | undefined;
-    const halfSubscribed = connected.subscribed;
+    let halfway: (MemoryUsage | undefined)[] = servers.map(() => undefined);
+    let halfwayRawRss: (number | undefined)[] = servers.map(() => undefined);
+    const halfPerProcess = [...connected.subscribedPerTarget];
     if (half < spec.sockets) {
       // Which filtered channels the first wave needs depends on the workers' split: check counts only.
-      await waitServerSubscribed(server, connected.subscribed, [], redis);
-      sampler.mark('half');
+      for (const [i, server] of servers.entries()) await waitServerSubscribed(server, halfPerProcess[i] ?? 0, [], redis);
+      mark('half');
       await sleep(1_000);
-      halfwayRawRss = readRssBytes(server.process.pid);
-      halfway = await fetchMemory(server, true, 10_000);
-      sampler.mark('connect');
+      halfwayRawRss = rawRssAll();
+      halfway = await memoryAll(10_000);
+      mark('connect');
       loadgen.connect(spec.sockets);
       connected = await loadgen.settled(connectTimeoutMs);
     }
-    await waitServerSubscribed(server, connected.subscribed, neededChannels(spec.plan, spec.sockets, route, channelPrefix), redis);
-    log(`    ${connected.subscribed}/${spec.sockets} subscribed in ${((performance.now() - started) / 1_000).toFixed(1)} s` +
-      (connected.failed > 0 ? `, ${connected.failed} failed` : ''));
+    const channels = neededChannels(spec.plan, spec.sockets, route, channelPrefix);
+    for (const [i, server] of servers.entries()) {
+      await waitServerSubscribed(server, connected.subscribedPerTarget[i] ?? 0, channels, redis, servers.length);
+    }
+    const connectSeconds = (performance.now() - started) / 1_000;
+    log(
+      `    ${connected.subscribed}/${spec.sockets} subscribed in ${connectSeconds.toFixed(1)} s` +
+        (servers.length > 1 ? ` (${connected.subscribedPerTarget.join(' + ')} over ${servers.length} processes)` : '') +
+        (connected.failed > 0 ? `, ${connected.failed} failed` : ''),
+    );
 
-    sampler.mark('subscribed');
+    mark('subscribed');
     await sleep(1_000);
-    const subscribedRawRss = readRssBytes(server.process.pid);
-    const subscribed = await fetchMemory(server, true, 10_000);
+    const subscribedRawRss = rawRssAll();
+    const subscribed = await memoryAll(10_000);
 
-    sampler.mark('traffic');
-    const statsBefore = await fetchStats(server);
+    mark('traffic');
+    const statsBefore = await Promise.all(servers.map((s) => fetchStats(s)));
     const zero: CpuTimes = { userMs: 0, systemMs: 0 };
-    const cpuBefore = readCpuTimes(server.process.pid) ?? zero;
+    const cpuBefore = servers.map((s) => readCpuTimes(s.process.pid) ?? zero);
     const clientCpuBefore = readCpuTimesOf(loadgen.pids);
-    const ownPids = [...loadgen.pids, server.process.pid, ...(ctx.redisPid === undefined ? [] : [ctx.redisPid]), process.pid];
+    const ownPids = [...loadgen.pids, ...serverPids, ...(ctx.redisPid === undefined ? [] : [ctx.redisPid]), process.pid];
     const ownBefore = readCpuTimesOf(ownPids);
     const machineBefore = readMachineBusyMs();
     const { firstPublishUs, lastPublishUs } = await publishEvents({
@@ -229,13 +299,17 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
       count: spec.events,
       ratePerSecond: spec.ratePerSecond,
     });
-    sampler.mark('drain');
+    mark('drain');
     const perFilterKey = corpus.countByKey(spec.plan.filterKeys, spec.events);
     const expected = expectedTotal(spec.plan, spec.sockets, spec.events, perFilterKey);
     const drainDeadlineUs = lastPublishUs + spec.drainTimeoutMs * 1_000;
+    const serversCpuMs = (): number => {
+      const t = readCpuTimesOf(serverPids);
+      return t.userMs + t.systemMs;
+    };
     let lastUnique = -1;
     let lastChangeUs = clock.nowUs();
-    let serverCpuAtChange = readCpuTimes(server.process.pid);
+    let serverCpuAtChange = serversCpuMs();
     for (;;) {
       const p = loadgen.progress();
       const nowUs = clock.nowUs();
@@ -243,7 +317,7 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
       if (p.unique !== lastUnique) {
         lastUnique = p.unique;
         lastChangeUs = nowUs;
-        serverCpuAtChange = readCpuTimes(server.process.pid);
+        serverCpuAtChange = serversCpuMs();
       }
       if (nowUs > drainDeadlineUs) {
         log(`    drain deadline: ${p.unique}/${expected} delivered ${spec.drainTimeoutMs / 1_000} s after the last publish`);
@@ -252,20 +326,20 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
       if (nowUs - lastChangeUs > spec.stallTimeoutMs * 1_000) {
         // Silent and idle is a stall; silent and busy is a server computing a big batch before
         // it writes (deliveries are late, not lost): keep waiting until the drain deadline.
-        const cpu = readCpuTimes(server.process.pid);
-        const busyMs = cpu && serverCpuAtChange ? cpu.userMs + cpu.systemMs - serverCpuAtChange.userMs - serverCpuAtChange.systemMs : 0;
+        const busyMs = serversCpuMs() - serverCpuAtChange;
         if (busyMs < 0.1 * ((nowUs - lastChangeUs) / 1_000)) {
           log(`    stalled: no delivery and an idle server for ${spec.stallTimeoutMs / 1_000} s at ${p.unique}/${expected}`);
           break;
         }
       }
-      if (server.process.exitInfo() !== undefined) {
-        log(`    server exited during traffic (${server.process.exitInfo() ?? ''})`);
+      const exit = anyExited();
+      if (exit !== undefined) {
+        log(`    server exited during traffic (${exit})`);
         break;
       }
       await sleep(20);
     }
-    const cpuAfter = readCpuTimes(server.process.pid) ?? cpuBefore;
+    const cpuAfter = servers.map((s, i) => readCpuTimes(s.process.pid) ?? (cpuBefore[i] as CpuTimes));
     const clientCpuAfter = readCpuTimesOf(loadgen.pids);
     const ownAfter = readCpuTimesOf(ownPids);
     const machineAfter = readMachineBusyMs();
@@ -274,28 +348,78 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
     const othersCpuPct = windowMs > 0 ? Math.max(0, ((machineAfter - machineBefore - ownMs) / windowMs) * 100) : 0;
     // The progress tick lags up to 250 ms: the report below has the exact counters.
     const report = await loadgen.report({ total: spec.events, perFilterKey });
-    const statsAfter = await fetchStats(server, 10_000);
-    sampler.mark('done');
-    const afterTraffic = await fetchMemory(server, true, 5_000);
-    const secondWave = connected.subscribed - halfSubscribed;
-    const slope = (a: number | undefined, b: number | undefined): number | undefined =>
-      halfway === undefined || a === undefined || b === undefined || secondWave <= 0 ? undefined : (a - b) / secondWave;
+    const statsAfter = await Promise.all(servers.map((s) => fetchStats(s, 10_000)));
+    mark('done');
+    const afterTraffic = await Promise.all(servers.map((s) => fetchMemory(s, true, 5_000)));
     await sleep(250);
-    sampler.stop();
+    for (const sampler of samplers) sampler.stop();
 
     const trafficSeconds = report.lastDeliveryUs > 0 ? (report.lastDeliveryUs - firstPublishUs) / 1e6 : 0;
-    const n = connected.subscribed;
-    const diff = (a: number | undefined, b: number | undefined): number | undefined =>
-      a === undefined || b === undefined || n === 0 ? undefined : (a - b) / n;
     const counterDelta = (name: string): number | undefined => {
-      const a = statsAfter?.[name];
-      const b = statsBefore?.[name];
-      return typeof a === 'number' && typeof b === 'number' ? a - b : undefined;
+      let total = 0;
+      for (const [i, after] of statsAfter.entries()) {
+        const a = after?.[name];
+        const b = statsBefore[i]?.[name];
+        if (typeof a !== 'number' || typeof b !== 'number') return undefined;
+        total += a - b;
+      }
+      return total;
     };
+    const processes = servers.map((server, i): ProcessRun => {
+      const n = connected.subscribedPerTarget[i] ?? 0;
+      const secondWave = n - (halfPerProcess[i] ?? 0);
+      const diff = (a: number | undefined, b: number | undefined): number | undefined =>
+        a === undefined || b === undefined || n === 0 ? undefined : (a - b) / n;
+      const slope = (a: number | undefined, b: number | undefined): number | undefined =>
+        halfway[i] === undefined || a === undefined || b === undefined || secondWave <= 0 ? undefined : (a - b) / secondWave;
+      const sampler = samplers[i] as Sampler;
+      const before = cpuBefore[i] as CpuTimes;
+      const after = cpuAfter[i] as CpuTimes;
+      return {
+        pid: server.process.pid,
+        subscribed: n,
+        memory: {
+          idle: idle[i],
+          halfway: halfway[i],
+          halfwaySockets: halfPerProcess[i] ?? 0,
+          subscribed: subscribed[i],
+          afterTraffic: afterTraffic[i],
+          idleRawRss: idleRawRss[i],
+          subscribedRawRss: subscribedRawRss[i],
+          peakRss: Math.max(0, ...sampler.samples.map((s) => (s.rssMb ?? 0) * 1_048_576)),
+        },
+        perSocket: {
+          heapBytes: diff(subscribed[i]?.heapUsed, idle[i]?.heapUsed),
+          rssBytes: diff(subscribed[i]?.rss, idle[i]?.rss),
+          rawRssBytes: diff(subscribedRawRss[i], idleRawRss[i]),
+        },
+        perSocketSecondHalf: {
+          heapBytes: slope(subscribed[i]?.heapUsed, halfway[i]?.heapUsed),
+          rssBytes: slope(subscribed[i]?.rss, halfway[i]?.rss),
+          rawRssBytes: slope(subscribedRawRss[i], halfwayRawRss[i]),
+        },
+        serverCpu: { userMs: after.userMs - before.userMs, systemMs: after.systemMs - before.systemMs },
+        samples: sampler.samples,
+        phases: sampler.phases,
+        serverExit: server.process.exitInfo(),
+      };
+    });
+    const first = processes[0] as ProcessRun;
+    const serverCpu = processes.reduce(
+      (t, p) => ({ userMs: t.userMs + p.serverCpu.userMs, systemMs: t.systemMs + p.serverCpu.systemMs }),
+      { userMs: 0, systemMs: 0 },
+    );
+    const allSamples = samplers.flatMap((s) => s.samples);
+    const available = allSamples.map((s) => s.machineAvailableMb).filter((m): m is number => m !== undefined);
     return {
       stack,
       spec,
-      subscribed: n,
+      repeat: 1,
+      processes,
+      workers: loadgen.pids.length,
+      sourceAddresses: spec.sourceAddresses?.length ?? 4,
+      connectSeconds,
+      subscribed: connected.subscribed,
       failed: connected.failed,
       expected,
       unique: report.unique,
@@ -309,43 +433,31 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
       trafficSeconds,
       latencyMs: report.latencyMs,
       meanFrameBytes: report.frames > 0 ? report.bytes / report.frames : 0,
-      memory: {
-        idle,
-        halfway,
-        halfwaySockets: halfSubscribed,
-        subscribed,
-        afterTraffic,
-        idleRawRss,
-        subscribedRawRss,
-        peakRss: Math.max(0, ...sampler.samples.map((s) => (s.rssMb ?? 0) * 1_048_576)),
-      },
-      perSocket: {
-        heapBytes: diff(subscribed?.heapUsed, idle?.heapUsed),
-        rssBytes: diff(subscribed?.rss, idle?.rss),
-        rawRssBytes: diff(subscribedRawRss, idleRawRss),
-      },
-      perSocketSecondHalf: {
-        heapBytes: slope(subscribed?.heapUsed, halfway?.heapUsed),
-        rssBytes: slope(subscribed?.rss, halfway?.rss),
-        rawRssBytes: slope(subscribedRawRss, halfwayRawRss),
-      },
-      serverCpuMs: cpuAfter.userMs + cpuAfter.systemMs - cpuBefore.userMs - cpuBefore.systemMs,
-      serverCpu: { userMs: cpuAfter.userMs - cpuBefore.userMs, systemMs: cpuAfter.systemMs - cpuBefore.systemMs },
+      memory: first.memory,
+      perSocket: first.perSocket,
+      perSocketSecondHalf: first.perSocketSecondHalf,
+      serverCpuMs: serverCpu.userMs + serverCpu.systemMs,
+      serverCpu,
       clientCpu: { userMs: clientCpuAfter.userMs - clientCpuBefore.userMs, systemMs: clientCpuAfter.systemMs - clientCpuBefore.systemMs },
       clientCpuPct:
         windowMs > 0 ? ((clientCpuAfter.userMs + clientCpuAfter.systemMs - clientCpuBefore.userMs - clientCpuBefore.systemMs) / windowMs) * 100 : 0,
       loadAverage,
       othersCpuPct,
-      clientPeakRssBytes: Math.max(0, ...report.workerRssBytes),
+      clientPeakRssBytes: Math.max(0, ...report.workerRssBytes, ...allSamples.map((s) => s.clientMaxWorkerRssMb * 1_048_576)),
+      clientPeakRssTotalBytes: Math.max(
+        report.workerRssBytes.reduce((a, b) => a + b, 0),
+        ...allSamples.map((s) => s.clientRssMb * 1_048_576),
+      ),
+      machineMinAvailableMb: available.length > 0 ? Math.min(...available) : undefined,
       executions: counterDelta('executions'),
       framesOut: counterDelta('framesOut'),
-      samples: sampler.samples,
-      phases: sampler.phases,
-      serverExit: server.process.exitInfo(),
+      samples: first.samples,
+      phases: first.phases,
+      serverExit: first.serverExit ?? processes.map((p) => p.serverExit).find((e) => e !== undefined),
     };
   } finally {
-    sampler.stop();
+    for (const sampler of samplers) sampler.stop();
     await loadgen?.stop();
-    await server.process.stop();
+    await Promise.all(servers.map((s) => s.process.stop()));
   }
 }

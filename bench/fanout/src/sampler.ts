@@ -1,5 +1,5 @@
 import type { Loadgen } from '@wirestream/loadgen';
-import { readCpuMs, readCpuTimesOf, readRssBytes } from './processes.js';
+import { readCpuMs, readCpuTimesOf, readMemAvailableMb, readRssBytes } from './processes.js';
 import { fetchMemory, type ServerHandle } from './servers.js';
 
 /** One point of the timeline, every `intervalMs`. */
@@ -17,6 +17,11 @@ export interface Sample {
   readonly clientCpuPct: number;
   /** Distinct deliveries per second over the last interval. */
   readonly deliveriesPerSec: number;
+  /** RSS of all load workers together, and of the largest one, MB (as the workers last reported it). */
+  readonly clientRssMb: number;
+  readonly clientMaxWorkerRssMb: number;
+  /** MemAvailable of the machine, MB (all tenants): what is left of the shared RAM. */
+  readonly machineAvailableMb: number | undefined;
 }
 
 export interface PhaseMark {
@@ -67,8 +72,14 @@ export function startSampler(server: ServerHandle, intervalMs = 250): Sampler {
     if (cpuMs !== undefined) lastCpuMs = cpuMs;
     let clientCpuPct = 0;
     let deliveriesPerSec = 0;
+    let clientRssMb = 0;
+    let clientMaxWorkerRssMb = 0;
     if (loadgen) {
       const p = loadgen.progress();
+      for (const rss of p.workerRssBytes) {
+        clientRssMb += rss / 1_048_576;
+        clientMaxWorkerRssMb = Math.max(clientMaxWorkerRssMb, rss / 1_048_576);
+      }
       const cpu = readCpuTimesOf(loadgen.pids);
       const clientCpuMs = cpu.userMs + cpu.systemMs;
       clientCpuPct = ((clientCpuMs - lastClientCpuMs) / dtMs) * 100;
@@ -88,6 +99,9 @@ export function startSampler(server: ServerHandle, intervalMs = 250): Sampler {
       serverCpuPct,
       clientCpuPct,
       deliveriesPerSec,
+      clientRssMb,
+      clientMaxWorkerRssMb,
+      machineAvailableMb: readMemAvailableMb(),
     });
   }, intervalMs);
 

@@ -4,12 +4,18 @@ import { freePort } from '@wirestream/testkit';
 import { startNodeProcess, type ManagedProcess } from './processes.js';
 
 /** The servers a run can measure. */
-export type StackName = 'naive' | 'card' | 'ours' | 'bare' | 'bare-corked';
+export type StackName = 'naive' | 'card' | 'ours' | 'ours-no-metrics' | 'bare' | 'bare-corked';
+
+/** Our gateway, with or without metrics: the stacks that run apps/gateway. */
+export function isGateway(stack: StackName): stack is 'ours' | 'ours-no-metrics' {
+  return stack === 'ours' || stack === 'ours-no-metrics';
+}
 
 export const STACK_LABELS: Readonly<Record<StackName, string>> = {
   naive: 'naive (ws + graphql-redis-subscriptions + lodash)',
   card: 'card stack, usual way (graphql-ws uWS adapter + memo transform)',
   ours: 'ours (apps/gateway)',
+  'ours-no-metrics': 'ours with GATEWAY_METRICS=false (issue 7: what metrics cost)',
   bare: 'bare uWS, no GraphQL (ceiling)',
   'bare-corked': 'bare uWS, frames of one event-loop turn corked per socket',
 };
@@ -18,6 +24,7 @@ export const STACK_SHORT: Readonly<Record<StackName, string>> = {
   naive: 'naive',
   card: 'card stack',
   ours: 'ours',
+  'ours-no-metrics': 'ours, metrics off',
   bare: 'bare uWS',
   'bare-corked': 'bare uWS corked',
 };
@@ -55,7 +62,7 @@ export async function startServer(
   const port = await freePort();
   const host = '127.0.0.1';
   let proc: ManagedProcess;
-  if (stack === 'ours') {
+  if (isGateway(stack)) {
     proc = startNodeProcess('gateway', ['--expose-gc', ...nodeArgs, gatewayMain()], {
       GATEWAY_PORT: String(port),
       GATEWAY_HOST: host,
@@ -68,6 +75,8 @@ export async function startServer(
       GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
       ...commonEnv,
       ...gatewayEnv,
+      // Last, so --gateway-env cannot turn the comparison into ours vs ours.
+      ...(stack === 'ours-no-metrics' ? { GATEWAY_METRICS: 'false' } : {}),
     });
   } else {
     const file = { naive: 'naive.js', card: 'card-stack.js', bare: 'bare-uws.js', 'bare-corked': 'bare-uws.js' }[stack];
@@ -80,7 +89,7 @@ export async function startServer(
     });
   }
   const httpBase = `http://${host}:${port}`;
-  const readyPath = stack === 'ours' ? '/readyz' : '/healthz';
+  const readyPath = isGateway(stack) ? '/readyz' : '/healthz';
   const deadline = Date.now() + 20_000;
   for (;;) {
     const exit = proc.exitInfo();
