@@ -30,6 +30,7 @@ export const gatewayConfigSpec = defineConfigSpec({
   jwtTenantArgs: envVar({ name: 'GATEWAY_JWT_TENANT_ARGS', schema: csvList(z.string()), optional: true, description: 'Field arguments forced to (or checked against) the tenant claim.' }),
   allowedOrigins: envVar({ name: 'GATEWAY_ALLOWED_ORIGINS', schema: csvList(z.string()), default: ['*'], description: 'Browser origins allowed to connect (exact or `https://*.example.com`); `*` allows any. Clients without Origin are always allowed.' }),
   maxConnectionsPerAddress: envVar({ name: 'GATEWAY_MAX_CONNECTIONS_PER_ADDRESS', schema: integer({ min: 1, max: 1_000_000 }), default: 1_000, description: 'Open sockets per client IP; more are refused with HTTP 429.' }),
+  trustedProxyHops: envVar({ name: 'GATEWAY_TRUSTED_PROXY_HOPS', schema: integer({ min: 0, max: 10 }), default: 0, description: 'Proxies in front that append to X-Forwarded-For; the per-address limit then counts the client they saw (0: the socket peer).' }),
   subscribeRatePerSecond: envVar({ name: 'GATEWAY_SUBSCRIBE_RATE_PER_SECOND', schema: integer({ min: 1, max: 100_000 }), default: 10, description: 'Sustained subscribe messages per second per socket.' }),
   subscribeBurst: envVar({ name: 'GATEWAY_SUBSCRIBE_BURST', schema: integer({ min: 1, max: 100_000 }), default: 50, description: 'Subscribe messages a socket may send at once.' }),
   maxQueryLength: envVar({ name: 'GATEWAY_MAX_QUERY_LENGTH', schema: integer({ min: 64, max: 1_048_576 }), default: 16_384, description: 'Longest GraphQL document (characters).' }),

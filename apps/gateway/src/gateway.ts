@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '@wirestream/telemetry';
 import type { WirestreamSchema } from '@wirestream/schema';
 import { createAuthenticator, type Authenticator } from './auth.js';
+import { clientAddress } from './client-address.js';
 import type { DocumentLimits } from './document-limits.js';
 import { createFanout, type FanoutDeps } from './fanout.js';
 import { createHistoryReader } from './history.js';
@@ -71,6 +72,11 @@ export interface GatewayOptions {
   readonly allowedOrigins?: readonly string[];
   /** Open sockets per client IP address; more are refused at the upgrade with 429. @default 1_000 */
   readonly maxConnectionsPerAddress?: number;
+  /**
+   * Proxies in front of the gateway that append the client's address to `X-Forwarded-For`; the
+   * per-address limit then counts the client they saw. 0: the socket's peer. @default 0
+   */
+  readonly trustedProxyHops?: number;
   /** Sustained `subscribe` messages per second per socket. @default 10 */
   readonly subscribeRatePerSecond?: number;
   /** `subscribe` messages a socket may send at once (e.g. a dashboard opening its panels). @default 50 */
@@ -155,6 +161,7 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     debugEndpoints = false,
     allowedOrigins = ['*'],
     maxConnectionsPerAddress = 1_000,
+    trustedProxyHops = 0,
     subscribeRatePerSecond = 10,
     subscribeBurst = 50,
     maxQueryLength = 16_384,
@@ -270,6 +277,7 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
       const protocols = req.getHeader('sec-websocket-protocol');
       const extensions = req.getHeader('sec-websocket-extensions');
       const origin = req.getHeader('origin');
+      const forwardedFor = trustedProxyHops > 0 ? req.getHeader('x-forwarded-for') : '';
       if (draining) {
         res.writeStatus('503 Service Unavailable').end('draining: reconnect to another gateway');
         return;
@@ -278,7 +286,7 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
         res.writeStatus('403 Forbidden').end(`origin ${origin} is not allowed (GATEWAY_ALLOWED_ORIGINS)`);
         return;
       }
-      const address = Buffer.from(res.getRemoteAddressAsText()).toString();
+      const address = clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), forwardedFor, trustedProxyHops);
       const open = connectionsByAddress.get(address) ?? 0;
       if (open >= maxConnectionsPerAddress) {
         res.writeStatus('429 Too Many Requests').end(`too many connections from ${address}: the limit is ${maxConnectionsPerAddress}`);

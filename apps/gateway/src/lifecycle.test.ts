@@ -53,3 +53,17 @@ describe('keepalive', () => {
     healthy.ws.close();
   }, 40_000);
 });
+
+describe('behind a proxy', () => {
+  it('counts the per-address limit by the client the trusted proxy saw (X-Forwarded-For)', async () => {
+    t = await startTestGateway({ trustedProxyHops: 1, maxConnectionsPerAddress: 2 });
+    const via = (client: string) => rawSocket(t?.url as string, 'graphql-transport-ws', { 'x-forwarded-for': `1.1.1.1, ${client}` });
+    const first = [via('203.0.113.7'), via('203.0.113.7')];
+    await Promise.all(first.map((s) => s.opened));
+    // Same client behind the same proxy: refused; another client through the same proxy: fine.
+    await expect(via('203.0.113.7').opened).rejects.toThrow(/429/);
+    const other = via('203.0.113.8');
+    await other.opened;
+    for (const s of [...first, other]) s.ws.close();
+  });
+});

@@ -84,6 +84,7 @@ const gateway = createGateway(
     ...(consoleSite ? { console: consoleSite } : {}),
     allowedOrigins: config.allowedOrigins,
     maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+    trustedProxyHops: config.trustedProxyHops,
     subscribeRatePerSecond: config.subscribeRatePerSecond,
     subscribeBurst: config.subscribeBurst,
     maxQueryLength: config.maxQueryLength,
