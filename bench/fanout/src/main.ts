@@ -52,7 +52,8 @@ const HELP = `fan-out bench: ours vs naive vs card stack (same run, same N, same
   --scale-single N             scale: one gateway process with N sockets (default 19000, the descriptor ceiling; 0 skips)
   --scale-multi PxN            scale: P gateway processes, N sockets each, one load client over all (default 3x17000; 0 skips)
   --scale-events E             default 20          --scale-rate EV/S   default 20     --scale-mix SPEC  default the field mix
-  --scale-source-addresses A   127.0.0.1 … 127.0.0.A for scale runs (default: max(4, sockets / 10,000))
+  --scale-source-addresses A   127.0.0.1 … 127.0.0.A for scale runs (default: max(4, sockets / 3,500): binding a
+                               source port slows down as an address fills up)
   --field-sockets N            default 4000        --field-rate EV/S   default 20     --field-seconds S default 10
   --field-mix SPEC             default shared:85,compact:5,filtered:10
   --saturation-sockets N       default 10000       --saturation-events E default 1000
@@ -174,7 +175,10 @@ const scaleEvents = num(values['scale-events'], 20, 20);
 const scaleRate = num(values['scale-rate'], 20, 20);
 const scaleMix = parseMix(values['scale-mix']);
 const scaleAddresses = (sockets: number): string[] => {
-  const count = values['scale-source-addresses'] === undefined ? Math.max(4, Math.ceil(sockets / 10_000)) : Number(values['scale-source-addresses']);
+  // bind(port 0) searches the ephemeral range for a port free on that address: it slows down
+  // badly as an address fills up (51,000 sockets over 6 addresses connected in 62 s, over 16 in
+  // 14 s, bench/results/fanout-scale.md), so keep each address at a few thousand sockets.
+  const count = values['scale-source-addresses'] === undefined ? Math.max(4, Math.ceil(sockets / 3_500)) : Number(values['scale-source-addresses']);
   if (!Number.isInteger(count) || count < 1 || count > 250) throw new RangeError(`--scale-source-addresses must be 1..250, got ${count}`);
   return Array.from({ length: count }, (_, i) => `127.0.0.${i + 1}`);
 };
@@ -404,7 +408,7 @@ async function main(): Promise<void> {
         `mean envelope ${fmtBytes(corpus.meanEnvelopeBytes)}, published straight into a private redis-server`,
       '',
       'How to read: each stack is its own process on its own port, run one after the other with the same load client ' +
-        '(@wirestream/loadgen, raw graphql-transport-ws over TCP, worker processes, 127.0.0.1-4 source addresses). ' +
+        '(@wirestream/loadgen, raw graphql-transport-ws over TCP, worker processes, source addresses 127.0.0.1-4 unless a section says otherwise). ' +
         '"delivered" counts distinct positions per socket (`extensions.position`); "lost" is expected minus delivered when the ' +
         'drain deadline (or 10 s without deliveries while the server sat idle) ended the wait: undelivered, not necessarily dropped; latency is producer timestamp (µs clock shared by all processes, carried ' +
         'in `occurred_at`) to client receipt, with undelivered events counted as infinitely late. Per-socket memory is ' +
@@ -478,7 +482,10 @@ async function runScale(ctx: RunContext, svgs: [string, string][]): Promise<stri
     '',
     scaleMemoryTable(rows),
     '',
-    ...notesOf(rows.map((r) => r.run)).map((n) => `- ${n}`),
+    ...notesOf(
+      rows.map((r) => r.run),
+      (r) => rows.find((row) => row.run === r)?.setup ?? STACK_SHORT[r.stack],
+    ).map((n) => `- ${n}`),
     '',
     '<details><summary>memory by phase, per process (process.memoryUsage() after two forced GCs, MB)</summary>',
     '',

@@ -134,10 +134,10 @@ function ratioOf(base: number | undefined, ours: number | undefined): string {
 }
 
 /** Close codes, errors and anomalies worth a line under the table. */
-export function notesOf(runs: readonly StackRun[]): string[] {
+export function notesOf(runs: readonly StackRun[], labelOf: (r: StackRun) => string = (r) => runLabel(r, runs)): string[] {
   const notes: string[] = [];
   for (const r of runs) {
-    const name = STACK_SHORT[r.stack];
+    const name = labelOf(r);
     const codes = Object.entries(r.closeCodes);
     if (codes.length > 0) notes.push(`${name}: server closed sockets: ${codes.map(([c, n]) => `${n}× ${c}`).join(', ')}`);
     if (r.anomalies > 0) notes.push(`${name}: ${r.anomalies} frames without a parsable position/timestamp or protocol errors`);
