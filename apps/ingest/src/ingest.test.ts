@@ -25,6 +25,7 @@ import {
 } from '@wirestream/schema';
 import { createLogger, createMemorySink, createMetricsRegistry, type MemorySink } from '@wirestream/telemetry';
 import {
+  createTopics,
   sharedKafkaFromEnv,
   startKafka,
   startRedis,
@@ -108,10 +109,7 @@ async function createPipeline({ redisUrl = redisServer.url, publisherUrl = redis
       .replace('"bid-events"', JSON.stringify(bidTopic)),
   );
   expect(schema.topics).toEqual([bidTopic, listingTopic]);
-  await admin.createTopics({
-    waitForLeaders: true,
-    topics: [listingTopic, bidTopic].map((topic) => ({ topic, numPartitions: PARTITIONS })),
-  });
+  await createTopics(admin, [listingTopic, bidTopic].map((topic) => ({ topic, numPartitions: PARTITIONS })));
 
   // kafkajs logs of the ingest's clients go to the test's sink, as in main.ts (no console noise).
   const kafka = new Kafka({ clientId: 'ingest-test', brokers, logLevel: logLevel.ERROR, logCreator: kafkaLogCreator(logger) });
@@ -882,7 +880,7 @@ describe('poison messages', () => {
     const pipeline = await createPipeline();
     // A dead-letter topic that refuses anything over 100 bytes: the dead letter below cannot be written.
     const dlq = `${pipeline.listingTopic}.dlq`;
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic: dlq, configEntries: [{ name: 'max.message.bytes', value: '100' }] }] });
+    await createTopics(admin, [{ topic: dlq, configEntries: [{ name: 'max.message.bytes', value: '100' }] }]);
     const ingest = await pipeline.startIngest();
     const good = demoEvents(40, 19).filter((e) => e.topic === 'listing-events').slice(0, 2);
     await producer.send({

@@ -6,3 +6,4 @@ export { waitFor, type WaitForOptions } from './waitFor.js';
 export { startRedis, type RedisServer, type RedisServerOptions } from './startRedis.js';
 export { startKafka, type KafkaBroker, type KafkaBrokerOptions } from './startKafka.js';
 export { SHARED_KAFKA_ENV, setupSharedKafka, sharedKafkaFromEnv } from './sharedKafka.js';
+export { createTopics } from './createTopics.js';

@@ -8,7 +8,7 @@ import { Kafka, logLevel, Partitioners, type EachBatchPayload, type IHeaders } f
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { fetchApiVersions } from './internal/apiVersions.js';
 import { isAlive } from './internal/processes.js';
-import { startKafka, type KafkaBroker, uniqueName, waitFor } from './index.js';
+import { createTopics, startKafka, type KafkaBroker, uniqueName, waitFor } from './index.js';
 
 const require = createRequire(import.meta.url);
 // kafkajs internals: each request's implemented versions, and the API keys. No exports map, so
@@ -174,6 +174,21 @@ describe('kafkajs 2.2.4 against this broker', () => {
       });
     } finally {
       await Promise.all([producer.disconnect(), admin.disconnect()]);
+    }
+  });
+});
+
+describe('createTopics', () => {
+  it('returns once every partition of every topic has a leader', async () => {
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const names = [uniqueName('topics-a'), uniqueName('topics-b')];
+      await createTopics(admin, names.map((topic) => ({ topic, numPartitions: 4 })));
+      const { topics } = await admin.fetchTopicMetadata({ topics: names });
+      expect(topics.map((t) => [t.partitions.length, t.partitions.every((p) => p.leader >= 0)])).toEqual([[4, true], [4, true]]);
+    } finally {
+      await admin.disconnect();
     }
   });
 });

@@ -11,7 +11,7 @@ import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { auctionSchemaPath } from '@wirestream/schema';
-import { freePort, startRedis, uniqueName, waitFor, type RedisServer } from '@wirestream/testkit';
+import { createTopics, freePort, startRedis, uniqueName, waitFor, type RedisServer } from '@wirestream/testkit';
 import { startApp, type AppProcess } from './app-process.js';
 
 /** Partitions of each test topic: enough for a rebalance to move some between replicas. */
@@ -130,10 +130,7 @@ export async function createFaultHarness({ brokers }: FaultHarnessOptions): Prom
   const kafka = new Kafka({ clientId: 'faults', brokers: [...brokers], logLevel: logLevel.NOTHING, retry: { retries: 8, maxRetryTime: 2_000 } });
   const admin: Admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({
-    waitForLeaders: true,
-    topics: [listingTopic, bidTopic].map((topic) => ({ topic, numPartitions: PARTITIONS })),
-  });
+  await createTopics(admin, [listingTopic, bidTopic].map((topic) => ({ topic, numPartitions: PARTITIONS })));
   const producer: Producer = kafka.producer();
   await producer.connect();
 
