@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, type Registry } from '@wirestream/telemetry';
+import { Counter, FastHistogram, Gauge, type Registry } from '@wirestream/telemetry';
 
 /**
  * The gateway's Prometheus series. Hot-path series are unlabelled (or bound once), incremented
@@ -9,7 +9,8 @@ export interface GatewayMetrics {
   readonly framesOut: Counter;
   readonly bytesOut: Counter;
   readonly slowConsumers: Counter;
-  readonly eventToWireSeconds: Histogram;
+  /** Observed per event and operation: a FastHistogram, because prom-client's costs ~0.5 µs per call. */
+  readonly eventToWireSeconds: FastHistogram;
   readonly redisReconnects: Counter;
   /** Registers scrape-time gauges reading live counts (no per-event cost). */
   observeGauges(read: () => { connections: number; subscriptions: number; operations: number }): void;
@@ -26,7 +27,7 @@ export function createGatewayMetrics(registry: Registry): GatewayMetrics {
     framesOut: new Counter({ name: 'wirestream_gateway_frames_out_total', help: '`next` frames written to sockets.', registers }),
     bytesOut: new Counter({ name: 'wirestream_gateway_bytes_out_total', help: 'Bytes of `next` frames written (UTF-8, before WebSocket framing).', registers }),
     slowConsumers: new Counter({ name: 'wirestream_gateway_slow_consumers_total', help: 'Sockets closed because their send buffer passed GATEWAY_MAX_BACKPRESSURE_BYTES.', registers }),
-    eventToWireSeconds: new Histogram({
+    eventToWireSeconds: new FastHistogram({
       name: 'wirestream_gateway_event_to_wire_seconds',
       help: 'From the Kafka message timestamp to the frame being written, per event and operation.',
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],

@@ -8,4 +8,4 @@ export {
 } from './create-logger.js';
 export { serializeError, toError, type SerializedError } from './errors.js';
 export { createMemorySink, type LogLine, type MemorySink } from './memory-sink.js';
-export { createMetricsRegistry, Counter, Gauge, Histogram, Registry, type MetricsRegistryOptions } from './metrics.js';
+export { createMetricsRegistry, Counter, FastHistogram, Gauge, Histogram, Registry, type FastHistogramOptions, type MetricsRegistryOptions } from './metrics.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Counter, createMetricsRegistry } from './index.js';
+import { Counter, createMetricsRegistry, FastHistogram, Histogram } from './index.js';
 
 describe('createMetricsRegistry', () => {
   it('labels every series with the service and exports process metrics', async () => {
@@ -15,5 +15,27 @@ describe('createMetricsRegistry', () => {
   it('can leave process metrics out', async () => {
     const text = await createMetricsRegistry({ service: 'x', processMetrics: false }).metrics();
     expect(text).not.toContain('process_resident_memory_bytes');
+  });
+});
+
+describe('FastHistogram', () => {
+  it('scrapes exactly like prom-client\'s Histogram for the same observations', async () => {
+    const buckets = [0.001, 0.01, 0.1, 1];
+    const ours = createMetricsRegistry({ service: 'gateway', processMetrics: false });
+    const theirs = createMetricsRegistry({ service: 'gateway', processMetrics: false });
+    const fast = new FastHistogram({ name: 'wirestream_test_seconds', help: 'latency', buckets, registers: [ours] });
+    const reference = new Histogram({ name: 'wirestream_test_seconds', help: 'latency', buckets, registers: [theirs] });
+    for (const v of [0, 0.001, 0.0015, 0.05, 0.2, 0.7, 3, 12]) {
+      fast.observe(v);
+      reference.observe(v);
+    }
+    expect(await ours.metrics()).toBe(await theirs.metrics());
+    expect(await ours.metrics()).toContain('wirestream_test_seconds_bucket{le="+Inf",service="gateway"} 8');
+    fast.reset();
+    expect(await ours.metrics()).toContain('wirestream_test_seconds_count{service="gateway"} 0');
+  });
+
+  it('refuses buckets that do not ascend', () => {
+    expect(() => new FastHistogram({ name: 'x', help: 'x', buckets: [1, 1], registers: [] })).toThrow(/ascend/);
   });
 });
