@@ -7,3 +7,4 @@ export { startRedis, type RedisServer, type RedisServerOptions } from './startRe
 export { startKafka, type KafkaBroker, type KafkaBrokerOptions } from './startKafka.js';
 export { SHARED_KAFKA_ENV, setupSharedKafka, sharedKafkaFromEnv } from './sharedKafka.js';
 export { createTopics } from './createTopics.js';
+export { startApp, type AppProcess } from './startApp.js';

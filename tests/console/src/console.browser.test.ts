@@ -10,8 +10,7 @@ import { Kafka, Partitioners, logLevel, type Producer } from 'kafkajs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { auctionSchemaPath } from '@wirestream/schema';
 import { createAuctionEventGenerator, type DemoEvent } from '@wirestream/demo-events';
-import { findRepoRoot, freePort, sharedKafkaFromEnv, startKafka, startRedis, uniqueName, waitFor, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
-import { startApp, type AppProcess } from './app-process.js';
+import { findRepoRoot, freePort, sharedKafkaFromEnv, startKafka, startRedis, uniqueName, waitFor, type KafkaBroker, type RedisServer, startApp, type AppProcess } from '@wirestream/testkit';
 
 /** Debian's package (scripts/bootstrap.sh installs it); playwright never downloads a browser here. */
 const CHROMIUM = '/usr/bin/chromium';

@@ -19,8 +19,9 @@ import {
   waitFor,
   type KafkaBroker,
   type RedisServer,
+  startApp,
+  type AppProcess,
 } from '@wirestream/testkit';
-import { startApp, type AppProcess } from './app-process.js';
 import { referenceSnakeKeys } from './reference-snake-case.js';
 
 const MONEY = '{ amount_cents currency_code }';

@@ -11,8 +11,7 @@ import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { auctionSchemaPath } from '@wirestream/schema';
-import { createTopics, freePort, startRedis, uniqueName, waitFor, type RedisServer } from '@wirestream/testkit';
-import { startApp, type AppProcess } from './app-process.js';
+import { createTopics, freePort, startRedis, uniqueName, waitFor, type RedisServer, startApp, type AppProcess } from '@wirestream/testkit';
 
 /** Partitions of each test topic: enough for a rebalance to move some between replicas. */
 export const PARTITIONS = 3;

@@ -1,16 +1,19 @@
-// A trimmed copy of tests/e2e/src/app-process.ts: test projects do not import each other.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { findRepoRoot, waitFor } from '@wirestream/testkit';
+import { findRepoRoot } from './findRepoRoot.js';
+import { waitFor } from './waitFor.js';
 
 /** A built app (`apps/<name>/dist/main.js`) running as a child process, with its JSON log lines. */
 export interface AppProcess {
   readonly name: string;
+  readonly child: ChildProcess;
   readonly lines: Record<string, unknown>[];
   /** Resolves with the first log line matching `predicate` (waits with a deadline). */
   waitForLog(predicate: (line: Record<string, unknown>) => boolean, what: string, timeoutMs?: number): Promise<Record<string, unknown>>;
-  /** SIGTERM, SIGKILL after 15 s; resolves with the exit code once the process is gone. */
-  stop(): Promise<number | null>;
+  /** Sends `signal` (SIGKILL after 15 s) and resolves with the exit code once the process is gone. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** The last lines of stderr, for failure messages. */
+  stderr(): string;
 }
 
 const running = new Set<ChildProcess>();
@@ -20,7 +23,8 @@ process.on('exit', () => {
 });
 
 export function startApp(name: 'ingest' | 'gateway', env: Record<string, string>): AppProcess {
-  const child = spawn(process.execPath, [join(findRepoRoot(), 'apps', name, 'dist', 'main.js')], {
+  const main = join(findRepoRoot(), 'apps', name, 'dist', 'main.js');
+  const child = spawn(process.execPath, [main], {
     env: { PATH: process.env['PATH'] ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -50,9 +54,12 @@ export function startApp(name: 'ingest' | 'gateway', env: Record<string, string>
       resolve(code);
     }),
   );
+
   return {
     name,
+    child,
     lines,
+    stderr: () => stderr,
     waitForLog: (predicate, what, timeoutMs = 60_000) =>
       waitFor(
         () => {
@@ -61,8 +68,8 @@ export function startApp(name: 'ingest' | 'gateway', env: Record<string, string>
         },
         { timeoutMs, message: `${name} to log ${what}` },
       ),
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
       const code = await exited;
       clearTimeout(timer);
