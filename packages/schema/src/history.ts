@@ -6,8 +6,10 @@
  * in history too. Entry ids are derived from the Kafka offset (`<offset>-1`), which makes
  * "everything after offset o" one `XRANGE key (<o>-1 +` and makes a re-publish after an ingest
  * crash a rejected XADD (the stream's top is already at or past it) instead of a duplicate.
- * Streams are trimmed with `MAXLEN ~ n`; Redis ≥ 7.0 reports the highest trimmed id in
- * `XINFO STREAM … max-deleted-entry-id`, which is how a gap that history no longer covers is detected.
+ * Streams are trimmed with `MAXLEN ~ n`. Redis does not record the id of the last trimmed entry
+ * (`max-deleted-entry-id` moves only on XDEL), so a gap that history no longer covers is detected
+ * from what remains: `entries-added` above `length` means something was trimmed, and everything
+ * trimmed precedes `first-entry` (see the gateway's `lostAfter`).
  *
  * The epoch names one life of the history: if Redis loses its data, the epoch key goes with it and
  * a new random epoch is created, so positions from before the loss are recognisably stale.
