@@ -24,6 +24,8 @@ export interface ClientsReport {
   readonly resumes: number;
   readonly recovered: number;
   readonly notRecovered: number;
+  /** Closes the server initiated (e.g. 1013 slow consumer), by code; each is followed by a resume. */
+  readonly serverCloses: Record<string, number>;
   readonly rssBytes: number;
 }
 
@@ -40,8 +42,10 @@ interface SoakClient {
 }
 
 const totals = { delivered: 0, duplicates: 0, gaps: 0, resumes: 0, recovered: 0, notRecovered: 0 };
+const serverCloses: Record<string, number> = {};
 const clients: SoakClient[] = [];
 let url = '';
+let closingAll = false;
 
 function connect(client: SoakClient, resume: boolean): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -49,7 +53,13 @@ function connect(client: SoakClient, resume: boolean): Promise<void> {
     client.ws = ws;
     ws.on('error', reject);
     ws.on('open', () => ws.send('{"type":"connection_init"}'));
-    ws.on('close', () => (client.open = false));
+    ws.on('close', (code: number) => {
+      client.open = false;
+      if (closingAll) return;
+      // The server closed us (slow consumer, drain…): come back and resume, as production clients do.
+      serverCloses[String(code)] = (serverCloses[String(code)] ?? 0) + 1;
+      setTimeout(() => connect(client, client.epoch !== undefined).catch((err: unknown) => console.error('soak client: reconnect failed', err)), 100 + Math.random() * 200);
+    });
     ws.on('message', (data: Buffer) => {
       const text = data.toString();
       if (text.startsWith('{"type":"connection_ack"')) {
@@ -131,10 +141,11 @@ process.on('message', (message: ToClients) => {
     case 'report':
       process.send?.({
         type: 'report',
-        report: { open: clients.filter((c) => c.open).length, ...totals, rssBytes: process.memoryUsage().rss },
+        report: { open: clients.filter((c) => c.open).length, ...totals, serverCloses, rssBytes: process.memoryUsage().rss },
       } satisfies FromClients);
       return;
     case 'close':
+      closingAll = true;
       for (const client of clients) client.ws.close(1000);
       setTimeout(() => {
         process.send?.({ type: 'closed' } satisfies FromClients);

@@ -28,6 +28,8 @@ const { values } = parseArgs({
     minutes: { type: 'string', default: '10' },
     'warmup-minutes': { type: 'string', default: '2' },
     churn: { type: 'string', default: '5' },
+    'gateway-env': { type: 'string', default: '' },
+    report: { type: 'string', default: 'soak' },
     'no-write': { type: 'boolean', default: false },
   },
 });
@@ -49,15 +51,24 @@ const QUERIES = [
 const root = findRepoRoot();
 const log = (message: string): void => console.log(`[soak ${new Date().toISOString().slice(11, 19)}] ${message}`);
 
+const GATEWAY_ENV = Object.fromEntries(
+  values['gateway-env']
+    .split(',')
+    .filter((kv) => kv.includes('='))
+    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+);
+
 interface Sample {
   readonly tMs: number;
   readonly rss: number;
   readonly heapUsed: number;
+  readonly heapTotal: number;
+  readonly external: number;
 }
 
-async function memory(base: string): Promise<{ rss: number; heapUsed: number }> {
+async function memory(base: string): Promise<Omit<Sample, 'tMs'>> {
   const response = await fetch(`${base}/debug/memory?gc=1`);
-  return (await response.json()) as { rss: number; heapUsed: number };
+  return (await response.json()) as Omit<Sample, 'tMs'>;
 }
 
 function rawRss(pid: number): number {
@@ -65,18 +76,23 @@ function rawRss(pid: number): number {
   return match ? Number(match[1]) * 1_024 : 0;
 }
 
-/** Least-squares slope (y per ms) and mean of y. */
+/**
+ * Theil–Sen slope (median of pairwise slopes, y per ms) and mean of y. A forced-GC sample can
+ * catch a burst in flight (a replay page, a batch of frames): the median ignores such outliers,
+ * where least squares would read one as growth.
+ */
 function regression(samples: readonly Sample[], pick: (s: Sample) => number): { slopePerMs: number; mean: number } {
-  const n = samples.length;
-  const mx = samples.reduce((a, s) => a + s.tMs, 0) / n;
-  const my = samples.reduce((a, s) => a + pick(s), 0) / n;
-  let sxy = 0;
-  let sxx = 0;
-  for (const s of samples) {
-    sxy += (s.tMs - mx) * (pick(s) - my);
-    sxx += (s.tMs - mx) ** 2;
+  const slopes: number[] = [];
+  for (let i = 0; i < samples.length; i++) {
+    for (let j = i + 1; j < samples.length; j++) {
+      const a = samples[i] as Sample;
+      const b = samples[j] as Sample;
+      if (b.tMs !== a.tMs) slopes.push((pick(b) - pick(a)) / (b.tMs - a.tMs));
+    }
   }
-  return { slopePerMs: sxx === 0 ? 0 : sxy / sxx, mean: my };
+  slopes.sort((x, y) => x - y);
+  const mean = samples.reduce((sum, s) => sum + pick(s), 0) / Math.max(1, samples.length);
+  return { slopePerMs: slopes.length === 0 ? 0 : (slopes[Math.floor(slopes.length / 2)] as number), mean };
 }
 
 const mb = (bytes: number): string => (bytes / 1_048_576).toFixed(1);
@@ -125,6 +141,7 @@ async function main(): Promise<void> {
       GATEWAY_DEBUG_ENDPOINTS: 'true',
       GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
       LOG_LEVEL: 'warn',
+      ...GATEWAY_ENV,
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
@@ -153,7 +170,7 @@ async function main(): Promise<void> {
   const marks: { tMs: number; label: string }[] = [];
   const sample = async (): Promise<Sample> => {
     const m = await memory(base);
-    const s = { tMs: Date.now() - t0, rss: m.rss, heapUsed: m.heapUsed };
+    const s = { tMs: Date.now() - t0, rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external };
     samples.push(s);
     return s;
   };
@@ -215,10 +232,17 @@ async function main(): Promise<void> {
     await sleep(Math.max(0, tick - Date.now()));
   }
   marks.push({ tMs: Date.now() - t0, label: 'traffic ends' });
-  await sleep(3_000);
-  const reportPromise = fromClients('report');
-  send({ type: 'report' });
-  const report = ((await reportPromise) as { report: ClientsReport }).report;
+  const askReport = async (): Promise<ClientsReport> => {
+    const reportPromise = fromClients('report');
+    send({ type: 'report' });
+    return ((await reportPromise) as { report: ClientsReport }).report;
+  };
+  // Let the tail arrive: every client should end with every event (resumes included).
+  let report = await askReport();
+  for (let waited = 0; waited < 120_000 && report.delivered < SOCKETS * published; waited += 2_000) {
+    await sleep(2_000);
+    report = await askReport();
+  }
   const stats = (await (await fetch(`${base}/stats`)).json()) as Record<string, number>;
   const end = await sample();
 
@@ -240,6 +264,7 @@ async function main(): Promise<void> {
     '',
     `- date: ${new Date().toISOString()}; node ${process.version}, ${os.cpus().length} cores, load average at end ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} (shared machine)`,
     `- command: \`node bench/soak/dist/main.js ${process.argv.slice(2).join(' ')}\``,
+    `- slopes: Theil–Sen (median of pairwise slopes) over the forced-GC samples every 10 s after warm-up, in % of the mean per hour`,
     `- one gateway process (--expose-gc, NODE_ENV=production), ${SOCKETS} sockets over ${QUERIES.length} distinct operations, ${RATE} events/s (demo listing events, ~2 KB envelopes, ${PARTITIONS} partitions) written as ingest does (XADD history + PUBLISH), ${MINUTES} min of traffic; every second ${CHURN} clients leave and resubscribe with their last positions (resume through history)`,
     '',
     '| | value |',
@@ -249,11 +274,14 @@ async function main(): Promise<void> {
     `| end of traffic (after GC) | RSS ${mb(end.rss)} MB, heap ${mb(end.heapUsed)} MB; raw RSS peak ${mb(rawPeak)} MB |`,
     `| **heap slope after ${WARMUP_MS / 60_000} min warm-up** | **${perHour(heap)}** (${steady.length} samples, target < 1 %/h) |`,
     `| **RSS slope after warm-up** | **${perHour(rss)}** |`,
+    `| V8 heap total (committed) slope after warm-up | ${perHour(regression(steady, (s) => s.heapTotal))} |`,
+    `| RSS outside the V8 heap (RSS − heap total), first / last steady sample | ${mb((steady[0]?.rss ?? 0) - (steady[0]?.heapTotal ?? 0))} / ${mb(end.rss - end.heapTotal)} MB |`,
     `| all clients left (after GC) | RSS ${mb(after.rss)} MB (${mb(after.rss - idle.rss)} MB above idle), heap ${mb(after.heapUsed)} MB (${mb(after.heapUsed - idle.heapUsed)} MB above idle) |`,
     `| events published | ${published} |`,
     `| deliveries (clients) | ${report.delivered} (${SOCKETS} × ${expectedPerClient} = ${SOCKETS * expectedPerClient} expected) |`,
     `| duplicates / gaps seen by clients | ${report.duplicates} / ${report.gaps} |`,
     `| resumes (recovered / not) | ${report.resumes} (${report.recovered} / ${report.notRecovered}) |`,
+    `| closes by the server (code: count), each followed by a resume | ${Object.entries(report.serverCloses).map(([code, n]) => `${code}: ${n}`).join(', ') || 'none'} |`,
     `| gateway: events in, replayed from history, duplicates dropped | ${stats['eventsIn']}, ${stats['replayed']}, ${stats['duplicates']} |`,
     `| client process RSS | ${mb(report.rssBytes)} MB |`,
     '',
@@ -262,9 +290,10 @@ async function main(): Promise<void> {
   ];
   console.log(lines.join('\n'));
   if (!values['no-write']) {
-    writeFileSync(join(root, 'bench/results/soak.md'), lines.join('\n'));
-    writeFileSync(join(root, 'bench/results/soak.svg'), chart(samples, marks));
-    log('wrote bench/results/soak.md and soak.svg');
+    const name = values.report;
+    writeFileSync(join(root, `bench/results/${name}.md`), lines.join('\n').replace('(soak.svg)', `(${name}.svg)`));
+    writeFileSync(join(root, `bench/results/${name}.svg`), chart(samples, marks));
+    log(`wrote bench/results/${name}.md and ${name}.svg`);
   }
   redis.disconnect();
   gateway.kill('SIGTERM');
