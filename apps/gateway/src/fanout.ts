@@ -111,6 +111,12 @@ export interface FanoutStats {
   framesOut: number;
 }
 
+/** Frames a resuming subscriber gets per write during a replay (then it waits for its socket to drain). */
+const REPLAY_CHUNK_BYTES = 65_536; // 64 KiB
+/** Replay passes at most; a pass that finds fewer entries than SMALL_PASS ends the replay. */
+const MAX_REPLAY_PASSES = 5;
+const SMALL_PASS = 100;
+
 /**
  * The fan-out engine. Per Redis event: parse the envelope once; for each distinct operation
  * listening on that channel whose filter matches, execute once and serialize once; then write
@@ -120,6 +126,8 @@ export interface FanoutStats {
 export function createFanout<C>(deps: FanoutDeps<C>) {
   const { schema, redis, logger, sendFrames, metrics, contextFactories, history, bufferedBytes, close } = deps;
   const replayHighWaterBytes = deps.replayHighWaterBytes ?? 262_144; // 256 KiB
+  // A chunk on top of the high-water mark must stay under the slow-consumer limit.
+  const replayChunkBytes = Math.min(REPLAY_CHUNK_BYTES, replayHighWaterBytes);
   const groups = new Map<string, Group<C>>();
   const channelGroups = new Map<string, Set<Group<C>>>();
   /** Channels whose SUBSCRIBE Redis acknowledged (and that are still wanted). */
@@ -404,30 +412,82 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
     else signalRecovery(subscriber, { recovered: true });
 
     const sent = new Map<number, string>();
-    for (const p of partitions) {
-      for await (const page of history.read(topic, p, sameEpoch ? resume.positions.get(p) : undefined)) {
-        if (!alive()) return;
-        const payloads: string[] = [];
-        for (const entry of page) {
-          let envelope: Envelope;
-          try {
-            envelope = decodeEnvelope(entry.envelope);
-          } catch {
-            continue; // a malformed entry was never delivered live either
-          }
-          const rendered = render(group, envelope, positionOf(envelope));
-          const json = typeof rendered === 'string' || rendered === undefined ? rendered : await rendered;
-          if (json !== undefined) payloads.push(json);
-          sent.set(p, entry.offset);
-        }
-        if (payloads.length > 0) {
-          sendFrames(conn, subscriber.head, payloads);
-          stats.replayed += payloads.length;
-          if (!(await writable(conn, alive))) return;
-        }
+    const from = (p: number): string | undefined => sent.get(p) ?? (sameEpoch ? resume.positions.get(p) : undefined);
+    // Live events keep arriving while history replays, and they are in history too: replay again from
+    // where the last pass ended until a pass finds little, so what is held back (in memory, then sent
+    // at once) stays small.
+    for (let pass = 0; pass < MAX_REPLAY_PASSES; pass++) {
+      let found = 0;
+      for (const p of partitions) {
+        const replayed = await replayPartition(subscriber, topic, p, from(p), sent, alive);
+        if (replayed === undefined) return;
+        found += replayed;
       }
+      dropCovered(subscriber, sent);
+      if (found < SMALL_PASS) break;
     }
     release(subscriber, sent, sameEpoch ? resume : undefined);
+  }
+
+  /**
+   * Sends a partition's history after `after` to a catching-up subscriber in chunks of about
+   * `replayChunkBytes`, waiting whenever its socket buffer is above the high-water mark, so a replay
+   * never trips the slow-consumer limit of a client that reads. Returns the entries read, or
+   * undefined if the subscriber left or stalled.
+   */
+  async function replayPartition(
+    subscriber: Subscriber<C>,
+    topic: string,
+    p: number,
+    after: string | undefined,
+    sent: Map<number, string>,
+    alive: () => boolean,
+  ): Promise<number | undefined> {
+    if (!history) return 0;
+    const { group, conn } = subscriber;
+    let read = 0;
+    let chunk: string[] = [];
+    let chunkBytes = 0;
+    const flushChunk = async (): Promise<boolean> => {
+      if (chunk.length === 0) return true;
+      sendFrames(conn, subscriber.head, chunk);
+      stats.replayed += chunk.length;
+      chunk = [];
+      chunkBytes = 0;
+      return writable(conn, alive);
+    };
+    for await (const page of history.read(topic, p, after)) {
+      if (!alive()) return undefined;
+      for (const entry of page) {
+        read++;
+        let envelope: Envelope;
+        try {
+          envelope = decodeEnvelope(entry.envelope);
+        } catch {
+          continue; // a malformed entry was never delivered live either
+        }
+        const rendered = render(group, envelope, positionOf(envelope));
+        const json = typeof rendered === 'string' || rendered === undefined ? rendered : await rendered;
+        sent.set(p, entry.offset);
+        if (json === undefined) continue;
+        chunk.push(json);
+        chunkBytes += json.length + subscriber.head.length;
+        if (chunkBytes >= replayChunkBytes && !(await flushChunk())) return undefined;
+      }
+    }
+    return (await flushChunk()) ? read : undefined;
+  }
+
+  /** Forgets held live payloads the replay already sent (they would be filtered out later anyway). */
+  function dropCovered(subscriber: Subscriber<C>, sent: ReadonlyMap<number, string>): void {
+    const held = subscriber.catchup?.held;
+    if (!held || held.length === 0) return;
+    let kept = 0;
+    for (const item of held) {
+      const have = sent.get(item.partition);
+      if (have === undefined || offsetAfter(item.offset, have)) held[kept++] = item;
+    }
+    held.length = kept;
   }
 
   /** The answer to a resume, as a data-less `next` (graphql-ws has no other message for it). */

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { channelName, encodeEnvelope, shardOf } from '@wirestream/schema';
+import { channelName, encodeEnvelope, historyEntryId, historyPartitionsKey, historyStreamKey, shardOf } from '@wirestream/schema';
 import { waitFor } from '@wirestream/testkit';
 import { collect, rawSocket, startTestGateway, type ExecutionResult, type TestGateway } from '../test/support.js';
 
@@ -113,6 +113,48 @@ describe('resume from history', () => {
     await waitFor(() => worse.errors.length === 1, { message: 'an error' });
     expect(JSON.stringify(worse.errors[0])).toContain('decimal string');
   });
+});
+
+describe('a large replay', () => {
+  it('is paced by the socket: a client that reads is never closed as slow (4 MB through a 16 KiB limit)', async () => {
+    const query = 'subscription { listingUpdated { occurred_at } }';
+    const publisher = new Redis(t.redisServer.url);
+    const big = 'y'.repeat(2_000);
+    const publishBig = async (from: number, count: number): Promise<string[]> => {
+      const pipeline = publisher.pipeline();
+      const offsets: string[] = [];
+      for (let i = from; i < from + count; i++) {
+        const offset = String(i);
+        const payload = JSON.stringify({ event_id: `r-${i}`, event_type: 'ListingUpdated', listing_id: 'lst-replay', occurred_at: big });
+        const envelope = encodeEnvelope({ topic: t.topic, partition: 2, offset, key: 'lst-replay', ts: Date.now() }, payload);
+        const channel = channelName('ws', t.topic, shardOf('lst-replay', 16));
+        pipeline.xadd(historyStreamKey('wsh', t.topic, 2), historyEntryId(offset), 'c', channel, 'e', envelope);
+        pipeline.sadd(historyPartitionsKey('wsh', t.topic), '2');
+        pipeline.publish(channel, envelope);
+        offsets.push(offset);
+      }
+      await pipeline.exec();
+      return offsets;
+    };
+    const first = collect(t.connect(), query);
+    await subscribed(1);
+    const seen = await publishBig(0, 1);
+    await waitFor(() => first.results.length === 1, { message: 'first event' });
+    const { epoch } = positionOf(first.results[0] as ExecutionResult) as Position;
+    first.dispose();
+    await waitFor(() => t.gateway.stats().subscriptions === 0, { message: 'gone' });
+    const missed = await publishBig(1, 2_000);
+    const resumed = collect(t.connect(), query, undefined, { resume: { epoch, positions: { '2': seen[0] } } });
+    // Only partition 2 has a position here; the others are replayed from what history holds (documented).
+    const ofPartition2 = (): string[] => resumed.results.flatMap((r) => (positionOf(r)?.partition === 2 ? [positionOf(r)?.offset as string] : []));
+    await waitFor(() => ofPartition2().length === missed.length, { message: 'the whole replay', timeoutMs: 30_000 });
+    expect(ofPartition2()).toEqual(missed);
+    expect(resumed.errors).toEqual([]);
+    expect(resumed.isComplete()).toBe(false); // still subscribed: not closed as a slow consumer
+    expect(recoveryOf(resumed.results[0] as ExecutionResult)).toMatchObject({ recovered: true });
+    publisher.disconnect();
+    resumed.dispose();
+  }, 60_000);
 });
 
 describe('Redis reconnect', () => {
