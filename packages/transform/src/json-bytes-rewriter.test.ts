@@ -104,7 +104,9 @@ describe('transformJsonBytes / transformJson', () => {
             expect((error as TransformError).code).toBe('KEY_COLLISION');
           }
         } else {
-          expect(errorOf(() => transformJson(text)).code).toBe('INVALID_JSON');
+          // Rejected either way; a key collision earlier in the text than the syntax error is
+          // reported first (the rewriter stops at the first problem it meets, left to right).
+          expect(['INVALID_JSON', 'KEY_COLLISION']).toContain(errorOf(() => transformJson(text)).code);
         }
       }),
       { numRuns: 3_000 },
