@@ -151,6 +151,8 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
    * was published while someone listened.
    */
   const floors = new Map<string, Promise<Map<number, string>>>();
+  /** Groups per topic: a topic whose last group leaves forgets its floor (it gets a fresh one on return). */
+  const topicGroups = new Map<string, number>();
   /** Current history epoch; part of every position, so a client can tell positions of a lost history apart. */
   let epoch: string | undefined;
   /** While re-reading history after a Redis reconnect, live messages queue here, then follow in order. */
@@ -217,7 +219,7 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
         ? createLazyContext(contextFactories, { dedupKey: op.dedupKey, fieldName: op.route.fieldName, topic: op.route.topic })
         : undefined;
       group = { op, subscribers: new Set(), pending: [], pendingTs: [], pendingPartition: [], pendingOffset: [], headBytes: 0, context };
-      if (!groupsOfTopic(op.route.topic)) floors.delete(op.route.topic); // a topic coming back to life gets a fresh floor
+      topicGroups.set(op.route.topic, (topicGroups.get(op.route.topic) ?? 0) + 1);
       groups.set(op.dedupKey, group);
       for (const channel of op.channels) addChannel(channel, group);
     }
@@ -248,6 +250,13 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
     subscribers--;
     if (group.subscribers.size > 0) return;
     groups.delete(group.op.dedupKey);
+    const { topic } = group.op.route;
+    const left = (topicGroups.get(topic) ?? 1) - 1;
+    if (left > 0) topicGroups.set(topic, left);
+    else {
+      topicGroups.delete(topic);
+      floors.delete(topic);
+    }
     for (const channel of group.op.channels) removeChannel(channel, group);
     if (group.context) {
       disposeLazyContext(group.context).catch((err: unknown) => logger.warn({ err }, 'disposing an operation context failed'));
@@ -372,11 +381,6 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
       contextValue: group.context,
     });
     return isPromise(result) ? result.then((r) => serialize(r, extensions)) : serialize(result, extensions);
-  }
-
-  function groupsOfTopic(topic: string): boolean {
-    for (const group of groups.values()) if (group.op.route.topic === topic) return true;
-    return false;
   }
 
   /**
@@ -545,8 +549,7 @@ export function createFanout<C>(deps: FanoutDeps<C>) {
    */
   async function backfill(): Promise<void> {
     if (!history) return;
-    const topics = new Set([...groups.values()].map((g) => g.op.route.topic));
-    for (const topic of topics) {
+    for (const topic of [...topicGroups.keys()]) {
       const floor = await topicFloor(topic);
       const marks = delivered.get(topic) ?? [];
       for (const p of await history.partitions(topic)) {
