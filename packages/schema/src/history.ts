@@ -51,3 +51,51 @@ export function offsetOfHistoryId(id: string): string {
   const dash = id.indexOf('-');
   return dash < 0 ? id : id.slice(0, dash);
 }
+
+/** One stored event: its Kafka offset, the channel it was published on and the envelope text, as PUBLISH carried them. */
+export interface HistoryEntry {
+  readonly offset: string;
+  readonly channel: string;
+  readonly envelope: string;
+}
+
+/**
+ * Arguments of the `XADD` (after the command name) that stores one event, as ingest writes it:
+ * `<stream> [MAXLEN ~ <maxLen>] <offset>-1 c <channel> e <envelope>`. Written once here so that
+ * ingest, tests and benchmarks cannot disagree on the layout.
+ */
+export function historyAppendArgs(
+  prefix: string,
+  topic: string,
+  partition: number,
+  offset: string,
+  channel: string,
+  envelope: string | Buffer,
+  maxLen?: string,
+): (string | Buffer)[] {
+  const key = historyStreamKey(prefix, topic, partition);
+  const id = historyEntryId(offset);
+  return maxLen === undefined
+    ? [key, id, HISTORY_FIELD_CHANNEL, channel, HISTORY_FIELD_ENVELOPE, envelope]
+    : [key, 'MAXLEN', '~', maxLen, id, HISTORY_FIELD_CHANNEL, channel, HISTORY_FIELD_ENVELOPE, envelope];
+}
+
+/** Reads one `XRANGE` entry written by {@link historyAppendArgs}; undefined when a field is missing. */
+export function parseHistoryEntry(id: string, fields: readonly string[]): HistoryEntry | undefined {
+  let channel: string | undefined;
+  let envelope: string | undefined;
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    if (fields[i] === HISTORY_FIELD_CHANNEL) channel = fields[i + 1];
+    else if (fields[i] === HISTORY_FIELD_ENVELOPE) envelope = fields[i + 1];
+  }
+  return channel === undefined || envelope === undefined ? undefined : { offset: offsetOfHistoryId(id), channel, envelope };
+}
+
+/**
+ * The command that loads the epoch, creating it as `candidate` when Redis has none:
+ * `SET <prefix>:epoch <candidate> NX GET` answers the existing epoch, or null when ours was stored
+ * (Redis ≥ 7.0). Both apps create it this way, whoever comes first.
+ */
+export function historyEpochCommand(prefix: string, candidate: string): [command: 'SET', ...args: string[]] {
+  return ['SET', historyEpochKey(prefix), candidate, 'NX', 'GET'];
+}

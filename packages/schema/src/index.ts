@@ -18,4 +18,9 @@ export {
   historyEpochKey,
   historyEntryId,
   offsetOfHistoryId,
+  historyAppendArgs,
+  parseHistoryEntry,
+  historyEpochCommand,
+  type HistoryEntry,
 } from './history.js';
+export { filterClauses, matchesFilter, subscriptionChannels, type FilterClause } from './routing.js';

@@ -17,7 +17,6 @@ describe('loadWirestreamSchema (auction example)', () => {
       keyField: 'listing_id',
       shards: 16,
       filterArgs: ['listing_id', 'event_type'],
-      typeName: 'ListingEvent',
     });
     expect(ws.routesForTopic('bid-events').map((r) => r.fieldName)).toEqual(['bidPlaced']);
     expect(ws.routesForTopic('nope')).toEqual([]);

@@ -26,8 +26,6 @@ export interface SubscriptionRoute {
   readonly shards: number;
   /** Field arguments; each filters on the payload field of the same name. */
   readonly filterArgs: readonly string[];
-  /** Name of the GraphQL type the field returns (for docs and errors). */
-  readonly typeName: string;
 }
 
 /** The executable schema plus the routing model derived from its `@topic` directives. */
@@ -165,6 +163,5 @@ function routeOf(
     keyField,
     shards,
     filterArgs: Object.freeze(filterArgs),
-    typeName: returnType.name,
   });
 }

@@ -1,0 +1,40 @@
+import { channelName, shardOf, topicChannels } from './channels.js';
+import type { SubscriptionRoute } from './wirestream-schema.js';
+
+/**
+ * How a subscription's arguments select events (the contract both the gateway and the benchmark
+ * baselines follow): each argument filters on the payload field of the same name, and an
+ * argument on the route's key field narrows the Redis channels to the one shard carrying that key.
+ */
+
+/** One `(payload field, expected value)` pair; an event matches when every pair matches. */
+export type FilterClause = readonly [field: string, value: string];
+
+/** The filter of a subscription with these (effective) arguments: one clause per argument given. */
+export function filterClauses(route: SubscriptionRoute, args: Readonly<Record<string, unknown>>): FilterClause[] {
+  const filter: FilterClause[] = [];
+  for (const name of route.filterArgs) {
+    const value = args[name];
+    if (value !== undefined && value !== null) filter.push([name, String(value)]);
+  }
+  return filter;
+}
+
+/** Whether a payload passes every clause (values compared as text: IDs arrive as strings or numbers). */
+export function matchesFilter(filter: readonly FilterClause[], payload: Readonly<Record<string, unknown>>): boolean {
+  // Deliberately imperative: runs per event and per distinct operation.
+  for (let i = 0; i < filter.length; i++) {
+    const [field, expected] = filter[i] as FilterClause;
+    const actual = payload[field];
+    if (actual === undefined || actual === null || String(actual) !== expected) return false;
+  }
+  return true;
+}
+
+/** Redis channels that carry every event a subscription with these arguments can match. */
+export function subscriptionChannels(prefix: string, route: SubscriptionRoute, args: Readonly<Record<string, unknown>>): string[] {
+  const keyValue = route.keyField === undefined ? undefined : args[route.keyField];
+  return keyValue === undefined || keyValue === null
+    ? topicChannels(prefix, route.topic, route.shards)
+    : [channelName(prefix, route.topic, shardOf(String(keyValue), route.shards))];
+}
