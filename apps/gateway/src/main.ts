@@ -3,14 +3,16 @@
 import { Redis } from 'ioredis';
 import { EXIT_CONFIG, loadConfigOrExit } from '@wirestream/config';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
-import { createLogger, createMetricsRegistry } from '@wirestream/telemetry';
-import { createGatewayMetrics } from './metrics.js';
+import { createLogger, createMetricsRegistry, toError } from '@wirestream/telemetry';
 import { readFileSync } from 'node:fs';
-import { createAuthenticator, type AuthenticatorOptions } from './auth.js';
-import { gatewayConfigSpec } from './config.js';
-import { createGateway } from './gateway.js';
-import { loadConsoleSite, type ConsoleSite } from './console.js';
 import { fileURLToPath } from 'node:url';
+import { createAuthenticator, type AuthenticatorOptions } from './auth/authenticator.js';
+import { createRedisBroker } from './broker/redis-broker.js';
+import { createRedisHistory } from './broker/redis-history.js';
+import { gatewayConfigSpec } from './config.js';
+import { createGatewayMetrics } from './core/metrics.js';
+import { createGateway } from './gateway.js';
+import { loadConsoleSite, type ConsoleSite } from './transport/console.js';
 
 const config = loadConfigOrExit(gatewayConfigSpec, process.env, { file: process.env['WIRESTREAM_CONFIG_FILE'] });
 const logger = createLogger({ name: 'gateway', level: config.logLevel });
@@ -38,7 +40,7 @@ let authenticator;
 try {
   authenticator = createAuthenticator(authOptions());
 } catch (err) {
-  process.stderr.write(`invalid authentication settings: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`invalid authentication settings: ${toError(err).message}\n`);
   process.exit(EXIT_CONFIG);
 }
 // The console's files are read once, here; a console that was asked for but cannot load stops the start.
@@ -48,7 +50,7 @@ if (config.console) {
   try {
     consoleSite = loadConsoleSite(dir);
   } catch (err) {
-    process.stderr.write(`GATEWAY_CONSOLE=true but ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`GATEWAY_CONSOLE=true but ${toError(err).message}\n`);
     process.exit(EXIT_CONFIG);
   }
   logger.info({ dir, files: consoleSite.files.size, bytes: consoleSite.bytes }, 'console enabled at /console/');
@@ -69,12 +71,20 @@ const historyRedis = config.historyEnabled
   : undefined;
 historyRedis?.on('error', (err: Error) => logger.warn({ err }, 'redis (history) error'));
 
+const series = config.metricsEnabled ? createGatewayMetrics(registry) : undefined;
+const broker = createRedisBroker(redis, series ? { onReconnecting: () => series.redisReconnects.inc() } : {});
 const gateway = createGateway(
-  { schema, redis, ...(historyRedis ? { historyRedis } : {}), logger, authenticator, ...(config.metricsEnabled ? { metrics: { registry, series: createGatewayMetrics(registry) } } : {}) },
+  {
+    schema,
+    broker,
+    ...(historyRedis ? { history: createRedisHistory(historyRedis, config.historyPrefix) } : {}),
+    logger,
+    authenticator,
+    ...(series ? { metrics: { registry, series } } : {}),
+  },
   {
     path: config.path,
     channelPrefix: config.channelPrefix,
-    historyPrefix: config.historyPrefix,
     maxPayloadBytes: config.maxPayloadBytes,
     maxBackpressureBytes: config.maxBackpressureBytes,
     idleTimeoutSeconds: config.idleTimeoutSeconds,

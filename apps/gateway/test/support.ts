@@ -9,7 +9,7 @@ import {
   channelName,
   createWirestreamSchema,
   encodeEnvelope,
-  historyEntryId,
+  historyAppendArgs,
   historyPartitionsKey,
   historyStreamKey,
   shardOf,
@@ -17,7 +17,7 @@ import {
 } from '@wirestream/schema';
 import { createLogger, createMemorySink, type MemorySink } from '@wirestream/telemetry';
 import { startRedis, uniqueName, waitFor, type RedisServer } from '@wirestream/testkit';
-import { createGateway, type Gateway, type GatewayDeps, type GatewayOptions } from '../src/index.js';
+import { createGateway, createRedisBroker, createRedisHistory, type Gateway, type GatewayDeps, type GatewayOptions } from '../src/index.js';
 
 export type ExecutionResult = FormattedExecutionResult<Record<string, unknown>, unknown>;
 
@@ -66,7 +66,13 @@ export async function startTestGateway(
   const schema = schemaFor(topic);
   configureSchema(schema);
   const gateway = createGateway(
-    { schema, redis: subscriberConn, historyRedis, logger: createLogger({ name: 'gateway-test', destination: sink }), ...deps },
+    {
+      schema,
+      broker: createRedisBroker(subscriberConn),
+      history: createRedisHistory(historyRedis, 'wsh'),
+      logger: createLogger({ name: 'gateway-test', destination: sink }),
+      ...deps,
+    },
     options,
   );
   const port = await gateway.listen(0, '127.0.0.1');
@@ -90,7 +96,7 @@ export async function startTestGateway(
       // As ingest does: history first (a re-publish is rejected by the stream and ignored), then PUBLISH.
       await publisher
         .multi()
-        .xadd(historyStreamKey('wsh', topic, 0), historyEntryId(current), 'c', channel, 'e', envelope)
+        .call('XADD', ...historyAppendArgs('wsh', topic, 0, current, channel, envelope))
         .sadd(historyPartitionsKey('wsh', topic), '0')
         .exec()
         .catch(() => undefined);

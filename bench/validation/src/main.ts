@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
 import { parse, validate, version as graphqlVersion, type DocumentNode } from 'graphql';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
-import { checkDocumentLimits, checkDocumentNesting, resolveDocumentLimits } from '../../../apps/gateway/src/document-limits.js';
+import { checkDocumentLimits, checkDocumentNesting, resolveDocumentLimits } from '@wirestream/gateway';
 
 // pnpm forwards the `--` separator itself; drop it.
 const argv = process.argv.slice(2);

@@ -1,3 +1,5 @@
+import { GATEWAY_DEFAULTS } from '../defaults.js';
+
 /**
  * The state of one token bucket: two numbers, meant to live on the connection object itself
  * (per-connection state is the memory floor: no wrapper, no timer, no closure per socket).
@@ -12,13 +14,13 @@ export interface TokenBucketState {
 export interface RateLimiterOptions {
   /**
    * Sustained rate: tokens added per second (e.g. `subscribe` messages per second per socket).
-   * @default 10
+   * @default GATEWAY_DEFAULTS.subscribeRatePerSecond (10)
    */
   readonly ratePerSecond?: number;
   /**
    * Bucket size: how many may arrive at once after a quiet period. A dashboard opening its
    * subscriptions on connect sends a burst, then little.
-   * @default 20
+   * @default GATEWAY_DEFAULTS.subscribeBurst (50)
    */
   readonly burst?: number;
 }
@@ -40,8 +42,8 @@ export interface RateLimiter {
  */
 export function createRateLimiter(options: RateLimiterOptions = {}): RateLimiter {
   const {
-    ratePerSecond = 10, // tokens per second
-    burst = 20, // tokens
+    ratePerSecond = GATEWAY_DEFAULTS.subscribeRatePerSecond, // tokens per second
+    burst = GATEWAY_DEFAULTS.subscribeBurst, // tokens
   } = options;
   if (!Number.isFinite(ratePerSecond) || ratePerSecond <= 0) {
     throw new RangeError(`rate limiter ratePerSecond must be a positive number, got ${String(ratePerSecond)}`);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createRateLimiter } from './rate-limit.js';
+import { GATEWAY_DEFAULTS } from '../defaults.js';
 
 describe('createRateLimiter', () => {
   it('allows a burst, then refuses until time refills the bucket', () => {
@@ -45,7 +46,7 @@ describe('createRateLimiter', () => {
     const connection = { id: 'c1', ...limiter.initialState() };
     expect(limiter.take(connection, 0)).toBe(true);
     expect(Object.keys(limiter.initialState())).toEqual(['tokens', 'lastMs']);
-    expect(connection.tokens).toBe(19); // default burst 20
+    expect(connection.tokens).toBe(GATEWAY_DEFAULTS.subscribeBurst - 1); // one taken from a full bucket
   });
 
   it('fails fast on a rate or burst that cannot work', () => {

@@ -14,8 +14,8 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import type { SubscriptionRoute, WirestreamSchema } from '@wirestream/schema';
-import { channelName, shardOf, topicChannels } from '@wirestream/schema';
+import { filterClauses, subscriptionChannels, type FilterClause, type SubscriptionRoute, type WirestreamSchema } from '@wirestream/schema';
+import { GATEWAY_DEFAULTS } from '../defaults.js';
 import {
   checkDocumentLimits,
   checkDocumentNesting,
@@ -31,9 +31,6 @@ export interface OperationRequest {
   readonly operationName?: string | null | undefined;
   readonly variables?: Record<string, unknown> | null | undefined;
 }
-
-/** One `(payload field, expected value)` pair; an event matches when every pair matches. */
-export type FilterClause = readonly [field: string, value: string];
 
 /** A subscription ready to fan out: everything decided once, at subscribe time. */
 export interface CompiledSubscription {
@@ -82,13 +79,13 @@ export type CompileResult =
   | { readonly ok: false; readonly errors: readonly GraphQLFormattedError[] };
 
 export interface OperationCompilerOptions {
-  /** Distinct document texts kept parsed and validated. @default 1_000 */
+  /** Distinct document texts kept parsed and validated. @default GATEWAY_DEFAULTS.maxCachedDocuments (1,000) */
   readonly maxCachedDocuments?: number;
-  /** Parser token limit: bounds parse work before validation runs. @default 2_000 */
+  /** Parser token limit: bounds parse work before validation runs. @default GATEWAY_DEFAULTS.maxTokens (2,000) */
   readonly maxTokens?: number;
-  /** Document text limit in UTF-16 code units. @default 16_384 */
+  /** Document text limit in UTF-16 code units. @default GATEWAY_DEFAULTS.maxQueryLength (16,384) */
   readonly maxQueryLength?: number;
-  /** Must match ingest's channel prefix. @default 'ws' */
+  /** Must match ingest's channel prefix. @default GATEWAY_DEFAULTS.channelPrefix ('ws') */
   readonly channelPrefix?: string;
   /** Shape limits checked before validation (depth, aliases, fields, directives, introspection). */
   readonly documentLimits?: DocumentLimits;
@@ -110,10 +107,10 @@ interface ParsedDocument {
  */
 export function createOperationCompiler(ws: WirestreamSchema, options: OperationCompilerOptions = {}) {
   const {
-    maxCachedDocuments = 1_000,
-    maxTokens = 2_000,
-    maxQueryLength = 16_384,
-    channelPrefix = 'ws',
+    maxCachedDocuments = GATEWAY_DEFAULTS.maxCachedDocuments,
+    maxTokens = GATEWAY_DEFAULTS.maxTokens,
+    maxQueryLength = GATEWAY_DEFAULTS.maxQueryLength,
+    channelPrefix = GATEWAY_DEFAULTS.channelPrefix,
     variablesLimits = {},
   } = options;
   // Fails fast here, at start-up, on contradictory limits.
@@ -203,17 +200,9 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
     if (!allowed.ok) return fail(allowed.message);
     const { args } = allowed;
 
-    const filter: FilterClause[] = [];
-    for (const name of route.filterArgs) {
-      const value = args[name];
-      if (value !== undefined && value !== null) filter.push([name, String(value)]);
-    }
-    const keyValue = route.keyField === undefined ? undefined : args[route.keyField];
+    const filter: FilterClause[] = filterClauses(route, args);
     // A filter on the routing key needs only the one shard that carries that key.
-    const channels =
-      keyValue === undefined || keyValue === null
-        ? topicChannels(channelPrefix, route.topic, route.shards)
-        : [channelName(channelPrefix, route.topic, shardOf(String(keyValue), route.shards))];
+    const channels = subscriptionChannels(channelPrefix, route, args);
 
     // Forced (tenant-bound) arguments change what is filtered, so the effective arguments are
     // part of the key too, next to the scope.

@@ -2,8 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@wirestream/testkit';
 import { createMetricsRegistry } from '@wirestream/telemetry';
-import { createGatewayMetrics } from './metrics.js';
-import { collect, LISTING, rawSocket, startTestGateway, type ExecutionResult, type TestGateway } from '../test/support.js';
+import { createGatewayMetrics } from '../src/index.js';
+import { collect, LISTING, rawSocket, startTestGateway, type ExecutionResult, type TestGateway } from './support.js';
 
 let t: TestGateway;
 let gateway: TestGateway['gateway'];

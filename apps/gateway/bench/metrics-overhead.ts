@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import type { Redis } from 'ioredis';
 import { auctionSchemaPath, channelName, loadWirestreamSchema, shardOf } from '@wirestream/schema';
 import { createLogger, createMetricsRegistry } from '@wirestream/telemetry';
-import { createFanout } from '../fanout.js';
+import { createFanout } from '../src/index.js';
 import { createGatewayMetrics } from '../metrics.js';
 import { createOperationCompiler } from '../operations.js';
 

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { GraphQLObjectType } from 'graphql';
 import { waitFor } from '@wirestream/testkit';
-import { collect, startTestGateway, type TestGateway } from '../test/support.js';
+import { collect, startTestGateway, type TestGateway } from './support.js';
 
 interface Labels {
   label(eventType: string): string;

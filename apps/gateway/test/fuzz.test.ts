@@ -2,7 +2,7 @@
 // server must stay up, stay bounded, and keep delivering every event to a well-behaved client.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { waitFor } from '@wirestream/testkit';
-import { collect, rawSocket, startTestGateway, type TestGateway } from '../test/support.js';
+import { collect, rawSocket, startTestGateway, type TestGateway } from './support.js';
 
 const SEED = Number(process.env['FUZZ_SEED'] ?? 20261129);
 const ITERATIONS = Number(process.env['FUZZ_ITERATIONS'] ?? 20_000);

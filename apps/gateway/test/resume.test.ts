@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { channelName, encodeEnvelope, historyEntryId, historyPartitionsKey, historyStreamKey, shardOf } from '@wirestream/schema';
+import { channelName, encodeEnvelope, historyAppendArgs, historyPartitionsKey, shardOf } from '@wirestream/schema';
 import { waitFor } from '@wirestream/testkit';
-import { collect, rawSocket, startTestGateway, type ExecutionResult, type TestGateway } from '../test/support.js';
+import { collect, rawSocket, startTestGateway, type ExecutionResult, type TestGateway } from './support.js';
 
 const QUERY = 'subscription { listingUpdated { listing_id event_id } }';
 
@@ -128,7 +128,7 @@ describe('a large replay', () => {
         const payload = JSON.stringify({ event_id: `r-${i}`, event_type: 'ListingUpdated', listing_id: 'lst-replay', occurred_at: big });
         const envelope = encodeEnvelope({ topic: t.topic, partition: 2, offset, key: 'lst-replay', ts: Date.now() }, payload);
         const channel = channelName('ws', t.topic, shardOf('lst-replay', 16));
-        pipeline.xadd(historyStreamKey('wsh', t.topic, 2), historyEntryId(offset), 'c', channel, 'e', envelope);
+        pipeline.call('XADD', ...historyAppendArgs('wsh', t.topic, 2, offset, channel, envelope));
         pipeline.sadd(historyPartitionsKey('wsh', t.topic), '2');
         pipeline.publish(channel, envelope);
         offsets.push(offset);

@@ -7,6 +7,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
+import { GATEWAY_DEFAULTS } from '../defaults.js';
 
 /**
  * Bounds on one GraphQL document, checked on the parsed AST **before** `validate()`.
@@ -30,13 +31,13 @@ export interface DocumentLimits {
    * Nesting of fields (fragments and inline fragments add no level; the root field is depth 1).
    * The schema's deepest path is 5, so 10 leaves 2× headroom while keeping recursive
    * validation and execution shallow.
-   * @default 10
+   * @default GATEWAY_DEFAULTS.maxDepth (10)
    */
   readonly maxDepth?: number;
   /**
    * Aliased fields, counted once per use (a fragment spread twice counts twice). Aliases are how
    * one document asks for the same field thousands of times; legitimate subscriptions need a few.
-   * @default 30
+   * @default GATEWAY_DEFAULTS.maxAliases (30)
    */
   readonly maxAliases?: number;
   /**
@@ -44,20 +45,20 @@ export interface DocumentLimits {
    * spread adds the whole cost of its fragment, so a "fragment bomb" (F2 spreads F1 twice, F3
    * spreads F2 twice…) is measured at its expanded size. A full `ListingEvent` is ~40, so 200
    * allows 5 of them (or one with generous `__typename`s).
-   * @default 200
+   * @default GATEWAY_DEFAULTS.maxFields (200)
    */
   readonly maxFields?: number;
   /**
    * Directive uses (`@include`, `@skip`, …), counted through fragment expansion. Each one is
    * validated and evaluated; a client needs a handful.
-   * @default 20
+   * @default GATEWAY_DEFAULTS.maxDirectives (20)
    */
   readonly maxDirectives?: number;
   /**
    * Allow `__schema` and `__type` (introspection). Off for a public endpoint: the schema is
    * published as a file, and introspection is the most common probe and the largest response.
    * `__typename` is always allowed (clients such as Apollo add it everywhere).
-   * @default false
+   * @default GATEWAY_DEFAULTS.allowIntrospection (false)
    */
   readonly allowIntrospection?: boolean;
   /**
@@ -66,19 +67,19 @@ export interface DocumentLimits {
    * text costs milliseconds to refuse even with `maxTokens` (unwinding ~1,000 levels of parser
    * recursion), and overflows the stack near depth 2,000 without it. 32 covers `maxDepth`
    * selection levels plus nested input values in arguments.
-   * @default 32
+   * @default GATEWAY_DEFAULTS.maxNesting (32)
    */
   readonly maxNesting?: number;
 }
 
 /** The limits used when none are given (see {@link DocumentLimits} for the reasons). */
 export const DEFAULT_DOCUMENT_LIMITS: Readonly<Required<DocumentLimits>> = Object.freeze({
-  maxDepth: 10,
-  maxAliases: 30,
-  maxFields: 200,
-  maxDirectives: 20,
-  allowIntrospection: false,
-  maxNesting: 32,
+  maxDepth: GATEWAY_DEFAULTS.maxDepth,
+  maxAliases: GATEWAY_DEFAULTS.maxAliases,
+  maxFields: GATEWAY_DEFAULTS.maxFields,
+  maxDirectives: GATEWAY_DEFAULTS.maxDirectives,
+  allowIntrospection: GATEWAY_DEFAULTS.allowIntrospection,
+  maxNesting: GATEWAY_DEFAULTS.maxNesting,
 });
 
 /**
@@ -416,9 +417,9 @@ function endOfBlockString(query: string, i: number): number {
  * fit comfortably.
  */
 export interface VariablesLimits {
-  /** Nesting of objects and arrays; the variables object itself is level 1. @default 8 */
+  /** Nesting of objects and arrays; the variables object itself is level 1. @default GATEWAY_DEFAULTS.maxVariablesDepth (8) */
   readonly maxDepth?: number;
-  /** Approximate JSON size in bytes (UTF-8 strings, no whitespace). @default 8_192 (8 KiB) */
+  /** Approximate JSON size in bytes (UTF-8 strings, no whitespace). @default GATEWAY_DEFAULTS.maxVariablesBytes (8 KiB) */
   readonly maxBytes?: number;
 }
 
@@ -437,8 +438,8 @@ interface VariablesBudget {
  */
 export function checkVariablesShape(variables: unknown, limits: VariablesLimits = {}): readonly GraphQLFormattedError[] {
   const {
-    maxDepth = 8,
-    maxBytes = 8_192, // 8 KiB
+    maxDepth = GATEWAY_DEFAULTS.maxVariablesDepth,
+    maxBytes = GATEWAY_DEFAULTS.maxVariablesBytes,
   } = limits;
   if (variables === undefined || variables === null) return NO_ERRORS;
   if (typeof variables !== 'object' || Array.isArray(variables)) {

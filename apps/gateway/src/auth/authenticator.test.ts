@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT, base64url, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAuthenticator, type AuthResult, type Authenticator, type AuthenticatorOptions, type Principal } from './auth.js';
+import { createAuthenticator, type AuthResult, type Authenticator, type AuthenticatorOptions, type Principal } from './authenticator.js';
 
 const SECRET = 'a-test-secret-that-is-at-least-32-bytes-long';
 const nowSec = (): number => Math.floor(Date.now() / 1000);
@@ -61,8 +61,6 @@ describe('createAuthenticator — jwt', () => {
     const token = await hs({ scope: 'subscribe:listingUpdated topic:bid-events' });
     for (const payload of [{ token }, { authorization: `Bearer ${token}` }, { Authorization: `bearer  ${token}` }]) {
       const principal = principalOf(await auth.authenticate(payload));
-      expect(principal.subject).toBe('user-1');
-      expect(principal.anonymous).toBe(false);
       expect([...principal.scopes]).toEqual(['subscribe:listingUpdated', 'topic:bid-events']);
       expect(principal.tenant).toBeUndefined();
       expect(principal.expiresAtMs).toBeGreaterThan(Date.now());
@@ -73,9 +71,9 @@ describe('createAuthenticator — jwt', () => {
   it('verifies ES256 and RS256 tokens against PEM public keys, trying every key (rotation)', async () => {
     const pem = [await exportSPKI(es.publicKey), await exportSPKI(es2.publicKey), await exportSPKI(rs.publicKey)].join('\n');
     const auth = createAuthenticator({ mode: 'jwt', publicKeysPem: pem });
-    expect(principalOf(await auth.authenticate({ token: await sign(es.privateKey) })).subject).toBe('user-1');
-    expect(principalOf(await auth.authenticate({ token: await sign(es2.privateKey) })).subject).toBe('user-1');
-    expect(principalOf(await auth.authenticate({ token: await sign(rs.privateKey, {}, { alg: 'RS256' }) })).subject).toBe('user-1');
+    expect(principalOf(await auth.authenticate({ token: await sign(es.privateKey) })).expiresAtMs).toBeGreaterThan(Date.now());
+    expect(principalOf(await auth.authenticate({ token: await sign(es2.privateKey) })).expiresAtMs).toBeGreaterThan(Date.now());
+    expect(principalOf(await auth.authenticate({ token: await sign(rs.privateKey, {}, { alg: 'RS256' }) })).expiresAtMs).toBeGreaterThan(Date.now());
     // Trying keys does not hide the real problem of a genuinely signed token…
     expect(reasonOf(await auth.authenticate({ token: await sign(es2.privateKey, { exp: nowSec() - 60 }) }))).toBe('Forbidden: token expired');
     // …and a key nobody configured still fails on its signature.
@@ -88,7 +86,7 @@ describe('createAuthenticator — jwt', () => {
     const encKey = { ...(await exportJWK(es2.publicKey)), kid: 'enc', use: 'enc' }; // skipped: not for signatures
     writeFileSync(path, JSON.stringify({ keys: [{ ...(await exportJWK(es.publicKey)), kid: 'k1' }, encKey] }));
     const auth = createAuthenticator({ mode: 'jwt', jwksFile: path });
-    expect(principalOf(await auth.authenticate({ token: await sign(es.privateKey, {}, { alg: 'ES256', kid: 'k1' }) })).subject).toBe('user-1');
+    expect(principalOf(await auth.authenticate({ token: await sign(es.privateKey, {}, { alg: 'ES256', kid: 'k1' }) })).expiresAtMs).toBeGreaterThan(Date.now());
     expect(reasonOf(await auth.authenticate({ token: await sign(es2.privateKey, {}, { alg: 'ES256', kid: 'k2' }) }))).toBe(
       'Forbidden: no known key matches the token (kid/alg)',
     );
@@ -110,7 +108,7 @@ describe('createAuthenticator — jwt', () => {
 
     it('fetches the keys and verifies', async () => {
       const auth = createAuthenticator({ mode: 'jwt', jwksUrl: `${url}/jwks.json` });
-      expect(principalOf(await auth.authenticate({ token: await sign(es.privateKey, {}, { alg: 'ES256', kid: 'k1' }) })).subject).toBe('user-1');
+      expect(principalOf(await auth.authenticate({ token: await sign(es.privateKey, {}, { alg: 'ES256', kid: 'k1' }) })).expiresAtMs).toBeGreaterThan(Date.now());
     });
 
     it('reports an unreachable key set as retriable, not as the client’s fault', async () => {
@@ -190,7 +188,6 @@ describe('createAuthenticator — jwt', () => {
     expect((await hsAuth().authenticate({})).ok).toBe(false);
     const auth = hsAuth({ allowAnonymous: true, anonymousScopes: ['subscribe:listingUpdated'] });
     const anonymous = principalOf(await auth.authenticate({}));
-    expect(anonymous).toMatchObject({ subject: 'anonymous', anonymous: true });
     expect([...anonymous.scopes]).toEqual(['subscribe:listingUpdated']);
     expect(anonymous.expiresAtMs).toBeUndefined();
     expect(auth.authorizeField(anonymous, listing)).toBeUndefined();
@@ -250,14 +247,6 @@ describe('authorizeField', () => {
       'Missing scope "subscribe:bidPlaced" to subscribe to bidPlaced (or "topic:bid-events", or "subscribe:*"): ask for a token that grants it.',
     );
   });
-
-  it('accepts explicit scope names instead of the convention', async () => {
-    const principal = await withScopes('bids:read');
-    expect(auth.authorizeField(principal, bids, ['bids:read', 'admin'])).toBeUndefined();
-    expect(auth.authorizeField(principal, listing, ['listings:read'])).toBe(
-      'Missing scope to subscribe to listingUpdated: your token needs one of "listings:read".',
-    );
-  });
 });
 
 describe('bindTenant', () => {
@@ -300,7 +289,7 @@ describe('createAuthenticator — anonymous', () => {
   it('accepts every connection and every field', async () => {
     const auth = createAuthenticator({ mode: 'anonymous' });
     const principal = principalOf(await auth.authenticate({ token: 'whatever' }));
-    expect(principal).toMatchObject({ subject: 'anonymous', anonymous: true, scopeKey: '[["subscribe:*"]]' });
+    expect(principal).toMatchObject({ scopeKey: '[["subscribe:*"]]' });
     expect(auth.authorizeField(principal, bids)).toBeUndefined();
     const args = { seller_id: 'any' };
     expect(auth.bindTenant(principal, listing, args)).toEqual({ ok: true, args });

@@ -1,0 +1,55 @@
+import type { HistoryEntry } from '@wirestream/schema';
+
+/**
+ * The seam between the hub and the bus that carries envelopes (in the spirit of centrifuge's
+ * `broker.go`): channel subscriptions and the messages on them, nothing else. Implemented on Redis
+ * pub/sub (`redis-broker.ts`) and in process (`memory-broker.ts`, for the hub's unit tests and
+ * in-process benchmarks). The scale-out work adds a Redis Cluster broker behind the same interface.
+ */
+export interface Broker {
+  /** Registers the one listener (the hub). Called once, before any subscribe. */
+  attach(listener: BrokerListener): void;
+  /** Starts receiving a channel; resolves once the bus confirmed it (live messages flow from then on). */
+  subscribe(channel: string): Promise<void>;
+  /** Stops receiving a channel. */
+  unsubscribe(channel: string): Promise<void>;
+  /** True while connected: messages flow and subscriptions hold. */
+  isReady(): boolean;
+  /** The connection's state in a word or two, for `/readyz` when not ready (`connecting`, `reconnecting`…). */
+  status(): string;
+}
+
+/** What the broker tells its listener. */
+export interface BrokerListener {
+  /** A message on a subscribed channel: the envelope text as published. */
+  message(channel: string, text: string): void;
+  /**
+   * The connection dropped after having been ready. Pub/sub is at-most-once: whatever is published
+   * from now until {@link ready} is not delivered, only stored in history.
+   */
+  lost(): void;
+  /** Connected (again), with every subscription restored. */
+  ready(): void;
+}
+
+/**
+ * Reads what ingest writes next to each publish (the layout in `@wirestream/schema`'s history):
+ * one stream per Kafka partition with offset-derived ids, the set of partitions, and the epoch.
+ */
+export interface HistoryReader {
+  /** The epoch, creating it if the store has none (a fresh or emptied store starts a new life). */
+  loadEpoch(): Promise<string>;
+  /** Partitions of `topic` that have history, ascending. */
+  partitions(topic: string): Promise<number[]>;
+  /** Offset of the newest stored entry per partition (partitions without a stream are absent). */
+  tops(topic: string, partitions: readonly number[]): Promise<Map<number, string>>;
+  /**
+   * Whether history may have lost an entry after `afterOffset` (trimmed by retention, or deleted).
+   * Conservative: the store does not record the id of the last trimmed entry, only what remains, so a
+   * hole in the offsets just before the oldest retained entry (e.g. a dead-lettered message) counts
+   * as a possible loss. A partition with positions but no stream counts as lost too.
+   */
+  lostAfter(topic: string, partition: number, afterOffset: string): Promise<boolean>;
+  /** Entries after `afterOffset` (from the oldest retained when undefined), oldest first, in pages. */
+  read(topic: string, partition: number, afterOffset: string | undefined): AsyncGenerator<HistoryEntry[]>;
+}

@@ -1,0 +1,156 @@
+import { randomUUID } from 'node:crypto';
+import type { HistoryEntry } from '@wirestream/schema';
+import type { Broker, BrokerListener, HistoryReader } from './broker.js';
+
+/** Where one event sits in Kafka: what ingest stores it under in history. */
+export interface MemoryPosition {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+}
+
+/**
+ * A real in-process bus with the semantics the gateway relies on from Redis: channel pub/sub that
+ * is at-most-once (nothing is delivered while disconnected or before a SUBSCRIBE is confirmed),
+ * and a history of every published event per partition, written before the publish, with
+ * retention, trimming and an epoch that a data loss renews. Not a mock: it routes every message
+ * by channel like Redis does. For the hub's unit tests and the in-process benchmarks.
+ */
+export interface MemoryBus {
+  readonly broker: Broker;
+  readonly history: HistoryReader;
+  /**
+   * What ingest does for one event: append it to its partition's history (unless that offset is
+   * already stored), then publish it on `channel`. Delivery to the listener is synchronous when
+   * the channel is subscribed and the bus is connected.
+   */
+  publish(channel: string, envelope: string, position?: MemoryPosition): void;
+  /** Drops the connection: the listener hears `lost`, publishes until `reconnect` reach history only. */
+  disconnect(): void;
+  /** Restores the connection and every subscription: the listener hears `ready`. */
+  reconnect(): void;
+  /** Keeps the newest `maxLen` entries of a partition (as `XTRIM MAXLEN`). */
+  trim(topic: string, partition: number, maxLen: number): void;
+  /** Loses everything, epoch included (a store restarted empty). */
+  flushAll(): void;
+  /** Channels subscribed now. */
+  channels(): readonly string[];
+}
+
+interface Stream {
+  entries: HistoryEntry[];
+  /** Entries ever appended (Redis's `entries-added`), so trimming is detectable. */
+  added: number;
+  lastOffset: bigint;
+}
+
+export interface MemoryBusOptions {
+  /** Entries read per page of `history.read`. @default 500 */
+  readonly pageSize?: number;
+}
+
+export function createMemoryBus(options: MemoryBusOptions = {}): MemoryBus {
+  const { pageSize = 500 } = options;
+  let listener: BrokerListener | undefined;
+  let connected = true;
+  let epoch: string | undefined;
+  const subscribed = new Set<string>();
+  const streams = new Map<string, Map<number, Stream>>();
+
+  const streamOf = (topic: string, partition: number): Stream | undefined => streams.get(topic)?.get(partition);
+
+  function append(channel: string, envelope: string, { topic, partition, offset }: MemoryPosition): void {
+    let partitions = streams.get(topic);
+    if (!partitions) streams.set(topic, (partitions = new Map()));
+    let stream = partitions.get(partition);
+    if (!stream) partitions.set(partition, (stream = { entries: [], added: 0, lastOffset: -1n }));
+    // Like an XADD at or below the stream's top: a re-publish is refused by history, still published.
+    if (BigInt(offset) <= stream.lastOffset) return;
+    stream.entries.push({ offset, channel, envelope });
+    stream.added++;
+    stream.lastOffset = BigInt(offset);
+  }
+
+  const broker: Broker = {
+    attach(l) {
+      if (listener) throw new Error('a memory broker has one listener: attach() was called twice');
+      listener = l;
+    },
+    subscribe(channel) {
+      subscribed.add(channel);
+      // Confirmed a turn later, like a SUBSCRIBE reply.
+      return new Promise((resolve) => setImmediate(resolve));
+    },
+    unsubscribe(channel) {
+      subscribed.delete(channel);
+      return Promise.resolve();
+    },
+    isReady: () => connected,
+    status: () => (connected ? 'memory ready' : 'memory disconnected'),
+  };
+
+  const history: HistoryReader = {
+    loadEpoch() {
+      epoch ??= randomUUID();
+      return Promise.resolve(epoch);
+    },
+    partitions(topic) {
+      return Promise.resolve([...(streams.get(topic)?.keys() ?? [])].sort((a, b) => a - b));
+    },
+    tops(topic, partitions) {
+      const tops = new Map<number, string>();
+      for (const p of partitions) {
+        const newest = streamOf(topic, p)?.entries.at(-1);
+        if (newest) tops.set(p, newest.offset);
+      }
+      return Promise.resolve(tops);
+    },
+    lostAfter(topic, partition, afterOffset) {
+      const stream = streamOf(topic, partition);
+      if (!stream) return Promise.resolve(true);
+      if (stream.added <= stream.entries.length) return Promise.resolve(false);
+      const first = stream.entries[0];
+      const oldest = first ? BigInt(first.offset) : stream.lastOffset + 1n;
+      return Promise.resolve(oldest > BigInt(afterOffset) + 1n);
+    },
+    async *read(topic, partition, afterOffset) {
+      const entries = streamOf(topic, partition)?.entries ?? [];
+      const after = afterOffset === undefined ? -1n : BigInt(afterOffset);
+      let start = entries.findIndex((e) => BigInt(e.offset) > after);
+      if (start < 0) return;
+      while (start < entries.length) {
+        await Promise.resolve(); // a page is an asynchronous read, as over a socket
+        yield entries.slice(start, start + pageSize);
+        start += pageSize;
+      }
+    },
+  };
+
+  return {
+    broker,
+    history,
+    publish(channel, envelope, position) {
+      if (position) append(channel, envelope, position);
+      if (connected && subscribed.has(channel)) listener?.message(channel, envelope);
+    },
+    disconnect() {
+      if (!connected) return;
+      connected = false;
+      listener?.lost();
+    },
+    reconnect() {
+      if (connected) return;
+      connected = true;
+      listener?.ready();
+    },
+    trim(topic, partition, maxLen) {
+      const stream = streamOf(topic, partition);
+      if (stream && stream.entries.length > maxLen) stream.entries.splice(0, stream.entries.length - maxLen);
+    },
+    flushAll() {
+      streams.clear();
+      epoch = undefined;
+    },
+    channels: () => [...subscribed],
+  };
+}

@@ -1,0 +1,41 @@
+import type { Redis } from 'ioredis';
+import type { Broker, BrokerListener } from './broker.js';
+
+export interface RedisBrokerOptions {
+  /** Called on each reconnection attempt (the gateway counts them in a metric). */
+  readonly onReconnecting?: () => void;
+}
+
+/**
+ * The broker on Redis pub/sub, over a connection the gateway dedicates to SUBSCRIBE (ioredis puts
+ * it in subscriber mode; it re-subscribes every channel itself after a reconnect, before `ready`).
+ */
+export function createRedisBroker(redis: Redis, options: RedisBrokerOptions = {}): Broker {
+  const { onReconnecting } = options;
+  let attached = false;
+  return {
+    attach(listener: BrokerListener) {
+      if (attached) throw new Error('a Redis broker has one listener: attach() was called twice');
+      attached = true;
+      let wasReady = redis.status === 'ready';
+      redis.on('message', (channel: string, text: string) => listener.message(channel, text));
+      if (onReconnecting) redis.on('reconnecting', onReconnecting);
+      // Pub/sub is at-most-once: from the moment the connection drops, anything published is only in history.
+      redis.on('close', () => {
+        if (wasReady) listener.lost();
+      });
+      redis.on('ready', () => {
+        wasReady = true;
+        listener.ready();
+      });
+    },
+    async subscribe(channel) {
+      await redis.subscribe(channel);
+    },
+    async unsubscribe(channel) {
+      await redis.unsubscribe(channel);
+    },
+    isReady: () => redis.status === 'ready',
+    status: () => `redis ${redis.status}`,
+  };
+}

@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import {
+  historyEntryId,
+  historyEpochCommand,
+  historyPartitionsKey,
+  historyStreamKey,
+  offsetOfHistoryId,
+  parseHistoryEntry,
+  type HistoryEntry,
+} from '@wirestream/schema';
+import type { HistoryReader } from './broker.js';
+
+/** Entries per XRANGE round trip: large enough to amortize it, small enough to yield between pages. */
+const PAGE = 500;
+
+/** The history reader on Redis Streams, over an ordinary (non-subscriber) connection. */
+export function createRedisHistory(redis: Redis, prefix: string): HistoryReader {
+  return {
+    async loadEpoch() {
+      // SET … NX GET: returns the epoch someone else created, or null when ours won.
+      const candidate = randomUUID();
+      const existing = (await redis.call(...historyEpochCommand(prefix, candidate))) as string | null;
+      return existing ?? candidate;
+    },
+
+    async partitions(topic) {
+      const members = await redis.smembers(historyPartitionsKey(prefix, topic));
+      return members.map(Number).filter((p) => Number.isInteger(p) && p >= 0).sort((a, b) => a - b);
+    },
+
+    async tops(topic, partitions) {
+      const pipeline = redis.pipeline();
+      for (const p of partitions) pipeline.xrevrange(historyStreamKey(prefix, topic, p), '+', '-', 'COUNT', 1);
+      const results = (await pipeline.exec()) ?? [];
+      const tops = new Map<number, string>();
+      results.forEach(([err, value], i) => {
+        const newest = (value as [string, string[]][] | undefined)?.[0];
+        if (!err && newest) tops.set(partitions[i] as number, offsetOfHistoryId(newest[0]));
+      });
+      return tops;
+    },
+
+    async lostAfter(topic, partition, afterOffset) {
+      let info: unknown[];
+      try {
+        info = (await redis.call('XINFO', 'STREAM', historyStreamKey(prefix, topic, partition))) as unknown[];
+      } catch (err) {
+        if (String(err).includes('no such key')) return true;
+        throw err;
+      }
+      const field = (name: string): unknown => {
+        const at = info.indexOf(name);
+        return at >= 0 ? info[at + 1] : undefined;
+      };
+      const after = BigInt(afterOffset);
+      const offsetOf = (id: unknown): bigint => BigInt(offsetOfHistoryId(String(id ?? '0-0')));
+      // XDEL leaves its mark here (Redis ≥ 7.0); trimming does not.
+      if (offsetOf(field('max-deleted-entry-id')) > after) return true;
+      const length = Number(field('length') ?? 0);
+      const added = Number(field('entries-added') ?? length);
+      if (added <= length) return false; // nothing was ever trimmed
+      const first = field('first-entry') as [string, string[]] | null | undefined;
+      // Trimmed entries all precede the oldest retained one; everything trimmed when none is left.
+      const oldest = first ? offsetOf(first[0]) : offsetOf(field('last-generated-id')) + 1n;
+      return oldest > after + 1n;
+    },
+
+    async *read(topic, partition, afterOffset) {
+      const key = historyStreamKey(prefix, topic, partition);
+      let start = afterOffset === undefined ? '-' : `(${historyEntryId(afterOffset)}`;
+      for (;;) {
+        const page = (await redis.xrange(key, start, '+', 'COUNT', PAGE)) as [string, string[]][];
+        if (page.length === 0) return;
+        const entries: HistoryEntry[] = [];
+        for (const [id, fields] of page) {
+          const entry = parseHistoryEntry(id, fields);
+          if (entry) entries.push(entry);
+        }
+        yield entries;
+        if (page.length < PAGE) return;
+        start = `(${(page[page.length - 1] as [string, string[]])[0]}`;
+      }
+    },
+  };
+}

@@ -1,0 +1,142 @@
+import type { LazyFactories } from '@wirestream/context';
+import type { WirestreamSchema } from '@wirestream/schema';
+import type { Logger } from '@wirestream/telemetry';
+import type { Broker, HistoryReader } from '../broker/broker.js';
+import type { ConnectionWriter } from './connection-writer.js';
+import type { GatewayMetrics } from './metrics.js';
+import type { CompiledSubscription } from './operations.js';
+import type { DeliveredMarks } from './positions.js';
+
+/** One client subscription (one graphql-ws `id` on one connection). Returned as the handle to remove it. */
+export interface Subscriber<C> {
+  readonly conn: C;
+  readonly id: string;
+  /** `{"id":<id>,"type":"next","payload":` — built once so each delivery is a concatenation. */
+  readonly head: string;
+  readonly group: Group<C>;
+  /**
+   * Set while a resuming subscriber is replayed from history: live payloads wait here (with their
+   * positions) so history and live meet without a gap or a duplicate. Undefined otherwise.
+   */
+  catchup: Catchup | undefined;
+}
+
+export interface Catchup {
+  readonly held: HeldPayload[];
+  /**
+   * Set when the replay is done: per partition, the last offset the client already has. A live
+   * event can be replayed from history before its PUBLISH arrives, so live payloads are checked
+   * against it until each partition has moved past it; then the subscriber is plainly live.
+   */
+  covered: Map<number, string> | undefined;
+}
+
+/** A live payload held back while its subscriber catches up. */
+export interface HeldPayload {
+  readonly partition: number;
+  readonly offset: string;
+  readonly payload: string;
+}
+
+/**
+ * Subscribers whose operations are identical (same dedup key): one execution per event serves all.
+ * "Group" is the one name of this concept in the code; metrics and docs call the count of groups
+ * "operations" (distinct operations = executions per event).
+ */
+export interface Group<C> {
+  readonly op: CompiledSubscription;
+  readonly subscribers: Set<Subscriber<C>>;
+  /** Payloads (execution results as JSON) of this event-loop turn, in event order, not yet written. */
+  pending: string[];
+  /** Kafka timestamps of `pending`, for the event-to-wire histogram. */
+  pendingTs: number[];
+  /** Positions of `pending` (partition, offset), for subscribers that are catching up. */
+  pendingPartition: number[];
+  pendingOffset: string[];
+  /** Sum of the subscribers' frame-head lengths, for bytes-out without a per-subscriber loop. */
+  headBytes: number;
+  /** Resolver context of this group (lazy: members are built on first use), if factories were given. */
+  readonly context: object | undefined;
+}
+
+/** What every group context offers before any lazy member is built. */
+export interface GroupContextBase {
+  /** The operation's dedup key (document, variables, arguments and scope). */
+  readonly dedupKey: string;
+  readonly fieldName: string;
+  readonly topic: string;
+}
+
+/** A broker channel some group needs. */
+export interface ChannelState<C> {
+  readonly groups: Set<Group<C>>;
+  /** Resolves once the broker confirmed the SUBSCRIBE (live events flow from then on). */
+  readonly ready: Promise<void>;
+  confirmed: boolean;
+}
+
+/** A topic some group listens to. */
+export interface TopicState {
+  groups: number;
+  /**
+   * History's newest offset per partition when the topic gained its first group. A back-fill starts
+   * at the later of this and the delivered mark, so it replays only what was published while someone
+   * listened. Forgotten with the topic's last group.
+   */
+  readonly floor: Promise<Map<number, string>>;
+}
+
+export interface HubStats {
+  eventsIn: number;
+  /** Events re-read from history after a broker reconnect. */
+  backfilled: number;
+  /** Subscriptions that asked to resume, and those told history could not cover their gap. */
+  resumes: number;
+  resumesNotRecovered: number;
+  /** Events sent from history to resuming subscribers. */
+  replayed: number;
+  /** Envelopes dropped because their position was already delivered (ingest re-publishes after a crash or rebalance). */
+  duplicates: number;
+  badEnvelopes: number;
+  executions: number;
+  framesOut: number;
+}
+
+export interface HubDeps<C> {
+  readonly schema: WirestreamSchema;
+  readonly broker: Broker;
+  readonly logger: Logger;
+  readonly writer: ConnectionWriter<C>;
+  /** Prometheus series; optional so tests and benchmarks can run without a registry. */
+  readonly metrics?: GatewayMetrics | undefined;
+  /**
+   * Backends a custom resolver may need (clients, DataLoaders), built lazily per group on first use
+   * and disposed with the group. Defined once per server: connections hold nothing.
+   */
+  readonly contextFactories?: LazyFactories<object, GroupContextBase> | undefined;
+  /**
+   * History (what ingest writes next to each publish): enables resume, back-fill after a broker
+   * reconnect, and the epoch in positions. Without it the gateway is live-only.
+   */
+  readonly history?: HistoryReader | undefined;
+}
+
+/** Everything the hub knows, in one object that its module-level functions take. */
+export interface HubState<C> extends HubDeps<C> {
+  /** By dedup key. */
+  readonly groups: Map<string, Group<C>>;
+  readonly channels: Map<string, ChannelState<C>>;
+  readonly topics: Map<string, TopicState>;
+  readonly delivered: DeliveredMarks;
+  readonly stats: HubStats;
+  subscriberCount: number;
+  /** Current history epoch; part of every position, so a client can tell positions of a lost history apart. */
+  epoch: string | undefined;
+  /** While re-reading history after a broker reconnect, live messages queue here, then follow in order. */
+  inbound: [channel: string, text: string][] | undefined;
+  /** Groups with payloads to write at the end of this event-loop turn. */
+  dirty: Group<C>[];
+  flushScheduled: boolean;
+  /** `flushPending` bound to this state once, so scheduling a flush allocates nothing. */
+  readonly flush: () => void;
+}

@@ -1,0 +1,182 @@
+/**
+ * The hub owns local subscribers (centrifuge's `hub.go`): subscribers share a group per distinct
+ * operation, groups share broker channels, channels are subscribed on first use and unsubscribed
+ * when the last group leaves. The event path itself is in delivery.ts, resume in recovery.ts,
+ * back-fill in backfill.ts; all of them are module-level functions over one {@link HubState}.
+ */
+import { createLazyContext, disposeLazyContext } from '@wirestream/context';
+import { onBrokerLost, onBrokerReady } from './backfill.js';
+import { flushPending, onBrokerMessage } from './delivery.js';
+import type { ChannelState, Group, HubDeps, HubState, HubStats, Subscriber } from './hub-state.js';
+import type { CompiledSubscription } from './operations.js';
+import { catchUp } from './recovery.js';
+import type { ResumeRequest } from './resume-request.js';
+
+export interface HubSnapshot extends Readonly<HubStats> {
+  readonly subscribers: number;
+  readonly groups: number;
+  readonly channels: number;
+  readonly confirmedChannels: number;
+}
+
+export interface Hub<C> {
+  /** Adds a subscriber (joining or opening its group); with `resume`, it is first replayed from history. */
+  subscribe(conn: C, id: string, op: CompiledSubscription, resume?: ResumeRequest): Subscriber<C>;
+  /** Removes a subscriber; its group and channels go with the last one. Idempotent. */
+  unsubscribe(subscriber: Subscriber<C>): void;
+  stats(): HubSnapshot;
+}
+
+/**
+ * Per broker event: parse the envelope once; for each group listening on that channel whose filter
+ * matches, execute once and serialize once; then write the shared JSON to each subscriber.
+ */
+export function createHub<C>(deps: HubDeps<C>): Hub<C> {
+  const state: HubState<C> = {
+    ...deps,
+    groups: new Map(),
+    channels: new Map(),
+    topics: new Map(),
+    delivered: new Map(),
+    stats: { eventsIn: 0, backfilled: 0, resumes: 0, resumesNotRecovered: 0, replayed: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0 },
+    subscriberCount: 0,
+    epoch: undefined,
+    inbound: undefined,
+    dirty: [],
+    flushScheduled: false,
+    flush: () => flushPending(state),
+  };
+  const { broker, history, logger } = deps;
+  broker.attach({
+    message: (channel, text) => onBrokerMessage(state, channel, text),
+    lost: () => onBrokerLost(state),
+    ready: () => void onBrokerReady(state).catch((err: unknown) => logger.error({ err }, 'handling Redis reconnect failed')),
+  });
+  if (history && broker.isReady()) {
+    history.loadEpoch().then(
+      (e) => (state.epoch ??= e),
+      (err: unknown) => logger.warn({ err }, 'could not load the history epoch'),
+    );
+  }
+  return {
+    subscribe: (conn, id, op, resume) => addSubscriber(state, conn, id, op, resume),
+    unsubscribe: (subscriber) => removeSubscriber(state, subscriber),
+    stats: () => snapshot(state),
+  };
+}
+
+function addSubscriber<C>(state: HubState<C>, conn: C, id: string, op: CompiledSubscription, resume: ResumeRequest | undefined): Subscriber<C> {
+  const group = state.groups.get(op.dedupKey) ?? openGroup(state, op);
+  const subscriber: Subscriber<C> = {
+    conn,
+    id,
+    head: `{"id":${JSON.stringify(id)},"type":"next","payload":`,
+    group,
+    catchup: resume ? { held: [], covered: undefined } : undefined,
+  };
+  group.subscribers.add(subscriber);
+  group.headBytes += subscriber.head.length;
+  state.subscriberCount++;
+  if (resume) {
+    state.stats.resumes++;
+    catchUp(state, subscriber, resume).catch((err: unknown) => {
+      state.logger.error({ err }, 'resume from history failed');
+      state.writer.close(conn, 1011, 'resume from history failed: reconnect and resume again');
+    });
+  }
+  return subscriber;
+}
+
+function removeSubscriber<C>(state: HubState<C>, subscriber: Subscriber<C>): void {
+  const { group } = subscriber;
+  if (!group.subscribers.delete(subscriber)) return;
+  group.headBytes -= subscriber.head.length;
+  state.subscriberCount--;
+  if (group.subscribers.size === 0) closeGroup(state, group);
+}
+
+function openGroup<C>(state: HubState<C>, op: CompiledSubscription): Group<C> {
+  const { fieldName, topic } = op.route;
+  const context = state.contextFactories ? createLazyContext(state.contextFactories, { dedupKey: op.dedupKey, fieldName, topic }) : undefined;
+  const group: Group<C> = { op, subscribers: new Set(), pending: [], pendingTs: [], pendingPartition: [], pendingOffset: [], headBytes: 0, context };
+  state.groups.set(op.dedupKey, group);
+  retainTopic(state, topic);
+  for (const channel of op.channels) retainChannel(state, channel, group);
+  return group;
+}
+
+function closeGroup<C>(state: HubState<C>, group: Group<C>): void {
+  state.groups.delete(group.op.dedupKey);
+  releaseTopic(state, group.op.route.topic);
+  for (const channel of group.op.channels) releaseChannel(state, channel, group);
+  if (group.context) {
+    disposeLazyContext(group.context).catch((err: unknown) => state.logger.warn({ err }, 'disposing an operation context failed'));
+  }
+}
+
+/** Counts a group on its topic; the first one reads the topic's history floor. */
+function retainTopic<C>(state: HubState<C>, topic: string): void {
+  const known = state.topics.get(topic);
+  if (known) known.groups++;
+  else state.topics.set(topic, { groups: 1, floor: readFloor(state, topic) });
+}
+
+/** A topic whose last group leaves forgets its floor (it gets a fresh one on return). */
+function releaseTopic<C>(state: HubState<C>, topic: string): void {
+  const known = state.topics.get(topic);
+  if (!known) return;
+  if (--known.groups <= 0) state.topics.delete(topic);
+}
+
+/** History's newest offset per partition now; empty without history or when it cannot be read. */
+function readFloor<C>(state: HubState<C>, topic: string): Promise<Map<number, string>> {
+  const { history } = state;
+  if (!history) return Promise.resolve(new Map());
+  // Without history (or with Redis down) the floor is empty: a back-fill then starts at the delivered marks.
+  return history
+    .partitions(topic)
+    .then((partitions) => history.tops(topic, partitions))
+    .catch((err: unknown) => {
+      state.logger.warn({ err, topic }, 'could not read the history floor of a topic');
+      return new Map<number, string>();
+    });
+}
+
+function retainChannel<C>(state: HubState<C>, channel: string, group: Group<C>): void {
+  const known = state.channels.get(channel);
+  if (known) {
+    known.groups.add(group);
+    return;
+  }
+  const floor = state.topics.get(group.op.route.topic)?.floor ?? Promise.resolve();
+  const entry: ChannelState<C> = {
+    groups: new Set([group]),
+    // The floor is read before SUBSCRIBE so that everything after it is either live or in history.
+    ready: floor
+      .then(() => state.broker.subscribe(channel))
+      .then(
+        () => {
+          // Still wanted (and not replaced by a later subscribe of the same channel).
+          if (state.channels.get(channel) === entry) entry.confirmed = true;
+        },
+        (err: unknown) => state.logger.error({ err, channel }, 'Redis SUBSCRIBE failed'),
+      ),
+    confirmed: false,
+  };
+  state.channels.set(channel, entry);
+}
+
+function releaseChannel<C>(state: HubState<C>, channel: string, group: Group<C>): void {
+  const known = state.channels.get(channel);
+  if (!known) return;
+  known.groups.delete(group);
+  if (known.groups.size > 0) return;
+  state.channels.delete(channel);
+  state.broker.unsubscribe(channel).catch((err: unknown) => state.logger.warn({ err, channel }, 'Redis UNSUBSCRIBE failed'));
+}
+
+function snapshot<C>(state: HubState<C>): HubSnapshot {
+  let confirmedChannels = 0;
+  for (const channel of state.channels.values()) if (channel.confirmed) confirmedChannels++;
+  return { ...state.stats, subscribers: state.subscriberCount, groups: state.groups.size, channels: state.channels.size, confirmedChannels };
+}

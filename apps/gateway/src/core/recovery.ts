@@ -1,0 +1,203 @@
+/**
+ * Resume: replay history to a subscriber that reconnected with its last positions, then release
+ * the live payloads it held back meanwhile, so history and live meet with no gap and no duplicate
+ * (centrifuge's `internal/recovery` is the model: buffer live, read history, merge by position).
+ */
+import { decodeEnvelope, type Envelope } from '@wirestream/schema';
+import type { ConnectionWriter } from './connection-writer.js';
+import type { Catchup, HubState, Subscriber } from './hub-state.js';
+import { offsetAfter, positionExtensions } from './positions.js';
+import { renderPayload } from './render.js';
+import type { ResumeRequest } from './resume-request.js';
+
+/** Replay passes at most; a pass that finds fewer entries than SMALL_PASS ends the replay. */
+const MAX_REPLAY_PASSES = 5;
+const SMALL_PASS = 100;
+/** A replay that cannot write for this long gives up: the client is told to resume again. */
+const REPLAY_STALL_MS = 30_000; // 30 s
+/** How often a waiting replay re-checks the socket. */
+const ROOM_POLL_MS = 10;
+
+/** What a resume answers first, as a data-less `next` (graphql-ws has no other message for it). */
+interface Recovery {
+  readonly recovered: boolean;
+  readonly reason?: string;
+  readonly partitions?: number[];
+}
+
+/**
+ * Replays history to a resuming subscriber, then releases the live payloads it held back.
+ * Live events were held from the moment it subscribed, and its channels were confirmed before
+ * history is read, so every event is in history, in the held list, or both (then sent once).
+ */
+export async function catchUp<C>(state: HubState<C>, subscriber: Subscriber<C>, resume: ResumeRequest): Promise<void> {
+  const { group } = subscriber;
+  const { topic } = group.op.route;
+  const { history } = state;
+  const alive = (): boolean => group.subscribers.has(subscriber);
+  await Promise.all(group.op.channels.map((c) => state.channels.get(c)?.ready));
+  if (!history) {
+    signalRecovery(state, subscriber, { recovered: false, reason: 'this gateway keeps no history' });
+    return release(state.writer, subscriber, new Map(), undefined);
+  }
+  state.epoch ??= await history.loadEpoch();
+  if (!alive()) return;
+
+  // Positions of another epoch mean nothing here: such a client gets what history has, from its start.
+  const sameEpoch = resume.epoch === state.epoch;
+  const partitions = new Set([...(await history.partitions(topic)), ...resume.positions.keys()]);
+  const gaps = sameEpoch ? await partitionsWithGaps(state, topic, partitions, resume) : [];
+  if (!alive()) return;
+  if (!sameEpoch) signalRecovery(state, subscriber, { recovered: false, reason: 'epoch changed: the history your positions belong to was lost' });
+  else if (gaps.length > 0) signalRecovery(state, subscriber, { recovered: false, reason: 'history no longer covers the gap (retention)', partitions: gaps });
+  else signalRecovery(state, subscriber, { recovered: true });
+
+  const sent = new Map<number, string>();
+  const from = (p: number): string | undefined => sent.get(p) ?? (sameEpoch ? resume.positions.get(p) : undefined);
+  // Live events keep arriving while history replays, and they are in history too: replay again from
+  // where the last pass ended until a pass finds little, so what is held back (in memory, then sent
+  // at once) stays small.
+  for (let pass = 0; pass < MAX_REPLAY_PASSES; pass++) {
+    let found = 0;
+    for (const p of partitions) {
+      const replayed = await replayPartition(state, subscriber, p, from(p), sent, alive);
+      if (replayed === undefined) return;
+      found += replayed;
+    }
+    dropCovered(subscriber, sent);
+    if (found < SMALL_PASS) break;
+  }
+  release(state.writer, subscriber, sent, sameEpoch ? resume : undefined);
+}
+
+/** Partitions where history may have lost something after the client's position. */
+async function partitionsWithGaps<C>(state: HubState<C>, topic: string, partitions: Iterable<number>, resume: ResumeRequest): Promise<number[]> {
+  const gaps: number[] = [];
+  for (const p of partitions) {
+    const after = resume.positions.get(p);
+    if (after !== undefined && (await state.history?.lostAfter(topic, p, after))) gaps.push(p);
+  }
+  return gaps;
+}
+
+/**
+ * Sends a partition's history after `after` to a catching-up subscriber in chunks of about the
+ * writer's replay chunk, waiting whenever its connection has no room, so a replay never trips the
+ * slow-consumer limit of a client that reads. Returns the entries read, or undefined if the
+ * subscriber left or stalled.
+ */
+async function replayPartition<C>(
+  state: HubState<C>,
+  subscriber: Subscriber<C>,
+  p: number,
+  after: string | undefined,
+  sent: Map<number, string>,
+  alive: () => boolean,
+): Promise<number | undefined> {
+  const { history, writer } = state;
+  if (!history) return 0;
+  const { group, conn } = subscriber;
+  let read = 0;
+  let chunk: string[] = [];
+  let chunkBytes = 0;
+  const flushChunk = async (): Promise<boolean> => {
+    if (chunk.length === 0) return true;
+    writer.sendFrames(conn, subscriber.head, chunk);
+    state.stats.replayed += chunk.length;
+    chunk = [];
+    chunkBytes = 0;
+    return waitForRoom(writer, conn, alive);
+  };
+  for await (const page of history.read(group.op.route.topic, p, after)) {
+    if (!alive()) return undefined;
+    for (const entry of page) {
+      read++;
+      let envelope: Envelope;
+      try {
+        envelope = decodeEnvelope(entry.envelope);
+      } catch {
+        continue; // a malformed entry was never delivered live either
+      }
+      const rendered = renderPayload(state.schema, state.stats, group, envelope, positionExtensions(envelope, state.epoch));
+      const json = typeof rendered === 'string' || rendered === undefined ? rendered : await rendered;
+      sent.set(p, entry.offset);
+      if (json === undefined) continue;
+      chunk.push(json);
+      chunkBytes += json.length + subscriber.head.length;
+      if (chunkBytes >= writer.replayChunkBytes && !(await flushChunk())) return undefined;
+    }
+  }
+  return (await flushChunk()) ? read : undefined;
+}
+
+/** Waits while the connection has no room; false if the subscriber left or stalled (then it is closed). */
+async function waitForRoom<C>(writer: ConnectionWriter<C>, conn: C, alive: () => boolean): Promise<boolean> {
+  const deadline = Date.now() + REPLAY_STALL_MS;
+  while (!writer.hasRoom(conn)) {
+    if (!alive()) return false;
+    if (Date.now() > deadline) {
+      writer.close(conn, 1013, 'slow consumer during resume: reconnect and resume from your last position');
+      return false;
+    }
+    await new Promise((resolve) => setTimeout(resolve, ROOM_POLL_MS));
+  }
+  return alive();
+}
+
+/** Forgets held live payloads the replay already sent (they would be filtered out later anyway). */
+function dropCovered<C>(subscriber: Subscriber<C>, sent: ReadonlyMap<number, string>): void {
+  const held = subscriber.catchup?.held;
+  if (!held || held.length === 0) return;
+  let kept = 0;
+  for (const item of held) {
+    const have = sent.get(item.partition);
+    if (have === undefined || offsetAfter(item.offset, have)) held[kept++] = item;
+  }
+  held.length = kept;
+}
+
+function signalRecovery<C>(state: HubState<C>, subscriber: Subscriber<C>, recovery: Recovery): void {
+  if (!recovery.recovered) state.stats.resumesNotRecovered++;
+  state.writer.sendFrames(subscriber.conn, subscriber.head, [JSON.stringify({ extensions: { recovery: { ...recovery, epoch: state.epoch } } })]);
+}
+
+/** Ends a replay: from now on held payloads are sent as they come, minus what the client already has. */
+function release<C>(writer: ConnectionWriter<C>, subscriber: Subscriber<C>, sent: ReadonlyMap<number, string>, resume: ResumeRequest | undefined): void {
+  const { catchup } = subscriber;
+  if (!catchup) return;
+  const covered = new Map(resume?.positions);
+  for (const [p, offset] of sent) covered.set(p, offset);
+  catchup.covered = covered;
+  sendUncovered(writer, subscriber, catchup);
+}
+
+/** Live payloads of one flush for a subscriber that is catching up: held, then sent past what it has. */
+export function holdForCatchup<C>(
+  writer: ConnectionWriter<C>,
+  subscriber: Subscriber<C>,
+  catchup: Catchup,
+  payloads: readonly string[],
+  partitions: readonly number[],
+  offsets: readonly string[],
+): void {
+  for (let i = 0; i < payloads.length; i++) {
+    catchup.held.push({ partition: partitions[i] as number, offset: offsets[i] as string, payload: payloads[i] as string });
+  }
+  if (catchup.covered) sendUncovered(writer, subscriber, catchup);
+}
+
+/** Sends the held payloads the client does not have yet, in order; plain live delivery once every partition moved on. */
+function sendUncovered<C>(writer: ConnectionWriter<C>, subscriber: Subscriber<C>, catchup: Catchup): void {
+  const covered = catchup.covered as Map<number, string>;
+  const payloads: string[] = [];
+  for (const item of catchup.held) {
+    const have = covered.get(item.partition);
+    if (have !== undefined && !offsetAfter(item.offset, have)) continue;
+    // Per partition, offsets only grow: past the covered one, nothing more to check there.
+    covered.delete(item.partition);
+    payloads.push(item.payload);
+  }
+  catchup.held.length = 0;
+  if (covered.size === 0) subscriber.catchup = undefined;
+  if (payloads.length > 0) writer.sendFrames(subscriber.conn, subscriber.head, payloads);
+}

@@ -1,0 +1,60 @@
+import { DEFAULT_CHANNEL_PREFIX, DEFAULT_HISTORY_PREFIX } from '@wirestream/schema';
+
+/**
+ * Every default of the gateway, in one place: the config spec (env vars and the README's table),
+ * the factories' option destructuring and the docs all read these. Why each value is what it is
+ * stays with the option it sets (TSDoc on the options interfaces).
+ */
+export const GATEWAY_DEFAULTS = Object.freeze({
+  // ---- server ----
+  host: '0.0.0.0',
+  port: 4000,
+  path: '/graphql',
+  redisUrl: 'redis://127.0.0.1:6379',
+  /** Must match ingest's (the shared contract's default). */
+  channelPrefix: DEFAULT_CHANNEL_PREFIX,
+  historyPrefix: DEFAULT_HISTORY_PREFIX,
+  historyEnabled: true,
+  metricsEnabled: true,
+  debugEndpoints: false,
+  console: false,
+  logLevel: 'info' as const,
+
+  // ---- transport: frames, backpressure, liveness, drain ----
+  maxPayloadBytes: 65_536, // 64 KiB
+  maxBackpressureBytes: 1_048_576, // 1 MiB
+  idleTimeoutSeconds: 60,
+  drainBatchSize: 500, // sockets closed per event-loop turn
+
+  // ---- admission ----
+  allowedOrigins: ['*'] as string[],
+  maxConnectionsPerAddress: 1_000,
+  trustedProxyHops: 0,
+
+  // ---- protocol ----
+  connectionInitWaitTimeoutMs: 3_000, // 3 s
+  maxSubscriptionsPerConnection: 100,
+  subscribeRatePerSecond: 10,
+  subscribeBurst: 50,
+
+  // ---- documents and variables ----
+  maxQueryLength: 16_384, // UTF-16 code units
+  maxTokens: 2_000,
+  maxCachedDocuments: 1_000,
+  maxDepth: 10,
+  maxAliases: 30,
+  maxFields: 200,
+  maxDirectives: 20,
+  allowIntrospection: false,
+  maxNesting: 32,
+  maxVariablesDepth: 8,
+  maxVariablesBytes: 8_192, // 8 KiB
+
+  // ---- authentication (jwt mode) ----
+  jwtAllowAnonymous: false,
+  jwtScopesClaim: 'scope',
+  jwtClockToleranceSec: 5,
+  jwtMaxTokenBytes: 8_192, // 8 KiB
+});
+
+export type GatewayDefaults = typeof GATEWAY_DEFAULTS;

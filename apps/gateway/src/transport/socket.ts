@@ -1,0 +1,22 @@
+import type { WebSocket } from 'uWebSockets.js';
+import type { Connection } from '../core/protocol.js';
+
+/** What the transport keeps per socket beside the protocol's state. */
+export interface SocketData extends Connection<Socket> {
+  protocolAccepted: boolean;
+  /** Remote IP as text, for the per-address connection count. */
+  address: string;
+}
+
+/**
+ * uWS copies the user data given at upgrade onto the socket object itself (`getUserData()`
+ * returns the socket), so the protocol state lives directly on the socket: no wrapper objects,
+ * no back-references — the fewest bytes per connection. The core sees this object as its
+ * connection; only the transport knows it is a uWS socket.
+ */
+export type Socket = WebSocket<SocketData> & SocketData;
+
+/** The connection object of a uWS socket: the socket itself, carrying its user data (see {@link Socket}). */
+export function socketOf(ws: WebSocket<SocketData>): Socket {
+  return ws.getUserData() as Socket;
+}

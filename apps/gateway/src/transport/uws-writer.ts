@@ -1,0 +1,57 @@
+import type { ConnectionWriter } from '../core/connection-writer.js';
+import { CLOSE_SLOW_CONSUMER, SEND_DROPPED, SEND_SUCCESS, SLOW_CONSUMER_REASON, type BackpressureLimits } from './backpressure.js';
+import type { Socket } from './socket.js';
+
+/**
+ * The write path to uWS sockets: frames of one flush corked into one syscall, and the slow-consumer
+ * policy. A closed uWS socket throws on use, so every write checks `closed` first.
+ */
+export function createUwsWriter(limits: BackpressureLimits, onSlowConsumer: () => void): ConnectionWriter<Socket> {
+  /**
+   * Slow-consumer policy: once more than the limit waits in a socket's buffer, the socket is closed
+   * with 1013 and a resume hint (no frame after that is sent). Memory stays bounded, and the client
+   * loses nothing: it resumes from its last position on reconnect.
+   */
+  function closeIfSlow(ws: Socket, status: number): void {
+    // Checked only when a send could not go straight to the kernel: the common case costs nothing.
+    if (status === SEND_SUCCESS || (status !== SEND_DROPPED && ws.getBufferedAmount() <= limits.slowConsumerBytes)) return;
+    onSlowConsumer();
+    ws.closed = true; // no more sends into a socket that is going away
+    ws.end(CLOSE_SLOW_CONSUMER, SLOW_CONSUMER_REASON);
+  }
+
+  // The cork callback reads these instead of closing over them: no closure allocated per socket per flush.
+  let corkSocket: Socket | undefined;
+  let corkHead = '';
+  let corkPayloads: readonly string[] = [];
+  const writeCorked = (): void => {
+    const ws = corkSocket as Socket;
+    for (let i = 0; i < corkPayloads.length && !ws.closed; i++) {
+      closeIfSlow(ws, ws.send(corkHead + corkPayloads[i] + '}', false));
+    }
+  };
+
+  return {
+    send(ws, frame) {
+      // Status 2 (dropped) happens only past uWS's maxBackpressure, far above the slow-consumer limit.
+      if (!ws.closed) ws.send(frame, false);
+    },
+    sendFrames(ws, head, payloads) {
+      if (ws.closed) return;
+      if (payloads.length === 1) {
+        closeIfSlow(ws, ws.send(head + payloads[0] + '}', false));
+        return;
+      }
+      corkSocket = ws;
+      corkHead = head;
+      corkPayloads = payloads;
+      ws.cork(writeCorked);
+      corkSocket = undefined;
+    },
+    close(ws, code, reason) {
+      if (!ws.closed) ws.end(code, reason);
+    },
+    hasRoom: (ws) => ws.closed || ws.getBufferedAmount() <= limits.replayHighWaterBytes,
+    replayChunkBytes: limits.replayChunkBytes,
+  };
+}
