@@ -1,25 +1,25 @@
 import { booleanFlag, csvList, defineConfigSpec, envVar, hostPort, integer, port, url, z } from '@wirestream/config';
-import { DEFAULT_HISTORY_PREFIX } from '@wirestream/schema';
 import { LOG_LEVELS } from '@wirestream/telemetry';
+import { INGEST_DEFAULTS } from './defaults.js';
 
-/** Every setting of ingest, read once from the environment by `main.ts`. */
+/** Every setting of ingest, read once from the environment by `main.ts`. Defaults: {@link INGEST_DEFAULTS}. */
 export const ingestConfigSpec = defineConfigSpec({
-  kafkaBrokers: envVar({ name: 'KAFKA_BROKERS', schema: csvList(hostPort()), default: ['127.0.0.1:9092'], description: 'Kafka bootstrap brokers, comma-separated host:port.' }),
-  kafkaClientId: envVar({ name: 'KAFKA_CLIENT_ID', schema: z.string().trim().min(1), default: 'wirestream-ingest', description: 'Kafka client id (shows in broker logs and quotas).' }),
-  groupId: envVar({ name: 'KAFKA_GROUP_ID', schema: z.string().trim().min(1), default: 'wirestream-ingest', description: 'Consumer group shared by all ingest replicas.' }),
-  redisUrl: envVar({ name: 'REDIS_URL', schema: url({ protocols: ['redis', 'rediss'] }), default: 'redis://127.0.0.1:6379', description: 'Redis that ingest publishes to.' }),
-  channelPrefix: envVar({ name: 'REDIS_CHANNEL_PREFIX', schema: z.string().trim().regex(/^[A-Za-z0-9_.-]+$/), default: 'ws', description: 'Prefix of Redis channels; must match the gateway.' }),
+  kafkaBrokers: envVar({ name: 'KAFKA_BROKERS', schema: csvList(hostPort()), default: [...INGEST_DEFAULTS.kafkaBrokers], description: 'Kafka bootstrap brokers, comma-separated host:port.' }),
+  kafkaClientId: envVar({ name: 'KAFKA_CLIENT_ID', schema: z.string().trim().min(1), default: INGEST_DEFAULTS.kafkaClientId, description: 'Kafka client id (shows in broker logs and quotas).' }),
+  groupId: envVar({ name: 'KAFKA_GROUP_ID', schema: z.string().trim().min(1), default: INGEST_DEFAULTS.groupId, description: 'Consumer group shared by all ingest replicas.' }),
+  redisUrl: envVar({ name: 'REDIS_URL', schema: url({ protocols: ['redis', 'rediss'] }), default: INGEST_DEFAULTS.redisUrl, description: 'Redis that ingest publishes to.' }),
+  channelPrefix: envVar({ name: 'REDIS_CHANNEL_PREFIX', schema: z.string().trim().regex(/^[A-Za-z0-9_.-]+$/), default: INGEST_DEFAULTS.channelPrefix, description: 'Prefix of Redis channels; must match the gateway.' }),
   schemaPath: envVar({ name: 'SCHEMA_PATH', schema: z.string().trim().min(1), optional: true, description: 'GraphQL SDL with @topic bindings (default: the example auction schema).' }),
-  dlqSuffix: envVar({ name: 'INGEST_DLQ_SUFFIX', schema: z.string().trim().regex(/^[A-Za-z0-9._-]+$/), default: '.dlq', description: 'Dead letters of topic T go to T + this suffix.' }),
-  maxMessageBytes: envVar({ name: 'INGEST_MAX_MESSAGE_BYTES', schema: integer({ min: 1_024, max: 104_857_600 }), default: 1_048_576, description: 'Larger Kafka values are dead-lettered unparsed.' }),
-  publishChunkSize: envVar({ name: 'INGEST_PUBLISH_CHUNK', schema: integer({ min: 1, max: 100_000 }), default: 500, description: 'Messages per Redis pipeline and per offset commit.' }),
-  partitionsConcurrently: envVar({ name: 'INGEST_PARTITIONS_CONCURRENTLY', schema: integer({ min: 1, max: 1_000 }), default: 3, description: 'Partitions one replica processes at once.' }),
-  fetchMaxWaitMs: envVar({ name: 'INGEST_FETCH_MAX_WAIT_MS', schema: integer({ min: 10, max: 60_000 }), default: 1_000, description: 'Longest a Kafka fetch waits for data (also bounds shutdown time).' }),
-  historyLength: envVar({ name: 'INGEST_HISTORY_LENGTH', schema: integer({ min: 0, max: 10_000_000 }), default: 10_000, description: 'History entries kept per partition (Redis Stream, MAXLEN ~) for resume and back-fill; 0 writes no history.' }),
-  historyPrefix: envVar({ name: 'REDIS_HISTORY_PREFIX', schema: z.string().trim().regex(/^[A-Za-z0-9_.-]+$/), default: DEFAULT_HISTORY_PREFIX, description: 'Prefix of the Redis history keys; must match the gateway.' }),
-  maxRetries: envVar({ name: 'INGEST_MAX_RETRIES', schema: integer({ min: 0, max: 100 }), default: 3, description: 'Re-runs of a message whose processing throws before it is dead-lettered.' }),
-  fromBeginning: envVar({ name: 'INGEST_FROM_BEGINNING', schema: booleanFlag(), default: true, description: 'A new consumer group starts at the earliest offset.' }),
-  httpHost: envVar({ name: 'INGEST_HTTP_HOST', schema: z.string().trim().min(1), default: '0.0.0.0', description: 'Address of the health/metrics server.' }),
-  httpPort: envVar({ name: 'INGEST_HTTP_PORT', schema: port(), default: 9464, description: 'Port of GET /healthz, /readyz and /metrics (0 picks a free one).' }),
-  logLevel: envVar({ name: 'LOG_LEVEL', schema: z.enum(LOG_LEVELS), default: 'info', description: 'Lowest log level written (pino).' }),
+  dlqSuffix: envVar({ name: 'INGEST_DLQ_SUFFIX', schema: z.string().trim().regex(/^[A-Za-z0-9._-]+$/), default: INGEST_DEFAULTS.dlqSuffix, description: 'Dead letters of topic T go to T + this suffix.' }),
+  maxMessageBytes: envVar({ name: 'INGEST_MAX_MESSAGE_BYTES', schema: integer({ min: 1_024, max: 104_857_600 }), default: INGEST_DEFAULTS.maxMessageBytes, description: 'Larger Kafka values are dead-lettered unparsed.' }),
+  publishChunkSize: envVar({ name: 'INGEST_PUBLISH_CHUNK', schema: integer({ min: 1, max: 100_000 }), default: INGEST_DEFAULTS.publishChunkSize, description: 'Messages per Redis pipeline and per offset commit.' }),
+  partitionsConcurrently: envVar({ name: 'INGEST_PARTITIONS_CONCURRENTLY', schema: integer({ min: 1, max: 1_000 }), default: INGEST_DEFAULTS.partitionsConcurrently, description: 'Partitions one replica processes at once.' }),
+  fetchMaxWaitMs: envVar({ name: 'INGEST_FETCH_MAX_WAIT_MS', schema: integer({ min: 10, max: 60_000 }), default: INGEST_DEFAULTS.fetchMaxWaitMs, description: 'Longest a Kafka fetch waits for data (also bounds shutdown time).' }),
+  historyLength: envVar({ name: 'INGEST_HISTORY_LENGTH', schema: integer({ min: 0, max: 10_000_000 }), default: INGEST_DEFAULTS.historyLength, description: 'History entries kept per partition (Redis Stream, MAXLEN ~) for resume and back-fill; 0 writes no history.' }),
+  historyPrefix: envVar({ name: 'REDIS_HISTORY_PREFIX', schema: z.string().trim().regex(/^[A-Za-z0-9_.-]+$/), default: INGEST_DEFAULTS.historyPrefix, description: 'Prefix of the Redis history keys; must match the gateway.' }),
+  maxRetries: envVar({ name: 'INGEST_MAX_RETRIES', schema: integer({ min: 0, max: 100 }), default: INGEST_DEFAULTS.maxRetries, description: 'Re-runs of a message whose processing throws before it is dead-lettered.' }),
+  fromBeginning: envVar({ name: 'INGEST_FROM_BEGINNING', schema: booleanFlag(), default: INGEST_DEFAULTS.fromBeginning, description: 'A new consumer group starts at the earliest offset.' }),
+  httpHost: envVar({ name: 'INGEST_HTTP_HOST', schema: z.string().trim().min(1), default: INGEST_DEFAULTS.httpHost, description: 'Address of the health/metrics server.' }),
+  httpPort: envVar({ name: 'INGEST_HTTP_PORT', schema: port(), default: INGEST_DEFAULTS.httpPort, description: 'Port of GET /healthz, /readyz and /metrics (0 picks a free one).' }),
+  logLevel: envVar({ name: 'LOG_LEVEL', schema: z.enum(LOG_LEVELS), default: INGEST_DEFAULTS.logLevel, description: 'Lowest log level written (pino).' }),
 });

@@ -1,0 +1,40 @@
+import { DEFAULT_CHANNEL_PREFIX, DEFAULT_HISTORY_PREFIX } from '@wirestream/schema';
+
+/**
+ * The default of every ingest setting, written once. The config spec (`config.ts`, and so the
+ * README's configuration table), `createIngest`'s options, `createEventConverter`'s options and
+ * the TSDoc `@default` tags all read it from here. Units are in the names or beside the values.
+ */
+export const INGEST_DEFAULTS = Object.freeze({
+  // ---- connections and process (main.ts) ----
+  kafkaBrokers: Object.freeze(['127.0.0.1:9092']),
+  kafkaClientId: 'wirestream-ingest',
+  redisUrl: 'redis://127.0.0.1:6379',
+  httpHost: '0.0.0.0',
+  httpPort: 9464,
+  logLevel: 'info',
+
+  // ---- createIngest ----
+  groupId: 'wirestream-ingest',
+  /** Must match the gateway's. */
+  channelPrefix: DEFAULT_CHANNEL_PREFIX,
+  dlqSuffix: '.dlq',
+  maxMessageBytes: 1_048_576, // 1 MiB
+  /** Messages per Redis pipeline, and so per offset commit. */
+  publishChunkSize: 500,
+  partitionsConcurrently: 3,
+  fromBeginning: true,
+  fetchMaxWaitMs: 1_000, // 1 second (kafkajs's own default is 5 s)
+  /** Entries kept per partition stream; 0 writes no history. */
+  historyLength: 10_000,
+  /** Must match the gateway's. */
+  historyPrefix: DEFAULT_HISTORY_PREFIX,
+  maxRetries: 3,
+  retryBackoffMs: 100, // doubles per attempt up to 2 s
+  redisTimeoutMs: 10_000, // 10 seconds, far above a 500-envelope pipeline's few milliseconds
+  stopGraceMs: 5_000, // 5 seconds
+
+  // ---- createEventConverter ----
+  /** Nesting depth of a payload (the root object is depth 1) above which it is dead-lettered. */
+  maxDepth: 64,
+});
