@@ -1,5 +1,7 @@
+import { toError } from '@wirestream/telemetry';
 import { createKeyTransformer, TransformError } from '@wirestream/transform';
 import type { DeadLetterReason } from './dead-letter.js';
+import { INGEST_DEFAULTS } from './defaults.js';
 
 export type ConvertResult =
   | {
@@ -11,10 +13,13 @@ export type ConvertResult =
     }
   | { readonly ok: false; readonly reason: DeadLetterReason };
 
+/** Kafka value → envelope bytes; see {@link createEventConverter}. Tests pass their own to exercise poison messages. */
+export type EventConverter = (value: Buffer | null, envelopeHead?: string, routeField?: string) => ConvertResult;
+
 export interface EventConverterOptions {
-  /** @default 1_048_576 (1 MiB) */
+  /** Larger values are dead-lettered unparsed. @default INGEST_DEFAULTS.maxMessageBytes */
   readonly maxMessageBytes?: number;
-  /** @default 64 */
+  /** Deeper payloads are dead-lettered. @default INGEST_DEFAULTS.maxDepth */
   readonly maxDepth?: number;
 }
 
@@ -25,10 +30,8 @@ export interface EventConverterOptions {
  * and the routing field read on the way. Kafka payloads are external input: every failure
  * becomes a dead-letter reason, never a throw.
  */
-export function createEventConverter(
-  options: EventConverterOptions = {},
-): (value: Buffer | null, envelopeHead?: string, routeField?: string) => ConvertResult {
-  const { maxMessageBytes = 1_048_576, maxDepth = 64 } = options;
+export function createEventConverter(options: EventConverterOptions = {}): EventConverter {
+  const { maxMessageBytes = INGEST_DEFAULTS.maxMessageBytes, maxDepth = INGEST_DEFAULTS.maxDepth } = options;
   const transformer = createKeyTransformer({ maxDepth });
 
   return (value, envelopeHead = '', routeField) => {
@@ -50,7 +53,7 @@ export function createEventConverter(
       if (err instanceof TransformError && err.code === 'INVALID_JSON') {
         return fail('INVALID_JSON', `value is not valid JSON: ${err.message}`);
       }
-      return fail('TRANSFORM_FAILED', (err as Error).message);
+      return fail('TRANSFORM_FAILED', toError(err).message);
     }
   };
 }
@@ -61,7 +64,7 @@ function classifyNonObject(value: Buffer): ConvertResult {
   try {
     parsed = JSON.parse(value.toString('utf8'));
   } catch (err) {
-    return fail('INVALID_JSON', `value is not valid JSON: ${(err as Error).message}`);
+    return fail('INVALID_JSON', `value is not valid JSON: ${toError(err).message}`);
   }
   const got = Array.isArray(parsed) ? 'array' : parsed === null ? 'null' : typeof parsed;
   return fail('NOT_AN_OBJECT', `value must be a JSON object, got ${got}`);

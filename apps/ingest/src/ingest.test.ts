@@ -35,8 +35,8 @@ import {
   type RedisServer,
 } from '@wirestream/testkit';
 import { DEAD_LETTER_HEADERS } from './dead-letter.js';
-import { createEventConverter } from './event-converter.js';
-import { createIngest, type EventConverter, type Ingest, type IngestOptions } from './ingest.js';
+import { createEventConverter, type EventConverter } from './event-converter.js';
+import { createIngest, type Ingest, type IngestOptions } from './ingest.js';
 import { kafkaLogCreator } from './kafka-logger.js';
 import { createIngestMetrics } from './metrics.js';
 

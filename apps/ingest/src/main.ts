@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Entry point: read config, build real clients, wire, start, stop on SIGTERM. Logic lives in ingest.ts.
+// Entry point: read config, build real clients, wire, start, stop on SIGTERM. Logic lives in ingest.ts and the parts it wires.
 import { Kafka, logLevel } from 'kafkajs';
 import { Redis } from 'ioredis';
 import { loadConfigOrExit } from '@wirestream/config';
@@ -21,7 +21,7 @@ const kafka = new Kafka({
   logCreator: kafkaLogCreator(logger),
 });
 const redis = new Redis(config.redisUrl, {
-  // Ingest owns retrying (ingest.ts deliverChunk: pause consumption, heartbeat, redo the whole
+  // Ingest owns retrying (batch-processor.ts deliverChunk: pause consumption, heartbeat, redo the whole
   // chunk once Redis is back), so ioredis must fail fast instead of parking commands:
   // - no offline queue: a publish while Redis is away fails at once instead of waiting unbounded
   //   in memory, where it would also block stop() (the batch in flight never finished);

@@ -1,0 +1,109 @@
+import type { EachBatchPayload, KafkaMessage, Producer } from 'kafkajs';
+import type { Logger } from '@wirestream/telemetry';
+import { backoffMs } from './backoff.js';
+import type { Chunk, ChunkBuilder } from './chunk-builder.js';
+import type { FlowControl, PauseKind } from './flow-control.js';
+import type { IngestState } from './ingest-state.js';
+import type { IngestMetrics } from './metrics.js';
+import type { RedisPublisher } from './redis-publisher.js';
+import type { TopicRoute } from './topic-routes.js';
+
+export interface BatchProcessorOptions {
+  readonly state: IngestState;
+  readonly routes: ReadonlyMap<string, TopicRoute>;
+  readonly chunks: ChunkBuilder;
+  readonly publisher: RedisPublisher;
+  readonly flow: FlowControl;
+  readonly logger: Logger;
+  readonly metrics: IngestMetrics | undefined;
+  /** Messages per Redis pipeline, and so per offset commit. */
+  readonly publishChunkSize: number;
+  /** Dead letters of topic `t` go to `t + dlqSuffix`. */
+  readonly dlqSuffix: string;
+  /** First pause before redelivering a chunk; doubles up to 2 s. */
+  readonly retryBackoffMs: number;
+}
+
+/** kafkajs's eachBatch: a batch in chunks, each delivered (dead letters, then Redis) before its commit. */
+export interface BatchProcessor {
+  handleBatch(payload: EachBatchPayload): Promise<void>;
+}
+
+export function createBatchProcessor(options: BatchProcessorOptions): BatchProcessor {
+  const { state, routes, chunks, publisher, flow, logger, metrics, publishChunkSize, dlqSuffix, retryBackoffMs } = options;
+
+  async function handleBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch, isRunning, isStale } = payload;
+    const { topic, partition, messages } = batch;
+    const route = routes.get(topic);
+    if (!route || messages.length === 0 || !state.consumer || !state.producer) return;
+    const series = metrics?.forTopic(topic);
+
+    for (let start = 0; start < messages.length; start += publishChunkSize) {
+      // A rebalance took the partition away: the new owner resumes from our last commit.
+      if (!isRunning() || isStale()) return;
+      const end = Math.min(messages.length, start + publishChunkSize);
+      const chunk = await chunks.buildChunk(payload, route, start, end);
+      if (chunk === undefined) return;
+      state.stats.consumed += end - start;
+      series?.consumed.inc(end - start);
+
+      // Dead letters and publishes must both be acknowledged before the commit: at-least-once.
+      if (!(await deliverChunk(payload, chunk))) {
+        logger.warn({ topic, partition, from: messages[start]?.offset }, 'gave up an undelivered chunk uncommitted; the next owner redoes it');
+        return;
+      }
+      await commitChunk(payload, (messages[end - 1] as KafkaMessage).offset);
+    }
+  }
+
+  /**
+   * Dead letters first, then the pipeline; retried until both are acknowledged (consumption
+   * paused meanwhile). Returns false when the batch was given up uncommitted (stop, rebalance).
+   */
+  async function deliverChunk(payload: EachBatchPayload, chunk: Chunk): Promise<boolean> {
+    const { topic, partition } = payload.batch;
+    const series = metrics?.forTopic(topic);
+    let deadLettersSent = chunk.deadLetters.length === 0;
+    let published = chunk.channels.length === 0;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        if (!deadLettersSent) {
+          await (state.producer as Producer).send({ topic: topic + dlqSuffix, acks: -1, messages: chunk.deadLetters });
+          deadLettersSent = true;
+          state.stats.deadLettered += chunk.deadLetters.length;
+          series?.deadLettered.inc(chunk.deadLetters.length);
+        }
+        if (!published) {
+          await publisher.publishChunk(topic, partition, chunk);
+          published = true;
+          state.stats.published += chunk.channels.length;
+          series?.published.inc(chunk.channels.length);
+        }
+        if (attempt > 0) flow.resume();
+        return true;
+      } catch (err) {
+        const kind: PauseKind = deadLettersSent ? 'redis unavailable' : 'dead-letter topic unavailable';
+        if (attempt === 0) logger.warn({ err, topic, partition }, `could not deliver a chunk (${kind}); retrying`);
+        flow.pause(kind);
+        if (!(await flow.waitToRedeliver(payload, backoffMs(attempt, retryBackoffMs)))) return false;
+      }
+    }
+  }
+
+  /** Commits past the chunk's last offset, once its dead letters and envelopes were acknowledged. */
+  async function commitChunk(payload: EachBatchPayload, last: string): Promise<void> {
+    const { batch, resolveOffset, commitOffsetsIfNecessary, heartbeat } = payload;
+    const { topic, partition } = batch;
+    resolveOffset(last);
+    // Not consumer.commitOffsets(): kafkajs skips that silently once stop() began, which would lose
+    // the commit of the batch that stop() waits for. With explicit offsets this commits at once.
+    await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: (BigInt(last) + 1n).toString() }] }] });
+    state.stats.commits++;
+    // highWatermark is the next offset the partition will get: lag = what is left after `last`.
+    metrics?.setLag(topic, partition, Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(last) - 1n)));
+    await heartbeat();
+  }
+
+  return { handleBatch };
+}

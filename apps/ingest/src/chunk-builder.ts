@@ -1,0 +1,111 @@
+import type { EachBatchPayload, KafkaMessage, Message } from 'kafkajs';
+import { channelName, shardOf } from '@wirestream/schema';
+import { toError, type Logger } from '@wirestream/telemetry';
+import { backoffMs } from './backoff.js';
+import { createDeadLetter, type DeadLetterReason } from './dead-letter.js';
+import type { EventConverter } from './event-converter.js';
+import type { FlowControl } from './flow-control.js';
+import type { IngestMetrics } from './metrics.js';
+import type { TopicRoute } from './topic-routes.js';
+
+/** One chunk's work, built in offset order: envelopes to publish and messages to dead-letter. */
+export interface Chunk {
+  readonly channels: string[];
+  readonly bodies: Buffer[];
+  readonly offsets: string[];
+  readonly deadLetters: Message[];
+}
+
+export interface ChunkBuilderOptions {
+  readonly convert: EventConverter;
+  readonly channelPrefix: string;
+  /** Re-runs of a message whose processing throws before it is dead-lettered. */
+  readonly maxRetries: number;
+  readonly retryBackoffMs: number;
+  /** Waits between poison retries (heartbeating, giving up on stop or rebalance). */
+  readonly flow: FlowControl;
+  readonly logger: Logger;
+  readonly metrics: IngestMetrics | undefined;
+}
+
+/** Kafka messages → a {@link Chunk}: the per-message half of the trip. */
+export interface ChunkBuilder {
+  /**
+   * Converts messages [start, end) of the batch, in offset order. Undefined when the batch must
+   * be given up while a poison message waits for its retry (stop, rebalance).
+   */
+  buildChunk(payload: EachBatchPayload, route: TopicRoute, start: number, end: number): Promise<Chunk | undefined>;
+}
+
+/** The batch was given up while a message waited for a retry. */
+const ABANDONED = Symbol('abandoned');
+
+export function createChunkBuilder({ convert, channelPrefix, maxRetries, retryBackoffMs, flow, logger, metrics }: ChunkBuilderOptions): ChunkBuilder {
+  /**
+   * Converts one message and appends it to the chunk (last, so a throw leaves the chunk as it
+   * was). Returns the dead-letter reason of a message that cannot be published.
+   */
+  function processMessage(topic: string, partition: number, route: TopicRoute, message: KafkaMessage, chunk: Chunk): DeadLetterReason | undefined {
+    const key = message.key === null ? null : message.key.toString();
+    const head = route.encodeHead(partition, message.offset, key, Number(message.timestamp));
+    const result = convert(message.value, head, route.keyField);
+    if (!result.ok) return result.reason;
+    // The payload's key field routes; a payload without it falls back to the Kafka key.
+    const routeKey = result.routeValue ?? key ?? '';
+    const channel = channelName(channelPrefix, topic, shardOf(routeKey, route.shards));
+    chunk.channels.push(channel);
+    chunk.bodies.push(result.bytes);
+    chunk.offsets.push(message.offset);
+    return undefined;
+  }
+
+  /**
+   * A message whose processing threw (a bug or a resource failure, not bad input: the converter
+   * reports those as reasons) is re-run `maxRetries` times with backoff, then dead-lettered.
+   */
+  async function retryPoison(
+    payload: EachBatchPayload,
+    route: TopicRoute,
+    message: KafkaMessage,
+    chunk: Chunk,
+    firstError: unknown,
+  ): Promise<DeadLetterReason | undefined | typeof ABANDONED> {
+    const { topic, partition } = payload.batch;
+    let error = firstError;
+    for (let attempt = 1; attempt <= maxRetries; attempt++) {
+      logger.warn({ topic, partition, offset: message.offset, attempt, err: error }, 'processing a message threw; retrying');
+      metrics?.processingRetries.inc();
+      if (!(await flow.waitAlive(payload, backoffMs(attempt - 1, retryBackoffMs)))) return ABANDONED;
+      try {
+        return processMessage(topic, partition, route, message, chunk);
+      } catch (err) {
+        error = err;
+      }
+    }
+    return { code: 'PROCESSING_FAILED', message: `processing threw ${maxRetries + 1} times; last error: ${toError(error).message}` };
+  }
+
+  async function buildChunk(payload: EachBatchPayload, route: TopicRoute, start: number, end: number): Promise<Chunk | undefined> {
+    const { topic, partition, messages } = payload.batch;
+    const chunk: Chunk = { channels: [], bodies: [], offsets: [], deadLetters: [] };
+    // Deliberately imperative: this loop runs once per event; the await is only on the rare throw path.
+    for (let i = start; i < end; i++) {
+      const message = messages[i] as KafkaMessage;
+      let reason: DeadLetterReason | undefined;
+      try {
+        reason = processMessage(topic, partition, route, message, chunk);
+      } catch (err) {
+        const retried = await retryPoison(payload, route, message, chunk, err);
+        if (retried === ABANDONED) return undefined;
+        reason = retried;
+      }
+      if (reason !== undefined) {
+        chunk.deadLetters.push(createDeadLetter(topic, partition, message, reason));
+        logger.warn({ topic, partition, offset: message.offset, reason: reason.code, detail: reason.message }, 'message dead-lettered');
+      }
+    }
+    return chunk;
+  }
+
+  return { buildChunk };
+}
