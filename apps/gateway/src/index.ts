@@ -5,6 +5,8 @@ export { GATEWAY_DEFAULTS } from './defaults.js';
 export { gatewayConfigSpec } from './config.js';
 // Core: the hub and the compiler on any broker and any writer (in-process benchmarks).
 export { createHub, type Hub, type HubSnapshot } from './core/hub.js';
+export { createProtocol, createConnectionState, type Connection, type Protocol } from './core/protocol.js';
+export { createRateLimiter, type RateLimiter } from './core/rate-limit.js';
 export type { Subscriber } from './core/hub-state.js';
 export type { ConnectionWriter } from './core/connection-writer.js';
 export { createOperationCompiler, type CompiledSubscription, type OperationCompiler, type AccessScope } from './core/operations.js';
