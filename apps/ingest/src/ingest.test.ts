@@ -13,8 +13,7 @@ import {
   channelName,
   createWirestreamSchema,
   decodeEnvelope,
-  HISTORY_FIELD_CHANNEL,
-  HISTORY_FIELD_ENVELOPE,
+  historyAppendArgs,
   historyEntryId,
   historyEpochKey,
   historyPartitionsKey,
@@ -770,8 +769,13 @@ describe('history', () => {
           Array.from({ length: Number(high) }, (_, offset) => historyEntryId(String(offset))),
         );
         for (const [id, fields] of entries) {
-          const sent = published.get(`${topic}:${partition}:${offsetOfHistoryId(id)}`);
-          expect(fields).toEqual([HISTORY_FIELD_CHANNEL, sent?.channel, HISTORY_FIELD_ENVELOPE, sent?.text]);
+          const offset = offsetOfHistoryId(id);
+          const sent = published.get(`${topic}:${partition}:${offset}`);
+          if (sent === undefined) throw new Error(`a history entry for an offset that was not published: ${topic}[${partition}] ${offset}`);
+          // Exactly what the shared contract appends (no MAXLEN: id and fields only), byte for byte.
+          expect([historyStreamKey(pipeline.historyPrefix, topic, partition), id, ...fields]).toEqual(
+            historyAppendArgs(pipeline.historyPrefix, topic, partition, offset, sent.channel, sent.text),
+          );
         }
       }
     }
