@@ -16,7 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
-import { channelName, encodeEnvelope, historyEntryId, historyPartitionsKey, historyStreamKey, shardOf } from '@wirestream/schema';
+import { channelName, DEFAULT_CHANNEL_PREFIX, DEFAULT_HISTORY_PREFIX, encodeEnvelope, historyAppendArgs, historyPartitionsKey, shardOf } from '@wirestream/schema';
 import { findRepoRoot, freePort, startRedis, waitFor } from '@wirestream/testkit';
 import { createKeyTransformer } from '@wirestream/transform';
 import type { ClientsReport, FromClients, ToClients } from './clients.js';
@@ -41,7 +41,7 @@ const CHURN = Number(values.churn);
 const TOPIC = 'listing-events';
 const SHARDS = 16;
 const PARTITIONS = 3;
-const HISTORY = 10_000;
+const HISTORY = '10000'; // MAXLEN ~ of each partition stream, ingest's default
 const QUERIES = [
   'subscription { listingUpdated { listing_id event_type } }',
   'subscription { listingUpdated { event_id } }',
@@ -189,7 +189,7 @@ async function main(): Promise<void> {
   const generator = createAuctionEventGenerator({ seed: 7, listings: 200 });
   const transformer = createKeyTransformer();
   const offsets = new Array<number>(PARTITIONS).fill(0);
-  await redis.sadd(historyPartitionsKey('wsh', TOPIC), ...Array.from({ length: PARTITIONS }, (_, p) => String(p)));
+  await redis.sadd(historyPartitionsKey(DEFAULT_HISTORY_PREFIX, TOPIC), ...Array.from({ length: PARTITIONS }, (_, p) => String(p)));
   let published = 0;
   let rawPeak = 0;
   const trafficStart = Date.now();
@@ -207,9 +207,9 @@ async function main(): Promise<void> {
       const partition = published % PARTITIONS;
       const offset = String(offsets[partition]);
       offsets[partition] = (offsets[partition] ?? 0) + 1;
-      const channel = channelName('ws', TOPIC, shardOf(event.key, SHARDS));
+      const channel = channelName(DEFAULT_CHANNEL_PREFIX, TOPIC, shardOf(event.key, SHARDS));
       const envelope = encodeEnvelope({ topic: TOPIC, partition, offset, key: event.key, ts: Date.now() }, JSON.stringify(transformer.transform(event.value)));
-      pipeline.xadd(historyStreamKey('wsh', TOPIC, partition), 'MAXLEN', '~', HISTORY, historyEntryId(offset), 'c', channel, 'e', envelope);
+      pipeline.call('XADD', historyAppendArgs(DEFAULT_HISTORY_PREFIX, TOPIC, partition, offset, channel, envelope, HISTORY));
       pipeline.publish(channel, envelope);
       published++;
     }
