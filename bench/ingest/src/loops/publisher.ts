@@ -1,6 +1,6 @@
 // Kafka-client-independent half of the minimal loops: convert a chunk of messages and publish it.
 import { Redis } from 'ioredis';
-import { createEventConverter } from '@wirestream/ingest/dist/index.js';
+import { createEventConverter } from '@wirestream/ingest';
 import { channelName, encodeEnvelopeHead, shardOf } from '@wirestream/schema';
 import { createKeyTransformer, type KeyTransformer } from '@wirestream/transform';
 import type { LoopConfig } from './loop-config.js';
