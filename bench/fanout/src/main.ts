@@ -27,6 +27,7 @@ import {
   fmtMs,
   memoryTable,
   metricsOverheadLines,
+  baseComparisonLines,
   notesOf,
   ratioTable,
   repeatSummaryTable,
@@ -38,7 +39,7 @@ import {
   type ScaleRow,
 } from './report.js';
 import { runStack, type ProcessRun, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
-import { STACK_LABELS, STACK_SHORT, type StackName } from './servers.js';
+import { STACK_LABELS, STACK_SHORT, useBaseGateway, type StackName } from './servers.js';
 import { logXLineChart, timelineChart } from './svg.js';
 
 const HELP = `fan-out bench: ours vs naive vs card stack (same run, same N, same events)
@@ -63,6 +64,7 @@ const HELP = `fan-out bench: ours vs naive vs card stack (same run, same N, same
   --workers N                  load worker processes (default: max(2, N/19000))
   --node-env VALUE             NODE_ENV of every server process (default: production, as deployed; graphql-js and
                                graphql-ws do extra checks in development)
+  --base-gateway DIR           another checkout (e.g. a git worktree of the base commit, built) measured as stack ours-base
   --gateway-env LIST           extra env for our gateway, e.g. GATEWAY_MAX_PAYLOAD_BYTES=16384,GATEWAY_IDLE_TIMEOUT_SECONDS=120
   --cpu-prof DIR               write a V8 CPU profile of each server process of --cpu-prof-stacks (default: ours) into DIR
   --out DIR                    where fanout.md and the SVGs go (default: bench/results; none for --quick)
@@ -98,6 +100,7 @@ const { values } = parseArgs({
     out: { type: 'string' },
     'cpu-prof': { type: 'string' },
     'gateway-env': { type: 'string' },
+    'base-gateway': { type: 'string' },
     'node-env': { type: 'string', default: 'production' },
     'cpu-prof-stacks': { type: 'string', default: 'ours' },
     'no-write': { type: 'boolean', default: false },
@@ -121,6 +124,8 @@ const list = (value: string | undefined, full: number[], small: number[]): numbe
 const scenarios = new Set(values.scenarios.split(','));
 const stacks = values.stacks.split(',') as StackName[];
 for (const s of stacks) if (!(s in STACK_LABELS)) throw new RangeError(`unknown stack "${s}": use ${Object.keys(STACK_LABELS).join(', ')}`);
+if (values['base-gateway'] !== undefined) useBaseGateway(values['base-gateway']);
+else if (stacks.includes('ours-base')) throw new RangeError('--stacks ours-base needs --base-gateway <checkout with apps/gateway built>');
 for (const s of scenarios) if (!['field', 'saturation', 'sweep', 'scale'].includes(s)) throw new RangeError(`unknown scenario "${s}": use field, saturation, sweep, scale`);
 const repeat = Number(values.repeat);
 if (!Number.isInteger(repeat) || repeat < 1) throw new RangeError(`--repeat must be a positive integer, got ${values.repeat}`);
@@ -254,8 +259,10 @@ async function main(): Promise<void> {
         }
       }
       const overhead = metricsOverheadLines(runs);
+      const againstBase = baseComparisonLines(runs);
       const body = [
         ...(overhead.length > 0 ? ['**Metrics on vs off (issue 7)**', '', ...overhead.map((l) => `- ${l}`), ''] : []),
+        ...(againstBase.length > 0 ? ['**Change vs base (`ours` vs `ours-base`)**', '', ...againstBase.map((l) => `- ${l}`), ''] : []),
         ...(repeat > 1 ? [`Median and spread over ${repeat} interleaved repetitions:`, '', repeatSummaryTable(runs), ''] : []),
         stackTable(runs),
         '',

@@ -381,3 +381,27 @@ export function metricsOverheadLines(runs: readonly StackRun[]): string[] {
   ];
   return lines;
 }
+
+/**
+ * A hot-path change against its base (`ours` vs `ours-base`, interleaved repetitions): paired per
+ * repetition, so slow drifts of the machine cancel; per-socket memory as medians.
+ */
+export function baseComparisonLines(runs: readonly StackRun[]): string[] {
+  const change = runs.filter((r) => r.stack === 'ours');
+  const base = runs.filter((r) => r.stack === 'ours-base');
+  if (change.length === 0 || base.length === 0) return [];
+  const pct = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
+  const pairs = change.flatMap((a) => {
+    const b = base.find((o) => o.repeat === a.repeat);
+    return b ? [{ rate: a.deliveriesPerSec / b.deliveriesPerSec - 1, cost: serverUsPerDelivery(a) / serverUsPerDelivery(b) - 1 }] : [];
+  });
+  const med = (of: readonly StackRun[], f: (r: StackRun) => number | undefined): number => median(of.map((r) => f(r) ?? Number.NaN));
+  return [
+    `server CPU µs/delivery, median: change ${med(change, serverUsPerDelivery).toFixed(2)}, base ${med(base, serverUsPerDelivery).toFixed(2)}; ` +
+      `paired by repetition: ${pairs.map((p) => pct(p.cost)).join(', ')}, median ${pct(median(pairs.map((p) => p.cost)))}`,
+    `deliveries/s, median: change ${fmtInt(med(change, (r) => r.deliveriesPerSec))}, base ${fmtInt(med(base, (r) => r.deliveriesPerSec))}; ` +
+      `paired: ${pairs.map((p) => pct(p.rate)).join(', ')}, median ${pct(median(pairs.map((p) => p.rate)))}`,
+    `per subscribed socket after GC, median: V8 heap change ${fmtBytes(med(change, (r) => r.perSocket.heapBytes))}, base ${fmtBytes(med(base, (r) => r.perSocket.heapBytes))}; ` +
+      `RSS change ${fmtBytes(med(change, (r) => r.perSocket.rssBytes))}, base ${fmtBytes(med(base, (r) => r.perSocket.rssBytes))}`,
+  ];
+}

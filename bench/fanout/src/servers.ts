@@ -1,14 +1,15 @@
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { freePort } from '@wirestream/testkit';
 import { startNodeProcess, type ManagedProcess } from './processes.js';
 
 /** The servers a run can measure. */
-export type StackName = 'naive' | 'card' | 'ours' | 'ours-no-metrics' | 'bare' | 'bare-corked';
+export type StackName = 'naive' | 'card' | 'ours' | 'ours-no-metrics' | 'ours-base' | 'bare' | 'bare-corked';
 
 /** Our gateway, with or without metrics: the stacks that run apps/gateway. */
-export function isGateway(stack: StackName): stack is 'ours' | 'ours-no-metrics' {
-  return stack === 'ours' || stack === 'ours-no-metrics';
+export function isGateway(stack: StackName): stack is 'ours' | 'ours-no-metrics' | 'ours-base' {
+  return stack === 'ours' || stack === 'ours-no-metrics' || stack === 'ours-base';
 }
 
 export const STACK_LABELS: Readonly<Record<StackName, string>> = {
@@ -16,6 +17,7 @@ export const STACK_LABELS: Readonly<Record<StackName, string>> = {
   card: 'card stack, usual way (graphql-ws uWS adapter + memo transform)',
   ours: 'ours (apps/gateway)',
   'ours-no-metrics': 'ours with GATEWAY_METRICS=false (issue 7: what metrics cost)',
+  'ours-base': 'ours as built in the --base-gateway checkout (base vs change, same run)',
   bare: 'bare uWS, no GraphQL (ceiling)',
   'bare-corked': 'bare uWS, frames of one event-loop turn corked per socket',
 };
@@ -25,6 +27,7 @@ export const STACK_SHORT: Readonly<Record<StackName, string>> = {
   card: 'card stack',
   ours: 'ours',
   'ours-no-metrics': 'ours, metrics off',
+  'ours-base': 'ours (base)',
   bare: 'bare uWS',
   'bare-corked': 'bare uWS corked',
 };
@@ -39,8 +42,24 @@ export interface ServerHandle {
 
 const require = createRequire(import.meta.url);
 
+let baseGatewayMain: string | undefined;
+
+/**
+ * Measures `ours-base` from another checkout of this repository (e.g. a `git worktree` of the
+ * base commit, built): the base-vs-change comparison of a hot-path change, interleaved in one run.
+ */
+export function useBaseGateway(checkout: string): void {
+  const main = resolve(checkout, 'apps', 'gateway', 'dist', 'main.js');
+  if (!existsSync(main)) throw new Error(`--base-gateway ${checkout}: no ${main}; build that checkout first (npx turbo run build --filter=@wirestream/gateway)`);
+  baseGatewayMain = main;
+}
+
 /** The built gateway entry point (the devDependency makes turbo build it before this bench). */
-function gatewayMain(): string {
+function gatewayMain(stack: 'ours' | 'ours-no-metrics' | 'ours-base'): string {
+  if (stack === 'ours-base') {
+    if (baseGatewayMain === undefined) throw new Error('stack ours-base needs --base-gateway <checkout>');
+    return baseGatewayMain;
+  }
   return join(dirname(require.resolve('@wirestream/gateway/package.json')), 'dist', 'main.js');
 }
 
@@ -63,7 +82,7 @@ export async function startServer(
   const host = '127.0.0.1';
   let proc: ManagedProcess;
   if (isGateway(stack)) {
-    proc = startNodeProcess('gateway', ['--expose-gc', ...nodeArgs, gatewayMain()], {
+    proc = startNodeProcess(stack === 'ours-base' ? 'gateway-base' : 'gateway', ['--expose-gc', ...nodeArgs, gatewayMain(stack)], {
       GATEWAY_PORT: String(port),
       GATEWAY_HOST: host,
       REDIS_URL: redisUrl,

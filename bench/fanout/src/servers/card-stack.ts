@@ -11,13 +11,11 @@
 import uWS from 'uWebSockets.js';
 import { Redis } from 'ioredis';
 import { makeBehavior } from 'graphql-ws/use/uWebSockets';
-import { decodeEnvelope } from '@wirestream/schema';
+import { decodeEnvelope, filterClauses, matchesFilter, subscriptionChannels, type FilterClause } from '@wirestream/schema';
 import { createKeyTransformer } from '@wirestream/transform';
 import {
-  channelsFor,
   createLiveCounter,
   executableSchema,
-  matchesArgs,
   memoryReport,
   readServerConfig,
   subscribeWithPositions,
@@ -27,7 +25,8 @@ import {
 const config = readServerConfig();
 
 interface Listener {
-  readonly args: Record<string, unknown>;
+  /** The subscription's filter (the schema's contract), built once when it subscribes. */
+  readonly filter: readonly FilterClause[];
   readonly push: (event: EnvelopeEvent) => void;
 }
 
@@ -43,7 +42,7 @@ function createEnvelopeHub(redis: Redis) {
     } catch {
       return;
     }
-    for (const listener of listeners) if (matchesArgs(envelope.payload, listener.args)) listener.push(envelope);
+    for (const listener of listeners) if (matchesFilter(listener.filter, envelope.payload)) listener.push(envelope);
   });
   return {
     listen(channels: readonly string[], listener: Listener): () => void {
@@ -114,7 +113,7 @@ const live = createLiveCounter();
 
 const { schema } = executableSchema(config.schemaPath, (route) => ({
   subscribe: (_root: unknown, args: Record<string, unknown>) =>
-    live.track(createEventIterator((push) => hub.listen(channelsFor(config.channelPrefix, route, args), { args, push }))),
+    live.track(createEventIterator((push) => hub.listen(subscriptionChannels(config.channelPrefix, route, args), { filter: filterClauses(route, args), push }))),
   // Already snake_case from ingest: the memoized transform finds every key in its memo and
   // returns the payload as is, which is as cheap as a per-subscriber transform gets.
   resolve: (event: EnvelopeEvent) => transformer.transform(event.payload),
@@ -131,7 +130,7 @@ app.ws(
     close: () => {
       connections--;
     },
-  } as uWS.WebSocketBehavior<unknown>),
+  }),
 );
 const respond = (res: uWS.HttpResponse, status: string, type: string, body: string): void => {
   res.cork(() => res.writeStatus(status).writeHeader('content-type', type).writeHeader('cache-control', 'no-store').end(body));

@@ -11,7 +11,7 @@ import {
   type GraphQLFieldConfig,
   type GraphQLSchema,
 } from 'graphql';
-import { channelName, loadWirestreamSchema, auctionSchemaPath, shardOf, topicChannels, type SubscriptionRoute, type WirestreamSchema } from '@wirestream/schema';
+import { loadWirestreamSchema, auctionSchemaPath, type SubscriptionRoute, type WirestreamSchema } from '@wirestream/schema';
 
 export interface ServerConfig {
   readonly host: string;
@@ -62,25 +62,6 @@ export interface EnvelopeEvent {
   readonly payload: Record<string, unknown>;
 }
 
-/** Redis channels a subscription with these arguments listens on: the same rule as our gateway. */
-export function channelsFor(prefix: string, route: SubscriptionRoute, args: Record<string, unknown>): string[] {
-  const keyValue = route.keyField === undefined ? undefined : args[route.keyField];
-  return keyValue === undefined || keyValue === null
-    ? topicChannels(prefix, route.topic, route.shards)
-    : [channelName(prefix, route.topic, shardOf(String(keyValue), route.shards))];
-}
-
-/** Field arguments filter on the payload field of the same name (the schema's contract). */
-export function matchesArgs(payload: Record<string, unknown>, args: Record<string, unknown>): boolean {
-  for (const name in args) {
-    const expected = args[name];
-    if (expected === undefined || expected === null) continue;
-    const actual = payload[name];
-    if (actual === undefined || actual === null || String(actual) !== String(expected)) return false;
-  }
-  return true;
-}
-
 /**
  * The example schema made executable the way a resolver-map user would: `subscribe` and
  * `resolve` set on each Subscription field. `fields(route)` builds both for one route.
@@ -122,7 +103,7 @@ export async function subscribeWithPositions(
       const step = await source.next();
       if (step.done) return { value: undefined, done: true };
       const event = step.value;
-      const result = (await execute({ ...args, rootValue: event })) as ExecutionResult;
+      const result = await execute({ ...args, rootValue: event });
       return {
         value: { ...result, extensions: { position: { topic: event.topic, partition: event.partition, offset: event.offset } } },
         done: false,

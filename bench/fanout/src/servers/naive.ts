@@ -18,12 +18,11 @@ import cloneDeep from 'lodash/cloneDeep.js';
 import isPlainObject from 'lodash/isPlainObject.js';
 import mapKeys from 'lodash/mapKeys.js';
 import mapValues from 'lodash/mapValues.js';
+import { filterClauses, matchesFilter, subscriptionChannels } from '@wirestream/schema';
 import snakeCase from 'lodash/snakeCase.js';
 import {
-  channelsFor,
   createLiveCounter,
   executableSchema,
-  matchesArgs,
   memoryReport,
   readServerConfig,
   subscribeWithPositions,
@@ -51,8 +50,8 @@ const live = createLiveCounter();
 const { schema } = executableSchema(config.schemaPath, (route) => {
   const filtered = withFilter<EnvelopeEvent, Record<string, unknown>>(
     (_root: unknown, args: Record<string, unknown> | undefined) =>
-      pubsub.asyncIterator<EnvelopeEvent>(channelsFor(config.channelPrefix, route, args ?? {})),
-    (event: EnvelopeEvent | undefined, args: Record<string, unknown> | undefined) => event !== undefined && matchesArgs(event.payload, args ?? {}),
+      pubsub.asyncIterator<EnvelopeEvent>(subscriptionChannels(config.channelPrefix, route, args ?? {})),
+    (event: EnvelopeEvent | undefined, args: Record<string, unknown> | undefined) => event !== undefined && matchesFilter(filterClauses(route, args ?? {}), event.payload),
   );
   return {
     subscribe: async (root: unknown, args: Record<string, unknown>, context: unknown, info: unknown) =>

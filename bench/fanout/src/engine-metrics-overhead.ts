@@ -1,21 +1,17 @@
 #!/usr/bin/env node
 /**
  * Metrics cost inside the fan-out engine (issue 7: < 3 % of fan-out throughput), measured in one
- * process so the machine's noise hits both sides alike: the real engine (`createFanout`) with the
+ * process so the machine's noise hits both sides alike: the real engine (`createHub` on the in-process bus) with the
  * real Prometheus series vs without, fed the same envelopes, alternating on/off rounds. The
  * transport is a no-op that still builds each frame (`head + payload + '}'`), so the engine's own
  * time is the denominator: with uWS writing real sockets the share of metrics is smaller still.
  *
- *   node apps/gateway/dist/bench/metrics-overhead.js [--subscribers 10000] [--events 500] [--rounds 10]
+ *   node bench/fanout/dist/engine-metrics-overhead.js [--subscribers 10000] [--events 500] [--rounds 10]
  */
-import { EventEmitter } from 'node:events';
 import { parseArgs } from 'node:util';
-import type { Redis } from 'ioredis';
 import { auctionSchemaPath, channelName, loadWirestreamSchema, shardOf } from '@wirestream/schema';
 import { createLogger, createMetricsRegistry } from '@wirestream/telemetry';
-import { createFanout } from '../src/index.js';
-import { createGatewayMetrics } from '../metrics.js';
-import { createOperationCompiler } from '../operations.js';
+import { createGatewayMetrics, createHub, createMemoryBus, createOperationCompiler, type ConnectionWriter } from '@wirestream/gateway';
 
 const { values } = parseArgs({
   options: {
@@ -61,46 +57,46 @@ const compiled = compiler.compile(
 if (!compiled.ok || compiled.operation.kind !== 'subscription') throw new Error(`bench operation does not compile: ${JSON.stringify(compiled)}`);
 const operation = compiled.operation;
 
-/** Stands in for the ioredis subscriber connection: SUBSCRIBE resolves, messages are emitted by hand. */
-class FakeRedis extends EventEmitter {
-  status = 'ready';
-  subscribe(): Promise<number> {
-    return Promise.resolve(1);
-  }
-  unsubscribe(): Promise<number> {
-    return Promise.resolve(0);
-  }
-}
-
 let frames = 0;
 let bytes = 0;
-function engine(withMetrics: boolean) {
-  const redis = new FakeRedis();
-  const fanout = createFanout<object>({
+/** Builds every frame as the uWS writer would (`head + payload + '}'`), then drops it. */
+const writer: ConnectionWriter<object> = {
+  send: () => undefined,
+  sendFrames: (_conn, head, payloads) => {
+    for (const payload of payloads) {
+      const frame = head + payload + '}';
+      bytes += frame.length;
+      frames++;
+    }
+  },
+  close: () => undefined,
+  hasRoom: () => true,
+  replayChunkBytes: 65_536,
+};
+
+async function engine(withMetrics: boolean) {
+  const bus = createMemoryBus();
+  const hub = createHub<object>({
     schema,
-    redis: redis as unknown as Redis, // the engine only uses subscribe/unsubscribe/status/events
+    broker: bus.broker,
     logger: createLogger({ name: 'bench', level: 'error' }),
-    sendFrames: (_conn, head, payloads) => {
-      for (const payload of payloads) {
-        const frame = head + payload + '}';
-        bytes += frame.length;
-        frames++;
-      }
-    },
+    writer,
     ...(withMetrics ? { metrics: createGatewayMetrics(createMetricsRegistry({ service: 'bench' })) } : {}),
   });
-  for (let i = 0; i < SUBSCRIBERS; i++) fanout.subscribe({}, String(i), operation);
-  return fanout;
+  for (let i = 0; i < SUBSCRIBERS; i++) hub.subscribe({}, String(i), operation);
+  // Channels are subscribed a turn later (after the history floor): wait until the bus routes them.
+  while (hub.stats().confirmedChannels < operation.channels.length) await new Promise((resolve) => setImmediate(resolve));
+  return bus;
 }
 
 let offset = 0;
 /** Feeds the corpus as one burst per 50 events (as ioredis hands over socket reads) and waits for every flush. */
-async function round(fanout: ReturnType<typeof engine>): Promise<number> {
+async function round(bus: Awaited<ReturnType<typeof engine>>): Promise<number> {
   const started = process.cpuUsage();
   for (let i = 0; i < events.length; i += 50) {
     for (const event of events.slice(i, i + 50)) {
       const envelope = `{"v":1,"topic":"listing-events","partition":${event.partition},"offset":"${offset++}","key":${JSON.stringify(event.key)},"ts":${Date.now()},"payload":${event.payload}}`;
-      fanout.handleMessage(event.channel, envelope);
+      bus.publish(event.channel, envelope);
     }
     await new Promise((resolve) => setImmediate(resolve));
   }
@@ -109,8 +105,8 @@ async function round(fanout: ReturnType<typeof engine>): Promise<number> {
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-const on = engine(true);
-const off = engine(false);
+const on = await engine(true);
+const off = await engine(false);
 await round(on); // warm-up: JIT both paths
 await round(off);
 const timings = { on: [] as number[], off: [] as number[] };
