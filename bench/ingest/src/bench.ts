@@ -2,10 +2,10 @@
 // same preloaded topics (each run with a fresh consumer group, so each reads everything again).
 //
 //   pnpm --filter @wirestream/bench-ingest bench -- [--events 200000] [--variants knobs,fetch]
-//        [--repeat 3] [--profile app] [--json out.json]
+//        [--repeat 3] [--profile app] [--json out.json] [--base /path/to/other/checkout/apps/ingest]
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { createBenchEnvironment, highWatermarks, preload, type BenchEnvironment, type PreloadResult } from './environment.js';
@@ -14,7 +14,7 @@ import { runOnce, type RunContext, type RunResult, type Variant } from './run-pr
 import { fixed, int, markdownTable, median } from './table.js';
 import { findRepoRoot } from '@wirestream/testkit';
 import { buildPatchedApp } from './patched-app.js';
-import { PRESETS, VARIANTS } from './variants.js';
+import { baseVariant, PRESETS, VARIANTS } from './variants.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -28,6 +28,7 @@ const { values: args } = parseArgs({
     'no-warmup': { type: 'boolean', default: false },
     json: { type: 'string' },
     'profile-dir': { type: 'string' },
+    base: { type: 'string' },
   },
   allowPositionals: false,
 });
@@ -37,13 +38,17 @@ function positiveInt(name: string, text: string | undefined): number {
   if (!Number.isInteger(n) || n < 1) throw new RangeError(`--${name} must be a positive integer, got ${String(text)}`);
   return n;
 }
+// --base: another build of apps/ingest (e.g. a git worktree of the base commit) measured as the
+// baseline `app-base` in the same run, interleaved with this checkout's variants.
+const known: Readonly<Record<string, Variant>> = args.base === undefined ? VARIANTS : { 'app-base': baseVariant(resolve(args.base)), ...VARIANTS };
+
 function selectVariants(spec: string): string[] {
   const ids: string[] = [];
   for (const part of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
     const expanded = PRESETS[part] ?? [part];
     for (const id of expanded) {
-      if (!(id in VARIANTS)) {
-        throw new RangeError(`--variants: unknown "${id}"; known: ${[...Object.keys(PRESETS), ...Object.keys(VARIANTS)].join(', ')}`);
+      if (!(id in known)) {
+        throw new RangeError(`--variants: unknown "${id}"; known: ${[...Object.keys(PRESETS), ...Object.keys(known)].join(', ')}`);
       }
       if (!ids.includes(id)) ids.push(id);
     }
@@ -56,7 +61,9 @@ const events = positiveInt('events', args.events);
 const partitions = positiveInt('partitions', args.partitions);
 const repeat = positiveInt('repeat', args.repeat);
 const timeoutMs = positiveInt('timeout-s', args['timeout-s']) * 1000;
-const variantIds = selectVariants(args.variants ?? 'knobs');
+const selected = selectVariants(args.variants ?? 'knobs');
+// The base goes first: the first variant is every table's baseline ("vs first").
+const variantIds = args.base === undefined ? selected : ['app-base', ...selected.filter((id) => id !== 'app-base')];
 const profileIds = args.profile === undefined ? [] : selectVariants(args.profile);
 const warmup = args.warmup === true && args['no-warmup'] !== true;
 
@@ -89,14 +96,14 @@ try {
   // Variants that run a patched copy of apps/ingest: build each copy once, before any run.
   const patchedScripts = new Map<string, string>();
   for (const id of new Set([...variantIds, ...profileIds])) {
-    const patches = VARIANTS[id]?.patches;
+    const patches = known[id]?.patches;
     if (patches !== undefined && !patchedScripts.has(patches.join('+'))) {
       log(`building apps/ingest + ${patches.join(' + ')}…`);
       patchedScripts.set(patches.join('+'), buildPatchedApp(patches));
     }
   }
   const variant = (id: string): Variant => {
-    const v = VARIANTS[id] as Variant;
+    const v = known[id] as Variant;
     return v.patches === undefined ? v : { ...v, script: patchedScripts.get(v.patches.join('+')) ?? v.script };
   };
 
@@ -136,7 +143,7 @@ try {
 
     process.stdout.write(report(loaded, results, profiles) + '\n');
     if (args.json !== undefined) {
-      writeFileSync(args.json, JSON.stringify({ date: new Date().toISOString(), node: process.version, events, partitions, repeat, loaded, results, profiles }, null, 2));
+      writeFileSync(args.json, JSON.stringify({ date: new Date().toISOString(), node: process.version, events, partitions, repeat, base: args.base, loaded, results, profiles }, null, 2));
     }
     if (results.some((r) => !r.ok) || profiles.some((p) => !p.result.ok)) process.exitCode = 1;
   } finally {

@@ -33,6 +33,14 @@ function loop(name: string, file: string, mode: 'publish' | 'consume-only', env:
   };
 }
 
+/**
+ * The built app of another checkout (`<appDir>/dist/main.js`, e.g. a git worktree of the base
+ * commit), run exactly like `app`: `--base <appDir>` measures it as the baseline of the same run.
+ */
+export function baseVariant(appDir: string): Variant {
+  return { ...app(`base: app defaults (${appDir})`), script: join(appDir, 'dist', 'main.js') };
+}
+
 /** Every process the bench knows how to measure, by id. The first of a selection is its baseline. */
 export const VARIANTS: Readonly<Record<string, Variant>> = {
   // apps/ingest as built, configured only through its env vars.
@@ -50,11 +58,10 @@ export const VARIANTS: Readonly<Record<string, Variant>> = {
   'app-fetch2m': app('app fetch 2 MiB/partition, 50 MiB', {}, { maxBytesPerPartition: 2 * MiB, maxBytes: 50 * MiB }),
   'app-fetch4m': app('app fetch 4 MiB/partition, 50 MiB', {}, { maxBytesPerPartition: 4 * MiB, maxBytes: 50 * MiB }),
   'app-fetch8m-conc12': app('app fetch 8 MiB/p, 100 MiB, conc 12', { INGEST_PARTITIONS_CONCURRENTLY: '12' }, { maxBytesPerPartition: 8 * MiB, maxBytes: 100 * MiB }),
-  // apps/ingest rebuilt with the changes this bench proposes (patches/*.diff).
+  // apps/ingest rebuilt with the changes this bench proposes (patches/*.diff; see the README).
   'app-batch': app('app + publish-batch-script.diff', {}, undefined, [], ['publish-batch-script']),
   'app-batch-fetch4m': app('app + publish-batch-script.diff + fetch 4 MiB/p', {}, { maxBytesPerPartition: 4 * MiB, maxBytes: 50 * MiB }, [], ['publish-batch-script']),
   'app-proposed': app('app + publish-batch-script.diff + fetch-options.diff', {}, undefined, [], ['publish-batch-script', 'fetch-options']),
-  'app-bytes': app('app + batch + fetch + bytes-envelope.diff', {}, undefined, [], ['publish-batch-script', 'fetch-options', 'bytes-envelope']),
   // V8 young generation (default 16 MiB semi-spaces on 64-bit): fewer scavenges, fewer promotions.
   'app-semi32': app('app --max-semi-space-size=32', {}, undefined, ['--max-semi-space-size=32']),
   'app-semi64': app('app --max-semi-space-size=64', {}, undefined, ['--max-semi-space-size=64']),
@@ -85,10 +92,10 @@ export const PRESETS: Readonly<Record<string, readonly string[]>> = {
   final: [
     'app', 'app-chunk100', 'app-chunk2000', 'app-chunk5000', 'app-conc1', 'app-conc6', 'app-conc12',
     'app-fetch256k', 'app-fetch4m', 'app-semi64',
-    'app-batch', 'app-proposed', 'app-bytes',
+    'app-batch', 'app-proposed',
     'kafkajs-loop', 'kafkajs-loop-lua', 'kafkajs-loop-bytes', 'kafkajs-loop-bytes-lua',
     'platformatic-loop', 'kafkajs-consume', 'platformatic-consume', 'kafkajs-consume-big', 'platformatic-consume-big',
   ],
-  headline: ['app', 'app-chunk2000', 'app-conc12', 'app-fetch4m', 'app-batch', 'app-proposed', 'app-bytes'],
-  proposed: ['app', 'app-fetch4m', 'app-batch', 'app-proposed', 'app-bytes', 'kafkajs-loop-bytes-lua'],
+  headline: ['app', 'app-chunk2000', 'app-conc12', 'app-fetch4m', 'app-batch', 'app-proposed'],
+  proposed: ['app', 'app-fetch4m', 'app-batch', 'app-proposed', 'kafkajs-loop-bytes-lua'],
 };
