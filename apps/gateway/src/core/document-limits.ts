@@ -143,11 +143,49 @@ export function checkDocumentLimits(
   document: DocumentNode,
   limits: Readonly<Required<DocumentLimits>> = DEFAULT_DOCUMENT_LIMITS,
 ): readonly GraphQLFormattedError[] {
-  const { maxDepth, maxAliases, maxFields, maxDirectives, allowIntrospection } = limits;
+  const found = findOperation(document);
+  if ('errors' in found) return found.errors;
+  const { operation, fragmentsByName, fragmentDefinitions } = found;
+  const w: LimitWalk = { limits, fragmentsByName, memo: new Map(), fragmentChain: 0 };
+  const total: Cost = { selections: 0, aliases: 0, directives: 0, depth: 0 };
+  try {
+    countDirectives(w, total, operation.directives);
+    if (operation.variableDefinitions) {
+      for (const variable of operation.variableDefinitions) countDirectives(w, total, variable.directives);
+    }
+    walk(w, operation.selectionSet, 0, total);
+    // Unused fragments are an error for validate(), but validate() still walks them first.
+    if (fragmentDefinitions > w.memo.size) {
+      for (const definition of document.definitions) {
+        if (definition.kind === Kind.FRAGMENT_DEFINITION && !w.memo.has(definition)) {
+          addCost(w, total, fragmentCost(w, definition), 0, definition.name.value);
+        }
+      }
+    }
+  } catch (err) {
+    if (isViolation(err)) return [err.violation];
+    throw err;
+  }
+  return NO_ERRORS;
+}
 
+/** The state of one walk over a document. */
+interface LimitWalk {
+  readonly limits: Readonly<Required<DocumentLimits>>;
+  /** Present only for documents that have fragments: most subscriptions have none. */
+  readonly fragmentsByName: Map<string, FragmentDefinitionNode> | undefined;
+  /** Fragment costs by definition; `null` marks a fragment being computed (a spread of it now is a cycle). */
+  readonly memo: Map<FragmentDefinitionNode, Cost | null>;
+  /** Fragments being computed, nested: a chain of spreads, each counted at least once. */
+  fragmentChain: number;
+}
+
+/** The one operation of the document and its fragments, or the error when it has none or several. */
+function findOperation(document: DocumentNode):
+  | { readonly operation: OperationDefinitionNode; readonly fragmentsByName: Map<string, FragmentDefinitionNode> | undefined; readonly fragmentDefinitions: number }
+  | { readonly errors: readonly GraphQLFormattedError[] } {
   let operation: OperationDefinitionNode | undefined;
   let operations = 0;
-  // Created only for documents that have fragments: most subscriptions have none.
   let fragmentsByName: Map<string, FragmentDefinitionNode> | undefined;
   let fragmentDefinitions = 0;
   for (const definition of document.definitions) {
@@ -161,8 +199,9 @@ export function checkDocumentLimits(
       if (!fragmentsByName.has(definition.name.value)) fragmentsByName.set(definition.name.value, definition);
     }
   }
-  if (operations !== 1 || !operation) {
-    return [
+  if (operations === 1 && operation) return { operation, fragmentsByName, fragmentDefinitions };
+  return {
+    errors: [
       {
         message:
           operations === 0
@@ -170,168 +209,142 @@ export function checkDocumentLimits(
             : `Document must contain exactly one operation, found ${operations}: send one operation per subscribe message.`,
         extensions: { code: 'DOCUMENT_LIMIT_EXCEEDED', limit: 'operations', max: 1, found: operations },
       },
-    ];
+    ],
+  };
+}
+
+function exceeded(limit: string, max: number, found: number, message: string): never {
+  const violation: Violation = {
+    violation: { message, extensions: { code: 'DOCUMENT_LIMIT_EXCEEDED', limit, max, found } },
+  };
+  throw violation;
+}
+
+function addSelections(w: LimitWalk, acc: Cost, n: number): void {
+  const { maxFields } = w.limits;
+  acc.selections += n;
+  if (acc.selections > maxFields) {
+    exceeded(
+      'maxFields',
+      maxFields,
+      acc.selections,
+      `Document has more than ${maxFields} selections (maxFields, fragments expanded at each spread): counted ${acc.selections}. Split it into smaller operations.`,
+    );
   }
+}
 
-  /** Fragment costs by definition; `null` marks a fragment being computed (a spread of it now is a cycle). */
-  const memo = new Map<FragmentDefinitionNode, Cost | null>();
-  /** Fragments being computed, nested: a chain of spreads, each counted at least once. */
-  let fragmentChain = 0;
+function addAliases(w: LimitWalk, acc: Cost, n: number): void {
+  const { maxAliases } = w.limits;
+  acc.aliases += n;
+  if (acc.aliases > maxAliases) {
+    exceeded('maxAliases', maxAliases, acc.aliases, `Document has more than ${maxAliases} aliases (maxAliases): counted ${acc.aliases}. Use fewer aliases.`);
+  }
+}
 
-  function exceeded(limit: string, max: number, found: number, message: string): never {
+function addDirectives(w: LimitWalk, acc: Cost, n: number): void {
+  const { maxDirectives } = w.limits;
+  acc.directives += n;
+  if (acc.directives > maxDirectives) {
+    exceeded(
+      'maxDirectives',
+      maxDirectives,
+      acc.directives,
+      `Document has more than ${maxDirectives} directives (maxDirectives): counted ${acc.directives}. Use fewer directives.`,
+    );
+  }
+}
+
+// `kind` and `name` are passed apart so the message is built only when a limit is hit.
+function reachDepth(w: LimitWalk, acc: Cost, depth: number, kind: 'field' | 'fragment', name: string): void {
+  const { maxDepth } = w.limits;
+  if (depth > maxDepth) {
+    exceeded(
+      'maxDepth',
+      maxDepth,
+      depth,
+      `Document depth exceeds the limit of ${maxDepth} (maxDepth): ${kind} "${name}" reaches depth ${depth}. Select fewer nested levels.`,
+    );
+  }
+  if (depth > acc.depth) acc.depth = depth;
+}
+
+function countDirectives(w: LimitWalk, acc: Cost, directives: readonly DirectiveNode[] | undefined): void {
+  if (directives !== undefined && directives.length > 0) addDirectives(w, acc, directives.length);
+}
+
+// Recursion is bounded: every call first counts at least one selection (so at most maxFields
+// calls are open), and field nesting stops at maxDepth.
+function walk(w: LimitWalk, selectionSet: SelectionSetNode, depth: number, acc: Cost): void {
+  for (const selection of selectionSet.selections) {
+    addSelections(w, acc, 1);
+    countDirectives(w, acc, selection.directives);
+    switch (selection.kind) {
+      case Kind.FIELD: {
+        const name = selection.name.value;
+        reachDepth(w, acc, depth + 1, 'field', name);
+        if (selection.alias) addAliases(w, acc, 1);
+        if (!w.limits.allowIntrospection && (name === '__schema' || name === '__type')) {
+          const violation: Violation = {
+            violation: {
+              message: `Introspection is disabled on this endpoint: the document selects "${name}". Use the published schema file instead (__typename stays allowed).`,
+              extensions: { code: 'INTROSPECTION_DISABLED', field: name },
+            },
+          };
+          throw violation;
+        }
+        if (selection.selectionSet) walk(w, selection.selectionSet, depth + 1, acc);
+        break;
+      }
+      case Kind.INLINE_FRAGMENT:
+        walk(w, selection.selectionSet, depth, acc);
+        break;
+      case Kind.FRAGMENT_SPREAD: {
+        const definition = w.fragmentsByName?.get(selection.name.value);
+        // An unknown fragment is validate()'s to report (KnownFragmentNames); it costs nothing here.
+        if (definition) addCost(w, acc, fragmentCost(w, definition), depth, definition.name.value);
+        break;
+      }
+    }
+  }
+}
+
+function addCost(w: LimitWalk, acc: Cost, cost: Cost, depth: number, fragmentName: string): void {
+  if (cost.selections > 0) addSelections(w, acc, cost.selections);
+  if (cost.aliases > 0) addAliases(w, acc, cost.aliases);
+  if (cost.directives > 0) addDirectives(w, acc, cost.directives);
+  reachDepth(w, acc, depth + cost.depth, 'fragment', fragmentName);
+}
+
+function fragmentCost(w: LimitWalk, definition: FragmentDefinitionNode): Cost {
+  const known = w.memo.get(definition);
+  if (known) return known;
+  if (known === null) {
     const violation: Violation = {
-      violation: { message, extensions: { code: 'DOCUMENT_LIMIT_EXCEEDED', limit, max, found } },
+      violation: {
+        message: `Fragment "${definition.name.value}" spreads itself, directly or through other fragments: fragments must not form cycles.`,
+        extensions: { code: 'FRAGMENT_CYCLE', fragment: definition.name.value },
+      },
     };
     throw violation;
   }
-
-  function addSelections(acc: Cost, n: number): void {
-    acc.selections += n;
-    if (acc.selections > maxFields) {
-      exceeded(
-        'maxFields',
-        maxFields,
-        acc.selections,
-        `Document has more than ${maxFields} selections (maxFields, fragments expanded at each spread): counted ${acc.selections}. Split it into smaller operations.`,
-      );
-    }
+  const { maxFields } = w.limits;
+  // Each open fragment in the chain is spread at least once by the one above it, so the
+  // document has at least this many selections: this bounds the recursion by maxFields too.
+  if (++w.fragmentChain > maxFields) {
+    exceeded(
+      'maxFields',
+      maxFields,
+      w.fragmentChain,
+      `Document has more than ${maxFields} selections (maxFields, fragments expanded at each spread): a chain of ${w.fragmentChain} fragment spreads. Split it into smaller operations.`,
+    );
   }
-
-  function addAliases(acc: Cost, n: number): void {
-    acc.aliases += n;
-    if (acc.aliases > maxAliases) {
-      exceeded(
-        'maxAliases',
-        maxAliases,
-        acc.aliases,
-        `Document has more than ${maxAliases} aliases (maxAliases): counted ${acc.aliases}. Use fewer aliases.`,
-      );
-    }
-  }
-
-  function addDirectives(acc: Cost, n: number): void {
-    acc.directives += n;
-    if (acc.directives > maxDirectives) {
-      exceeded(
-        'maxDirectives',
-        maxDirectives,
-        acc.directives,
-        `Document has more than ${maxDirectives} directives (maxDirectives): counted ${acc.directives}. Use fewer directives.`,
-      );
-    }
-  }
-
-  // `kind` and `name` are passed apart so the message is built only when a limit is hit.
-  function reachDepth(acc: Cost, depth: number, kind: 'field' | 'fragment', name: string): void {
-    if (depth > maxDepth) {
-      exceeded(
-        'maxDepth',
-        maxDepth,
-        depth,
-        `Document depth exceeds the limit of ${maxDepth} (maxDepth): ${kind} "${name}" reaches depth ${depth}. Select fewer nested levels.`,
-      );
-    }
-    if (depth > acc.depth) acc.depth = depth;
-  }
-
-  function countDirectives(acc: Cost, directives: readonly DirectiveNode[] | undefined): void {
-    if (directives !== undefined && directives.length > 0) addDirectives(acc, directives.length);
-  }
-
-  // Recursion is bounded: every call first counts at least one selection (so at most maxFields
-  // calls are open), and field nesting stops at maxDepth.
-  function walk(selectionSet: SelectionSetNode, depth: number, acc: Cost): void {
-    for (const selection of selectionSet.selections) {
-      addSelections(acc, 1);
-      countDirectives(acc, selection.directives);
-      switch (selection.kind) {
-        case Kind.FIELD: {
-          const name = selection.name.value;
-          reachDepth(acc, depth + 1, 'field', name);
-          if (selection.alias) addAliases(acc, 1);
-          if (!allowIntrospection && (name === '__schema' || name === '__type')) {
-            const violation: Violation = {
-              violation: {
-                message: `Introspection is disabled on this endpoint: the document selects "${name}". Use the published schema file instead (__typename stays allowed).`,
-                extensions: { code: 'INTROSPECTION_DISABLED', field: name },
-              },
-            };
-            throw violation;
-          }
-          if (selection.selectionSet) walk(selection.selectionSet, depth + 1, acc);
-          break;
-        }
-        case Kind.INLINE_FRAGMENT:
-          walk(selection.selectionSet, depth, acc);
-          break;
-        case Kind.FRAGMENT_SPREAD: {
-          const definition = fragmentsByName?.get(selection.name.value);
-          // An unknown fragment is validate()'s to report (KnownFragmentNames); it costs nothing here.
-          if (definition) addCost(acc, fragmentCost(definition), depth, definition.name.value);
-          break;
-        }
-      }
-    }
-  }
-
-  function addCost(acc: Cost, cost: Cost, depth: number, fragmentName: string): void {
-    if (cost.selections > 0) addSelections(acc, cost.selections);
-    if (cost.aliases > 0) addAliases(acc, cost.aliases);
-    if (cost.directives > 0) addDirectives(acc, cost.directives);
-    reachDepth(acc, depth + cost.depth, 'fragment', fragmentName);
-  }
-
-  function fragmentCost(definition: FragmentDefinitionNode): Cost {
-    const known = memo.get(definition);
-    if (known) return known;
-    if (known === null) {
-      const violation: Violation = {
-        violation: {
-          message: `Fragment "${definition.name.value}" spreads itself, directly or through other fragments: fragments must not form cycles.`,
-          extensions: { code: 'FRAGMENT_CYCLE', fragment: definition.name.value },
-        },
-      };
-      throw violation;
-    }
-    // Each open fragment in the chain is spread at least once by the one above it, so the
-    // document has at least this many selections: this bounds the recursion by maxFields too.
-    if (++fragmentChain > maxFields) {
-      exceeded(
-        'maxFields',
-        maxFields,
-        fragmentChain,
-        `Document has more than ${maxFields} selections (maxFields, fragments expanded at each spread): a chain of ${fragmentChain} fragment spreads. Split it into smaller operations.`,
-      );
-    }
-    memo.set(definition, null);
-    const cost: Cost = { selections: 0, aliases: 0, directives: 0, depth: 0 };
-    countDirectives(cost, definition.directives);
-    walk(definition.selectionSet, 0, cost);
-    memo.set(definition, cost);
-    fragmentChain--;
-    return cost;
-  }
-
-  const total: Cost = { selections: 0, aliases: 0, directives: 0, depth: 0 };
-  try {
-    countDirectives(total, operation.directives);
-    if (operation.variableDefinitions) {
-      for (const variable of operation.variableDefinitions) countDirectives(total, variable.directives);
-    }
-    walk(operation.selectionSet, 0, total);
-    // Unused fragments are an error for validate(), but validate() still walks them first.
-    if (fragmentDefinitions > memo.size) {
-      for (const definition of document.definitions) {
-        if (definition.kind === Kind.FRAGMENT_DEFINITION && !memo.has(definition)) {
-          addCost(total, fragmentCost(definition), 0, definition.name.value);
-        }
-      }
-    }
-  } catch (err) {
-    if (isViolation(err)) return [err.violation];
-    throw err;
-  }
-  return NO_ERRORS;
+  w.memo.set(definition, null);
+  const cost: Cost = { selections: 0, aliases: 0, directives: 0, depth: 0 };
+  countDirectives(w, cost, definition.directives);
+  walk(w, definition.selectionSet, 0, cost);
+  w.memo.set(definition, cost);
+  w.fragmentChain--;
+  return cost;
 }
 
 const OPEN_BRACE = 0x7b; // {
