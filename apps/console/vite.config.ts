@@ -16,7 +16,7 @@ function dropInlinedFonts(): Plugin {
   };
 }
 
-// The gateway serves dist/ under /console/ (apps/gateway/src/console.ts): relative asset URLs, and
+// The gateway serves dist/ under /console/ (apps/gateway/src/transport/console.ts): relative asset URLs, and
 // every content-hashed file in assets/ so the gateway can cache those forever and index.html never.
 export default defineConfig({
   base: './',

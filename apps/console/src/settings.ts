@@ -1,6 +1,6 @@
 import { buildSchema, type GraphQLSchema } from 'graphql';
 
-/** What the gateway tells its console (`GET /console/config.json`, apps/gateway/src/console.ts). */
+/** What the gateway tells its console (`GET /console/config.json`, apps/gateway/src/transport/console.ts). */
 export interface ConsoleSettings {
   /** WebSocket path of graphql-transport-ws, e.g. `/graphql`. */
   readonly graphqlPath: string;
