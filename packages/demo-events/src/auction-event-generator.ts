@@ -126,6 +126,30 @@ function pad(n: number, width: number): string {
 }
 
 /**
+ * Everything one generator owns. The functions below each do one step and read or advance it.
+ *
+ * Determinism trap: every pseudo-random value is drawn from `random`, so the ORDER of the draws is
+ * part of the output (the same seed must give byte-identical events; tests and benches rely on it).
+ * Object literals below are evaluated top to bottom, so reordering their keys, or hoisting a draw
+ * out of one, changes every event that follows.
+ */
+interface GeneratorState {
+  readonly seed: number;
+  readonly listings: number;
+  readonly realTime: boolean;
+  /** The seeded PRNG (mulberry32), the only source of randomness. */
+  readonly random: () => number;
+  /** The simulated clock when not `realTime`: advanced by each timestamp drawn. */
+  clockMs: number;
+  eventSeq: number;
+  bidSeq: number;
+  /** Listings met so far, by id; created on first use. */
+  readonly listingStates: Map<string, ListingState>;
+}
+
+type ListingEventType = 'ListingCreated' | 'ListingUpdated' | 'PriceChanged' | 'ListingClosed';
+
+/**
  * Creates a deterministic generator of realistic auction events (≈2 KB JSON per listing event,
  * ≈0.4 KB per bid event). The camelCase key names are a contract: the gateway schema is written
  * against their snake_cased form.
@@ -139,189 +163,233 @@ export function createAuctionEventGenerator(options: AuctionEventGeneratorOption
   if (!Number.isInteger(listings) || listings < 1 || listings > 999_999) {
     throw new RangeError(`listings must be an integer in 1..999999 (ids are lst-000000…lst-999999), got ${String(listings)}`);
   }
-
-  const random = createPrng(seed);
-  const int = (min: number, max: number): number => min + Math.floor(random() * (max - min + 1));
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
-  const chance = (p: number): boolean => random() < p;
-
-  let clockMs = FIXED_START_MS;
-  const now = (): string => {
-    if (realTime) return new Date().toISOString();
-    clockMs += int(20, 900);
-    return new Date(clockMs).toISOString();
+  const gen: GeneratorState = {
+    seed,
+    listings,
+    realTime,
+    random: createPrng(seed),
+    clockMs: FIXED_START_MS,
+    eventSeq: 0,
+    bidSeq: 0,
+    listingStates: new Map(),
   };
-
-  let eventSeq = 0;
-  let bidSeq = 0;
-  const nextEventId = (): string => `evt-${pad(seed >>> 0, 10)}-${pad(++eventSeq, 9)}`;
-  const nextBidId = (): string => `bid-${pad(++bidSeq, 9)}`;
-  const bidderId = (): string => `usr-${pad(int(1, 20_000), 6)}`;
-
-  const states = new Map<string, ListingState>();
-
-  function increment(cents: number): number {
-    // Bid steps grow with the price, as on real auction sites (roughly 1–5 %, at least 1.00).
-    return Math.max(100, Math.round((cents * int(1, 5)) / 100 / 50) * 50);
-  }
-
-  function createState(listingId: string): ListingState {
-    const place = pick(PLACES);
-    const item = pick(ITEMS);
-    const startCents = int(20, 2_000) * 100;
-    const state: ListingState = {
-      listingId,
-      title: `${pick(ADJECTIVES)} ${item.noun}`,
-      description: chance(0.5) ? pick(DESCRIPTIONS) : `${pick(DESCRIPTIONS)} ${pick(DESCRIPTIONS)}`,
-      status: chance(0.9) ? 'ACTIVE' : 'PENDING',
-      categoryPath: [...item.categoryPath],
-      primaryPropertyId: `prp-${pad(int(1, 999_999), 6)}`,
-      imageURLs: Array.from({ length: int(2, 3) }, (_, i) => `https://img.wirestream.example/${listingId}/${i + 1}.jpg`),
-      seller: {
-        sellerId: `slr-${pad(int(1, 5_000), 5)}`,
-        displayName: pick(SELLER_NAMES),
-        rating: int(35, 50) / 10,
-        isVerified: chance(0.7),
-        address: {
-          streetLine1: `${int(1, 250)} ${pick(place.streets)}`,
-          address2Line: chance(0.3) ? `Apt ${int(1, 40)}` : null,
-          city: place.city,
-          postalCode: place.postalCode,
-          countryCode: place.countryCode,
-        },
-      },
-      currency: place.currency,
-      reservePriceCents: chance(0.6) ? startCents * int(2, 4) : null,
-      currentPriceCents: startCents,
-      bids: [],
-      relisted: false,
-    };
-    // Seed a rolling window of earlier bids so every listing event carries RECENT_BIDS of them.
-    for (let i = 0; i < RECENT_BIDS; i++) placeBid(state);
-    return state;
-  }
-
-  function stateOf(listingId: string | undefined): ListingState {
-    const id = listingId ?? `lst-${pad(int(0, listings - 1), 6)}`;
-    let state = states.get(id);
-    if (state === undefined) {
-      state = createState(id);
-      states.set(id, state);
-    }
-    return state;
-  }
-
-  function money(state: ListingState, amountCents: number): Money {
-    return { amountCents, currencyCode: state.currency };
-  }
-
-  function placeBid(state: ListingState): Bid {
-    state.currentPriceCents += increment(state.currentPriceCents);
-    const bid: Bid = {
-      bidId: nextBidId(),
-      bidderId: bidderId(),
-      amount: money(state, state.currentPriceCents),
-      placedAt: now(),
-      isAutoBid: chance(0.35),
-    };
-    state.bids.unshift(bid);
-    if (state.bids.length > RECENT_BIDS) state.bids.length = RECENT_BIDS;
-    return bid;
-  }
-
-  // Fresh objects per event: consumers (the transform) may mutate what they receive.
-  const copyBid = (bid: Bid): Bid => ({ ...bid, amount: { ...bid.amount } });
-
-  /** A closed listing comes back as a new auction round at a fresh start price. */
-  function relist(state: ListingState): void {
-    state.status = 'ACTIVE';
-    state.relisted = true;
-    state.currentPriceCents = int(20, 2_000) * 100;
-    // A new round starts without bids: the window refills as bids arrive (so a few listing events
-    // after a relist carry fewer than RECENT_BIDS bids, as they would in production).
-    state.bids = [];
-  }
-
-  function listingEvent(listingId?: string): DemoEvent {
-    const state = stateOf(listingId);
-    const roll = random();
-    let eventType: 'ListingCreated' | 'ListingUpdated' | 'PriceChanged' | 'ListingClosed';
-    if (state.status === 'CLOSED' || state.relisted) {
-      eventType = 'ListingCreated';
-      if (state.status === 'CLOSED') relist(state);
-      state.relisted = false;
-    } else if (roll < 0.05) {
-      eventType = 'ListingClosed';
-      state.status = 'CLOSED';
-    } else if (roll < 0.5) {
-      eventType = 'PriceChanged';
-      placeBid(state);
-    } else {
-      eventType = 'ListingUpdated';
-      if (state.status === 'PENDING' && chance(0.5)) state.status = 'ACTIVE';
-    }
-    const { seller } = state;
-    return {
-      topic: 'listing-events',
-      key: state.listingId,
-      value: {
-        eventId: nextEventId(),
-        eventType,
-        listingId: state.listingId,
-        occurredAt: now(),
-        listing: {
-          listingId: state.listingId,
-          title: state.title,
-          description: state.description,
-          status: state.status,
-          categoryPath: [...state.categoryPath],
-          primaryPropertyId: state.primaryPropertyId,
-          imageURLs: [...state.imageURLs],
-          sellerInfo: {
-            sellerId: seller.sellerId,
-            displayName: seller.displayName,
-            rating: seller.rating,
-            isVerified: seller.isVerified,
-            address: { ...seller.address },
-          },
-          reservePrice: state.reservePriceCents === null ? null : money(state, state.reservePriceCents),
-          currentPrice: money(state, state.currentPriceCents),
-          recentBids: state.bids.map(copyBid),
-        },
-      },
-    };
-  }
-
-  function bidEvent(listingId?: string): DemoEvent {
-    const state = stateOf(listingId);
-    // Nobody bids on a closed listing: a bid means it was relisted, and the first bid of a new
-    // round has no previous high bid.
-    let previous = state.bids[0];
-    if (state.status === 'CLOSED') {
-      relist(state);
-      previous = undefined;
-    }
-    const bid = placeBid(state);
-    return {
-      topic: 'bid-events',
-      key: state.listingId,
-      value: {
-        eventId: nextEventId(),
-        eventType: 'BidPlaced',
-        listingId: state.listingId,
-        bidId: bid.bidId,
-        bidderId: bid.bidderId,
-        amount: { ...bid.amount },
-        placedAt: bid.placedAt,
-        isAutoBid: bid.isAutoBid,
-        previousHighBid: previous === undefined ? null : copyBid(previous),
-      },
-    };
-  }
-
   return {
-    next: () => (random() < 0.7 ? listingEvent() : bidEvent()),
-    listingEvent,
-    bidEvent,
+    next: () => nextEvent(gen),
+    listingEvent: (listingId) => listingEvent(gen, listingId),
+    bidEvent: (listingId) => bidEvent(gen, listingId),
   };
+}
+
+// --- random draws -------------------------------------------------------------------------------
+
+function int(gen: GeneratorState, min: number, max: number): number {
+  return min + Math.floor(gen.random() * (max - min + 1));
+}
+
+function pick<T>(gen: GeneratorState, items: readonly T[]): T {
+  return items[Math.floor(gen.random() * items.length)] as T;
+}
+
+function chance(gen: GeneratorState, p: number): boolean {
+  return gen.random() < p;
+}
+
+/** A timestamp: the wall clock, or the simulated clock moved forward by 20–900 ms (one draw). */
+function now(gen: GeneratorState): string {
+  if (gen.realTime) return new Date().toISOString();
+  gen.clockMs += int(gen, 20, 900);
+  return new Date(gen.clockMs).toISOString();
+}
+
+// --- ids ----------------------------------------------------------------------------------------
+
+function nextEventId(gen: GeneratorState): string {
+  return `evt-${pad(gen.seed >>> 0, 10)}-${pad(++gen.eventSeq, 9)}`;
+}
+
+function nextBidId(gen: GeneratorState): string {
+  return `bid-${pad(++gen.bidSeq, 9)}`;
+}
+
+function randomBidderId(gen: GeneratorState): string {
+  return `usr-${pad(int(gen, 1, 20_000), 6)}`;
+}
+
+// --- listing state ------------------------------------------------------------------------------
+
+/** The listing's state, created (with its draws) the first time an id is seen; no id: a random one. */
+function listingStateOf(gen: GeneratorState, listingId: string | undefined): ListingState {
+  const id = listingId ?? `lst-${pad(int(gen, 0, gen.listings - 1), 6)}`;
+  let state = gen.listingStates.get(id);
+  if (state === undefined) {
+    state = createListingState(gen, id);
+    gen.listingStates.set(id, state);
+  }
+  return state;
+}
+
+function createListingState(gen: GeneratorState, listingId: string): ListingState {
+  const place = pick(gen, PLACES);
+  const item = pick(gen, ITEMS);
+  const startCents = int(gen, 20, 2_000) * 100;
+  const state: ListingState = {
+    listingId,
+    title: `${pick(gen, ADJECTIVES)} ${item.noun}`,
+    description: chance(gen, 0.5) ? pick(gen, DESCRIPTIONS) : `${pick(gen, DESCRIPTIONS)} ${pick(gen, DESCRIPTIONS)}`,
+    status: chance(gen, 0.9) ? 'ACTIVE' : 'PENDING',
+    categoryPath: [...item.categoryPath],
+    primaryPropertyId: `prp-${pad(int(gen, 1, 999_999), 6)}`,
+    imageURLs: Array.from({ length: int(gen, 2, 3) }, (_, i) => `https://img.wirestream.example/${listingId}/${i + 1}.jpg`),
+    seller: {
+      sellerId: `slr-${pad(int(gen, 1, 5_000), 5)}`,
+      displayName: pick(gen, SELLER_NAMES),
+      rating: int(gen, 35, 50) / 10,
+      isVerified: chance(gen, 0.7),
+      address: {
+        streetLine1: `${int(gen, 1, 250)} ${pick(gen, place.streets)}`,
+        address2Line: chance(gen, 0.3) ? `Apt ${int(gen, 1, 40)}` : null,
+        city: place.city,
+        postalCode: place.postalCode,
+        countryCode: place.countryCode,
+      },
+    },
+    currency: place.currency,
+    reservePriceCents: chance(gen, 0.6) ? startCents * int(gen, 2, 4) : null,
+    currentPriceCents: startCents,
+    bids: [],
+    relisted: false,
+  };
+  // Seed a rolling window of earlier bids so every listing event carries RECENT_BIDS of them.
+  for (let i = 0; i < RECENT_BIDS; i++) placeBid(gen, state);
+  return state;
+}
+
+function increment(gen: GeneratorState, cents: number): number {
+  // Bid steps grow with the price, as on real auction sites (roughly 1–5 %, at least 1.00).
+  return Math.max(100, Math.round((cents * int(gen, 1, 5)) / 100 / 50) * 50);
+}
+
+function placeBid(gen: GeneratorState, state: ListingState): Bid {
+  state.currentPriceCents += increment(gen, state.currentPriceCents);
+  const bid: Bid = {
+    bidId: nextBidId(gen),
+    bidderId: randomBidderId(gen),
+    amount: money(state, state.currentPriceCents),
+    placedAt: now(gen),
+    isAutoBid: chance(gen, 0.35),
+  };
+  state.bids.unshift(bid);
+  if (state.bids.length > RECENT_BIDS) state.bids.length = RECENT_BIDS;
+  return bid;
+}
+
+/** A closed listing comes back as a new auction round at a fresh start price. */
+function relist(gen: GeneratorState, state: ListingState): void {
+  state.status = 'ACTIVE';
+  state.relisted = true;
+  state.currentPriceCents = int(gen, 20, 2_000) * 100;
+  // A new round starts without bids: the window refills as bids arrive (so a few listing events
+  // after a relist carry fewer than RECENT_BIDS bids, as they would in production).
+  state.bids = [];
+}
+
+/**
+ * Moves the listing one step (close, raise the price, update, or relist after a close) and says
+ * which event that was.
+ */
+function advanceListing(gen: GeneratorState, state: ListingState): ListingEventType {
+  // Drawn even when the outcome is forced (a relisted listing), to keep the draw order.
+  const roll = gen.random();
+  if (state.status === 'CLOSED' || state.relisted) {
+    if (state.status === 'CLOSED') relist(gen, state);
+    state.relisted = false;
+    return 'ListingCreated';
+  }
+  if (roll < 0.05) {
+    state.status = 'CLOSED';
+    return 'ListingClosed';
+  }
+  if (roll < 0.5) {
+    placeBid(gen, state);
+    return 'PriceChanged';
+  }
+  if (state.status === 'PENDING' && chance(gen, 0.5)) state.status = 'ACTIVE';
+  return 'ListingUpdated';
+}
+
+// --- events -------------------------------------------------------------------------------------
+
+function nextEvent(gen: GeneratorState): DemoEvent {
+  return gen.random() < 0.7 ? listingEvent(gen) : bidEvent(gen);
+}
+
+function listingEvent(gen: GeneratorState, listingId?: string): DemoEvent {
+  const state = listingStateOf(gen, listingId);
+  const eventType = advanceListing(gen, state);
+  const { seller } = state;
+  return {
+    topic: 'listing-events',
+    key: state.listingId,
+    value: {
+      eventId: nextEventId(gen),
+      eventType,
+      listingId: state.listingId,
+      occurredAt: now(gen),
+      listing: {
+        listingId: state.listingId,
+        title: state.title,
+        description: state.description,
+        status: state.status,
+        categoryPath: [...state.categoryPath],
+        primaryPropertyId: state.primaryPropertyId,
+        imageURLs: [...state.imageURLs],
+        sellerInfo: {
+          sellerId: seller.sellerId,
+          displayName: seller.displayName,
+          rating: seller.rating,
+          isVerified: seller.isVerified,
+          address: { ...seller.address },
+        },
+        reservePrice: state.reservePriceCents === null ? null : money(state, state.reservePriceCents),
+        currentPrice: money(state, state.currentPriceCents),
+        recentBids: state.bids.map(copyBid),
+      },
+    },
+  };
+}
+
+function bidEvent(gen: GeneratorState, listingId?: string): DemoEvent {
+  const state = listingStateOf(gen, listingId);
+  // Nobody bids on a closed listing: a bid means it was relisted, and the first bid of a new
+  // round has no previous high bid.
+  let previous = state.bids[0];
+  if (state.status === 'CLOSED') {
+    relist(gen, state);
+    previous = undefined;
+  }
+  const bid = placeBid(gen, state);
+  return {
+    topic: 'bid-events',
+    key: state.listingId,
+    value: {
+      eventId: nextEventId(gen),
+      eventType: 'BidPlaced',
+      listingId: state.listingId,
+      bidId: bid.bidId,
+      bidderId: bid.bidderId,
+      amount: { ...bid.amount },
+      placedAt: bid.placedAt,
+      isAutoBid: bid.isAutoBid,
+      previousHighBid: previous === undefined ? null : copyBid(previous),
+    },
+  };
+}
+
+function money(state: ListingState, amountCents: number): Money {
+  return { amountCents, currencyCode: state.currency };
+}
+
+// Fresh objects per event: consumers (the transform) may mutate what they receive.
+function copyBid(bid: Bid): Bid {
+  return { ...bid, amount: { ...bid.amount } };
 }
