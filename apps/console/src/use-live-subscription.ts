@@ -1,0 +1,167 @@
+import { useEffect, useRef, useState } from 'react';
+import type { Client, FormattedExecutionResult } from 'graphql-ws';
+import { createRateMeter } from './vitals';
+import { describeError } from './format';
+
+/** `extensions.position` of every `next` the gateway sends (`epoch` may be added by the history work). */
+export interface Position {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string | number;
+  readonly epoch?: string | number;
+}
+
+export interface LiveRow {
+  readonly seq: number;
+  readonly receivedAtMs: number;
+  readonly position: Position | undefined;
+  readonly summary: string;
+  readonly error: boolean;
+}
+
+/** Rows kept on screen; older ones drop off (the count keeps going). */
+const MAX_ROWS = 200;
+export const RATE_WINDOW_SECONDS = 60;
+const SUMMARY_CHARS = 160;
+
+type SubscriptionResult = FormattedExecutionResult<Record<string, unknown>, unknown>;
+
+export interface LiveSubscription {
+  readonly running: boolean;
+  /** Why the last start or the running subscription failed, or undefined. */
+  readonly error: string | undefined;
+  /** Newest first, at most {@link MAX_ROWS}. */
+  readonly rows: readonly LiveRow[];
+  /** Events received since the last clear (keeps counting when old rows drop off). */
+  readonly received: number;
+  /** Events per second over the last {@link RATE_WINDOW_SECONDS}, oldest first, refreshed every second. */
+  readonly rates: readonly number[];
+  /** Ends any running subscription and subscribes to `query`; `variablesText` is JSON or empty. */
+  readonly start: (query: string, variablesText: string) => void;
+  readonly halt: () => void;
+  /** Empties the table and the count (the rate and a running subscription go on). */
+  readonly clear: () => void;
+}
+
+/** One subscription of the live view at a time: its rows, count, rate and error. */
+export function useLiveSubscription(client: Client): LiveSubscription {
+  const [running, setRunning] = useState(false);
+  const [error, setError] = useState<string | undefined>();
+  // Declaration order is unmount order: the rate timer, then the subscription, then the pending frame.
+  const rates = useRateSeries();
+  const stop = useRef<(() => void) | undefined>(undefined);
+  useEffect(() => () => stop.current?.(), []);
+  const feed = useFrameBatchedRows();
+  // A new client (new token) ends the running subscription; start again explicitly.
+  useEffect(() => () => halt(), [client]);
+
+  function halt(): void {
+    stop.current?.();
+    stop.current = undefined;
+    setRunning(false);
+  }
+
+  function start(query: string, variablesText: string): void {
+    halt();
+    const parsed = parseVariables(variablesText);
+    if ('error' in parsed) {
+      setError(parsed.error);
+      return;
+    }
+    const { variables } = parsed;
+    setError(undefined);
+    setRunning(true);
+    stop.current = client.subscribe(
+      { query, ...(variables ? { variables } : {}) },
+      {
+        next(result) {
+          const now = Date.now();
+          rates.record(now);
+          feed.add(result, now);
+        },
+        error(err) {
+          setError(describeError(err));
+          setRunning(false);
+        },
+        complete() {
+          setRunning(false);
+        },
+      },
+    );
+  }
+
+  return { running, error, rows: feed.rows, received: feed.received, rates: rates.series, start, halt, clear: feed.clear };
+}
+
+/** Counts events per second and publishes the last minute's series once a second. */
+function useRateSeries(): { readonly series: readonly number[]; readonly record: (atMs: number) => void } {
+  const [series, setSeries] = useState<readonly number[]>([]);
+  const meter = useRef(createRateMeter(RATE_WINDOW_SECONDS));
+  useEffect(() => {
+    const tick = setInterval(() => setSeries(meter.current.series(Date.now())), 1_000);
+    return () => clearInterval(tick);
+  }, []);
+  return { series, record: (atMs) => meter.current.record(atMs) };
+}
+
+interface RowFeed {
+  readonly rows: readonly LiveRow[];
+  readonly received: number;
+  readonly add: (result: SubscriptionResult, receivedAtMs: number) => void;
+  readonly clear: () => void;
+}
+
+function useFrameBatchedRows(): RowFeed {
+  const [rows, setRows] = useState<readonly LiveRow[]>([]);
+  const [received, setReceived] = useState(0);
+  // Events are buffered and rendered at most once per animation frame: a fast stream costs one
+  // React update per frame, not one per event.
+  const pending = useRef<LiveRow[]>([]);
+  const frame = useRef(0);
+  const seq = useRef(0);
+  useEffect(() => () => cancelAnimationFrame(frame.current), []);
+
+  function flush(): void {
+    frame.current = 0;
+    const batch = pending.current;
+    pending.current = [];
+    setReceived(seq.current);
+    setRows((old) => [...batch.reverse(), ...old].slice(0, MAX_ROWS));
+  }
+
+  function add(result: SubscriptionResult, receivedAtMs: number): void {
+    seq.current += 1;
+    pending.current.push(toLiveRow(seq.current, receivedAtMs, result));
+    if (frame.current === 0) frame.current = requestAnimationFrame(flush);
+  }
+
+  function clear(): void {
+    seq.current = 0;
+    pending.current = [];
+    setRows([]);
+    setReceived(0);
+  }
+
+  return { rows, received, add, clear };
+}
+
+function toLiveRow(seq: number, receivedAtMs: number, result: SubscriptionResult): LiveRow {
+  const position = (result.extensions as { position?: Position } | undefined)?.position;
+  const text = result.errors ? describeError(result.errors) : JSON.stringify(result.data);
+  return {
+    seq,
+    receivedAtMs,
+    position,
+    summary: text.length > SUMMARY_CHARS ? `${text.slice(0, SUMMARY_CHARS)}…` : text,
+    error: result.errors !== undefined,
+  };
+}
+
+/** The variables box: empty means no variables, anything else must be JSON. */
+function parseVariables(text: string): { readonly variables: Record<string, unknown> | undefined } | { readonly error: string } {
+  try {
+    return { variables: text.trim() === '' ? undefined : (JSON.parse(text) as Record<string, unknown>) };
+  } catch (err) {
+    return { error: `variables are not JSON: ${describeError(err)}` };
+  }
+}
