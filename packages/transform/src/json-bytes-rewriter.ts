@@ -19,7 +19,7 @@ export interface JsonBytesRewriter {
    * With `capture` (a converted top-level key, as UTF-8 bytes), the output offsets of that key's
    * string or number value are left in {@link captureStart}/{@link captureEnd} (-1 when absent).
    */
-  rewrite(json: Uint8Array, prefix: string, suffix: string, capture?: Uint8Array): Buffer;
+  readonly rewrite: (json: Uint8Array, prefix: string, suffix: string, capture?: Uint8Array) => Buffer;
   /** Output offset where the captured value starts (inside the quotes for a string), or -1. */
   readonly captureStart: number;
   /** Output offset just past the captured value, or -1. */

@@ -7,7 +7,7 @@
  * See docs/decisions/0003-transform.md for the measurements against a plain size cap and an LRU.
  */
 export interface KeyCache {
-  convert(key: string): string;
+  readonly convert: (key: string) => string;
   readonly size: number;
 }
 

@@ -20,7 +20,7 @@ function collisionOf(fn: () => unknown): TransformError {
 describe('createKeyTransformer().transform', () => {
   it('converts keys deeply, through objects and arrays of objects, leaving values untouched', () => {
     const { transform } = createKeyTransformer();
-    const input = JSON.parse(
+    const input: unknown = JSON.parse(
       '{"listingId":"lst-000001","sellerInfo":{"isVerified":true,"rating":4.5,"address":{"address2Line":null}},' +
         '"recentBids":[{"bidId":"bidId","amount":{"amountCents":100}},{"bidId":"x"}],"categoryPath":["camelCase","B"],' +
         '"nested":[[{"deepKey":1}]],"empty":{},"none":[]}',
@@ -65,7 +65,10 @@ describe('createKeyTransformer().transform', () => {
     const keysOf = (value: unknown, into: string[]): string[] => {
       if (Array.isArray(value)) value.forEach((v) => keysOf(v, into));
       else if (typeof value === 'object' && value !== null) {
-        for (const [k, v] of Object.entries(value)) into.push(k) && keysOf(v, into);
+        for (const [k, v] of Object.entries(value)) {
+          into.push(k);
+          keysOf(v, into);
+        }
       }
       return into;
     };
@@ -146,7 +149,7 @@ describe('createKeyTransformer().transform', () => {
 
   it('cannot pollute prototypes through __proto__, constructor or prototype keys', () => {
     const { transform } = createKeyTransformer();
-    const input = JSON.parse(
+    const input: unknown = JSON.parse(
       '{"__proto__":{"polluted":1,"aB":1},"constructor":{"prototype":{"polluted":1}},"nestedObj":{"__proto__":{"polluted":1}}}',
     );
     const out = transform<Json>(input);

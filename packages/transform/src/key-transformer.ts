@@ -29,6 +29,7 @@ export interface KeyTransformerOptions {
   freeze?: FreezeMode;
 }
 
+/** Plain functions over the transformer's state (no `this`): destructuring them is safe. */
 export interface KeyTransformer {
   /**
    * Converts every object key of a JSON-like value (the output of `JSON.parse`) to snake_case,
@@ -40,7 +41,7 @@ export interface KeyTransformer {
    * @throws {TransformError} `MAX_DEPTH` past `maxDepth`, `KEY_COLLISION` when two keys of one object
    * convert to the same key (e.g. `fooBar` and `foo_bar`): reported, never silently overwritten.
    */
-  transform<T = unknown>(value: unknown): T;
+  readonly transform: <T = unknown>(value: unknown) => T;
   /**
    * The ingest fast path: UTF-8 JSON bytes (a Kafka message value) in, `prefix` + the same JSON with
    * every object key in snake_case + `suffix` out, as one Buffer ready for the Redis socket. One
@@ -52,21 +53,21 @@ export interface KeyTransformer {
    * @param suffix Written after the JSON, e.g. `}` closing the envelope. @default ''
    * @throws {TransformError} `INVALID_JSON` (with the byte offset), `MAX_DEPTH`, `KEY_COLLISION`.
    */
-  transformJsonBytes(json: Uint8Array, prefix?: string, suffix?: string): Buffer;
+  readonly transformJsonBytes: (json: Uint8Array, prefix?: string, suffix?: string) => Buffer;
   /**
    * {@link KeyTransformer.transformJsonBytes}, also reading one top-level field in the same pass:
    * `field` is the converted (snake_case) key, e.g. the routing key `listing_id`. `value` is its
    * string value (unescaped) or its number as written, and `undefined` when the field is absent or
    * holds anything else (nested occurrences never count). Lets ingest route without parsing.
    */
-  transformJsonBytesReading(json: Uint8Array, prefix: string, suffix: string, field: string): { readonly bytes: Buffer; readonly value: string | undefined };
+  readonly transformJsonBytesReading: (json: Uint8Array, prefix: string, suffix: string, field: string) => { readonly bytes: Buffer; readonly value: string | undefined };
   /**
    * {@link KeyTransformer.transformJsonBytes} for a string: JSON text in, compact snake_cased JSON
    * text out. Costs a UTF-8 encode and decode more than the bytes form; prefer that one on hot paths.
    */
-  transformJson(jsonText: string): string;
+  readonly transformJson: (jsonText: string) => string;
   /** {@link toSnakeCase}, memoized within `maxCacheEntries`. */
-  convertKey(key: string): string;
+  readonly convertKey: (key: string) => string;
   /**
    * Keys currently memoized: by `convertKey`/`transform` plus, separately, by the JSON forms; each of
    * the two memos stays within `maxCacheEntries` (a process normally uses one form).
