@@ -35,9 +35,10 @@ function serverFactories() {
       const redis: Redis = {
         name: 'redis',
         closed: false,
-        async close() {
+        close() {
           redis.closed = true;
           closed.push('redis');
+          return Promise.resolve();
         },
       };
       return redis;
@@ -156,7 +157,7 @@ describe('createLazyContext', () => {
     expect(ctx['nope']).toBeUndefined();
     expect(ctx['then']).toBeUndefined(); // so `await ctx` does not treat it as a promise
     const bare = createLazyContext<{ n: number }>({ n: () => 1 }) as unknown as Record<string, unknown>;
-    expect(bare['toString']).toBeUndefined();
+    expect(Reflect.get(bare, 'toString')).toBeUndefined();
     expect(bare['connectionId']).toBeUndefined();
   });
 
@@ -219,7 +220,7 @@ describe('disposeLazyContext', () => {
   it('awaits async members and prefers dispose() over close()', async () => {
     const log: string[] = [];
     const ctx = createLazyContext<{ client: Promise<{ close(): void }>; both: { dispose(): void; close(): void } }>({
-      client: async () => ({ close: () => log.push('client.close') }),
+      client: () => Promise.resolve({ close: () => log.push('client.close') }),
       both: () => ({ dispose: () => log.push('both.dispose'), close: () => log.push('both.close') }),
     });
     await ctx.client;

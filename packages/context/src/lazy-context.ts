@@ -78,7 +78,7 @@ const handler: ProxyHandler<Holder> = {
   get(holder, key, receiver) {
     if (key === HOLDER) return holder;
     if (isMember(holder, key)) return member(holder, key, receiver);
-    return holder.base === undefined ? undefined : Reflect.get(holder.base, key);
+    return holder.base === undefined ? undefined : (Reflect.get(holder.base, key) as unknown);
   },
   has(holder, key) {
     return isMember(holder, key) || (holder.base !== undefined && key in holder.base);

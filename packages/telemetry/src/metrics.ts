@@ -65,8 +65,8 @@ export class FastHistogram {
     this.sum += value;
   }
 
-  /** What prom-client's Registry formats: cumulative buckets, then sum and count. */
-  async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: { metricName: string; labels: Record<string, string | number>; value: number }[] }> {
+  /** What prom-client's Registry formats: cumulative buckets, then sum and count (a Promise: prom-client's Metric interface). */
+  get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: { metricName: string; labels: Record<string, string | number>; value: number }[] }> {
     const values: { metricName: string; labels: Record<string, string | number>; value: number }[] = [];
     let cumulative = 0;
     for (let i = 0; i < this.counts.length; i++) {
@@ -75,7 +75,7 @@ export class FastHistogram {
     }
     values.push({ metricName: `${this.name}_sum`, labels: {}, value: this.sum });
     values.push({ metricName: `${this.name}_count`, labels: {}, value: cumulative });
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+    return Promise.resolve({ name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values });
   }
 
   reset(): void {
