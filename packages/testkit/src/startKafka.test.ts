@@ -118,6 +118,8 @@ describe('kafkajs 2.2.4 against this broker', () => {
           await consumer.subscribe({ topics: [topic], fromBeginning: true });
           await consumer.run({
             autoCommit: false,
+            // kafkajs hands eachBatch closures, not methods: destructuring them is its documented use.
+            // eslint-disable-next-line @typescript-eslint/unbound-method -- see above
             eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary }: EachBatchPayload) => {
               for (const message of batch.messages) {
                 received.push({

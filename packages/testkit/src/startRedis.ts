@@ -89,12 +89,13 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
     });
     const spawnError = once(proc, 'spawn').then(
       () => undefined,
-      (error: unknown) => error,
+      // A ChildProcess emits an Error when the binary cannot run (ENOENT, EACCES).
+      (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
     );
     const failedToSpawn = await spawnError;
     if (failedToSpawn !== undefined) {
       throw new Error(
-        `startRedis: could not run ${redisServerPath} (${String(failedToSpawn)}); ` +
+        `startRedis: could not run ${redisServerPath} (${failedToSpawn.message}); ` +
           "install Debian's redis-server (apt-get install -y redis-server, or run infra/redis/start.sh once)",
         { cause: failedToSpawn },
       );

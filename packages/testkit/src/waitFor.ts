@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { inspect } from 'node:util';
 
 /** Options of {@link waitFor}. */
 export interface WaitForOptions {
@@ -53,7 +54,7 @@ export async function waitFor<T>(
       const last =
         lastError === undefined
           ? `last result: ${String(lastValue)}`
-          : `last error: ${lastError instanceof Error ? lastError.message : String(lastError)}`;
+          : `last error: ${lastError instanceof Error ? lastError.message : inspect(lastError)}`;
       throw new Error(
         `waitFor: timed out after ${elapsedMs} ms (${attempts} attempts) waiting for ${message}; ${last}`,
         { cause: lastError },
