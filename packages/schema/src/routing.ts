@@ -15,6 +15,7 @@ export function filterClauses(route: SubscriptionRoute, args: Readonly<Record<st
   const filter: FilterClause[] = [];
   for (const name of route.filterArgs) {
     const value = args[name];
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- arguments are GraphQL-validated scalars (IDs, strings, numbers)
     if (value !== undefined && value !== null) filter.push([name, String(value)]);
   }
   return filter;
@@ -26,6 +27,7 @@ export function matchesFilter(filter: readonly FilterClause[], payload: Readonly
   for (let i = 0; i < filter.length; i++) {
     const [field, expected] = filter[i] as FilterClause;
     const actual = payload[field];
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- values compared as text: IDs arrive as strings or numbers, and an object's "[object Object]" equals no ID
     if (actual === undefined || actual === null || String(actual) !== expected) return false;
   }
   return true;
@@ -34,7 +36,7 @@ export function matchesFilter(filter: readonly FilterClause[], payload: Readonly
 /** Redis channels that carry every event a subscription with these arguments can match. */
 export function subscriptionChannels(prefix: string, route: SubscriptionRoute, args: Readonly<Record<string, unknown>>): string[] {
   const keyValue = route.keyField === undefined ? undefined : args[route.keyField];
-  return keyValue === undefined || keyValue === null
-    ? topicChannels(prefix, route.topic, route.shards)
-    : [channelName(prefix, route.topic, shardOf(String(keyValue), route.shards))];
+  if (keyValue === undefined || keyValue === null) return topicChannels(prefix, route.topic, route.shards);
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the key argument is a GraphQL-validated ID: a string or a number
+  return [channelName(prefix, route.topic, shardOf(String(keyValue), route.shards))];
 }
