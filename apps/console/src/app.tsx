@@ -1,4 +1,4 @@
-import { lazy, Suspense, useEffect, useMemo, useState, type FormEvent } from 'react';
+import { lazy, Suspense, useEffect, useMemo, useState, type SubmitEvent } from 'react';
 import { createGatewayClient, type ConnectionState } from './client';
 import { subscriptionExamples } from './examples';
 import { LiveView } from './live-view';
@@ -59,7 +59,7 @@ export function App({ start }: { start: ConsoleStart }) {
     return () => window.removeEventListener('hashchange', onHash);
   }, []);
 
-  function applyToken(event: FormEvent): void {
+  function applyToken(event: SubmitEvent<HTMLFormElement>): void {
     event.preventDefault();
     const next = tokenDraft.trim();
     sessionStorage.setItem(TOKEN_KEY, next);

@@ -1,3 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '@wirestream/config';
 import { producerConfigSpec } from './config.js';
@@ -20,11 +24,7 @@ describe('producerConfigSpec', () => {
 });
 
 describe('WIRESTREAM_CONFIG_FILE', () => {
-  it('is read by the built entry point, and a bad value in it is reported with exit code 78', async () => {
-    const { spawnSync } = await import('node:child_process');
-    const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
+  it('is read by the built entry point, and a bad value in it is reported with exit code 78', () => {
     const dir = mkdtempSync(join(tmpdir(), 'wirestream-config-'));
     try {
       const file = join(dir, 'config.json');
