@@ -58,7 +58,9 @@ function connect(client: SoakClient, resume: boolean): Promise<void> {
       if (closingAll) return;
       // The server closed us (slow consumer, drain…): come back and resume, as production clients do.
       serverCloses[String(code)] = (serverCloses[String(code)] ?? 0) + 1;
-      setTimeout(() => connect(client, client.epoch !== undefined).catch((err: unknown) => console.error('soak client: reconnect failed', err)), 100 + Math.random() * 200);
+      setTimeout(() => {
+        connect(client, client.epoch !== undefined).catch((err: unknown) => console.error('soak client: reconnect failed', err));
+      }, 100 + Math.random() * 200);
     });
     ws.on('message', (data: Buffer) => {
       const text = data.toString();
