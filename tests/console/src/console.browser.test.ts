@@ -155,7 +155,7 @@ describe('the web console', () => {
     );
     const result = JSON.parse(response) as { data: { listingUpdated: { event_id: string } }; extensions: { position: { topic: string; partition: number; offset: unknown } } };
     expect(result.data.listingUpdated.event_id).toBe(listingEventId);
-    expect(result.extensions.position).toMatchObject({ topic: listingTopic, partition: expect.any(Number) });
+    expect(result.extensions.position).toMatchObject({ topic: listingTopic, partition: expect.any(Number) as number });
     await page.screenshot({ path: join(imagesDir, 'console-playground.png') });
 
     // 2. Live view: bids, with position and rate. A steady background stream from here on feeds the rate and the charts.

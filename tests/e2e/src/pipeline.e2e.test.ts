@@ -112,7 +112,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all(clients.map((c) => c.dispose()));
+  await Promise.all(clients.map((c) => Promise.resolve(c.dispose())));
   await producer?.disconnect();
   await Promise.all([ingest?.stop(), gateway?.stop()]);
   await redis?.stop();
@@ -198,9 +198,10 @@ describe('the first end-to-end stream', () => {
     await dlq.subscribe({ topic: `${listingTopic}.dlq`, fromBeginning: true });
     const dead: { value: string; headers: Record<string, string> }[] = [];
     await dlq.run({
-      eachMessage: async ({ message }) => {
+      eachMessage: ({ message }) => {
         const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)]));
         dead.push({ value: message.value?.toString() ?? '', headers });
+        return Promise.resolve();
       },
     });
     await waitFor(() => dead.length === 1, { timeoutMs: 30_000, message: 'the dead letter' });

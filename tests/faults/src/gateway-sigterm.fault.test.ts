@@ -28,7 +28,7 @@ describe('fault 4: SIGTERM one of two gateways mid-stream', () => {
     const urls = [a.wsUrl, b.wsUrl];
     // Two clients start on A (the one that will go), two on B.
     const clients = [0, 0, 1, 1].map((first, i) => connectResumingClient(`client ${i + 1} (starts on ${first === 0 ? 'A' : 'B'})`, urls, QUERY, { firstUrl: first }));
-    onTestFinished(() => Promise.all(clients.map((c) => c.client.dispose())).then(() => undefined));
+    onTestFinished(() => Promise.all(clients.map((c) => Promise.resolve(c.client.dispose()))).then(() => undefined));
     await Promise.all([channelsConfirmed(a, 2), channelsConfirmed(b, 2)]);
 
     const stream = harness.startStream({ events: 2_000 });
@@ -44,7 +44,7 @@ describe('fault 4: SIGTERM one of two gateways mid-stream', () => {
     // The clients of A moved to B and were told their resume was complete.
     for (const moved of clients.slice(0, 2)) {
       expect(moved.connectedTo.slice(-1)).toEqual([b.wsUrl]);
-      expect(moved.recoveries).toEqual([{ recovered: true, epoch: expect.any(String) }]);
+      expect(moved.recoveries).toEqual([{ recovered: true, epoch: expect.any(String) as string }]);
     }
     expect(clients.flatMap((c) => c.errors)).toEqual([]);
   });

@@ -267,7 +267,7 @@ export async function createFaultHarness({ brokers }: FaultHarnessOptions): Prom
   async function close(): Promise<void> {
     closing ??= (async () => {
       stopStreams = true;
-      await Promise.all(clients.map((c) => c.dispose()));
+      await Promise.all(clients.map((c) => Promise.resolve(c.dispose())));
       await Promise.all(apps.map((a) => a.stop('SIGTERM')));
       await producer.disconnect().catch(() => undefined);
       await admin.disconnect().catch(() => undefined);

@@ -37,7 +37,7 @@ describe('fault 7: history too short for the gap', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_000)); // anything else in flight arrives
 
     const recovery = returning.recoveries[0];
-    expect(recovery).toMatchObject({ recovered: false, reason: expect.stringContaining('history no longer covers the gap') });
+    expect(recovery).toMatchObject({ recovered: false, reason: expect.stringContaining('history no longer covers the gap') as string });
     expect(recovery?.partitions?.length).toBeGreaterThan(0);
     expect(recovery?.partitions?.every((p) => p >= 0 && p < PARTITIONS)).toBe(true);
     // What it got is what history still held after its positions: nothing it already had, nothing twice.

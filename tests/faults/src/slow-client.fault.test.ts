@@ -31,7 +31,7 @@ describe('fault 6: a client that stops reading at 1,000 events/s', () => {
     const gateway: Gateway = await harness.startGateway({ GATEWAY_SUBSCRIBE_BURST: String(SLOW_SUBSCRIPTIONS) });
     const pid = gateway.app.child.pid as number;
     const healthy: ResumingClient[] = Array.from({ length: HEALTHY }, (_, i) => connectResumingClient(`healthy ${i + 1}`, [gateway.wsUrl], QUERY));
-    onTestFinished(() => Promise.all(healthy.map((c) => c.client.dispose())).then(() => undefined));
+    onTestFinished(() => Promise.all(healthy.map((c) => Promise.resolve(c.client.dispose()))).then(() => undefined));
     await waitFor(async () => (await harness.gatewayStats(gateway))['subscriptions'] === HEALTHY, { message: 'healthy clients subscribed' });
 
     const kafka = new Kafka({ clientId: 'faults-slow', brokers: [...brokers], logLevel: logLevel.NOTHING });

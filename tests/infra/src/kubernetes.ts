@@ -91,11 +91,13 @@ export function strictTypeCheck(objects: readonly KubeObject[]): string[] {
     types: [],
   };
   const host = ts.createCompilerHost(options);
-  const { getSourceFile, fileExists, readFile } = host;
+  const getSourceFile = host.getSourceFile.bind(host);
+  const fileExists = host.fileExists.bind(host);
+  const readFile = host.readFile.bind(host);
   host.getSourceFile = (name, languageVersion, ...rest) =>
-    name === fileName ? ts.createSourceFile(name, source, languageVersion, true) : getSourceFile.call(host, name, languageVersion, ...rest);
-  host.fileExists = (name) => name === fileName || fileExists.call(host, name);
-  host.readFile = (name) => (name === fileName ? source : readFile.call(host, name));
+    name === fileName ? ts.createSourceFile(name, source, languageVersion, true) : getSourceFile(name, languageVersion, ...rest);
+  host.fileExists = (name) => name === fileName || fileExists(name);
+  host.readFile = (name) => (name === fileName ? source : readFile(name));
   const program = ts.createProgram([fileName], options, host);
   const diagnostics = ts.getPreEmitDiagnostics(program);
   const lineStarts = owners.map((o) => o.start);
