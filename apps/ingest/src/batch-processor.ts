@@ -24,24 +24,23 @@ export interface BatchProcessorOptions {
   readonly retryBackoffMs: number;
 }
 
-/** kafkajs's eachBatch: a batch in chunks, each delivered (dead letters, then Redis) before its commit. */
+/** kafkajs's eachBatch: a batch in chunks, each delivered (dead letters, then Redis) before its commit. Plain functions (no `this`). */
 export interface BatchProcessor {
-  handleBatch(payload: EachBatchPayload): Promise<void>;
+  readonly handleBatch: (payload: EachBatchPayload) => Promise<void>;
 }
 
 export function createBatchProcessor(options: BatchProcessorOptions): BatchProcessor {
   const { state, routes, chunks, publisher, flow, logger, metrics, publishChunkSize, dlqSuffix, retryBackoffMs } = options;
 
   async function handleBatch(payload: EachBatchPayload): Promise<void> {
-    const { batch, isRunning, isStale } = payload;
-    const { topic, partition, messages } = batch;
+    const { topic, partition, messages } = payload.batch;
     const route = routes.get(topic);
     if (!route || messages.length === 0 || !state.consumer || !state.producer) return;
     const series = metrics?.forTopic(topic);
 
     for (let start = 0; start < messages.length; start += publishChunkSize) {
       // A rebalance took the partition away: the new owner resumes from our last commit.
-      if (!isRunning() || isStale()) return;
+      if (!payload.isRunning() || payload.isStale()) return;
       const end = Math.min(messages.length, start + publishChunkSize);
       const chunk = await chunks.buildChunk(payload, route, start, end);
       if (chunk === undefined) return;
@@ -93,16 +92,15 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
 
   /** Commits past the chunk's last offset, once its dead letters and envelopes were acknowledged. */
   async function commitChunk(payload: EachBatchPayload, last: string): Promise<void> {
-    const { batch, resolveOffset, commitOffsetsIfNecessary, heartbeat } = payload;
-    const { topic, partition } = batch;
-    resolveOffset(last);
+    const { topic, partition, highWatermark } = payload.batch;
+    payload.resolveOffset(last);
     // Not consumer.commitOffsets(): kafkajs skips that silently once stop() began, which would lose
     // the commit of the batch that stop() waits for. With explicit offsets this commits at once.
-    await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: (BigInt(last) + 1n).toString() }] }] });
+    await payload.commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: (BigInt(last) + 1n).toString() }] }] });
     state.stats.commits++;
     // highWatermark is the next offset the partition will get: lag = what is left after `last`.
-    metrics?.setLag(topic, partition, Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(last) - 1n)));
-    await heartbeat();
+    metrics?.setLag(topic, partition, Math.max(0, Number(BigInt(highWatermark) - BigInt(last) - 1n)));
+    await payload.heartbeat();
   }
 
   return { handleBatch };

@@ -28,13 +28,13 @@ export interface ChunkBuilderOptions {
   readonly metrics: IngestMetrics | undefined;
 }
 
-/** Kafka messages → a {@link Chunk}: the per-message half of the trip. */
+/** Kafka messages → a {@link Chunk}: the per-message half of the trip. Plain functions (no `this`). */
 export interface ChunkBuilder {
   /**
    * Converts messages [start, end) of the batch, in offset order. Undefined when the batch must
    * be given up while a poison message waits for its retry (stop, rebalance).
    */
-  buildChunk(payload: EachBatchPayload, route: TopicRoute, start: number, end: number): Promise<Chunk | undefined>;
+  readonly buildChunk: (payload: EachBatchPayload, route: TopicRoute, start: number, end: number) => Promise<Chunk | undefined>;
 }
 
 /** The batch was given up while a message waited for a retry. */

@@ -20,21 +20,21 @@ export interface FlowControlOptions {
   readonly metrics: IngestMetrics | undefined;
 }
 
-/** Pause/resume of consumption, and the waits of a batch that keep its group membership alive. */
+/** Pause/resume of consumption, and the waits of a batch that keep its group membership alive. Plain functions (no `this`). */
 export interface FlowControl {
   /** Why consumption is paused, or undefined while it flows. */
-  pausedFor(): PauseKind | undefined;
-  pause(kind: PauseKind): void;
-  resume(): void;
+  readonly pausedFor: () => PauseKind | undefined;
+  readonly pause: (kind: PauseKind) => void;
+  readonly resume: () => void;
   /** Sleeps `ms` while heartbeating; false when the batch must be given up. See {@link waitAlive}. */
-  waitAlive(payload: BatchLiveness, ms: number): Promise<boolean>;
+  readonly waitAlive: (payload: BatchLiveness, ms: number) => Promise<boolean>;
   /**
    * A batch whose chunk could not be delivered waits `ms` and until Redis is connected, counted
    * as waiting (so the probe knows whether a dead-letter outage still has a batch to end it).
    */
-  waitToRedeliver(payload: BatchLiveness, ms: number): Promise<boolean>;
+  readonly waitToRedeliver: (payload: BatchLiveness, ms: number) => Promise<boolean>;
   /** Stops the pause probe (stop()). */
-  close(): void;
+  readonly close: () => void;
 }
 
 const WAIT_STEP_MS = 250; // how often a waiting batch re-checks stop/staleness and heartbeats

@@ -4,7 +4,7 @@
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
-import { ConfigResourceTypes, Kafka, logLevel, Partitioners, type Admin, type IHeaders, type Message, type Producer } from 'kafkajs';
+import { ConfigResourceTypes, Kafka, logLevel, Partitioners, type Admin, type Message, type Producer } from 'kafkajs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createAuctionEventGenerator, type DemoEvent } from '@wirestream/demo-events';
@@ -22,7 +22,7 @@ import {
   shardOf,
   type Envelope,
 } from '@wirestream/schema';
-import { createLogger, createMemorySink, createMetricsRegistry, type MemorySink } from '@wirestream/telemetry';
+import { createLogger, createMemorySink, createMetricsRegistry } from '@wirestream/telemetry';
 import {
   createTopics,
   sharedKafkaFromEnv,
@@ -33,11 +33,17 @@ import {
   type KafkaBroker,
   type RedisServer,
 } from '@wirestream/testkit';
-import { DEAD_LETTER_HEADERS } from './dead-letter.js';
-import { createEventConverter, type EventConverter } from './event-converter.js';
-import { createIngest, type Ingest, type IngestOptions } from './ingest.js';
-import { kafkaLogCreator } from './kafka-logger.js';
-import { createIngestMetrics } from './metrics.js';
+// The public entry, like any embedder of ingest.
+import {
+  createEventConverter,
+  createIngest,
+  createIngestMetrics,
+  DEAD_LETTER_HEADERS,
+  kafkaLogCreator,
+  type EventConverter,
+  type Ingest,
+  type IngestOptions,
+} from './index.js';
 
 const PARTITIONS = 3;
 const SHARDS = 16; // the example schema's @topic default
@@ -320,9 +326,10 @@ async function readDeadLetters(topic: string, count: number): Promise<DeadLetter
   try {
     await reader.subscribe({ topic, fromBeginning: true });
     await reader.run({
-      eachMessage: async ({ message }) => {
-        const headers = Object.fromEntries(Object.entries(message.headers ?? ({} as IHeaders)).map(([k, v]) => [k, String(v)]));
+      eachMessage: ({ message }) => {
+        const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)]));
         dead.push({ value: message.value, headers });
+        return Promise.resolve();
       },
     });
     await waitFor(() => dead.length >= count, { timeoutMs: ARRIVAL_TIMEOUT_MS, message: `${count} dead letters in ${topic}` });
@@ -578,13 +585,14 @@ describe('dead letters', () => {
     await reader.connect();
     await reader.subscribe({ topic: `${pipeline.listingTopic}.dlq`, fromBeginning: true });
     await reader.run({
-      eachMessage: async ({ message }) => {
+      eachMessage: ({ message }) => {
         dead.push({
           key: message.key?.toString(),
           value: message.value,
           timestamp: message.timestamp,
-          headers: Object.fromEntries(Object.entries(message.headers ?? ({} as IHeaders)).map(([k, v]) => [k, String(v)])),
+          headers: Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)])),
         });
+        return Promise.resolve();
       },
     });
     await waitFor(() => dead.length >= bad.length, { timeoutMs: ARRIVAL_TIMEOUT_MS, message: `${bad.length} dead letters` });
@@ -597,7 +605,7 @@ describe('dead letters', () => {
       expect(letter?.headers).toEqual({
         'trace-id': `trace-${i}`,
         [DEAD_LETTER_HEADERS.reason]: b.reason,
-        [DEAD_LETTER_HEADERS.detail]: expect.any(String),
+        [DEAD_LETTER_HEADERS.detail]: expect.any(String) as unknown,
         [DEAD_LETTER_HEADERS.topic]: pipeline.listingTopic,
         [DEAD_LETTER_HEADERS.partition]: '0',
         [DEAD_LETTER_HEADERS.offset]: String(3 + i),

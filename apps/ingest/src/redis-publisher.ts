@@ -17,18 +17,18 @@ export interface RedisPublisherOptions {
   readonly redisTimeoutMs: number;
 }
 
-/** Envelopes → Redis: the chunk's pipeline (history, then live) and the history epoch. */
+/** Envelopes → Redis: the chunk's pipeline (history, then live) and the history epoch. Plain functions (no `this`). */
 export interface RedisPublisher {
   /**
    * One pipeline per chunk: SADD of the partition once, then per event its history XADD before
    * its PUBLISH, so a gateway that saw the live event always finds it in history too.
    * Throws unless Redis acknowledged every command.
    */
-  publishChunk(topic: string, partition: number, chunk: Chunk): Promise<void>;
+  readonly publishChunk: (topic: string, partition: number, chunk: Chunk) => Promise<void>;
   /** Loads or creates the history epoch now (if Redis is connected) and after every reconnect. */
-  start(): Promise<void>;
+  readonly start: () => Promise<void>;
   /** Stops following reconnects. */
-  stop(): void;
+  readonly stop: () => void;
 }
 
 export function createRedisPublisher({ redis, logger, metrics, historyPrefix, historyLength, redisTimeoutMs }: RedisPublisherOptions): RedisPublisher {
@@ -75,11 +75,11 @@ export function createRedisPublisher({ redis, logger, metrics, historyPrefix, hi
 
   return {
     publishChunk,
-    async start() {
+    start: async () => {
       redis.on('ready', onRedisReady);
       if (redis.status === 'ready') await ensureEpoch();
     },
-    stop() {
+    stop: () => {
       redis.off('ready', onRedisReady);
     },
   };
