@@ -24,7 +24,7 @@ if (process.env['BENCH_WRAP_JSON'] === '1') {
   const parse = JSON.parse;
   const stringify = JSON.stringify;
   JSON.parse = function jsonParse(text: string, reviver?: (this: unknown, key: string, value: unknown) => unknown) {
-    return parse(text, reviver);
+    return parse(text, reviver) as unknown;
   };
   JSON.stringify = function jsonStringify(value: unknown, replacer?: unknown, space?: string | number) {
     return stringify(value, replacer as never, space);

@@ -6,7 +6,7 @@ import { loadLoopConfig } from './loop-config.js';
 import { createChunkPublisher } from './publisher.js';
 
 const config = loadLoopConfig();
-const publisher = config.mode === 'publish' ? await createChunkPublisher(config) : undefined;
+const publisher = config.mode === 'publish' ? createChunkPublisher(config) : undefined;
 const kafka = new Kafka({ clientId: 'bench-kafkajs-loop', brokers: config.brokers, logLevel: logLevel.ERROR });
 const consumer = kafka.consumer({ groupId: config.groupId });
 await consumer.connect();
@@ -16,15 +16,15 @@ await consumer.run({
   autoCommit: false,
   eachBatchAutoResolve: false,
   partitionsConsumedConcurrently: config.partitionsConcurrently,
-  eachBatch: async ({ batch, resolveOffset, commitOffsetsIfNecessary, heartbeat }) => {
-    const { topic, partition, messages } = batch;
+  eachBatch: async (payload) => {
+    const { topic, partition, messages } = payload.batch;
     for (let start = 0; start < messages.length; start += config.chunk) {
       const end = Math.min(messages.length, start + config.chunk);
       await publisher?.publish(topic, partition, messages, start, end);
       const last = (messages[end - 1] as KafkaMessage).offset;
-      resolveOffset(last);
-      await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: (BigInt(last) + 1n).toString() }] }] });
-      await heartbeat();
+      payload.resolveOffset(last);
+      await payload.commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: (BigInt(last) + 1n).toString() }] }] });
+      await payload.heartbeat();
     }
   },
 });

@@ -7,7 +7,7 @@ import { loadLoopConfig } from './loop-config.js';
 import { createChunkPublisher } from './publisher.js';
 
 const config = loadLoopConfig();
-const publisher = config.mode === 'publish' ? await createChunkPublisher(config) : undefined;
+const publisher = config.mode === 'publish' ? createChunkPublisher(config) : undefined;
 const consumer = new Consumer({
   groupId: config.groupId,
   clientId: 'bench-platformatic-loop',
@@ -42,8 +42,7 @@ process.once('SIGINT', () => void stop());
 
 let chunk: Message[] = [];
 const lastOffsets = new Map<string, { topic: string; partition: number; offset: bigint; leaderEpoch: number }>();
-for await (const item of stream) {
-  const message = item as Message;
+for await (const message of stream) {
   chunk.push(message);
   if (chunk.length < config.chunk && stream.readableLength > 0) continue;
   const full = chunk;

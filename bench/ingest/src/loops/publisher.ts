@@ -31,7 +31,7 @@ return #ARGV / 2`;
 
 const NO_ROUTE = { keyField: undefined, shards: 1 };
 
-export async function createChunkPublisher(config: LoopConfig): Promise<ChunkPublisher> {
+export function createChunkPublisher(config: LoopConfig): ChunkPublisher {
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null, connectionName: 'bench-loop' });
   redis.defineCommand('publishBatch', { numberOfKeys: 0, lua: PUBLISH_BATCH_LUA });
   const publishBatch = (redis as unknown as { publishBatch(...args: (string | Buffer)[]): Promise<number> }).publishBatch.bind(redis);
