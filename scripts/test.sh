@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one test command (README, CI): set up, typecheck, check the architecture rules, run every
+# The one test command (README, CI): set up, typecheck, lint (which holds the architecture rules), run every
 # test project (unit, integration against real Kafka/Redis, end-to-end with the built apps) in one
 # vitest run, print one summary line and exit non-zero on any failure.
 set -euo pipefail
@@ -11,8 +11,11 @@ bootstrap
 step "typechecking (strict, every package)"
 turbo run typecheck --output-logs=errors-only
 
-step "checking architecture rules (apps never import apps; packages never import apps)"
-node scripts/check-architecture.mjs
+# ESLint + typescript-eslint (type-aware), Nx's module-boundary rule (apps never import apps, packages
+# never import apps, no relative or deep imports across projects) and the gateway's layer rules:
+# eslint.config.js. A violation fails here.
+step "linting (type-aware; module boundaries and the gateway's layers)"
+turbo run lint --output-logs=errors-only
 node scripts/render-config-docs.mjs --check
 
 step "running tests (vitest: packages, apps, e2e)"
