@@ -39,11 +39,13 @@ export function createRedisPublisher({ redis, logger, metrics, historyPrefix, hi
     const pipeline = redis.pipeline();
     if (history) pipeline.sadd(historyPartitionsKey(historyPrefix, topic), partition);
     const { channels, bodies, offsets } = chunk;
-    // Deliberately imperative: two commands per event.
+    // Deliberately imperative: two commands per event. 'xadd' in lower case, as ioredis names its
+    // own commands: it lower-cases a command's name on every flag check (5 or so per command), and
+    // 'XADD' would allocate a new string each time (the bench profile showed it, +25 % ioredis time).
     for (let i = 0; i < channels.length; i++) {
       const channel = channels[i] as string;
       const body = bodies[i] as Buffer;
-      if (history) pipeline.call('XADD', historyAppendArgs(historyPrefix, topic, partition, offsets[i] as string, channel, body, historyMaxLen));
+      if (history) pipeline.call('xadd', historyAppendArgs(historyPrefix, topic, partition, offsets[i] as string, channel, body, historyMaxLen));
       pipeline.publish(channel, body);
     }
     const started = performance.now();

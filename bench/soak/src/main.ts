@@ -209,7 +209,7 @@ async function main(): Promise<void> {
       offsets[partition] = (offsets[partition] ?? 0) + 1;
       const channel = channelName(DEFAULT_CHANNEL_PREFIX, TOPIC, shardOf(event.key, SHARDS));
       const envelope = encodeEnvelope({ topic: TOPIC, partition, offset, key: event.key, ts: Date.now() }, JSON.stringify(transformer.transform(event.value)));
-      pipeline.call('XADD', historyAppendArgs(DEFAULT_HISTORY_PREFIX, TOPIC, partition, offset, channel, envelope, HISTORY));
+      pipeline.call('xadd', historyAppendArgs(DEFAULT_HISTORY_PREFIX, TOPIC, partition, offset, channel, envelope, HISTORY));
       pipeline.publish(channel, envelope);
       published++;
     }
