@@ -60,7 +60,7 @@ describe('fan-out', () => {
       'lst-2',
     ]);
     expect(b.results).toEqual(a.results);
-    expect(a.results[0]?.extensions).toEqual({ position: { topic, partition: 0, offset: offsets[0], epoch: expect.any(String) } });
+    expect(a.results[0]?.extensions).toEqual({ position: { topic, partition: 0, offset: offsets[0], epoch: expect.any(String) as unknown } });
     expect(filtered.results[0]?.data).toEqual({ listingUpdated: { listing_id: 'lst-7' } });
     // 3 events for the shared operation + 1 matching event for the filtered one: not 3 × subscribers.
     expect(gateway.stats().executions - executionsBefore).toBe(4);

@@ -55,7 +55,7 @@ interface Setup {
   readonly bus: MemoryBus;
   readonly hub: Hub<TestConn>;
   /** Publishes a listing event as ingest does (history, then PUBLISH); returns its offset. */
-  publish(listingId: string, offset: number, partition?: number): string;
+  readonly publish: (listingId: string, offset: number, partition?: number) => string;
 }
 
 function setup(withHistory = true): Setup {

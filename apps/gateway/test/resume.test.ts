@@ -100,7 +100,7 @@ describe('resume from history', () => {
   it('says recovered: false when the epoch changed (the history was lost)', async () => {
     const resumed = collect(t.connect(), QUERY, undefined, { resume: { epoch: 'an-epoch-of-another-life', positions: { '0': '1' } } });
     await waitFor(() => resumed.results.length >= 1, { message: 'recovery signal' });
-    expect(recoveryOf(resumed.results[0] as ExecutionResult)).toMatchObject({ recovered: false, reason: expect.stringContaining('epoch') });
+    expect(recoveryOf(resumed.results[0] as ExecutionResult)).toMatchObject({ recovered: false, reason: expect.stringContaining('epoch') as unknown });
     resumed.dispose();
     await waitFor(() => t.gateway.stats().subscriptions === 0, { message: 'gone' });
   });

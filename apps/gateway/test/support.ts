@@ -127,7 +127,7 @@ export async function startTestGateway(
       return client;
     },
     async stop() {
-      await Promise.all(clients.map((c) => c.dispose()));
+      await Promise.all(clients.map((c) => Promise.resolve(c.dispose())));
       await gateway.drain();
       publisher.disconnect();
       subscriberConn.disconnect();
@@ -157,7 +157,7 @@ export function rawSocket(url: string, protocol: string | null = 'graphql-transp
   const closed = new Promise<{ code: number; reason: string }>((resolve) =>
     ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
   );
-  ws.on('message', (data) => messages.push(JSON.parse(data.toString())));
+  ws.on('message', (data) => messages.push(JSON.parse(rawText(data))));
   const opened = new Promise<void>((resolve, reject) => {
     ws.on('open', () => resolve());
     ws.on('error', reject);
@@ -165,4 +165,10 @@ export function rawSocket(url: string, protocol: string | null = 'graphql-transp
   // The failure is asserted through `opened` where a test expects it.
   opened.catch(() => {});
   return { ws, messages, closed, opened };
+}
+
+/** The text of a `ws` message (a Buffer with the default binaryType; fragments or an ArrayBuffer otherwise). */
+function rawText(data: WebSocket.RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return (Buffer.isBuffer(data) ? data : Buffer.from(data)).toString('utf8');
 }

@@ -297,7 +297,7 @@ describe('createAuthenticator — anonymous', () => {
 });
 
 describe('createAuthenticator — options fail fast', () => {
-  const jwt = (options: Record<string, unknown>) => () => createAuthenticator({ mode: 'jwt', ...options } as AuthenticatorOptions);
+  const jwt = (options: Record<string, unknown>) => () => createAuthenticator({ mode: 'jwt', ...options });
 
   it('explains each rule', async () => {
     const pem = await exportSPKI(es.publicKey);

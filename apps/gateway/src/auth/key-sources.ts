@@ -20,7 +20,7 @@ export function jwksFromPem(pem: string): JWK[] {
     } catch (err) {
       throw new TypeError(`auth: publicKeysPem block ${keys.length + 1} (${label}) is not a public key: ${(err as Error).message}`);
     }
-    keys.push(signingJwk(keyObject.export({ format: 'jwk' }) as JWK, `publicKeysPem block ${keys.length + 1}`));
+    keys.push(signingJwk(keyObject.export({ format: 'jwk' }), `publicKeysPem block ${keys.length + 1}`));
   }
   if (keys.length === 0) {
     throw new TypeError('auth: publicKeysPem holds no PEM block: expected "-----BEGIN PUBLIC KEY-----" … "-----END PUBLIC KEY-----"');

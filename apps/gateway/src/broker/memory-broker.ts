@@ -61,7 +61,7 @@ export function createMemoryBus(options: MemoryBusOptions = {}): MemoryBus {
 
   function append(channel: string, envelope: string, { topic, partition, offset }: MemoryPosition): void {
     let partitions = streams.get(topic);
-    if (!partitions) streams.set(topic, (partitions = new Map()));
+    if (!partitions) streams.set(topic, (partitions = new Map<number, Stream>()));
     let stream = partitions.get(partition);
     if (!stream) partitions.set(partition, (stream = { entries: [], added: 0, lastOffset: -1n }));
     // Like an XADD at or below the stream's top: a re-publish is refused by history, still published.

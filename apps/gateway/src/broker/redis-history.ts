@@ -54,7 +54,7 @@ export function createRedisHistory(redis: Redis, prefix: string): HistoryReader 
         return at >= 0 ? info[at + 1] : undefined;
       };
       const after = BigInt(afterOffset);
-      const offsetOf = (id: unknown): bigint => BigInt(offsetOfHistoryId(String(id ?? '0-0')));
+      const offsetOf = (id: unknown): bigint => BigInt(offsetOfHistoryId(typeof id === 'string' ? id : '0-0'));
       // XDEL leaves its mark here (Redis ≥ 7.0); trimming does not.
       if (offsetOf(field('max-deleted-entry-id')) > after) return true;
       const length = Number(field('length') ?? 0);

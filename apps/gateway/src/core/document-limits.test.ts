@@ -247,7 +247,7 @@ describe('checkDocumentLimits', () => {
       const query = `subscription { bidPlaced { ${repeat(n, (i) => `a${i}: bid_id`)} } }`;
       let errors: readonly GraphQLFormattedError[];
       try {
-        errors = checkDocumentLimits(parse(query, { noLocation: true, maxTokens: 2_000 }), limits);
+        errors = checkDocumentLimits(parse(query, { noLocation: true, maxLexicalTokens: 2_000 }), limits);
       } catch (err) {
         errors = [{ message: (err as Error).message }];
       }

@@ -113,9 +113,15 @@ interface Cost {
   depth: number;
 }
 
-/** Thrown inside the walk to unwind at the first exceeded limit; caught in checkDocumentLimits. */
-interface Violation {
-  readonly violation: GraphQLFormattedError;
+/**
+ * Thrown inside the walk to unwind at the first exceeded limit; caught in checkDocumentLimits. An
+ * Error (stack and all) is fine here: it is thrown at most once per refused document text, and the
+ * compiler caches the refusal.
+ */
+class Violation extends Error {
+  constructor(readonly violation: GraphQLFormattedError) {
+    super(violation.message);
+  }
 }
 
 const NO_ERRORS: readonly GraphQLFormattedError[] = Object.freeze([]);
@@ -214,10 +220,7 @@ function findOperation(document: DocumentNode):
 }
 
 function exceeded(limit: string, max: number, found: number, message: string): never {
-  const violation: Violation = {
-    violation: { message, extensions: { code: 'DOCUMENT_LIMIT_EXCEEDED', limit, max, found } },
-  };
-  throw violation;
+  throw new Violation({ message, extensions: { code: 'DOCUMENT_LIMIT_EXCEEDED', limit, max, found } });
 }
 
 function addSelections(w: LimitWalk, acc: Cost, n: number): void {
@@ -284,13 +287,10 @@ function walk(w: LimitWalk, selectionSet: SelectionSetNode, depth: number, acc: 
         reachDepth(w, acc, depth + 1, 'field', name);
         if (selection.alias) addAliases(w, acc, 1);
         if (!w.limits.allowIntrospection && (name === '__schema' || name === '__type')) {
-          const violation: Violation = {
-            violation: {
+          throw new Violation({
               message: `Introspection is disabled on this endpoint: the document selects "${name}". Use the published schema file instead (__typename stays allowed).`,
               extensions: { code: 'INTROSPECTION_DISABLED', field: name },
-            },
-          };
-          throw violation;
+            });
         }
         if (selection.selectionSet) walk(w, selection.selectionSet, depth + 1, acc);
         break;
@@ -319,13 +319,10 @@ function fragmentCost(w: LimitWalk, definition: FragmentDefinitionNode): Cost {
   const known = w.memo.get(definition);
   if (known) return known;
   if (known === null) {
-    const violation: Violation = {
-      violation: {
+    throw new Violation({
         message: `Fragment "${definition.name.value}" spreads itself, directly or through other fragments: fragments must not form cycles.`,
         extensions: { code: 'FRAGMENT_CYCLE', fragment: definition.name.value },
-      },
-    };
-    throw violation;
+      });
   }
   const { maxFields } = w.limits;
   // Each open fragment in the chain is spread at least once by the one above it, so the
@@ -543,7 +540,7 @@ function measure(value: unknown, depth: number, budget: VariablesBudget): string
 }
 
 function isViolation(err: unknown): err is Violation {
-  return typeof err === 'object' && err !== null && 'violation' in err;
+  return err instanceof Violation;
 }
 
 function positiveInteger(name: string, value: number, min: number): void {

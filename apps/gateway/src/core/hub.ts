@@ -131,7 +131,7 @@ function releaseTopic<C>(state: HubState<C>, topic: string): void {
 /** History's newest offset per partition now; empty without history or when it cannot be read. */
 function readFloor<C>(state: HubState<C>, topic: string): Promise<Map<number, string>> {
   const { history } = state;
-  if (!history) return Promise.resolve(new Map());
+  if (!history) return Promise.resolve(new Map<number, string>());
   // Without history (or with Redis down) the floor is empty: a back-fill then starts at the delivered marks.
   return history
     .partitions(topic)

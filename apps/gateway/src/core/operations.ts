@@ -1,6 +1,7 @@
 import {
   GraphQLError,
   Kind,
+  OperationTypeNode,
   getArgumentValues,
   getOperationAST,
   getVariableValues,
@@ -136,7 +137,7 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
         entry = { errors: nesting };
       } else {
         try {
-          const document = parse(query, { noLocation: true, maxTokens });
+          const document = parse(query, { noLocation: true, maxLexicalTokens: maxTokens });
           const shape = checkDocumentLimits(document, limits);
           const errors = shape.length > 0 ? shape : validate(ws.schema, document).map((e) => e.toJSON());
           entry = errors.length > 0 ? { errors } : { document, normalized: print(document) };
@@ -177,10 +178,10 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
     if (coerced.errors) return { ok: false, errors: coerced.errors.map((e) => e.toJSON()) };
     const variables = coerced.coerced;
 
-    if (operation.operation === 'query') {
+    if (operation.operation === OperationTypeNode.QUERY) {
       return { ok: true, operation: { kind: 'query', document, operationName, variables } };
     }
-    if (operation.operation !== 'subscription') {
+    if (operation.operation !== OperationTypeNode.SUBSCRIPTION) {
       return fail(`This endpoint serves subscriptions and queries; "${operation.operation}" is not supported.`);
     }
 

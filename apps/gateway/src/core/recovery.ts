@@ -35,7 +35,7 @@ export async function catchUp<C>(state: HubState<C>, subscriber: Subscriber<C>, 
   const { topic } = group.op.route;
   const { history } = state;
   const alive = (): boolean => group.subscribers.has(subscriber);
-  await Promise.all(group.op.channels.map((c) => state.channels.get(c)?.ready));
+  await Promise.all(group.op.channels.map((c) => state.channels.get(c)?.ready ?? Promise.resolve()));
   if (!history) {
     signalRecovery(state, subscriber, { recovered: false, reason: 'this gateway keeps no history' });
     return release(state.writer, subscriber, new Map(), undefined);

@@ -49,7 +49,7 @@ beforeAll(async () => {
     app.listen('127.0.0.1', 0, (socket) => {
       if (!socket) return reject(new Error('listen failed'));
       listenSocket = socket;
-      resolve(uWS.us_socket_local_port(socket as unknown as uWS.us_socket));
+      resolve(uWS.us_socket_local_port(socket));
     }),
   );
 });

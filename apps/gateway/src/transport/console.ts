@@ -162,7 +162,7 @@ export function registerConsoleRoutes(app: TemplatedApp, site: ConsoleSite, opti
         .writeHeader('vary', 'accept-encoding')
         .writeHeader('x-content-type-options', 'nosniff');
       if (file.contentType.startsWith('text/html')) res.writeHeader('content-security-policy', CONTENT_SECURITY_POLICY).writeHeader('referrer-policy', 'no-referrer');
-      if (gzip) res.writeHeader('content-encoding', 'gzip').end(file.gzipped as Buffer);
+      if (gzip) res.writeHeader('content-encoding', 'gzip').end(file.gzipped);
       else res.end(file.body);
     });
   });

@@ -138,7 +138,7 @@ function listen(state: ServerState, app: TemplatedApp, port: number, host: strin
         return;
       }
       state.listenSocket = socket;
-      const bound = uWS.us_socket_local_port(socket as unknown as uWS.us_socket);
+      const bound = uWS.us_socket_local_port(socket);
       state.logger.info({ host, port: bound, path: state.path }, 'gateway listening');
       resolve(bound);
     });

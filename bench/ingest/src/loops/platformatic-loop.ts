@@ -30,7 +30,8 @@ const stop = async (): Promise<void> => {
   stopping = true;
   try {
     await stream.close();
-    await consumer.close(true);
+    // close(true) resolves to the first overload (callback style, typed void): use that style explicitly.
+    await new Promise<void>((resolve, reject) => consumer.close(true, (err) => (err ? reject(err) : resolve())));
   } catch {
     // exiting anyway
   }
