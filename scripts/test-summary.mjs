@@ -1,6 +1,9 @@
 // Prints the closing summary of the test command from vitest's JSON report, and sets the exit code.
 // The last line is the plain form CI tools read: "tests: N passed, N failed, N skipped".
 import { readFileSync, existsSync } from 'node:fs';
+import { relative } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
 
 const [file, statusArg, secondsArg] = process.argv.slice(2);
 const status = Number(statusArg ?? 1);
@@ -18,7 +21,8 @@ const failed = (report.numFailedTests ?? 0) + (report.numFailedTestSuites ?? 0);
 const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
 const byProject = new Map();
 for (const suite of report.testResults ?? []) {
-  const project = suite.name.split('/').slice(-4, -2).join('/') || 'root';
+  // The project is the first two segments of the path from the repo root (apps/gateway, tests/e2e), at any depth.
+  const project = relative(root, suite.name).split('/').slice(0, 2).join('/') || 'root';
   const entry = byProject.get(project) ?? { passed: 0, failed: 0 };
   for (const t of suite.assertionResults ?? []) {
     if (t.status === 'passed') entry.passed++;
