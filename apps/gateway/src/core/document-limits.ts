@@ -113,15 +113,18 @@ interface Cost {
   depth: number;
 }
 
+/** Thrown inside the walk to unwind at the first exceeded limit; caught in checkDocumentLimits. */
+interface Violation {
+  readonly violation: GraphQLFormattedError;
+}
+
 /**
- * Thrown inside the walk to unwind at the first exceeded limit; caught in checkDocumentLimits. An
- * Error (stack and all) is fine here: it is thrown at most once per refused document text, and the
- * compiler caches the refusal.
+ * Unwinds the walk. A plain object on purpose: it never leaves this module (checkDocumentLimits
+ * catches it), and an Error would capture a stack trace for every refused document.
  */
-class Violation extends Error {
-  constructor(readonly violation: GraphQLFormattedError) {
-    super(violation.message);
-  }
+function unwind(violation: GraphQLFormattedError): never {
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- control flow inside this module, see above
+  throw { violation } satisfies Violation;
 }
 
 const NO_ERRORS: readonly GraphQLFormattedError[] = Object.freeze([]);
@@ -220,7 +223,7 @@ function findOperation(document: DocumentNode):
 }
 
 function exceeded(limit: string, max: number, found: number, message: string): never {
-  throw new Violation({ message, extensions: { code: 'DOCUMENT_LIMIT_EXCEEDED', limit, max, found } });
+  unwind({ message, extensions: { code: 'DOCUMENT_LIMIT_EXCEEDED', limit, max, found } });
 }
 
 function addSelections(w: LimitWalk, acc: Cost, n: number): void {
@@ -287,7 +290,7 @@ function walk(w: LimitWalk, selectionSet: SelectionSetNode, depth: number, acc: 
         reachDepth(w, acc, depth + 1, 'field', name);
         if (selection.alias) addAliases(w, acc, 1);
         if (!w.limits.allowIntrospection && (name === '__schema' || name === '__type')) {
-          throw new Violation({
+          unwind({
               message: `Introspection is disabled on this endpoint: the document selects "${name}". Use the published schema file instead (__typename stays allowed).`,
               extensions: { code: 'INTROSPECTION_DISABLED', field: name },
             });
@@ -319,7 +322,7 @@ function fragmentCost(w: LimitWalk, definition: FragmentDefinitionNode): Cost {
   const known = w.memo.get(definition);
   if (known) return known;
   if (known === null) {
-    throw new Violation({
+    unwind({
         message: `Fragment "${definition.name.value}" spreads itself, directly or through other fragments: fragments must not form cycles.`,
         extensions: { code: 'FRAGMENT_CYCLE', fragment: definition.name.value },
       });
@@ -540,7 +543,7 @@ function measure(value: unknown, depth: number, budget: VariablesBudget): string
 }
 
 function isViolation(err: unknown): err is Violation {
-  return err instanceof Violation;
+  return typeof err === 'object' && err !== null && 'violation' in err;
 }
 
 function positiveInteger(name: string, value: number, min: number): void {
