@@ -4,6 +4,16 @@ export { freePort } from './freePort.js';
 export { uniqueName } from './uniqueName.js';
 export { waitFor, type WaitForOptions } from './waitFor.js';
 export { startRedis, type RedisServer, type RedisServerOptions } from './startRedis.js';
+export {
+  startRedisCluster,
+  type ClusterNode,
+  type ClusterNodeRole,
+  type Failover,
+  type RedisCluster,
+  type RedisClusterOptions,
+  type SlotMigration,
+} from './startRedisCluster.js';
+export { CLUSTER_SLOTS, keySlot } from './keySlot.js';
 export { startKafka, type KafkaBroker, type KafkaBrokerOptions } from './startKafka.js';
 export { SHARED_KAFKA_ENV, setupSharedKafka, sharedKafkaFromEnv } from './sharedKafka.js';
 export { createTopics } from './createTopics.js';
