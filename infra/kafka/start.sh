@@ -1,15 +1,27 @@
 #!/usr/bin/env bash
-# Starts a single-node Apache Kafka broker (KRaft, combined broker+controller) in the background
-# and waits until it answers a real Kafka request.
+# Starts one Apache Kafka node (KRaft, combined broker+controller) in the background and waits
+# until it answers a real Kafka request. Alone it is a single-node broker; start-cluster.sh runs it
+# once per node of a cluster with the cluster options below.
 #
 # Usage: infra/kafka/start.sh [--port N] [--controller-port M] [--data-dir DIR]
 #                             [--timeout SECONDS] [--watch-pid PID]
+#                             [--node-id ID --controller-quorum-voters VOTERS --cluster-id CID
+#                              --replication-factor RF --min-insync-replicas MIN --wait-brokers N]
 #   --port             client (PLAINTEXT) port                    default 9092
 #   --controller-port  KRaft controller port                      default port+1
 #   --data-dir         config, logs, pid file, partitions          default <repo>/.wirestream/kafka-<port>
 #   --timeout          readiness deadline in seconds              default 60
 #   --watch-pid        stop the broker when this process exits (a crashed test run must not leave
 #                      a JVM behind; the watchdog polls once a second)
+#   cluster options (start-cluster.sh passes them; defaults are the single node's):
+#   --node-id                   node.id                                       default 1
+#   --controller-quorum-voters  static quorum, id@host:port,... (this node's    default: none, a
+#                               controller port among them)                  one-node dynamic quorum
+#   --cluster-id                the id every node's storage is formatted with default: random
+#   --replication-factor        of new and internal topics                   default 1
+#   --min-insync-replicas       for acks=all writes                          default 1
+#   --wait-brokers              ready also needs this many live brokers in    default 1
+#                               this node's metadata
 # Env: KAFKA_HEAP_OPTS (default -Xms256m -Xmx512m), KAFKA_JVM_OPTS (extra JVM flags).
 #
 # Re-running with an existing data dir keeps its data (storage is formatted only once), so a test
@@ -19,12 +31,20 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 lib="$here/lib"
+# shellcheck source=common.sh
+source "$here/common.sh"
 
 port=9092
 controller_port=""
 data_dir=""
 timeout_s=60
 watch_pid=""
+node_id=1
+voters=""
+cluster_id=""
+replication_factor=1
+min_insync_replicas=1
+wait_brokers=1
 
 die() { echo "start.sh: $*" >&2; exit 2; }
 need_value() { [[ $# -ge 2 && -n "$2" ]] || die "$1 needs a value"; }
@@ -35,19 +55,32 @@ while [[ $# -gt 0 ]]; do
     --data-dir) need_value "$@"; data_dir="$2"; shift 2 ;;
     --timeout) need_value "$@"; timeout_s="$2"; shift 2 ;;
     --watch-pid) need_value "$@"; watch_pid="$2"; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --node-id) need_value "$@"; node_id="$2"; shift 2 ;;
+    --controller-quorum-voters) need_value "$@"; voters="$2"; shift 2 ;;
+    --cluster-id) need_value "$@"; cluster_id="$2"; shift 2 ;;
+    --replication-factor) need_value "$@"; replication_factor="$2"; shift 2 ;;
+    --min-insync-replicas) need_value "$@"; min_insync_replicas="$2"; shift 2 ;;
+    --wait-brokers) need_value "$@"; wait_brokers="$2"; shift 2 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
 controller_port="${controller_port:-$((port + 1))}"
 data_dir="${data_dir:-$repo/.wirestream/kafka-$port}"
 
-is_port() { [[ "$1" =~ ^[0-9]+$ ]] && (( $1 >= 1 && $1 <= 65535 )); }
 is_port "$port" || die "--port must be 1..65535, got '$port'"
 is_port "$controller_port" || die "--controller-port must be 1..65535, got '$controller_port'"
 [[ "$port" != "$controller_port" ]] || die "--port and --controller-port must differ (both $port)"
 [[ "$timeout_s" =~ ^[0-9]+$ ]] || die "--timeout must be whole seconds, got '$timeout_s'"
 [[ -z "$watch_pid" || "$watch_pid" =~ ^[0-9]+$ ]] || die "--watch-pid must be a pid, got '$watch_pid'"
+for opt in node_id replication_factor min_insync_replicas wait_brokers; do
+  [[ "${!opt}" =~ ^[0-9]+$ ]] || die "--${opt//_/-} must be a whole number, got '${!opt}'"
+done
+(( min_insync_replicas <= replication_factor )) || die "--min-insync-replicas ($min_insync_replicas) must be <= --replication-factor ($replication_factor): no acks=all write could ever succeed"
+if [[ -n "$voters" ]]; then
+  [[ ",$voters," == *",$node_id@"*":$controller_port,"* ]] \
+    || die "--controller-quorum-voters '$voters' must list this node as $node_id@<host>:$controller_port"
+fi
 
 [[ -f "$lib/.stamp" ]] || { echo "start.sh: $lib is missing or incomplete; run infra/kafka/fetch.sh first" >&2; exit 1; }
 command -v java >/dev/null || { echo "start.sh: java not found; Kafka 4.x needs Java 17+" >&2; exit 1; }
@@ -55,17 +88,6 @@ command -v java >/dev/null || { echo "start.sh: java not found; Kafka 4.x needs 
 mkdir -p "$data_dir"
 data_dir="$(cd "$data_dir" && pwd)"
 pid_file="$data_dir/kafka.pid"
-# Alive = some thread of the process is not yet a zombie. A killed JVM's main thread turns zombie
-# while its other threads are still exiting (its ports are closed only when the last one is
-# gone), and PID 1 here may take a second or more to reap it; kill -0 is wrong both ways.
-alive() {
-  local t s
-  for t in /proc/"$1"/task/*/status; do
-    s="$(awk '/^State:/{print $2}' "$t" 2>/dev/null)"
-    [[ -n "$s" && "$s" != Z && "$s" != X ]] && return 0
-  done
-  return 1
-}
 log_file="$data_dir/server.log"
 props="$data_dir/server.properties"
 
@@ -73,7 +95,6 @@ if [[ -f "$pid_file" ]] && alive "$(cat "$pid_file")"; then
   echo "start.sh: a broker already runs from $data_dir (pid $(cat "$pid_file")); stop it with infra/kafka/stop.sh --data-dir $data_dir" >&2
   exit 1
 fi
-port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 for p in "$port" "$controller_port"; do
   if port_taken "$p"; then echo "start.sh: 127.0.0.1:$p is already in use; pick another --port/--controller-port" >&2; exit 1; fi
 done
@@ -82,8 +103,12 @@ done
 cat >"$props" <<PROPS
 # Generated by infra/kafka/start.sh; edits are overwritten on the next start.
 process.roles=broker,controller
-node.id=1
-controller.quorum.bootstrap.servers=127.0.0.1:$controller_port
+node.id=$node_id
+$(if [[ -n "$voters" ]]; then
+  echo "controller.quorum.voters=$voters"
+else
+  echo "controller.quorum.bootstrap.servers=127.0.0.1:$controller_port"
+fi)
 listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port
 advertised.listeners=PLAINTEXT://127.0.0.1:$port
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
@@ -91,14 +116,14 @@ inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
 log.dirs=$data_dir/data
 
-# One node: every internal topic must make do with one replica.
-default.replication.factor=1
-min.insync.replicas=1
-offsets.topic.replication.factor=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
+# A single node makes do with one replica of everything; a cluster passes its own (3 and 2).
+default.replication.factor=$replication_factor
+min.insync.replicas=$min_insync_replicas
+offsets.topic.replication.factor=$replication_factor
+transaction.state.log.replication.factor=$replication_factor
+transaction.state.log.min.isr=$min_insync_replicas
+share.coordinator.state.topic.replication.factor=$replication_factor
+share.coordinator.state.topic.min.isr=$min_insync_replicas
 # The first group to join creates __consumer_offsets; 50 partitions (the default) cost ~1-2 s here.
 offsets.topic.num.partitions=5
 transaction.state.log.num.partitions=5
@@ -143,17 +168,14 @@ logger.config.level = WARN
 LOG4J
 
 if [[ ! -f "$data_dir/data/meta.properties" ]]; then
-  # A cluster id is 16 random bytes in URL-safe base64 without padding (what `random-uuid` prints),
-  # made here to save a JVM start (~1 s).
-  # One in 64 such ids starts with '-', which the tool's argument parser takes for an option: draw again.
-  cluster_id="-"
-  while [[ "$cluster_id" == -* ]]; do
-    cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
-  done
+  [[ -n "$cluster_id" ]] || cluster_id="$(new_cluster_id)"
   # --standalone: Kafka 4.x formats a single-node dynamic quorum (controller.quorum.bootstrap.servers).
+  # A static quorum (controller.quorum.voters) is named by the config: StorageTool refuses --standalone.
+  quorum_args=(--standalone)
+  [[ -z "$voters" ]] || quorum_args=()
   # C1 only + SerialGC: a short-lived tool, ~0.1 s faster to start.
   if ! java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -cp "$lib/*" -Dlog4j2.configurationFile="$data_dir/log4j2.properties" \
-      kafka.tools.StorageTool format --config "$props" --cluster-id "$cluster_id" --standalone \
+      kafka.tools.StorageTool format --config "$props" --cluster-id "$cluster_id" "${quorum_args[@]}" \
       >"$data_dir/format.log" 2>&1; then
     cat "$data_dir/format.log" >&2
     echo "start.sh: formatting storage in $data_dir/data failed (see above)" >&2
@@ -190,30 +212,25 @@ if [[ -n "$watch_pid" ]]; then
     fi' "$watch_pid" "$pid" >/dev/null 2>&1 </dev/null &
 fi
 
-# Ready = an ApiVersions v0 request gets a response with error_code 0. The broker only
-# processes requests once it has caught up with the metadata log and been unfenced, so this
-# is the same signal a client waits for, without starting a second JVM.
-#   request:  size=10 | api_key=18 | api_version=0 | correlation_id=1 | client_id=null(-1)
-#   response: size(4) | correlation_id=1 (4) | error_code (2) | ...
-api_versions_ok() {
-  local hex
-  # shellcheck disable=SC2016 # expanded by the inner shell
-  hex="$(timeout 2 bash -c '
-    exec 3<>"/dev/tcp/127.0.0.1/$0" || exit 1
-    printf "\x00\x00\x00\x0a\x00\x12\x00\x00\x00\x00\x00\x01\xff\xff" >&3
-    head -c 10 <&3 | od -An -tx1' "$1" 2>/dev/null | tr -d ' \n')" || return 1
-  [[ "$hex" =~ ^[0-9a-f]{8}000000010000$ ]]
+# Ready = ApiVersions answers (see common.sh) and, for a cluster, this node's metadata lists every
+# broker: a client bootstrapping from any node then sees the whole cluster.
+ready() {
+  api_versions_ok "$port" || return 1
+  (( wait_brokers <= 1 )) || (( $(metadata_broker_count "$port" || echo 0) >= wait_brokers ))
 }
-
 deadline=$(( $(date +%s) + timeout_s ))
-until api_versions_ok "$port"; do
+until ready; do
   if ! alive "$pid"; then
     echo "start.sh: the broker (pid $pid) exited during start-up; last lines of $log_file:" >&2
     tail -n 40 "$log_file" >&2
     exit 1
   fi
   if (( $(date +%s) >= deadline )); then
-    echo "start.sh: the broker did not answer on 127.0.0.1:$port within ${timeout_s}s; last lines of $log_file:" >&2
+    if api_versions_ok "$port"; then
+      echo "start.sh: node $node_id on 127.0.0.1:$port answers but its metadata did not list $wait_brokers brokers within ${timeout_s}s (has $(metadata_broker_count "$port" || echo '?')); last lines of $log_file:" >&2
+    else
+      echo "start.sh: the broker did not answer on 127.0.0.1:$port within ${timeout_s}s; last lines of $log_file:" >&2
+    fi
     tail -n 40 "$log_file" >&2
     kill -KILL -- "-$pid" 2>/dev/null || true
     exit 1

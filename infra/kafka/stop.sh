@@ -11,6 +11,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
+# shellcheck source=common.sh
+source "$here/common.sh"
 data_dir=""
 port=9092
 timeout_s=30
@@ -31,17 +33,6 @@ done
 [[ "$timeout_s" =~ ^[0-9]+$ ]] || die "--timeout must be whole seconds, got '$timeout_s'"
 data_dir="${data_dir:-$repo/.wirestream/kafka-$port}"
 pid_file="$data_dir/kafka.pid"
-# Alive = some thread of the process is not yet a zombie. A killed JVM's main thread turns zombie
-# while its other threads are still exiting (its ports are closed only when the last one is
-# gone), and PID 1 here may take a second or more to reap it; kill -0 is wrong both ways.
-alive() {
-  local t s
-  for t in /proc/"$1"/task/*/status; do
-    s="$(awk '/^State:/{print $2}' "$t" 2>/dev/null)"
-    [[ -n "$s" && "$s" != Z && "$s" != X ]] && return 0
-  done
-  return 1
-}
 
 if [[ ! -f "$pid_file" ]]; then
   echo "kafka not running (no $pid_file)"

@@ -15,6 +15,12 @@ export {
 } from './startRedisCluster.js';
 export { CLUSTER_SLOTS, keySlot } from './keySlot.js';
 export { startKafka, type KafkaBroker, type KafkaBrokerOptions } from './startKafka.js';
+export {
+  startKafkaCluster,
+  type KafkaCluster,
+  type KafkaClusterNode,
+  type KafkaClusterOptions,
+} from './startKafkaCluster.js';
 export { SHARED_KAFKA_ENV, setupSharedKafka, sharedKafkaFromEnv } from './sharedKafka.js';
 export { createTopics } from './createTopics.js';
 export { startApp, type AppProcess } from './startApp.js';
