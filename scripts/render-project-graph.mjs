@@ -1,7 +1,8 @@
 // Writes docs/project-graph.md: Nx's project graph (the one @nx/enforce-module-boundaries checks)
-// as a Mermaid flowchart, one node per project with its tags, one edge per dependency.
-//   node scripts/render-project-graph.mjs           regenerate the file
-//   node scripts/render-project-graph.mjs --check   exit 1 when the file is out of date
+// as a Mermaid flowchart, one node per project with its tags, one edge per dependency; the same
+// picture goes into docs/architecture.md between <!-- project-graph --> markers.
+//   node scripts/render-project-graph.mjs           regenerate both
+//   node scripts/render-project-graph.mjs --check   exit 1 when either is out of date (the test command runs it)
 // The graph comes from `nx graph --file=…` (no daemon, no cloud), read back as JSON.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,8 @@ import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const target = join(root, 'docs/project-graph.md');
+const architecture = join(root, 'docs/architecture.md');
+const markers = /(<!-- project-graph -->\n)[\s\S]*?(<!-- \/project-graph -->)/;
 const check = process.argv.includes('--check');
 
 const dir = mkdtempSync(join(tmpdir(), 'wirestream-graph-'));
@@ -79,6 +82,11 @@ ${lines.join('\n')}
 \`\`\`
 `;
 
+const picture = `\`\`\`mermaid\n${lines.join('\n')}\n\`\`\``;
+const architectureText = readFileSync(architecture, 'utf8');
+if (!markers.test(architectureText)) throw new Error('docs/architecture.md has no <!-- project-graph --> … <!-- /project-graph --> block');
+const nextArchitecture = architectureText.replace(markers, `$1${picture}\n$2`);
+
 if (check) {
   let current = '';
   try {
@@ -86,11 +94,13 @@ if (check) {
   } catch {
     // missing: out of date
   }
-  if (current !== text) {
-    console.error('docs/project-graph.md is out of date: run node scripts/render-project-graph.mjs');
+  if (current !== text || nextArchitecture !== architectureText) {
+    console.error('docs/project-graph.md or the graph in docs/architecture.md is out of date: run node scripts/render-project-graph.mjs');
     process.exit(1);
   }
+  console.log('project graph in docs matches Nx');
 } else {
   writeFileSync(target, text);
-  console.log(`wrote docs/project-graph.md (${projects.length} projects, ${edgeCount} dependencies)`);
+  writeFileSync(architecture, nextArchitecture);
+  console.log(`wrote docs/project-graph.md and the graph in docs/architecture.md (${projects.length} projects, ${edgeCount} dependencies)`);
 }
