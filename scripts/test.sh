@@ -17,6 +17,7 @@ turbo run typecheck --output-logs=errors-only
 step "linting (type-aware; module boundaries and the gateway's layers)"
 turbo run lint --output-logs=errors-only
 node scripts/render-config-docs.mjs --check
+node scripts/render-project-graph.mjs --check
 
 step "running tests (vitest: packages, apps, e2e)"
 mkdir -p .wirestream
