@@ -1,20 +1,10 @@
-import { connect } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { accepts } from './internal/accepts.js';
 import { isAlive } from './internal/processes.js';
 import { startRedis, type RedisServer, uniqueName, waitFor } from './index.js';
 
 /** Whether something accepts TCP connections on 127.0.0.1:port. */
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ port, host: '127.0.0.1' });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 describe('startRedis', () => {
   let redis: RedisServer | undefined;

@@ -1,25 +1,13 @@
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { connect } from 'node:net';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accepts } from './internal/accepts.js';
 import { isAlive } from './internal/processes.js';
 import { findRepoRoot, keySlot, startRedisCluster, type ClusterNode, type RedisCluster, uniqueName, waitFor } from './index.js';
 
 // One cluster for the file: starting one is ~2.5-4.5 s on this loaded 2-core machine. The tests run in order
 // and the later ones build on the earlier: migrateSlot, then killPrimary, then restartNode, then stop.
-
-/** Whether something accepts TCP connections on 127.0.0.1:port. */
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ port, host: '127.0.0.1' });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 /** A key of the form `{<prefix>:<n>}` whose slot the given primary serves (found by trying tags). */
 function keyOn(node: ClusterNode, prefix: string): string {
