@@ -73,7 +73,11 @@ export function historyAppendArgs(
   envelope: string | Buffer,
   maxLen?: string,
 ): (string | Buffer)[] {
-  const key = historyStreamKey(prefix, topic, partition);
+  return historyEntryArgs(historyStreamKey(prefix, topic, partition), offset, channel, envelope, maxLen);
+}
+
+/** {@link historyAppendArgs} for a stream key of any layout (`RedisLayout.streamKey`: standalone or cluster). */
+export function historyEntryArgs(key: string, offset: string, channel: string, envelope: string | Buffer, maxLen?: string): (string | Buffer)[] {
   const id = historyEntryId(offset);
   return maxLen === undefined
     ? [key, id, HISTORY_FIELD_CHANNEL, channel, HISTORY_FIELD_ENVELOPE, envelope]

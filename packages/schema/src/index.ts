@@ -19,8 +19,18 @@ export {
   historyEntryId,
   offsetOfHistoryId,
   historyAppendArgs,
+  historyEntryArgs,
   parseHistoryEntry,
   historyEpochCommand,
   type HistoryEntry,
 } from './history.js';
 export { filterClauses, matchesFilter, subscriptionChannels, type FilterClause } from './routing.js';
+export {
+  REDIS_MODES,
+  createRedisLayout,
+  partitionHashTag,
+  parseChannelName,
+  RAISE_PARTITION_COUNT_SCRIPT,
+  type RedisLayout,
+  type RedisMode,
+} from './redis-layout.js';
