@@ -71,6 +71,22 @@ describe('startKafkaCluster', () => {
     }
   });
 
+  it("names a group's coordinator: the leader of the group's partition of __consumer_offsets", async () => {
+    const groupId = uniqueName('cluster-coordinator');
+    // Kafka's rule: Utils.abs(groupId.hashCode()) % offsets.topic.num.partitions (5 in infra/kafka/start.sh).
+    let hash = 0;
+    for (let i = 0; i < groupId.length; i++) hash = (Math.imul(hash, 31) + groupId.charCodeAt(i)) | 0; // Java's String.hashCode
+    const partition = (hash === -2147483648 ? 0 : Math.abs(hash)) % 5; // Utils.abs, not the partitioner's & 0x7fffffff
+    // The offsets topic is created on the first FindCoordinator, so ask before reading its leader.
+    const coordinator = await cluster.coordinatorOf(groupId);
+    const leader = await waitFor(() => cluster.leaderOf('__consumer_offsets', partition).then((id) => (id > 0 ? id : undefined)), {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+      message: `a leader for __consumer_offsets/${partition}`,
+    });
+    expect(coordinator).toBe(leader);
+  });
+
   it('keeps producing (acks -1) and consuming in a group, losing nothing, when a partition leader is SIGKILLed; the broker comes back', { timeout: 240_000 }, async () => {
     printLogsOnFailure();
     const topic = uniqueName('cluster-failover');

@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { findRepoRoot } from './findRepoRoot.js';
 import { freePort } from './freePort.js';
+import { findCoordinator } from './internal/findCoordinator.js';
 import { isAlive, onProcessExit, runScript } from './internal/processes.js';
 import { waitFor } from './waitFor.js';
 
@@ -51,6 +52,12 @@ export interface KafkaCluster {
   restartBroker(id: number, options?: { timeoutMs?: number }): Promise<void>;
   /** The node id leading `topic`'s `partition` now, as the live nodes' metadata says (-1: none). */
   leaderOf(topic: string, partition: number): Promise<number>;
+  /**
+   * The node id coordinating consumer group `groupId` now (its heartbeats, joins and offset
+   * commits), asked of a live node; waits while none is elected. A fault test that kills a
+   * partition leader can pick the one that coordinates the group too: the harder failover.
+   */
+  coordinatorOf(groupId: string, options?: { timeoutMs?: number }): Promise<number>;
   /** SIGKILLs every node (throwaway data), waits until they are gone, deletes the data dir. Idempotent. */
   stop(): Promise<void>;
 }
@@ -214,6 +221,18 @@ function createHandle(props: { kafkaDir: string; dataDir: string; nodes: NodeSta
         if (found === undefined) throw new Error(`leaderOf: ${topic} has no partition ${partition}`);
         return found.leader;
       });
+    },
+
+    async coordinatorOf(groupId, { timeoutMs = FAULT_TIMEOUT_MS } = {}) {
+      assertRunning('coordinatorOf');
+      return waitFor(
+        async () => {
+          const asked = liveNodes()[0];
+          if (asked === undefined) throw new Error('no node of the cluster is running');
+          return findCoordinator('127.0.0.1', asked.port, groupId);
+        },
+        { timeoutMs, intervalMs: 200, message: `a coordinator for group ${groupId}` },
+      );
     },
 
     stop() {
