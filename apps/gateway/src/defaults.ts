@@ -11,6 +11,8 @@ export const GATEWAY_DEFAULTS = Object.freeze({
   port: 4000,
   path: '/graphql',
   redisUrl: 'redis://127.0.0.1:6379',
+  redisMode: 'standalone' as const,
+  redisPartitionsPollMs: 2_000, // 2 seconds
   /** Must match ingest's (the shared contract's default). */
   channelPrefix: DEFAULT_CHANNEL_PREFIX,
   historyPrefix: DEFAULT_HISTORY_PREFIX,

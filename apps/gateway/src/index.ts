@@ -14,6 +14,8 @@ export { createGatewayMetrics, type GatewayMetrics } from './core/metrics.js';
 export type { Broker, HistoryReader } from './broker/broker.js';
 export { createRedisBroker } from './broker/redis-broker.js';
 export { createRedisHistory } from './broker/redis-history.js';
+export { createRedisClusterBroker } from './broker/redis-cluster-broker.js';
+export { connectRedis, type RedisConnectOptions, type RedisConnections } from './broker/redis-connect.js';
 export { createMemoryBus, type MemoryBus } from './broker/memory-broker.js';
 // Auth.
 export { createAuthenticator, type Authenticator } from './auth/authenticator.js';

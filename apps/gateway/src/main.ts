@@ -1,14 +1,12 @@
 #!/usr/bin/env node
 // Entry point: read config, build real clients, wire, listen, drain on SIGTERM. Logic lives in gateway.ts.
-import { Redis } from 'ioredis';
 import { EXIT_CONFIG, loadConfigOrExit } from '@wirestream/config';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { createLogger, createMetricsRegistry, toError } from '@wirestream/telemetry';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createAuthenticator, type AuthenticatorOptions } from './auth/authenticator.js';
-import { createRedisBroker } from './broker/redis-broker.js';
-import { createRedisHistory } from './broker/redis-history.js';
+import { connectRedis } from './broker/redis-connect.js';
 import { gatewayConfigSpec } from './config.js';
 import { createGatewayMetrics } from './core/metrics.js';
 import { createGateway } from './gateway.js';
@@ -57,27 +55,22 @@ if (config.console) {
 }
 const schema = loadWirestreamSchema(config.schemaPath ?? auctionSchemaPath);
 const registry = createMetricsRegistry({ service: 'gateway' });
-const redis = new Redis(config.redisUrl, {
-  // Subscriber connections cannot queue ordinary commands; retry forever with a capped backoff.
-  maxRetriesPerRequest: null,
-  retryStrategy: (times) => Math.min(times * 200, 2_000),
-  connectionName: 'wirestream-gateway',
-});
-redis.on('ready', () => logger.info('redis ready'));
-redis.on('error', (err: Error) => logger.warn({ err }, 'redis error'));
-// History reads need an ordinary connection: a subscriber-mode connection accepts only (P)SUBSCRIBE commands.
-const historyRedis = config.historyEnabled
-  ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, retryStrategy: (times) => Math.min(times * 200, 2_000), connectionName: 'wirestream-gateway-history' })
-  : undefined;
-historyRedis?.on('error', (err: Error) => logger.warn({ err }, 'redis (history) error'));
-
 const series = config.metricsEnabled ? createGatewayMetrics(registry) : undefined;
-const broker = createRedisBroker(redis, series ? { onReconnecting: () => series.redisReconnects.inc() } : {});
+const redis = connectRedis({
+  mode: config.redisMode,
+  url: config.redisUrl,
+  channelPrefix: config.channelPrefix,
+  historyPrefix: config.historyPrefix,
+  historyEnabled: config.historyEnabled,
+  partitionsPollMs: config.redisPartitionsPollMs,
+  logger,
+  ...(series ? { onReconnecting: () => series.redisReconnects.inc() } : {}),
+});
 const gateway = createGateway(
   {
     schema,
-    broker,
-    ...(historyRedis ? { history: createRedisHistory(historyRedis, config.historyPrefix) } : {}),
+    broker: redis.broker,
+    ...(redis.history ? { history: redis.history } : {}),
     logger,
     authenticator,
     ...(series ? { metrics: { registry, series } } : {}),
@@ -118,8 +111,7 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   logger.info({ signal }, 'shutting down');
   await gateway.drain();
-  redis.disconnect();
-  historyRedis?.disconnect();
+  redis.close();
   logger.info('bye');
   process.exit(0);
 }

@@ -1,21 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import {
-  historyEntryId,
-  historyEpochCommand,
-  historyPartitionsKey,
-  historyStreamKey,
-  offsetOfHistoryId,
-  parseHistoryEntry,
-  type HistoryEntry,
-} from '@wirestream/schema';
+import type { Cluster, Redis } from 'ioredis';
+import { createRedisLayout, historyEntryId, historyEpochCommand, offsetOfHistoryId, parseHistoryEntry, type HistoryEntry, type RedisLayout } from '@wirestream/schema';
 import type { HistoryReader } from './broker.js';
 
 /** Entries per XRANGE round trip: large enough to amortize it, small enough to yield between pages. */
 const PAGE = 500;
 
-/** The history reader on Redis Streams, over an ordinary (non-subscriber) connection. */
-export function createRedisHistory(redis: Redis, prefix: string): HistoryReader {
+/**
+ * The history reader on Redis Streams, over an ordinary (non-subscriber) connection: a `Redis`, or a
+ * `Cluster` with the cluster layout (each partition's stream on its own slot, so reads go one
+ * command per stream, never one pipeline across slots). A bare prefix means the standalone layout.
+ */
+export function createRedisHistory(redis: Redis | Cluster, layoutOrPrefix: RedisLayout | string): HistoryReader {
+  const layout = typeof layoutOrPrefix === 'string' ? createRedisLayout('standalone', '', layoutOrPrefix) : layoutOrPrefix;
+  const prefix = layout.historyPrefix;
   return {
     async loadEpoch() {
       // SET … NX GET: returns the epoch someone else created, or null when ours won.
@@ -25,18 +23,18 @@ export function createRedisHistory(redis: Redis, prefix: string): HistoryReader 
     },
 
     async partitions(topic) {
-      const members = await redis.smembers(historyPartitionsKey(prefix, topic));
+      const members = await redis.smembers(layout.partitionsKey(topic));
       return members.map(Number).filter((p) => Number.isInteger(p) && p >= 0).sort((a, b) => a - b);
     },
 
     async tops(topic, partitions) {
-      const pipeline = redis.pipeline();
-      for (const p of partitions) pipeline.xrevrange(historyStreamKey(prefix, topic, p), '+', '-', 'COUNT', 1);
-      const results = (await pipeline.exec()) ?? [];
+      // One command per stream (sent back to back, answered in one round trip per node).
+      const newest = await Promise.all(
+        partitions.map((p) => redis.xrevrange(layout.streamKey(topic, p), '+', '-', 'COUNT', 1).then((entries) => entries[0], () => undefined)),
+      );
       const tops = new Map<number, string>();
-      results.forEach(([err, value], i) => {
-        const newest = (value as [string, string[]][] | undefined)?.[0];
-        if (!err && newest) tops.set(partitions[i] as number, offsetOfHistoryId(newest[0]));
+      newest.forEach((entry, i) => {
+        if (entry) tops.set(partitions[i] as number, offsetOfHistoryId(entry[0]));
       });
       return tops;
     },
@@ -44,7 +42,7 @@ export function createRedisHistory(redis: Redis, prefix: string): HistoryReader 
     async lostAfter(topic, partition, afterOffset) {
       let info: unknown[];
       try {
-        info = (await redis.call('XINFO', 'STREAM', historyStreamKey(prefix, topic, partition))) as unknown[];
+        info = (await redis.call('XINFO', 'STREAM', layout.streamKey(topic, partition))) as unknown[];
       } catch (err) {
         if (String(err).includes('no such key')) return true;
         throw err;
@@ -67,7 +65,7 @@ export function createRedisHistory(redis: Redis, prefix: string): HistoryReader 
     },
 
     async *read(topic, partition, afterOffset) {
-      const key = historyStreamKey(prefix, topic, partition);
+      const key = layout.streamKey(topic, partition);
       let start = afterOffset === undefined ? '-' : `(${historyEntryId(afterOffset)}`;
       for (;;) {
         const page = (await redis.xrange(key, start, '+', 'COUNT', PAGE)) as [string, string[]][];

@@ -1,0 +1,86 @@
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { createRedisLayout, type RedisMode } from '@wirestream/schema';
+import type { Logger } from '@wirestream/telemetry';
+import type { Broker, HistoryReader } from './broker.js';
+import { createRedisBroker } from './redis-broker.js';
+import { createRedisClusterBroker } from './redis-cluster-broker.js';
+import { createRedisHistory } from './redis-history.js';
+
+export interface RedisConnectOptions {
+  readonly mode: RedisMode;
+  /** Standalone: the server. Cluster: any one node (a seed); its credentials and TLS apply to every node. */
+  readonly url: string;
+  readonly channelPrefix: string;
+  readonly historyPrefix: string;
+  readonly historyEnabled: boolean;
+  /** Cluster mode: how often partition counts are re-read. */
+  readonly partitionsPollMs: number;
+  readonly logger: Logger;
+  readonly onReconnecting?: () => void;
+}
+
+/** The broker and history reader of one mode, and how to close their connections. */
+export interface RedisConnections {
+  readonly broker: Broker;
+  readonly history: HistoryReader | undefined;
+  close(): void;
+}
+
+/** Retry forever with a capped backoff: a gateway outlives any Redis outage. */
+const retryStrategy = (times: number): number => Math.min(times * 200, 2_000);
+
+/** Builds the Redis clients of the configured mode (composition root helper: main.ts and tests). */
+export function connectRedis(options: RedisConnectOptions): RedisConnections {
+  return options.mode === 'cluster' ? connectCluster(options) : connectStandalone(options);
+}
+
+function connectStandalone({ url, historyPrefix, historyEnabled, logger, onReconnecting }: RedisConnectOptions): RedisConnections {
+  const redis = new Redis(url, {
+    // Subscriber connections cannot queue ordinary commands; retry forever with a capped backoff.
+    maxRetriesPerRequest: null,
+    retryStrategy,
+    connectionName: 'wirestream-gateway',
+  });
+  redis.on('ready', () => logger.info('redis ready'));
+  redis.on('error', (err: Error) => logger.warn({ err }, 'redis error'));
+  // History reads need an ordinary connection: a subscriber-mode connection accepts only (P)SUBSCRIBE commands.
+  const historyRedis = historyEnabled ? new Redis(url, { maxRetriesPerRequest: 2, retryStrategy, connectionName: 'wirestream-gateway-history' }) : undefined;
+  historyRedis?.on('error', (err: Error) => logger.warn({ err }, 'redis (history) error'));
+  return {
+    broker: createRedisBroker(redis, onReconnecting ? { onReconnecting } : {}),
+    history: historyRedis ? createRedisHistory(historyRedis, historyPrefix) : undefined,
+    close: () => {
+      redis.disconnect();
+      historyRedis?.disconnect();
+    },
+  };
+}
+
+function connectCluster({ url, channelPrefix, historyPrefix, historyEnabled, partitionsPollMs, logger, onReconnecting }: RedisConnectOptions): RedisConnections {
+  const seed = new URL(url);
+  const nodeOptions: RedisOptions = {
+    ...(seed.username ? { username: decodeURIComponent(seed.username) } : {}),
+    ...(seed.password ? { password: decodeURIComponent(seed.password) } : {}),
+    ...(seed.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+  const cluster = new Cluster([{ host: seed.hostname, port: Number(seed.port || 6379) }], {
+    redisOptions: { ...nodeOptions, connectionName: 'wirestream-gateway', maxRetriesPerRequest: 2 },
+    clusterRetryStrategy: retryStrategy,
+    // A failover or a resharding changes the slot map; the broker also refreshes it on every recovery.
+    slotsRefreshInterval: 5_000,
+  });
+  cluster.on('ready', () => logger.info('redis cluster ready'));
+  // Mandatory: a killed primary makes the cluster client emit errors until the failover is done.
+  cluster.on('error', (err: Error) => logger.debug({ err }, 'redis cluster error'));
+  cluster.on('node error', (err: Error, node: string) => logger.debug({ err, node }, 'redis cluster node error'));
+  const layout = createRedisLayout('cluster', channelPrefix, historyPrefix);
+  const broker = createRedisClusterBroker({ cluster, layout, nodeOptions, logger, partitionsPollMs, ...(onReconnecting ? { onReconnecting } : {}) });
+  return {
+    broker,
+    history: historyEnabled ? createRedisHistory(cluster, layout) : undefined,
+    close: () => {
+      broker.stop();
+      cluster.disconnect();
+    },
+  };
+}

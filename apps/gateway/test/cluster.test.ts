@@ -1,0 +1,232 @@
+// The gateway over a real Redis Cluster (3 primaries + 3 replicas): sharded pub/sub per partition's
+// hash tag, and the two topology faults of the gateway's side — a slot moved and a primary SIGKILLed
+// mid-stream — each with every event delivered exactly once to filtered and unfiltered clients.
+// The publisher writes as ingest does in cluster mode (one pipeline per partition's slot: XADD,
+// WAIT for a replica, SPUBLISH; redone whole when it fails), so the gateway side is tested alone.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Cluster } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisLayout, encodeEnvelope, HISTORY_ALREADY_STORED, historyEntryArgs, partitionHashTag, RAISE_PARTITION_COUNT_SCRIPT, shardOf, type RedisLayout } from '@wirestream/schema';
+import { createLogger, createMemorySink } from '@wirestream/telemetry';
+import { startRedisCluster, uniqueName, waitFor, type RedisCluster } from '@wirestream/testkit';
+import { connectRedis, createGateway, type Gateway, type RedisConnections } from '../src/index.js';
+import { collect, schemaFor, type ExecutionResult } from './support.js';
+import { createClient, type Client } from 'graphql-ws';
+import WebSocket from 'ws';
+
+const PARTITIONS = 3;
+const SHARDS = 16; // the example schema's listingUpdated @topic(shards:)
+const LISTINGS = Array.from({ length: 12 }, (_, i) => `lst-${String(i).padStart(4, '0')}`);
+const WATCHED = LISTINGS[5] as string;
+
+interface Sent {
+  readonly partition: number;
+  readonly offset: string;
+  readonly listing: string;
+}
+
+/** Writes events as ingest does in cluster mode and remembers each one it wrote. */
+function createClusterPublisher(cluster: Cluster, layout: RedisLayout, topic: string) {
+  const next = new Array<number>(PARTITIONS).fill(0);
+  const sent: Sent[] = [];
+  let seq = 0;
+  let failedAttempts = 0;
+
+  async function publishOnce(partition: number, offset: string, listing: string): Promise<void> {
+    const shard = shardOf(listing, SHARDS);
+    const payload = JSON.stringify({ event_id: `e-${partition}-${offset}`, event_type: 'ListingUpdated', listing_id: listing, occurred_at: 'now' });
+    const envelope = encodeEnvelope({ topic, partition, offset, key: listing, ts: Date.now() }, payload);
+    const results = await cluster
+      .pipeline()
+      .call('xadd', historyEntryArgs(layout.streamKey(topic, partition), offset, layout.channel(topic, shard), envelope))
+      .call('wait', '1', '50') // short: after the failover the promoted primary has no replica to wait for
+      .spublish(layout.wireChannel(topic, partition, shard), envelope)
+      .exec();
+    for (const [err] of results ?? []) {
+      if (!err || err.message.includes(HISTORY_ALREADY_STORED)) continue;
+      // ioredis redirects a pipeline only when every command failed alike; with WAIT's success in it
+      // a MOVED comes back as a result, and the slot map must be refreshed before the redo.
+      if (/^(MOVED|ASK) /.test(err.message)) cluster.refreshSlotsCache();
+      throw err;
+    }
+  }
+
+  /** One event on the next partition (round robin), redone until Redis took all of it. */
+  async function publishNext(): Promise<void> {
+    const partition = seq % PARTITIONS;
+    const listing = LISTINGS[seq % LISTINGS.length] as string;
+    seq++;
+    const offset = String(next[partition]);
+    next[partition] = (next[partition] ?? 0) + 1;
+    for (;;) {
+      try {
+        await publishOnce(partition, offset, listing);
+        break;
+      } catch (err) {
+        if (process.env['WIRESTREAM_DEBUG'] && failedAttempts % 50 === 0) console.info(`publish failed: ${String(err)}`);
+        failedAttempts++;
+        await sleep(50);
+      }
+    }
+    sent.push({ partition, offset, listing });
+  }
+
+  return { sent, publishNext, failedAttempts: () => failedAttempts };
+}
+
+/** Publishes `count` events at about `perSecond`. */
+async function stream(publisher: ReturnType<typeof createClusterPublisher>, count: number, perSecond: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    await publisher.publishNext();
+    await sleep(1_000 / perSecond);
+  }
+}
+
+function positionsOf(results: readonly ExecutionResult[]): string[] {
+  return results.map((r) => {
+    const position = (r.extensions as { position: { partition: number; offset: string } }).position;
+    return `${position.partition}:${position.offset}`;
+  });
+}
+
+/** Missing and duplicated positions of one client against what it should have received. */
+function tally(received: readonly string[], expected: readonly Sent[]): { missing: string[]; duplicates: number } {
+  const seen = new Map<string, number>();
+  for (const p of received) seen.set(p, (seen.get(p) ?? 0) + 1);
+  const missing = expected.map((s) => `${s.partition}:${s.offset}`).filter((p) => !seen.has(p));
+  let duplicates = 0;
+  for (const n of seen.values()) duplicates += n - 1;
+  return { missing, duplicates };
+}
+
+describe('gateway on Redis Cluster (sharded pub/sub)', () => {
+  let cluster: RedisCluster;
+  let publisherClient: Cluster;
+  let redis: RedisConnections;
+  let gateway: Gateway;
+  let url: string;
+  const clients: Client[] = [];
+  const topic = uniqueName('listing-events');
+  const sink = createMemorySink();
+  let layout: RedisLayout;
+  let publisher: ReturnType<typeof createClusterPublisher>;
+
+  beforeAll(async () => {
+    cluster = await startRedisCluster();
+    layout = createRedisLayout('cluster', 'ws', 'wsh');
+    publisherClient = new Cluster([...cluster.startupNodes], { redisOptions: { maxRetriesPerRequest: 0 } });
+    publisherClient.on('error', () => {}); // failures surface through the pipelines, which are redone
+    await publisherClient.eval(RAISE_PARTITION_COUNT_SCRIPT, 1, layout.partitionCountKey(topic), String(PARTITIONS));
+    for (let p = 0; p < PARTITIONS; p++) await publisherClient.sadd(layout.partitionsKey(topic), String(p));
+    publisher = createClusterPublisher(publisherClient, layout, topic);
+    const seed = cluster.startupNodes[0] as { host: string; port: number };
+    const logger = createLogger({ name: 'gateway-cluster-test', destination: sink });
+    redis = connectRedis({ mode: 'cluster', url: `redis://${seed.host}:${seed.port}`, channelPrefix: 'ws', historyPrefix: 'wsh', historyEnabled: true, partitionsPollMs: 500, logger });
+    gateway = createGateway({ schema: schemaFor(topic), broker: redis.broker, ...(redis.history ? { history: redis.history } : {}), logger }, {});
+    const port = await gateway.listen(0, '127.0.0.1');
+    url = `ws://127.0.0.1:${port}/graphql`;
+    await waitFor(() => gateway.isReady(), { timeoutMs: 20_000, message: 'gateway ready on the cluster' });
+  });
+
+  afterAll(async () => {
+    if (process.env['WIRESTREAM_DEBUG']) console.info(sink.lines.filter((l) => !JSON.stringify(l).includes('SSUBSCRIBE on')).slice(-40).map((l) => JSON.stringify(l).slice(0, 400)).join('\n'));
+    await Promise.all(clients.map((c) => Promise.resolve(c.dispose())));
+    await gateway?.drain();
+    redis?.close();
+    publisherClient?.disconnect();
+    await cluster?.stop();
+  });
+
+  function connect(): Client {
+    const client = createClient({ url, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true });
+    clients.push(client);
+    return client;
+  }
+
+  /** Subscribes an unfiltered and a key-filtered client and waits until both receive live events. */
+  async function subscribePair() {
+    const all = collect(connect(), 'subscription { listingUpdated { listing_id } }');
+    const one = collect(connect(), `subscription { listingUpdated(listing_id: "${WATCHED}") { listing_id } }`);
+    // Every wire channel confirmed: one SSUBSCRIBE per partition for the filtered client, 16 shards x 3 partitions for the other.
+    await waitFor(
+      () => {
+        const stats = gateway.stats();
+        return stats.subscriptions === 2 && stats.channels === SHARDS && stats.confirmedChannels === SHARDS && redis.broker.isReady();
+      },
+      { timeoutMs: 20_000, message: 'both subscriptions live, every channel confirmed' },
+    );
+    const from = publisher.sent.length;
+    return { all, one, from };
+  }
+
+  function assertExactlyOnce(pair: Awaited<ReturnType<typeof subscribePair>>, what: string): void {
+    const expectedAll = publisher.sent.slice(pair.from);
+    const expectedOne = expectedAll.filter((s) => s.listing === WATCHED);
+    // What arrived before the pair subscribed (published earlier) is not counted.
+    const before = new Set(publisher.sent.slice(0, pair.from).map((s) => `${s.partition}:${s.offset}`));
+    const all = tally(positionsOf(pair.all.results).filter((p) => !before.has(p)), expectedAll);
+    const one = tally(positionsOf(pair.one.results).filter((p) => !before.has(p)), expectedOne);
+    console.info(`${what}: unfiltered expected ${expectedAll.length}, missing ${all.missing.length}, duplicates ${all.duplicates}; filtered expected ${expectedOne.length}, missing ${one.missing.length}, duplicates ${one.duplicates}; publish retries ${publisher.failedAttempts()}`);
+    expect({ what, missing: all.missing, duplicates: all.duplicates }).toEqual({ what, missing: [], duplicates: 0 });
+    expect({ what, missing: one.missing, duplicates: one.duplicates }).toEqual({ what, missing: [], duplicates: 0 });
+    expect(pair.all.errors).toEqual([]);
+    expect(pair.one.errors).toEqual([]);
+  }
+
+  /** Ends a pair and waits until the gateway let go of its channels (the next pair starts from scratch). */
+  async function release(pair: Awaited<ReturnType<typeof subscribePair>>): Promise<void> {
+    pair.all.dispose();
+    pair.one.dispose();
+    await waitFor(() => gateway.stats().subscriptions === 0 && gateway.stats().channels === 0, { message: 'pair released' });
+  }
+
+  it('delivers each partition over its slot, to filtered and unfiltered clients, exactly once', async () => {
+    const pair = await subscribePair();
+    await stream(publisher, 150, 300);
+    await waitFor(() => positionsOf(pair.all.results).length >= 150, { timeoutMs: 10_000, message: 'unfiltered client received the stream' });
+    await sleep(200);
+    assertExactlyOnce(pair, 'steady');
+    await release(pair);
+  });
+
+  it('follows a slot migrated mid-stream (the partition moves to another primary) with no gap', async () => {
+    const pair = await subscribePair();
+    const tag = partitionHashTag(topic, 1);
+    const from = await cluster.ownerOf(tag);
+    const to = cluster.nodes.find((n) => n.role === 'primary' && n.pid !== undefined && n.port !== from.port);
+    if (!to) throw new Error('no other primary');
+    const streaming = stream(publisher, 400, 200);
+    const progress = process.env['WIRESTREAM_DEBUG'] ? setInterval(() => console.info(`sent ${publisher.sent.length} failed ${publisher.failedAttempts()} received ${pair.all.results.length}`), 1000) : undefined;
+    await sleep(600);
+    const migration = await cluster.migrateSlot(cluster.slotOf(tag), to.port);
+    console.info(`slot ${migration.slot} of ${tag}: ${migration.from.port} → ${migration.to.port}, ${migration.keysMoved} keys, ${migration.migrationMs} ms`);
+    await streaming;
+    clearInterval(progress);
+    await waitFor(() => tally(positionsOf(pair.all.results), publisher.sent.slice(pair.from)).missing.length === 0, {
+      timeoutMs: 15_000,
+      message: 'unfiltered client caught up after the migration',
+    }).catch(() => undefined);
+    await sleep(300);
+    assertExactlyOnce(pair, 'slot migrated');
+    await release(pair);
+  });
+
+  it('recovers from a primary SIGKILLed mid-stream (its replica promoted) with no gap', async () => {
+    const pair = await subscribePair();
+    const streaming = stream(publisher, 300, 200);
+    const progress = process.env['WIRESTREAM_DEBUG'] ? setInterval(() => console.info(`sent ${publisher.sent.length} failed ${publisher.failedAttempts()} received ${pair.all.results.length} broker ${redis.broker.status()}`), 1000) : undefined;
+    await sleep(600);
+    const failover = await cluster.killPrimary({ key: partitionHashTag(topic, 2) });
+    console.info(`killed ${failover.killed.port}, promoted ${failover.promoted.port} after ${failover.failoverMs} ms`);
+    await streaming;
+    clearInterval(progress);
+    await waitFor(() => tally(positionsOf(pair.all.results), publisher.sent.slice(pair.from)).missing.length === 0, {
+      timeoutMs: 20_000,
+      message: 'unfiltered client caught up after the failover',
+    }).catch(() => undefined);
+    await sleep(300);
+    assertExactlyOnce(pair, 'primary killed');
+    expect(redis.broker.isReady()).toBe(true);
+    await release(pair);
+  }, 90_000);
+});
