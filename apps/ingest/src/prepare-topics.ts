@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Kafka } from 'kafkajs';
-import type { Logger } from '@wirestream/telemetry';
+import type { Admin, Kafka } from 'kafkajs';
+import { toError, type Logger } from '@wirestream/telemetry';
 
 export interface PrepareTopicsOptions {
   readonly kafka: Kafka;
@@ -14,6 +14,8 @@ export interface PrepareTopicsOptions {
 
 const TOPIC_POLL_INTERVAL_MS = 500; // how often to look for source topics that do not exist yet
 const TOPIC_WAIT_LOG_INTERVAL_MS = 10_000; // 10 seconds: how often to log that ingest is still waiting
+const LEADER_POLL_INTERVAL_MS = 100; // how often to look for the leaders of dead-letter topics just created
+const LEADER_WAIT_MS = 30_000; // 30 seconds: a broker that elects no leader by then is not healthy
 
 /**
  * Source topics belong to their producers: ingest waits for them instead of creating them
@@ -31,7 +33,11 @@ export async function prepareTopics({ kafka, topics, dlqSuffix, logger, isStoppe
       if (waitingFor.length === 0) {
         const missing = topics.map((t) => t + dlqSuffix).filter((t) => !existing.has(t));
         if (missing.length > 0) {
-          await admin.createTopics({ waitForLeaders: true, topics: missing.map((topic) => ({ topic })) });
+          // Not kafkajs's waitForLeaders: it retries only LEADER_NOT_AVAILABLE, and a busy broker first
+          // answers the metadata of a topic it is still creating with UNKNOWN_TOPIC_OR_PARTITION, which
+          // failed start (and so the process) although the topic was being created.
+          await admin.createTopics({ waitForLeaders: false, topics: missing.map((topic) => ({ topic })) });
+          await waitForLeaders(admin, missing, isStopped);
           logger.info({ topics: missing }, 'created dead-letter topics');
         }
         return;
@@ -45,5 +51,29 @@ export async function prepareTopics({ kafka, topics, dlqSuffix, logger, isStoppe
     }
   } finally {
     await admin.disconnect();
+  }
+}
+
+/** Polls the metadata of just-created topics until every partition has a leader; errors meanwhile are the broker still creating them. */
+async function waitForLeaders(admin: Admin, topics: readonly string[], isStopped: () => boolean): Promise<void> {
+  const deadline = Date.now() + LEADER_WAIT_MS;
+  let lastProblem = 'no metadata yet';
+  for (;;) {
+    try {
+      const { topics: metadata } = await admin.fetchTopicMetadata({ topics: [...topics] });
+      const leaderless = topics.filter((name) => {
+        const partitions = metadata.find((m) => m.name === name)?.partitions ?? [];
+        return partitions.length === 0 || partitions.some((p) => p.leader < 0);
+      });
+      if (leaderless.length === 0) return;
+      lastProblem = `no leader yet for ${leaderless.join(', ')}`;
+    } catch (err) {
+      lastProblem = toError(err).message;
+    }
+    if (isStopped()) throw new Error('ingest stopped while waiting for its dead-letter topics');
+    if (Date.now() >= deadline) {
+      throw new Error(`the dead-letter topics ${topics.join(', ')} have no leader ${LEADER_WAIT_MS} ms after their creation (${lastProblem}); check the Kafka brokers`);
+    }
+    await sleep(LEADER_POLL_INTERVAL_MS);
   }
 }
