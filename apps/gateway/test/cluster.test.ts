@@ -53,10 +53,13 @@ function createClusterPublisher(cluster: Cluster, layout: RedisLayout, topic: st
 
   /** One event on the next partition (round robin), redone until Redis took all of it. */
   async function publishNext(): Promise<void> {
-    const partition = seq % PARTITIONS;
+    await publishAt(seq % PARTITIONS);
+  }
+
+  async function publishAt(partition: number): Promise<void> {
     const listing = LISTINGS[seq % LISTINGS.length] as string;
     seq++;
-    const offset = String(next[partition]);
+    const offset = String(next[partition] ?? 0);
     next[partition] = (next[partition] ?? 0) + 1;
     for (;;) {
       try {
@@ -71,7 +74,7 @@ function createClusterPublisher(cluster: Cluster, layout: RedisLayout, topic: st
     sent.push({ partition, offset, listing });
   }
 
-  return { sent, publishNext, failedAttempts: () => failedAttempts };
+  return { sent, publishNext, publishAt, failedAttempts: () => failedAttempts };
 }
 
 /** Publishes `count` events at about `perSecond`. */
@@ -187,6 +190,55 @@ describe('gateway on Redis Cluster (sharded pub/sub)', () => {
     await sleep(200);
     assertExactlyOnce(pair, 'steady');
     await release(pair);
+  });
+
+  it('resumes a client from its per-partition positions with exactly what it missed (history read per slot)', async () => {
+    const first = collect(connect(), 'subscription { listingUpdated { listing_id } }');
+    await waitFor(() => gateway.stats().subscriptions === 1 && gateway.stats().confirmedChannels === SHARDS, { message: 'first subscription live' });
+    const start = publisher.sent.length;
+    await stream(publisher, 30, 300);
+    await waitFor(() => first.results.length === 30, { message: 'first 30 events' });
+    const last = new Map<number, string>();
+    let epoch: string | undefined;
+    for (const r of first.results) {
+      const position = (r.extensions as { position: { partition: number; offset: string; epoch: string } }).position;
+      last.set(position.partition, position.offset);
+      epoch = position.epoch;
+    }
+    first.dispose();
+    await waitFor(() => gateway.stats().subscriptions === 0 && gateway.stats().channels === 0, { message: 'first subscription gone' });
+    const missedFrom = publisher.sent.length;
+    await stream(publisher, 21, 300); // nobody listens: only history has these
+    expect(publisher.sent.length - start).toBe(51);
+    const resumed = collect(connect(), 'subscription { listingUpdated { listing_id } }', undefined, {
+      resume: { epoch, positions: Object.fromEntries([...last].map(([p, o]) => [String(p), o])) },
+    });
+    await waitFor(() => resumed.results.length >= 22, { message: 'recovery signal + 21 missed events' });
+    const recovery = (resumed.results[0]?.extensions as { recovery?: { recovered: boolean } } | undefined)?.recovery;
+    expect(recovery?.recovered).toBe(true);
+    const missed = publisher.sent.slice(missedFrom).map((e) => `${e.partition}:${e.offset}`);
+    expect(positionsOf(resumed.results.slice(1)).sort()).toEqual([...missed].sort());
+    resumed.dispose();
+    await waitFor(() => gateway.stats().subscriptions === 0 && gateway.stats().channels === 0, { message: 'resumed subscription gone' });
+  });
+
+  it('subscribes the partitions a topic gains, and back-fills what they carried before the gateway knew them', async () => {
+    const client = collect(connect(), 'subscription { listingUpdated { listing_id } }');
+    await waitFor(() => gateway.stats().subscriptions === 1 && gateway.stats().confirmedChannels === SHARDS, { message: 'subscription live' });
+    const from = publisher.sent.length;
+    // Ingest's order for a new partition: its entry in the partitions set and the raised count, then its events.
+    await publisherClient.sadd(layout.partitionsKey(topic), '3');
+    await publisher.publishAt(3); // before the gateway polled the new count: only history has it
+    await publisherClient.eval(RAISE_PARTITION_COUNT_SCRIPT, 1, layout.partitionCountKey(topic), String(PARTITIONS + 1));
+    await waitFor(() => positionsOf(client.results).includes(`3:0`), { timeoutMs: 10_000, message: 'the new partition back-filled' });
+    for (let i = 0; i < 4; i++) await publisher.publishAt(3);
+    await stream(publisher, 6, 300);
+    const expected = publisher.sent.slice(from);
+    await waitFor(() => client.results.length >= expected.length, { message: 'every event of the old and the new partitions' });
+    await sleep(200);
+    expect(tally(positionsOf(client.results), expected)).toEqual({ missing: [], duplicates: 0 });
+    client.dispose();
+    await waitFor(() => gateway.stats().subscriptions === 0 && gateway.stats().channels === 0, { message: 'subscription gone' });
   });
 
   it('follows a slot migrated mid-stream (the partition moves to another primary) with no gap', async () => {
