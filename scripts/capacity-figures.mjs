@@ -1,0 +1,413 @@
+// The measured figures the capacity model (scripts/capacity.mjs) runs on, read from the files the
+// benchmarks wrote: bench/results/*.md (tables as printed by the benches), bench/results/cluster.json
+// when the Redis Cluster bench has written it, plus settings (the gateway's memory limit and the
+// production HPAs' bounds in infra/k8s, the history length default in README's configuration table).
+// No figure is typed in
+// here: each one is located by its file, section, row and column, and a figure that cannot be found
+// stops the script with an error that names all four, so a reworded table fails loudly instead of
+// feeding the model a stale number.
+//
+// bench/results/cluster.json is the contract with the Redis Cluster bench (read when the file exists):
+//   {
+//     "redisShard": {
+//       "cpuUsPerPublishedEvent": <µs>,     Redis CPU on a shard's primary per event written: XADD + SPUBLISH,
+//                                           feeding its replica included
+//       "cpuUsPerSubscriberMessage": <µs>   … per message written to one SSUBSCRIBEd gateway connection
+//     },
+//     "ingest": { "cpuUsPerEvent": <µs> }   optional: ingest CPU per event in cluster mode (WAIT, a pipeline per node)
+//   }
+// Other keys are ignored, so the bench may write its raw runs next to these.
+import { existsSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+/**
+ * @typedef {{ value: number, unit: string, what: string, source: string }} Figure
+ *   `source`: where it came from, `file › section › row › column: "cell as written"`.
+ * @typedef {{ heading: string, line: number, header: string[], rows: string[][] }} Table
+ */
+
+/** Thrown when a file, table, row or cell is missing or unreadable; the message says which. */
+export class FigureError extends Error {
+  name = 'FigureError';
+}
+
+/** Quantity suffixes the benches print, in the unit the model uses (bytes, µs, fractions). Their KB/MB are 1,024-based (bench/fanout/src/report.ts). */
+const units = {
+  B: { unit: 'bytes', factor: 1 },
+  KB: { unit: 'bytes', factor: 1_024 },
+  MB: { unit: 'bytes', factor: 1_048_576 },
+  'µs': { unit: 'µs', factor: 1 },
+  ms: { unit: 'µs', factor: 1_000 },
+  '%': { unit: 'fraction', factor: 0.01 },
+};
+
+/**
+ * A number as the benches print it: `19,000`, `5.45`, `2.30 KB`, `11`, `4.4 %`. Returns the value in
+ * the model's unit (KB → bytes, ms → µs, % → fraction) and fails, naming the place, on anything else
+ * (`∞ (undelivered)`, `busy`, an empty cell).
+ * @param {string} cell
+ * @param {string} where
+ */
+export function parseQuantity(cell, where) {
+  const match = /^(-?\d[\d,]*(?:\.\d+)?)\s*(B|KB|MB|µs|ms|%)?$/.exec(cell.trim());
+  if (!match) throw new FigureError(`${where}: expected a number (optionally with B, KB, MB, µs, ms or %), found "${cell}"`);
+  const value = Number(match[1].replaceAll(',', ''));
+  const suffix = match[2];
+  return suffix === undefined ? { value, unit: '' } : { value: value * units[suffix].factor, unit: units[suffix].unit };
+}
+
+/**
+ * The results directory's files, read once each.
+ * @param {string} root  repository root
+ * @param {string} resultsDir  bench/results or a copy of it (tests)
+ */
+export function createSources(root, resultsDir) {
+  /** @type {Map<string, string>} */
+  const texts = new Map();
+  const display = (/** @type {string} */ path) => relative(root, path) || path;
+  return {
+    /** @param {string} name  file name inside the results directory */
+    result: (name) => read(join(resultsDir, name)),
+    /** @param {string} path  relative to the repository root */
+    repo: (path) => read(join(root, path)),
+    /** @param {string} name */
+    hasResult: (name) => existsSync(join(resultsDir, name)),
+    /** @param {string} name */
+    resultPath: (name) => display(join(resultsDir, name)),
+  };
+
+  /** @param {string} path */
+  function read(path) {
+    let text = texts.get(path);
+    if (text === undefined) {
+      if (!existsSync(path)) throw new FigureError(`${display(path)} does not exist (run its benchmark, or pass --results <dir>)`);
+      text = readFileSync(path, 'utf8');
+      texts.set(path, text);
+    }
+    return { name: display(path), text };
+  }
+}
+
+/**
+ * Every pipe table of a markdown document with the heading it sits under.
+ * @param {string} text
+ * @returns {Table[]}
+ */
+export function markdownTables(text) {
+  const lines = text.split('\n');
+  /** @type {Table[]} */
+  const tables = [];
+  let heading = '(before the first heading)';
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].trim();
+    const title = /^#{1,6}\s+(.*)$/.exec(line);
+    if (title) heading = title[1].trim();
+    // A table: a header row, then a separator row of dashes (`| --- | ---: |`).
+    if (!line.startsWith('|') || !/^\|(\s*:?-+:?\s*\|)+$/.test(lines[i + 1]?.trim() ?? '')) continue;
+    const header = cells(line);
+    const rows = [];
+    let j = i + 2;
+    for (; j < lines.length && lines[j].trim().startsWith('|'); j++) rows.push(cells(lines[j].trim()));
+    tables.push({ heading, line: i + 1, header, rows });
+    i = j - 1;
+  }
+  return tables;
+}
+
+/** @param {string} line */
+function cells(line) {
+  return line.replace(/^\|/, '').replace(/\|$/, '').split('|').map((c) => c.trim());
+}
+
+/**
+ * The first table under a heading starting with `heading` that has all `columns`.
+ * @param {{ name: string, text: string }} file
+ * @param {string} heading
+ * @param {string[]} columns
+ */
+export function findTable(file, heading, columns) {
+  const tables = markdownTables(file.text);
+  const table = tables.find((t) => t.heading.startsWith(heading) && columns.every((c) => t.header.includes(c)));
+  if (table) return table;
+  const under = tables.filter((t) => t.heading.startsWith(heading));
+  const found =
+    under.length === 0
+      ? `no table under a heading starting "${heading}" (headings with tables: ${[...new Set(tables.map((t) => `"${t.heading}"`))].join(', ') || 'none'})`
+      : `the tables under it have the columns ${under.map((t) => `[${t.header.join(', ')}]`).join(' and ')}`;
+  throw new FigureError(`${file.name}: expected a table under "${heading}…" with the columns ${columns.map((c) => `"${c}"`).join(', ')}; ${found}`);
+}
+
+/**
+ * Reads one cell of a row as a figure.
+ * @param {{ name: string }} file
+ * @param {Table} table
+ * @param {string[]} row
+ * @param {string} column
+ * @param {string} rowLabel  how the error and the source name the row
+ */
+export function cellOf(file, table, row, column, rowLabel) {
+  const index = table.header.indexOf(column);
+  const raw = row[index] ?? '';
+  const where = `${file.name} › ${section(table)} › ${rowLabel} › ${column}`;
+  return { ...parseQuantity(raw, where), source: `${where}: "${raw}"` };
+}
+
+/** A table's heading up to its first `: `: enough to find it, short enough to cite. @param {Table} table */
+export function section(table) {
+  return table.heading.split(': ')[0].trim();
+}
+
+/**
+ * Rows matching `predicate`; fails naming the table and what was looked for when there is none.
+ * @param {{ name: string }} file
+ * @param {Table} table
+ * @param {(cell: (column: string) => string) => boolean} predicate
+ * @param {string} wanted  e.g. `stack "ours"`
+ */
+export function rowsWhere(file, table, predicate, wanted) {
+  const rows = table.rows.filter((row) => predicate((column) => row[table.header.indexOf(column)] ?? ''));
+  if (rows.length === 0) {
+    throw new FigureError(`${file.name}: the table under "${section(table)}" (line ${table.line}) has no row with ${wanted} (first cells: ${table.rows.map((r) => `"${r[0]}"`).join(', ')})`);
+  }
+  return rows;
+}
+
+/**
+ * A number inside a JSON file at a dotted path (`redisShard.cpuUsPerPublishedEvent`).
+ * @param {{ name: string, text: string }} file
+ * @param {string} path
+ * @param {string} unit
+ * @param {string} what
+ * @returns {Figure}
+ */
+export function jsonFigure(file, path, unit, what) {
+  const value = jsonValue(file, path);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new FigureError(`${file.name}: expected a positive number at "${path}" (${what}, in ${unit}), found ${JSON.stringify(value)}`);
+  }
+  return { value, unit, what, source: `${file.name}: ${path} = ${value}` };
+}
+
+/**
+ * The value at a dotted path of a JSON file (undefined when absent); fails naming the file when it is not JSON.
+ * @param {{ name: string, text: string }} file
+ * @param {string} path
+ * @returns {unknown}
+ */
+function jsonValue(file, path) {
+  let value;
+  try {
+    value = JSON.parse(file.text);
+  } catch (err) {
+    throw new FigureError(`${file.name} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  for (const key of path.split('.')) value = value !== null && typeof value === 'object' ? value[key] : undefined;
+  return value;
+}
+
+/**
+ * The model's inputs, each traced to its file. Where the Redis Cluster bench has written
+ * bench/results/cluster.json, its per-shard Redis CPU replaces the single-Redis figure (and its
+ * ingest CPU per event, when it has one, replaces ingest.md's).
+ * @param {ReturnType<typeof createSources>} sources
+ */
+export function readFigures(sources) {
+  const cluster = sources.hasResult('cluster.json') ? sources.result('cluster.json') : undefined;
+  const ingest = ingestFigures(sources);
+  return {
+    ...gatewayFigures(sources),
+    ingestUsPerEvent: cluster && jsonValue(cluster, 'ingest.cpuUsPerEvent') !== undefined
+      ? jsonFigure(cluster, 'ingest.cpuUsPerEvent', 'µs', 'ingest CPU per event in cluster mode (one process)')
+      : ingest.cpuUsPerEvent,
+    ingestUsPerEventHistoryOff: ingest.cpuUsPerEventHistoryOff,
+    ingestUsPerEventQuieter: ingest.cpuUsPerEventQuieter,
+    redisUsPerEvent: cluster
+      ? jsonFigure(cluster, 'redisShard.cpuUsPerPublishedEvent', 'µs', 'Redis CPU per published event on one shard (XADD + SPUBLISH)')
+      : ingest.redisUsPerEvent,
+    /** Undefined until the cluster bench measures it: single-Redis runs had no subscriber. */
+    redisUsPerSubscriberMessage: cluster
+      ? jsonFigure(cluster, 'redisShard.cpuUsPerSubscriberMessage', 'µs', 'Redis CPU per message written to one subscribed gateway connection')
+      : undefined,
+    envelopeBytes: envelopeFigure(sources),
+    historyLength: historyLengthFigure(sources),
+    ...replicaBoundsFigures(sources),
+  };
+}
+
+/** @param {ReturnType<typeof createSources>} sources */
+function gatewayFigures(sources) {
+  // CPU per delivery: the latest measurement of the current gateway, 5 interleaved repetitions on a
+  // quiet machine, one operation (every event to every socket): per-event costs are spread over
+  // 10,000 sockets, so this is the cost of a delivery itself.
+  const house = sources.result('house-base-vs-change-saturation.md');
+  const houseTable = findTable(house, 'Saturation:', ['stack', 'server µs/delivery median']);
+  const [houseRow] = rowsWhere(house, houseTable, (c) => c('stack') === 'ours', 'stack "ours" (the change)');
+  const perDelivery = cellOf(house, houseTable, houseRow, 'server µs/delivery median', 'ours');
+
+  // CPU per distinct-operation execution: the distinct-operations sweep is the one run that varies
+  // executions per event. Least squares over its rows, CPU per event = a × operations + b × sockets.
+  const fanout = sources.result('fanout.md');
+  const sweep = findTable(fanout, 'Distinct operations sweep', ['stack', 'sockets', 'distinct ops', 'server CPU ms / event']);
+  const sweepRows = rowsWhere(fanout, sweep, (c) => c('stack') === 'ours', 'stack "ours"').map((row) => {
+    const label = `ours, ${row[sweep.header.indexOf('sockets')]} sockets, ${row[sweep.header.indexOf('distinct ops')]} ops`;
+    return {
+      operations: cellOf(fanout, sweep, row, 'distinct ops', label).value,
+      sockets: cellOf(fanout, sweep, row, 'sockets', label).value,
+      usPerEvent: parseQuantity(row[sweep.header.indexOf('server CPU ms / event')] ?? '', `${fanout.name} › ${section(sweep)} › ${label} › server CPU ms / event`).value * 1_000,
+    };
+  });
+  if (new Set(sweepRows.map((r) => r.operations)).size < 2 || new Set(sweepRows.map((r) => r.sockets)).size < 2) {
+    throw new FigureError(`${fanout.name} › ${section(sweep)}: the fit needs rows with at least two operation counts and two socket counts`);
+  }
+  const fit = leastSquares(sweepRows);
+
+  // Sockets and memory at the ceiling: the scale scenario's processes (each its own sockets).
+  const scale = sources.result('fanout-scale.md');
+  const setups = findTable(scale, 'Scale:', ['setup', 'sockets subscribed (per process)', 'delivered / expected', 'lost', 'dup', 'server µs/delivery']);
+  const perProcess = findTable(scale, 'Scale:', ['setup', 'process', 'sockets', 'idle heap / RSS MB', 'peak RSS MB']);
+  const processes = perProcess.rows.map((row) => {
+    const label = `${row[0]}, process ${row[perProcess.header.indexOf('process')]}`;
+    const sockets = cellOf(scale, perProcess, row, 'sockets', label);
+    const idleCell = row[perProcess.header.indexOf('idle heap / RSS MB')] ?? '';
+    const idleRss = parseQuantity(idleCell.split('/')[1] ?? '', `${scale.name} › ${section(perProcess)} › ${label} › idle heap / RSS MB (the RSS after the slash)`);
+    const peak = cellOf(scale, perProcess, row, 'peak RSS MB', label);
+    return { row, label, sockets, idleRssBytes: idleRss.value * 1_048_576, idleCell, peakBytes: peak.value * 1_048_576, peak };
+  });
+  if (processes.length === 0) throw new FigureError(`${scale.name} › ${section(perProcess)}: the per-process table has no rows`);
+  // Every socket held must also have received every event, or it was not really held.
+  for (const p of processes) {
+    const setup = p.row[0];
+    const [main] = rowsWhere(scale, setups, (c) => c('setup') === setup, `setup "${setup}"`);
+    const lost = cellOf(scale, setups, main, 'lost', setup).value;
+    const dup = cellOf(scale, setups, main, 'dup', setup).value;
+    if (lost !== 0 || dup !== 0) throw new FigureError(`${scale.name} › ${section(setups)} › ${setup}: ${lost} lost, ${dup} duplicates: not a run to size from`);
+  }
+  const largest = processes.reduce((a, b) => (b.sockets.value > a.sockets.value ? b : a));
+  // The worst process: the most memory per socket at its peak (a traffic burst at saturation).
+  const worst = processes.reduce((a, b) =>
+    (b.peakBytes - b.idleRssBytes) / b.sockets.value > (a.peakBytes - a.idleRssBytes) / a.sockets.value ? b : a,
+  );
+  const [ceilingRow] = rowsWhere(scale, setups, (c) => c('setup') === largest.row[0], `setup "${largest.row[0]}"`);
+
+  return {
+    gatewayUsPerDelivery: { value: perDelivery.value, unit: 'µs', what: 'gateway CPU per delivery (one operation, 10,000 sockets)', source: perDelivery.source },
+    gatewayUsPerDeliveryAtCeiling: {
+      ...pick(cellOf(scale, setups, ceilingRow, 'server µs/delivery', largest.row[0])),
+      unit: 'µs',
+      what: `gateway CPU per delivery at ${largest.sockets.value.toLocaleString('en-US')} sockets, field mix (for comparison only: busy machine, older gateway)`,
+    },
+    gatewayUsPerExecution: {
+      value: fit.usPerExecution,
+      unit: 'µs',
+      what: `gateway CPU per distinct-operation execution per event (least squares over ${sweepRows.length} rows; the same fit gives ${fit.usPerDelivery.toFixed(2)} µs per delivery)`,
+      source: `${fanout.name} › ${section(sweep)} › server CPU ms / event of ${sweepRows.map((r) => `${r.sockets}×${r.operations}: ${(r.usPerEvent / 1_000).toFixed(2)}`).join(', ')} (sockets×ops: ms)`,
+    },
+    gatewayMaxSockets: { ...pick(largest.sockets), unit: 'sockets', what: 'subscribed sockets one gateway process held, every event delivered (the most measured)' },
+    gatewayIdleRssBytes: {
+      value: worst.idleRssBytes,
+      unit: 'bytes',
+      what: 'RSS of an idle gateway process (the worst process below)',
+      source: `${scale.name} › ${section(perProcess)} › ${worst.label} › idle heap / RSS MB: "${worst.idleCell}"`,
+    },
+    gatewayPeakBytesPerSocket: {
+      value: (worst.peakBytes - worst.idleRssBytes) / worst.sockets.value,
+      unit: 'bytes',
+      what: 'memory per socket at the peak of a traffic burst at saturation, (peak RSS − idle RSS) ÷ sockets, worst process',
+      source: `${worst.peak.source}, idle "${worst.idleCell}", sockets ${worst.sockets.value}`,
+    },
+    gatewayMemoryLimitBytes: memoryLimitFigure(sources),
+  };
+}
+
+/** @param {{ value: number, unit: string, source: string }} f */
+function pick(f) {
+  return { value: f.value, unit: f.unit, source: f.source };
+}
+
+/**
+ * CPU per event = a × operations + b × sockets, by least squares (no intercept: an event nobody
+ * receives costs ~nothing next to these).
+ * @param {{ operations: number, sockets: number, usPerEvent: number }[]} rows
+ */
+function leastSquares(rows) {
+  let oo = 0, ss = 0, os = 0, oy = 0, sy = 0;
+  for (const { operations: o, sockets: s, usPerEvent: y } of rows) {
+    oo += o * o; ss += s * s; os += o * s; oy += o * y; sy += s * y;
+  }
+  const det = oo * ss - os * os;
+  return { usPerExecution: (oy * ss - os * sy) / det, usPerDelivery: (oo * sy - os * oy) / det };
+}
+
+/** @param {ReturnType<typeof createSources>} sources */
+function ingestFigures(sources) {
+  // The latest measurement of ingest as it runs (byte path, history on by default), last row of the
+  // History writes table with the app's defaults. ingest-runs.json holds the earlier raw runs
+  // (object path, no history writes): not the code that runs now.
+  const file = sources.result('ingest.md');
+  const table = findTable(file, 'History writes', ['code', 'variant', 'events/s (median)', 'CPU µs/event', 'redis CPU %']);
+  const rows = rowsWhere(file, table, (c) => c('variant') === 'app defaults', 'variant "app defaults"');
+  const row = rows[rows.length - 1];
+  const label = `${row[table.header.indexOf('code')]}, app defaults (the table's last)`;
+  const cpu = cellOf(file, table, row, 'CPU µs/event', label);
+  const eventsPerS = cellOf(file, table, row, 'events/s (median)', label);
+  const redisCpu = cellOf(file, table, row, 'redis CPU %', label);
+  // The bench reports the Redis process's CPU in % of one core next to the run's events/s (no subscriber).
+  const redisCore = redisCpu.unit === 'fraction' ? redisCpu.value : redisCpu.value / 100;
+  // For comparison: the same run without history, and the quieter run of the byte path without
+  // history: how much that run's machine inflated CPU per event.
+  const offRows = rowsWhere(file, table, (c) => c('variant') === 'history off', 'variant "history off"');
+  const offRow = offRows[offRows.length - 1];
+  const off = cellOf(file, table, offRow, 'CPU µs/event', `${offRow[table.header.indexOf('code')]}, history off (the table's last)`);
+  const bytes = findTable(file, 'After adopting the bytes path', ['variant', 'CPU µs/event']);
+  const [bytesRow] = rowsWhere(file, bytes, (c) => c('variant').startsWith('app defaults'), 'variant "app defaults…"');
+  const quiet = cellOf(file, bytes, bytesRow, 'CPU µs/event', bytesRow[0]);
+  return {
+    cpuUsPerEvent: { value: cpu.value, unit: 'µs', what: 'ingest CPU per event (one process; byte path, XADD history + PUBLISH)', source: cpu.source },
+    cpuUsPerEventHistoryOff: { value: off.value, unit: 'µs', what: 'the same run with history off (for comparison only)', source: off.source },
+    cpuUsPerEventQuieter: { value: quiet.value, unit: 'µs', what: 'byte path without history, a quieter run (for comparison only)', source: quiet.source },
+    redisUsPerEvent: {
+      value: (redisCore / eventsPerS.value) * 1e6,
+      unit: 'µs',
+      what: 'Redis CPU per published event, single Redis, no subscriber (XADD + PUBLISH): redis CPU ÷ events/s, medians',
+      source: `${redisCpu.source} ÷ events/s (median): "${row[table.header.indexOf('events/s (median)')]}"`,
+    },
+  };
+}
+
+/** @param {ReturnType<typeof createSources>} sources */
+function envelopeFigure(sources) {
+  const file = sources.result('fanout.md');
+  const match = /mean envelope (\d+(?:\.\d+)?) KB/.exec(file.text);
+  if (!match) throw new FigureError(`${file.name}: expected "mean envelope <n> KB" in its header (the events line)`);
+  return { value: Number(match[1]) * 1_024, unit: 'bytes', what: 'mean Redis envelope (demo listing events)', source: `${file.name} › header: "${match[0]}"` };
+}
+
+/** @param {ReturnType<typeof createSources>} sources */
+function historyLengthFigure(sources) {
+  const file = sources.repo('README.md');
+  const match = /^\| `INGEST_HISTORY_LENGTH` \| `(\d+)` \|/m.exec(file.text);
+  if (!match) throw new FigureError(`${file.name}: expected the row | \`INGEST_HISTORY_LENGTH\` | \`<default>\` | in the ingest configuration table`);
+  return { value: Number(match[1]), unit: 'entries', what: 'history entries kept per partition (setting, default)', source: `${file.name} › config:ingest › INGEST_HISTORY_LENGTH: ${match[1]}` };
+}
+
+/** @param {ReturnType<typeof createSources>} sources */
+function memoryLimitFigure(sources) {
+  const file = sources.repo('infra/k8s/base/gateway-deployment.yaml');
+  const match = /\n(\s+)limits:\s*\n\1\s+memory:\s*(\d+)(Mi|Gi)\s*\n/.exec(file.text);
+  if (!match) throw new FigureError(`${file.name}: expected resources.limits.memory as <n>Mi or <n>Gi on the gateway container`);
+  const mib = Number(match[2]) * (match[3] === 'Gi' ? 1_024 : 1);
+  return { value: mib * 1_048_576, unit: 'bytes', what: 'gateway pod memory limit (setting)', source: `${file.name} › resources.limits.memory: ${match[2]}${match[3]}` };
+}
+
+/** The production overlay's HPA bounds: the plan says when they must rise. @param {ReturnType<typeof createSources>} sources */
+function replicaBoundsFigures(sources) {
+  const file = sources.repo('infra/k8s/overlays/production/hpa.yaml');
+  /** @param {string} app */
+  const max = (app) => {
+    const doc = file.text.split(/^---$/m).find((d) => new RegExp(`^\\s+name: wirestream-${app}\\s*$`, 'm').test(d));
+    const match = doc && /^\s+maxReplicas:\s*(\d+)\s*$/m.exec(doc);
+    if (!match) throw new FigureError(`${file.name}: expected a HorizontalPodAutoscaler named wirestream-${app} with spec.maxReplicas`);
+    return { value: Number(match[1]), unit: 'pods', what: `production HPA maxReplicas of wirestream-${app} (setting)`, source: `${file.name} › wirestream-${app} › maxReplicas: ${match[1]}` };
+  };
+  return { gatewayMaxReplicas: max('gateway'), ingestMaxReplicas: max('ingest') };
+}
