@@ -69,10 +69,15 @@ interface ClusterBrokerState extends RedisClusterBrokerOptions {
   again: boolean;
   stopped: boolean;
   pollTimer: NodeJS.Timeout | undefined;
+  /** When a failed SSUBSCRIBE was last logged (a failover retries every 250 ms: log every few seconds). */
+  lastFailureLogAt: number;
+  failuresSinceLog: number;
 }
 
 /** Longest wait for one SSUBSCRIBE / SUNSUBSCRIBE answer before the node counts as failing. */
 const COMMAND_TIMEOUT_MS = 5_000; // 5 seconds
+/** Failed SSUBSCRIBEs are logged at most this often (with the count since the last line). */
+const FAILURE_LOG_INTERVAL_MS = 5_000; // 5 seconds
 /** Pause between reconcile passes that could not place every channel (a failover in progress). */
 const RETRY_DELAY_MS = 250;
 
@@ -90,6 +95,8 @@ export function createRedisClusterBroker(options: RedisClusterBrokerOptions): Br
     again: false,
     stopped: false,
     pollTimer: undefined,
+    lastFailureLogAt: 0,
+    failuresSinceLog: 0,
   };
   return {
     attach(listener) {
@@ -239,7 +246,12 @@ async function subscribeGroup(state: ClusterBrokerState, owner: string, wires: r
     }
     return 0;
   } catch (err) {
-    state.logger.warn({ err, node: owner, channels: wires.length }, 'SSUBSCRIBE on a Redis Cluster primary failed; retrying');
+    state.failuresSinceLog++;
+    if (Date.now() - state.lastFailureLogAt >= FAILURE_LOG_INTERVAL_MS) {
+      state.logger.warn({ err, node: owner, failures: state.failuresSinceLog }, 'SSUBSCRIBE on a Redis Cluster primary failed; retrying');
+      state.lastFailureLogAt = Date.now();
+      state.failuresSinceLog = 0;
+    }
     return wires.length;
   }
 }
