@@ -61,11 +61,18 @@ export function subscriptionQuery(filter: ClientFilter): string {
 }
 
 /**
- * Connects to `urls[first]` and subscribes. graphql-ws re-sends a subscription's payload object as
+ * Connects to `urls[first]` and subscribes; after a disconnect, to `urls[first + step]`, and so on. graphql-ws re-sends a subscription's payload object as
  * it is at reconnect time, so keeping `payload.extensions.resume` current is all resuming takes.
  */
-export function connectFailoverClient(name: string, kind: ClientKind, filter: ClientFilter, urls: readonly string[], first: number): FailoverClient {
-  let attempt = first;
+export function connectFailoverClient(
+  name: string,
+  kind: ClientKind,
+  filter: ClientFilter,
+  urls: readonly string[],
+  { first, step = 1 }: { first: number; step?: number },
+): FailoverClient {
+  // Each reconnect moves `step` URLs on: clients with different steps leave a dead gateway for different ones.
+  let next = first;
   let connectingTo: string | undefined;
   if (urls.length === 0) throw new RangeError(`connectFailoverClient ${name}: urls must name at least one gateway`);
   let connectedTo: string | undefined;
@@ -74,7 +81,8 @@ export function connectFailoverClient(name: string, kind: ClientKind, filter: Cl
   const record = { name, kind, filter, deliveries: [] as Delivery[], received: new Set<Position>(), recoveries: [] as Recovery[], connections: [] as string[], errors: [] as unknown[] };
   const client: Client = createClient({
     url: () => {
-      const url = urls[attempt++ % urls.length] as string; // urls is not empty (checked above)
+      const url = urls[next % urls.length] as string; // urls is not empty (checked above)
+      next += step;
       connectingTo = url;
       return url;
     },

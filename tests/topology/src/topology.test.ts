@@ -150,7 +150,8 @@ beforeAll(async () => {
   const urls = gateways.map((g) => g.wsUrl);
   gateways.forEach((gateway, g) => {
     CLIENTS_PER_GATEWAY.forEach(({ kind, filter }, k) => {
-      const client = connectFailoverClient(`${kind} ${k + 1} (starts on ${gateway.name})`, kind, filter(g), urls, g);
+      // Steps 1 and 2 in turn: a dead gateway's clients spread over both others.
+      const client = connectFailoverClient(`${kind} ${k + 1} (starts on ${gateway.name})`, kind, filter(g), urls, { first: g, step: 1 + (k % (GATEWAYS - 1)) });
       clients.push(client);
     });
   });
@@ -224,6 +225,8 @@ describe(`topology: Redis ${REDIS_KIND}, 3 Kafka brokers, 2 ingests, ${GATEWAYS}
       await exited;
       return `killed gateway ${victim.name} with ${moved.length} clients on it`;
     });
+    const landedOn = moved.map((c) => topology.gateways.find((g) => g.wsUrl === c.current())?.name ?? 'none');
+    console.info(`[topology] fault 4: the clients of ${victim.name} resumed on ${landedOn.join(', ')}`);
     for (const client of moved) expect(client.current(), `${client.name} is connected again, elsewhere`).toMatch(/^ws:/);
     expect(moved.map((c) => c.current()).filter((url) => url === victim.wsUrl)).toEqual([]);
     expect(moved.length).toBeGreaterThan(0);
