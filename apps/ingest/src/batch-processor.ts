@@ -64,7 +64,7 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
     const { topic, partition } = payload.batch;
     const series = metrics?.forTopic(topic);
     let deadLettersSent = chunk.deadLetters.length === 0;
-    let published = chunk.channels.length === 0;
+    let published = chunk.offsets.length === 0;
     for (let attempt = 0; ; attempt++) {
       try {
         if (!deadLettersSent) {
@@ -76,8 +76,8 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
         if (!published) {
           await publisher.publishChunk(topic, partition, chunk);
           published = true;
-          state.stats.published += chunk.channels.length;
-          series?.published.inc(chunk.channels.length);
+          state.stats.published += chunk.offsets.length;
+          series?.published.inc(chunk.offsets.length);
         }
         if (attempt > 0) flow.resume();
         return true;

@@ -1,5 +1,5 @@
 import type { EachBatchPayload, KafkaMessage, Message } from 'kafkajs';
-import { channelName, shardOf } from '@wirestream/schema';
+import { shardOf } from '@wirestream/schema';
 import { toError, type Logger } from '@wirestream/telemetry';
 import { backoffMs } from './backoff.js';
 import { createDeadLetter, type DeadLetterReason } from './dead-letter.js';
@@ -8,9 +8,13 @@ import type { FlowControl } from './flow-control.js';
 import type { IngestMetrics } from './metrics.js';
 import type { TopicRoute } from './topic-routes.js';
 
-/** One chunk's work, built in offset order: envelopes to publish and messages to dead-letter. */
+/**
+ * One chunk's work, built in offset order: envelopes to publish (each with its key shard and
+ * offset) and messages to dead-letter. The shard, not a channel name: which Redis channel and
+ * stream carry it is the publisher's business (its RedisLayout), and it names them once, not per event.
+ */
 export interface Chunk {
-  readonly channels: string[];
+  readonly shards: number[];
   readonly bodies: Buffer[];
   readonly offsets: string[];
   readonly deadLetters: Message[];
@@ -18,7 +22,6 @@ export interface Chunk {
 
 export interface ChunkBuilderOptions {
   readonly convert: EventConverter;
-  readonly channelPrefix: string;
   /** Re-runs of a message whose processing throws before it is dead-lettered. */
   readonly maxRetries: number;
   readonly retryBackoffMs: number;
@@ -40,20 +43,19 @@ export interface ChunkBuilder {
 /** The batch was given up while a message waited for a retry. */
 const ABANDONED = Symbol('abandoned');
 
-export function createChunkBuilder({ convert, channelPrefix, maxRetries, retryBackoffMs, flow, logger, metrics }: ChunkBuilderOptions): ChunkBuilder {
+export function createChunkBuilder({ convert, maxRetries, retryBackoffMs, flow, logger, metrics }: ChunkBuilderOptions): ChunkBuilder {
   /**
    * Converts one message and appends it to the chunk (last, so a throw leaves the chunk as it
    * was). Returns the dead-letter reason of a message that cannot be published.
    */
-  function processMessage(topic: string, partition: number, route: TopicRoute, message: KafkaMessage, chunk: Chunk): DeadLetterReason | undefined {
+  function processMessage(partition: number, route: TopicRoute, message: KafkaMessage, chunk: Chunk): DeadLetterReason | undefined {
     const key = message.key === null ? null : message.key.toString();
     const head = route.encodeHead(partition, message.offset, key, Number(message.timestamp));
     const result = convert(message.value, head, route.keyField);
     if (!result.ok) return result.reason;
     // The payload's key field routes; a payload without it falls back to the Kafka key.
     const routeKey = result.routeValue ?? key ?? '';
-    const channel = channelName(channelPrefix, topic, shardOf(routeKey, route.shards));
-    chunk.channels.push(channel);
+    chunk.shards.push(shardOf(routeKey, route.shards));
     chunk.bodies.push(result.bytes);
     chunk.offsets.push(message.offset);
     return undefined;
@@ -77,7 +79,7 @@ export function createChunkBuilder({ convert, channelPrefix, maxRetries, retryBa
       metrics?.processingRetries.inc();
       if (!(await flow.waitAlive(payload, backoffMs(attempt - 1, retryBackoffMs)))) return ABANDONED;
       try {
-        return processMessage(topic, partition, route, message, chunk);
+        return processMessage(partition, route, message, chunk);
       } catch (err) {
         error = err;
       }
@@ -87,13 +89,13 @@ export function createChunkBuilder({ convert, channelPrefix, maxRetries, retryBa
 
   async function buildChunk(payload: EachBatchPayload, route: TopicRoute, start: number, end: number): Promise<Chunk | undefined> {
     const { topic, partition, messages } = payload.batch;
-    const chunk: Chunk = { channels: [], bodies: [], offsets: [], deadLetters: [] };
+    const chunk: Chunk = { shards: [], bodies: [], offsets: [], deadLetters: [] };
     // Deliberately imperative: this loop runs once per event; the await is only on the rare throw path.
     for (let i = start; i < end; i++) {
       const message = messages[i] as KafkaMessage;
       let reason: DeadLetterReason | undefined;
       try {
-        reason = processMessage(topic, partition, route, message, chunk);
+        reason = processMessage(partition, route, message, chunk);
       } catch (err) {
         const retried = await retryPoison(payload, route, message, chunk, err);
         if (retried === ABANDONED) return undefined;

@@ -10,6 +10,8 @@ export const INGEST_DEFAULTS = Object.freeze({
   kafkaBrokers: Object.freeze(['127.0.0.1:9092']),
   kafkaClientId: 'wirestream-ingest',
   redisUrl: 'redis://127.0.0.1:6379',
+  /** `standalone` or `cluster` (Redis Cluster, sharded pub/sub; decision 0005). Must match the gateway's. */
+  redisMode: 'standalone',
   httpHost: '0.0.0.0',
   httpPort: 9464,
   logLevel: 'info',
@@ -32,6 +34,9 @@ export const INGEST_DEFAULTS = Object.freeze({
   maxRetries: 3,
   retryBackoffMs: 100, // doubles per attempt up to 2 s
   redisTimeoutMs: 10_000, // 10 seconds, far above a 500-envelope pipeline's few milliseconds
+  /** Replicas a chunk's history must reach (Redis WAIT) before its events are published; 0 does not wait. */
+  redisWaitReplicas: 0,
+  redisWaitTimeoutMs: 1_000, // 1 second: how long one chunk's WAIT may hold it; well below redisTimeoutMs
   stopGraceMs: 5_000, // 5 seconds
 
   // ---- createEventConverter ----

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EachBatchPayload } from 'kafkajs';
-import type { Redis } from 'ioredis';
 import type { Logger } from '@wirestream/telemetry';
 import type { IngestState } from './ingest-state.js';
 import type { IngestMetrics } from './metrics.js';
+import type { IngestRedis } from './redis-client.js';
 
 export type PauseKind = 'redis unavailable' | 'dead-letter topic unavailable';
 
@@ -12,8 +12,8 @@ export type BatchLiveness = Pick<EachBatchPayload, 'isRunning' | 'isStale' | 'he
 
 export interface FlowControlOptions {
   readonly state: IngestState;
-  /** The publisher's connection: its status says whether Redis is back. */
-  readonly redis: Redis;
+  /** The publisher's connection: its status says whether Redis is back (a Cluster's stays ready while one node fails over). */
+  readonly redis: IngestRedis;
   /** Every topic the consumer is subscribed to (all are paused together). */
   readonly topics: readonly string[];
   readonly logger: Logger;
@@ -102,7 +102,7 @@ export function createFlowControl({ state, redis, topics, logger, metrics }: Flo
  * partition, or stop() was called and its grace is over. A heartbeat that reports a rebalance
  * throws, which kafkajs handles by re-joining; the uncommitted chunk is then redone.
  */
-async function waitAlive(state: IngestState, redis: Redis, payload: BatchLiveness, ms: number, untilRedis: boolean): Promise<boolean> {
+async function waitAlive(state: IngestState, redis: IngestRedis, payload: BatchLiveness, ms: number, untilRedis: boolean): Promise<boolean> {
   const until = Date.now() + ms;
   for (;;) {
     if (!payload.isRunning() && !state.stopped) return false;

@@ -1,9 +1,10 @@
 // Public surface of the ingest app (package.json#exports): what it takes to run ingest in-process
-// the way main.ts does (the factory, its metrics and the kafkajs log bridge; the integration test
-// uses exactly this), the converter that bench/ingest's minimal loops share with the app, and the
+// the way main.ts does (the factory, its metrics, its Redis client and the kafkajs log bridge; the
+// integration tests use exactly this), the converter that bench/ingest's minimal loops share with the app, and the
 // dead-letter header names a replay tool reads. Everything else is private. Apps never import each other.
 export { createIngest, type Ingest, type IngestDeps, type IngestOptions, type IngestStats } from './ingest.js';
 export { createIngestMetrics, type IngestMetrics } from './metrics.js';
+export { createIngestRedis, type IngestRedis, type IngestRedisOptions } from './redis-client.js';
 export { kafkaLogCreator } from './kafka-logger.js';
 export { createEventConverter, type ConvertResult, type EventConverter } from './event-converter.js';
 export { DEAD_LETTER_HEADERS, type DeadLetterReason } from './dead-letter.js';

@@ -1,7 +1,6 @@
 import { Partitioners, type Kafka } from 'kafkajs';
-import type { Redis } from 'ioredis';
 import type { Logger } from '@wirestream/telemetry';
-import type { WirestreamSchema } from '@wirestream/schema';
+import { createRedisLayout, REDIS_MODES, type RedisMode, type WirestreamSchema } from '@wirestream/schema';
 import { createBatchProcessor, type BatchProcessor } from './batch-processor.js';
 import { createChunkBuilder } from './chunk-builder.js';
 import { INGEST_DEFAULTS } from './defaults.js';
@@ -10,6 +9,7 @@ import { createFlowControl, type FlowControl } from './flow-control.js';
 import { createIngestState, type IngestState, type IngestStats } from './ingest-state.js';
 import type { IngestMetrics } from './metrics.js';
 import { prepareTopics } from './prepare-topics.js';
+import type { IngestRedis } from './redis-client.js';
 import { createRedisPublisher } from './redis-publisher.js';
 import { createTopicRoutes } from './topic-routes.js';
 
@@ -18,11 +18,12 @@ export interface IngestDeps {
   /** kafkajs client; ingest creates its own consumer, producer (dead letters) and admin from it. */
   readonly kafka: Kafka;
   /**
-   * ioredis connection used for publishing (not in subscriber mode). Build it with
-   * `enableOfflineQueue: false` and `maxRetriesPerRequest: 0` (see main.ts): ingest retries a
-   * chunk itself, and a command parked in ioredis's queue would block that and `stop()`.
+   * ioredis connection used for publishing (not in subscriber mode): a `Redis`, or a `Cluster`
+   * when `redisMode` is `'cluster'`. Build it with `createIngestRedis` (as main.ts does): ingest
+   * retries a chunk itself, so the client must fail fast (no offline queue, 0 retries per request);
+   * a command parked in ioredis's queue would block that and `stop()`.
    */
-  readonly redis: Redis;
+  readonly redis: IngestRedis;
   readonly schema: WirestreamSchema;
   readonly logger: Logger;
   /** Prometheus series; optional so tests and tools can run without a registry. */
@@ -59,6 +60,25 @@ export interface IngestOptions {
   readonly historyLength?: number;
   /** Prefix of the history keys (must match the gateway's). @default INGEST_DEFAULTS.historyPrefix */
   readonly historyPrefix?: string;
+  /**
+   * `'cluster'`: Redis Cluster layout (decision 0005): a partition's stream and channels share one
+   * hash tag, events go out with SPUBLISH, and ingest keeps each topic's partition count for the
+   * gateways. `deps.redis` must then be a `Cluster`. Must match the gateway's. @default INGEST_DEFAULTS.redisMode
+   */
+  readonly redisMode?: RedisMode;
+  /**
+   * Replicas each chunk's history must reach before its events are published: a `WAIT` between
+   * the XADDs and the publishes. Redis replicates asynchronously, so without it a primary killed
+   * right after acknowledging a chunk can lose history entries whose offsets are already committed.
+   * 0 sends no WAIT. Needs history (`historyLength` > 0). @default INGEST_DEFAULTS.redisWaitReplicas
+   */
+  readonly redisWaitReplicas?: number;
+  /**
+   * Longest one WAIT holds its chunk; fewer replicas by then is counted
+   * (`wirestream_ingest_redis_wait_short_total`) and logged, and the chunk is still published.
+   * Must be below `redisTimeoutMs`. @default INGEST_DEFAULTS.redisWaitTimeoutMs
+   */
+  readonly redisWaitTimeoutMs?: number;
   /** Re-runs of a message whose processing throws before it is dead-lettered. @default INGEST_DEFAULTS.maxRetries */
   readonly maxRetries?: number;
   /** First pause before a retry (of a poison message or an undeliverable chunk); doubles up to 2 s. @default INGEST_DEFAULTS.retryBackoffMs */
@@ -111,18 +131,32 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     fetchMaxWaitMs = INGEST_DEFAULTS.fetchMaxWaitMs,
     historyLength = INGEST_DEFAULTS.historyLength,
     historyPrefix = INGEST_DEFAULTS.historyPrefix,
+    redisMode = INGEST_DEFAULTS.redisMode,
+    redisWaitReplicas = INGEST_DEFAULTS.redisWaitReplicas,
+    redisWaitTimeoutMs = INGEST_DEFAULTS.redisWaitTimeoutMs,
     maxRetries = INGEST_DEFAULTS.maxRetries,
     retryBackoffMs = INGEST_DEFAULTS.retryBackoffMs,
     stopGraceMs = INGEST_DEFAULTS.stopGraceMs,
     redisTimeoutMs = INGEST_DEFAULTS.redisTimeoutMs,
   } = options;
   validateOptions(schema, { publishChunkSize, historyLength, maxRetries, dlqSuffix });
+  validateRedisOptions(redis, { redisMode, redisWaitReplicas, redisWaitTimeoutMs, redisTimeoutMs, historyLength });
 
   const state = createIngestState();
   const flow = createFlowControl({ state, redis, topics: schema.topics, logger, metrics });
-  const publisher = createRedisPublisher({ redis, logger, metrics, historyPrefix, historyLength, redisTimeoutMs });
+  const layout = createRedisLayout(redisMode, channelPrefix, historyPrefix);
+  const publisher = createRedisPublisher({
+    redis,
+    layout,
+    logger,
+    metrics,
+    historyLength,
+    redisTimeoutMs,
+    waitReplicas: redisWaitReplicas,
+    waitTimeoutMs: redisWaitTimeoutMs,
+  });
   const convert = deps.convert ?? createEventConverter({ maxMessageBytes });
-  const chunks = createChunkBuilder({ convert, channelPrefix, maxRetries, retryBackoffMs, flow, logger, metrics });
+  const chunks = createChunkBuilder({ convert, maxRetries, retryBackoffMs, flow, logger, metrics });
   const batches = createBatchProcessor({
     state,
     routes: createTopicRoutes(schema),
@@ -143,12 +177,21 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
 
     async start() {
       await publisher.start();
-      await prepareTopics({ kafka, topics: schema.topics, dlqSuffix, logger, isStopped: () => state.stopped });
+      const partitionCounts = await prepareTopics({
+        kafka,
+        topics: schema.topics,
+        dlqSuffix,
+        logger,
+        isStopped: () => state.stopped,
+        fetchPartitionCounts: redisMode === 'cluster',
+      });
+      // Before the first SPUBLISH, so gateways can subscribe every partition's channels.
+      await publisher.raisePartitionCounts(partitionCounts);
       // The Java-compatible murmur2 partitioner: dead letters of one key land together, like any Kafka client's.
       state.producer = kafka.producer({ allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner });
       await state.producer.connect();
       await startConsumer(kafka, state, batches, logger, { groupId, fetchMaxWaitMs, partitionsConcurrently, fromBeginning, topics: schema.topics });
-      logger.info({ topics: schema.topics, groupId, historyLength }, 'ingest consuming');
+      logger.info({ topics: schema.topics, groupId, historyLength, redisMode, redisWaitReplicas }, 'ingest consuming');
     },
 
     async stop() {
@@ -185,6 +228,42 @@ function validateOptions(
   }
 }
 
+interface RedisSettings {
+  readonly redisMode: RedisMode;
+  readonly redisWaitReplicas: number;
+  readonly redisWaitTimeoutMs: number;
+  readonly redisTimeoutMs: number;
+  readonly historyLength: number;
+}
+
+/** The Redis options and the client must agree; each error names the option and its setting (main.ts's variable). */
+function validateRedisOptions(redis: IngestRedis, { redisMode, redisWaitReplicas, redisWaitTimeoutMs, redisTimeoutMs, historyLength }: RedisSettings): void {
+  if (!REDIS_MODES.includes(redisMode)) {
+    throw new RangeError(`redisMode (REDIS_MODE) must be one of ${REDIS_MODES.join(', ')}, got ${JSON.stringify(redisMode)}`);
+  }
+  if ((redisMode === 'cluster') !== redis.isCluster) {
+    throw new TypeError(
+      redisMode === 'cluster'
+        ? 'redisMode (REDIS_MODE) is cluster, but deps.redis is a standalone Redis client: pass an ioredis Cluster (createIngestRedis with mode cluster)'
+        : 'redisMode (REDIS_MODE) is standalone, but deps.redis is an ioredis Cluster: set redisMode to cluster, or pass a standalone Redis client',
+    );
+  }
+  if (!Number.isInteger(redisWaitReplicas) || redisWaitReplicas < 0) {
+    throw new RangeError(`redisWaitReplicas (INGEST_REDIS_WAIT_REPLICAS) must be an integer >= 0 (0 sends no WAIT), got ${redisWaitReplicas}`);
+  }
+  if (redisWaitReplicas > 0 && historyLength === 0) {
+    throw new RangeError(
+      `redisWaitReplicas (INGEST_REDIS_WAIT_REPLICAS) is ${redisWaitReplicas} but historyLength (INGEST_HISTORY_LENGTH) is 0: WAIT makes history survive a primary's crash, and there is no history to protect; set one of them differently`,
+    );
+  }
+  // WAIT 0 would block forever; a WAIT as long as the chunk's own timeout would drop the connection every time a replica is late.
+  if (redisWaitReplicas > 0 && (!Number.isInteger(redisWaitTimeoutMs) || redisWaitTimeoutMs < 1 || redisWaitTimeoutMs >= redisTimeoutMs)) {
+    throw new RangeError(
+      `redisWaitTimeoutMs (INGEST_REDIS_WAIT_TIMEOUT_MS) must be an integer from 1 to below redisTimeoutMs (${redisTimeoutMs} ms, the chunk's whole Redis timeout), got ${redisWaitTimeoutMs}`,
+    );
+  }
+}
+
 interface ConsumerSettings {
   readonly groupId: string;
   readonly fetchMaxWaitMs: number;
@@ -216,7 +295,7 @@ async function startConsumer(kafka: Kafka, state: IngestState, batches: BatchPro
   });
 }
 
-function notReadyReason(state: IngestState, flow: FlowControl, redis: Redis): string {
+function notReadyReason(state: IngestState, flow: FlowControl, redis: IngestRedis): string {
   const pausedFor = flow.pausedFor();
   if (state.stopped) return 'stopping';
   if (!state.joined) return 'not in the consumer group yet';

@@ -1,8 +1,7 @@
 #!/usr/bin/env node
 // Entry point: read config, build real clients, wire, start, stop on SIGTERM. Logic lives in ingest.ts and the parts it wires.
 import { Kafka, logLevel } from 'kafkajs';
-import { Redis } from 'ioredis';
-import { loadConfigOrExit } from '@wirestream/config';
+import { EXIT_CONFIG, loadConfigOrExit } from '@wirestream/config';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { createLogger, createMetricsRegistry } from '@wirestream/telemetry';
 import { ingestConfigSpec } from './config.js';
@@ -10,6 +9,7 @@ import { createIngest } from './ingest.js';
 import { createHealthServer } from './health-server.js';
 import { kafkaLogCreator } from './kafka-logger.js';
 import { createIngestMetrics } from './metrics.js';
+import { createIngestRedis, type IngestRedis } from './redis-client.js';
 
 const config = loadConfigOrExit(ingestConfigSpec, process.env, { file: process.env['WIRESTREAM_CONFIG_FILE'] });
 const logger = createLogger({ name: 'ingest', level: config.logLevel });
@@ -20,24 +20,15 @@ const kafka = new Kafka({
   logLevel: logLevel.WARN,
   logCreator: kafkaLogCreator(logger),
 });
-const redis = new Redis(config.redisUrl, {
-  // Ingest owns retrying (batch-processor.ts deliverChunk: pause consumption, heartbeat, redo the whole
-  // chunk once Redis is back), so ioredis must fail fast instead of parking commands:
-  // - no offline queue: a publish while Redis is away fails at once instead of waiting unbounded
-  //   in memory, where it would also block stop() (the batch in flight never finished);
-  // - 0 retries per request: a command in flight when the connection drops fails at the drop
-  //   instead of being re-sent later behind the chunk's back (the chunk is redone as a whole;
-  //   history XADDs are idempotent by offset id and the gateway drops duplicate positions);
-  // - no commandTimeout: it arms a timer per command (two per event); ingest times out each
-  //   chunk's pipeline instead (redisTimeoutMs) and treats a Redis that never answers as down.
-  enableOfflineQueue: false,
-  maxRetriesPerRequest: 0,
-  // Reconnect forever, at most 2 s apart: consumption resumes within that of Redis coming back.
-  retryStrategy: (times) => Math.min(times * 200, 2_000),
-  connectionName: 'wirestream-ingest',
-});
-redis.on('ready', () => logger.info('redis ready'));
-redis.on('error', (err: Error) => logger.warn({ err }, 'redis error'));
+// Fail-fast on purpose (no offline queue, 0 retries per request): ingest redoes a chunk itself. See redis-client.ts.
+let redis: IngestRedis;
+try {
+  redis = createIngestRedis({ mode: config.redisMode, url: config.redisUrl, logger });
+} catch (err) {
+  // A REDIS_URL that cannot be a cluster seed: a configuration error, not worth a restart.
+  logger.fatal({ err }, 'invalid Redis configuration');
+  process.exit(EXIT_CONFIG);
+}
 
 const registry = createMetricsRegistry({ service: 'ingest' });
 const metrics = createIngestMetrics(registry, schema.topics);
@@ -55,6 +46,9 @@ const ingest = createIngest(
     fetchMaxWaitMs: config.fetchMaxWaitMs,
     historyLength: config.historyLength,
     historyPrefix: config.historyPrefix,
+    redisMode: config.redisMode,
+    redisWaitReplicas: config.redisWaitReplicas,
+    redisWaitTimeoutMs: config.redisWaitTimeoutMs,
     maxRetries: config.maxRetries,
   },
 );

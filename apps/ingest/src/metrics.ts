@@ -17,6 +17,8 @@ export interface IngestMetrics {
   readonly paused: Gauge;
   /** Re-runs of a message whose processing threw (before it is dead-lettered). */
   readonly processingRetries: Counter;
+  /** Chunks whose WAIT (INGEST_REDIS_WAIT_REPLICAS) answered fewer replicas than asked; they were published anyway. */
+  readonly redisWaitShort: Counter;
 }
 
 export function createIngestMetrics(registry: Registry, topics: readonly string[]): IngestMetrics {
@@ -35,6 +37,11 @@ export function createIngestMetrics(registry: Registry, topics: readonly string[
   const pauses = new Counter({ name: 'wirestream_ingest_pauses_total', help: 'Times consumption paused because a chunk could not be delivered (Redis or dead-letter topic unavailable).', registers });
   const paused = new Gauge({ name: 'wirestream_ingest_paused', help: '1 while consumption is paused waiting for Redis or the dead-letter topic.', registers });
   const processingRetries = new Counter({ name: 'wirestream_ingest_processing_retries_total', help: 'Re-runs of messages whose processing threw unexpectedly.', registers });
+  const redisWaitShort = new Counter({
+    name: 'wirestream_ingest_redis_wait_short_total',
+    help: 'Chunks whose history reached fewer replicas than INGEST_REDIS_WAIT_REPLICAS within INGEST_REDIS_WAIT_TIMEOUT_MS (published anyway; a primary crash now could lose them from history).',
+    registers,
+  });
 
   // Bound once: the hot path never builds label objects.
   const byTopic = new Map(
@@ -67,5 +74,6 @@ export function createIngestMetrics(registry: Registry, topics: readonly string[
     pauses,
     paused,
     processingRetries,
+    redisWaitShort,
   };
 }

@@ -10,6 +10,8 @@ export interface PrepareTopicsOptions {
   readonly logger: Logger;
   /** True once stop() was called: waiting for topics is given up. */
   readonly isStopped: () => boolean;
+  /** Also read each source topic's partition count (Redis Cluster mode publishes it for the gateways). @default false */
+  readonly fetchPartitionCounts?: boolean;
 }
 
 const TOPIC_POLL_INTERVAL_MS = 500; // how often to look for source topics that do not exist yet
@@ -20,9 +22,11 @@ const LEADER_WAIT_MS = 30_000; // 30 seconds: a broker that elects no leader by 
 /**
  * Source topics belong to their producers: ingest waits for them instead of creating them
  * (auto-creation would pick the broker's default partition count behind the owner's back).
- * Dead-letter topics are ingest's own, so it creates those.
+ * Dead-letter topics are ingest's own, so it creates those. Resolves to the source topics'
+ * partition counts when asked (`fetchPartitionCounts`), else to an empty map.
  */
-export async function prepareTopics({ kafka, topics, dlqSuffix, logger, isStopped }: PrepareTopicsOptions): Promise<void> {
+export async function prepareTopics(options: PrepareTopicsOptions): Promise<ReadonlyMap<string, number>> {
+  const { kafka, topics, dlqSuffix, logger, isStopped, fetchPartitionCounts = false } = options;
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -40,7 +44,9 @@ export async function prepareTopics({ kafka, topics, dlqSuffix, logger, isStoppe
           await waitForLeaders(admin, missing, isStopped);
           logger.info({ topics: missing }, 'created dead-letter topics');
         }
-        return;
+        if (!fetchPartitionCounts) return new Map();
+        const metadata = await admin.fetchTopicMetadata({ topics: [...topics] });
+        return new Map(metadata.topics.map((t) => [t.name, t.partitions.length]));
       }
       if (isStopped()) throw new Error('ingest stopped while waiting for its topics');
       if (Date.now() - lastLogged >= TOPIC_WAIT_LOG_INTERVAL_MS) {

@@ -1,90 +1,343 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Cluster } from 'ioredis';
 import type { Logger } from '@wirestream/telemetry';
-import { HISTORY_ALREADY_STORED, historyAppendArgs, historyEpochCommand, historyPartitionsKey } from '@wirestream/schema';
+import { HISTORY_ALREADY_STORED, historyEntryArgs, historyEpochCommand, RAISE_PARTITION_COUNT_SCRIPT, type RedisLayout } from '@wirestream/schema';
 import type { Chunk } from './chunk-builder.js';
 import type { IngestMetrics } from './metrics.js';
+import type { IngestRedis } from './redis-client.js';
 
 export interface RedisPublisherOptions {
   /** The publishing connection (see IngestDeps.redis for how it must be built). */
-  readonly redis: Redis;
+  readonly redis: IngestRedis;
+  /** Key and channel names; its mode must match `redis` (a `Cluster` for `cluster`). */
+  readonly layout: RedisLayout;
   readonly logger: Logger;
   readonly metrics: IngestMetrics | undefined;
-  readonly historyPrefix: string;
   /** History entries kept per partition stream; 0 writes no history (and no epoch). */
   readonly historyLength: number;
   /** A pipeline not answered within this is treated as Redis being down. */
   readonly redisTimeoutMs: number;
+  /** Replicas a chunk's XADDs must reach (WAIT) before its publishes; 0 sends no WAIT. */
+  readonly waitReplicas: number;
+  /** WAIT's own timeout; fewer replicas by then is counted and logged, and the chunk still published. */
+  readonly waitTimeoutMs: number;
 }
 
 /** Envelopes → Redis: the chunk's pipeline (history, then live) and the history epoch. Plain functions (no `this`). */
 export interface RedisPublisher {
   /**
-   * One pipeline per chunk: SADD of the partition once, then per event its history XADD before
-   * its PUBLISH, so a gateway that saw the live event always finds it in history too.
+   * One pipeline per chunk, on one connection (standalone) or one node (cluster: a chunk is one
+   * partition, so one hash tag and one slot). Each event's history XADD goes before its publish,
+   * so a gateway that saw the live event always finds it in history too:
+   * - standalone: [SADD partition] then per event [XADD, PUBLISH];
+   * - with WAIT (INGEST_REDIS_WAIT_REPLICAS): [SADD] [XADD…] [WAIT n t] [PUBLISH…], so the history
+   *   reached n replicas before any gateway can see the events;
+   * - cluster: [XADD…] [WAIT n t]? [SPUBLISH… on the wire channels]; the partitions set and the
+   *   partition count live in other slots and are written once per partition and process.
    * Throws unless Redis acknowledged every command.
    */
   readonly publishChunk: (topic: string, partition: number, chunk: Chunk) => Promise<void>;
+  /**
+   * Cluster mode: raises each topic's partition count in Redis (what gateways SSUBSCRIBE by) to
+   * Kafka's, at start. A failure is logged; the first chunk of each partition raises it again.
+   */
+  readonly raisePartitionCounts: (counts: ReadonlyMap<string, number>) => Promise<void>;
   /** Loads or creates the history epoch now (if Redis is connected) and after every reconnect. */
   readonly start: () => Promise<void>;
   /** Stops following reconnects. */
   readonly stop: () => void;
 }
 
-export function createRedisPublisher({ redis, logger, metrics, historyPrefix, historyLength, redisTimeoutMs }: RedisPublisherOptions): RedisPublisher {
-  const history = historyLength > 0;
-  const historyMaxLen = String(historyLength);
+/** Names of one topic in Redis, made once (not per event), and what this process wrote of it. */
+interface TopicKeys {
+  readonly topic: string;
+  readonly partitionsKey: string;
+  readonly partitionCountKey: string;
+  /** Logical channel per shard (history's `c` field; also the wire channel in standalone), filled on first use. */
+  readonly channels: string[];
+  readonly partitions: PartitionKeys[];
+  /** Cluster: Kafka's partition count at start (0 until known). */
+  kafkaCount: number;
+  /** Cluster: the count Redis answered to our last raise, valid while `raisedIn` is the current generation. */
+  raisedCount: number;
+  raisedIn: number;
+}
 
-  async function publishChunk(topic: string, partition: number, chunk: Chunk): Promise<void> {
-    const pipeline = redis.pipeline();
-    if (history) pipeline.sadd(historyPartitionsKey(historyPrefix, topic), partition);
-    const { channels, bodies, offsets } = chunk;
-    // Deliberately imperative: two commands per event. 'xadd' in lower case, as ioredis names its
-    // own commands: it lower-cases a command's name on every flag check (5 or so per command), and
-    // 'XADD' would allocate a new string each time (bench/ingest's profile: checkFlag at 2.4x, more GC).
-    for (let i = 0; i < channels.length; i++) {
-      const channel = channels[i] as string;
-      const body = bodies[i] as Buffer;
-      if (history) pipeline.call('xadd', historyAppendArgs(historyPrefix, topic, partition, offsets[i] as string, channel, body, historyMaxLen));
-      pipeline.publish(channel, body);
-    }
-    const started = performance.now();
-    const results = await answeredWithin(redis, redisTimeoutMs, pipeline.exec(), `the pipeline for ${topic}[${partition}]`);
-    metrics?.redisPublishSeconds.observe((performance.now() - started) / 1_000);
-    if (!results) throw new Error(`Redis discarded the pipeline for ${topic}[${partition}]`);
-    for (const [err] of results) {
-      // An XADD at or below the stream's top: this event is already in history (a re-publish after
-      // a crash or a rebalance). Its PUBLISH still went out; the gateway drops the duplicate position.
-      if (err !== null && !err.message.includes(HISTORY_ALREADY_STORED)) {
-        throw new Error(`Redis rejected a command for ${topic}[${partition}]: ${err.message}`, { cause: err });
-      }
-    }
-  }
+interface PartitionKeys {
+  readonly streamKey: string;
+  /** Channel published on per shard (`<cp>:{<topic>:<p>}:<shard>` in cluster), filled on first use. */
+  readonly wireChannels: string[];
+  /** Cluster: the generation in which this partition was added to the partitions set (-1: never). */
+  registeredIn: number;
+}
 
-  /** Names this life of the history; a Redis that lost its data gets a new one (SET NX GET, Redis ≥ 7). */
-  async function ensureEpoch(): Promise<void> {
-    if (!history) return;
-    const candidate = randomUUID();
-    try {
-      const previous = (await answeredWithin(redis, redisTimeoutMs, redis.call(...historyEpochCommand(historyPrefix, candidate)), 'the history epoch')) as string | null;
-      logger.info({ epoch: previous ?? candidate, created: previous === null }, 'history epoch');
-    } catch (err) {
-      // The next 'ready' tries again; history entries written meanwhile still have their offsets.
-      logger.warn({ err }, 'could not read or create the history epoch');
-    }
-  }
-  const onRedisReady = (): void => void ensureEpoch();
+const WAIT_SHORT_LOG_INTERVAL_MS = 10_000; // 10 seconds: one line per interval, however many chunks fell short
+/** Redis's redirection replies: the slot lives elsewhere now (MOVED) or for this command (ASK). */
+const REDIRECTION = /^(?:MOVED|ASK) /;
+
+/** One publisher's settings, resolved once, and what it remembers between chunks. */
+interface PublisherState {
+  readonly redis: IngestRedis;
+  readonly layout: RedisLayout;
+  readonly logger: Logger;
+  readonly metrics: IngestMetrics | undefined;
+  readonly redisTimeoutMs: number;
+  readonly history: boolean;
+  /** `historyLength` as the XADD's MAXLEN argument, made once. */
+  readonly historyMaxLen: string;
+  readonly cluster: boolean;
+  /** A WAIT goes between the XADDs and the publishes (history on, waitReplicas > 0). */
+  readonly wait: boolean;
+  readonly waitReplicas: number;
+  readonly waitTimeoutMs: number;
+  /** Cluster: makes ioredis re-read the slots (after a redirection it did not follow itself). */
+  readonly refreshSlots: (() => void) | undefined;
+  readonly topics: Map<string, TopicKeys>;
+  /**
+   * Cluster: bumped when a node connection is lost or the client reconnects. What was written
+   * once per partition (partitions set, partition count) may have been lost with an unreplicated
+   * primary, so it is written again (one command each) in the new generation.
+   */
+  generation: number;
+  /** Short WAITs since the last log line, and when that was. */
+  shortWaits: number;
+  shortWaitLoggedAt: number;
+}
+
+export function createRedisPublisher(options: RedisPublisherOptions): RedisPublisher {
+  const { redis, layout, historyLength, waitReplicas } = options;
+  const state: PublisherState = {
+    redis,
+    layout,
+    logger: options.logger,
+    metrics: options.metrics,
+    redisTimeoutMs: options.redisTimeoutMs,
+    history: historyLength > 0,
+    historyMaxLen: String(historyLength),
+    cluster: layout.mode === 'cluster',
+    wait: historyLength > 0 && waitReplicas > 0,
+    waitReplicas,
+    waitTimeoutMs: options.waitTimeoutMs,
+    // isCluster, not instanceof: an embedder's ioredis may be another copy of the package.
+    refreshSlots: redis.isCluster ? () => (redis as Cluster).refreshSlotsCache() : undefined,
+    topics: new Map(),
+    generation: 0,
+    shortWaits: 0,
+    shortWaitLoggedAt: -Infinity,
+  };
+  const onRedisReady = (): void => {
+    state.generation++;
+    void ensureEpoch(state);
+  };
+  const onNodeLost = (): void => {
+    state.generation++;
+  };
 
   return {
-    publishChunk,
+    publishChunk: (topic, partition, chunk) => publishChunk(state, topic, partition, chunk),
+    raisePartitionCounts: (counts) => raisePartitionCounts(state, counts),
     start: async () => {
       redis.on('ready', onRedisReady);
-      if (redis.status === 'ready') await ensureEpoch();
+      if (state.cluster) redis.on('-node', onNodeLost);
+      if (redis.status === 'ready') await ensureEpoch(state);
     },
     stop: () => {
       redis.off('ready', onRedisReady);
+      redis.off('-node', onNodeLost);
     },
   };
+}
+
+async function publishChunk(state: PublisherState, topic: string, partition: number, chunk: Chunk): Promise<void> {
+  const { redis, cluster, wait, waitReplicas, redisTimeoutMs, metrics, refreshSlots } = state;
+  const keys = topicKeys(state, topic);
+  const p = partitionKeys(state, keys, partition);
+  if (cluster && needsRegistration(state, keys, p, partition)) await registerPartition(state, keys, p, partition);
+  const pipeline = redis.pipeline();
+  const waitIndex = wait || cluster ? queueSplit(state, pipeline, keys, p, partition, chunk) : queueInterleaved(state, pipeline, keys, p, partition, chunk);
+  const started = performance.now();
+  const results = await answeredWithin(redis, redisTimeoutMs, pipeline.exec(), `the pipeline for ${topic}[${partition}]`);
+  metrics?.redisPublishSeconds.observe((performance.now() - started) / 1_000);
+  if (!results) throw new Error(`Redis discarded the pipeline for ${topic}[${partition}]`);
+  for (let i = 0; i < results.length; i++) {
+    const [err, reply] = results[i] as [Error | null, unknown];
+    if (err === null) {
+      if (i === waitIndex && (reply as number) < waitReplicas) onShortWait(state, topic, partition, reply as number);
+      continue;
+    }
+    // An XADD at or below the stream's top: this event is already in history (a re-publish after
+    // a crash or a rebalance). Its publish still went out; the gateway drops the duplicate position.
+    if (err.message.includes(HISTORY_ALREADY_STORED)) continue;
+    // ioredis follows a redirection itself only when every command of the pipeline got the same
+    // one; here some were answered (a WAIT, or publishes served while the slot migrates), so it
+    // did not even update its slots: make it, or the redo goes to the same node again.
+    if (refreshSlots !== undefined && REDIRECTION.test(err.message)) refreshSlots();
+    throw new Error(`Redis rejected a command for ${topic}[${partition}]: ${err.message}`, { cause: err });
+  }
+}
+
+/**
+ * The standalone default: per event its XADD then its PUBLISH. Deliberately imperative: two
+ * commands per event. 'xadd' in lower case, as ioredis names its own commands: it lower-cases a
+ * command's name on every flag check (5 or so per command), and 'XADD' would allocate a new
+ * string each time (bench/ingest's profile: checkFlag at 2.4x, more GC). Returns -1 (no WAIT).
+ */
+function queueInterleaved(state: PublisherState, pipeline: ChainableCommander, keys: TopicKeys, p: PartitionKeys, partition: number, chunk: Chunk): number {
+  const { history, historyMaxLen } = state;
+  const { shards, bodies, offsets } = chunk;
+  if (history) pipeline.sadd(keys.partitionsKey, partition);
+  for (let i = 0; i < offsets.length; i++) {
+    const shard = shards[i] as number;
+    const channel = keys.channels[shard] ?? nameChannel(state, keys, shard);
+    const body = bodies[i] as Buffer;
+    if (history) pipeline.call('xadd', historyEntryArgs(p.streamKey, offsets[i] as string, channel, body, historyMaxLen));
+    pipeline.publish(channel, body);
+  }
+  return -1;
+}
+
+/**
+ * Every XADD, then the WAIT, then every publish (SPUBLISH on the wire channel in cluster mode,
+ * while history records the logical channel). Returns the WAIT's index in the replies, or -1.
+ */
+function queueSplit(state: PublisherState, pipeline: ChainableCommander, keys: TopicKeys, p: PartitionKeys, partition: number, chunk: Chunk): number {
+  const { history, historyMaxLen, cluster, wait } = state;
+  const { shards, bodies, offsets } = chunk;
+  let queued = 0;
+  if (history) {
+    if (!cluster) {
+      pipeline.sadd(keys.partitionsKey, partition);
+      queued++;
+    }
+    // Deliberately imperative, one command per event per loop ('xadd' lower case: see queueInterleaved).
+    for (let i = 0; i < offsets.length; i++) {
+      const shard = shards[i] as number;
+      const channel = keys.channels[shard] ?? nameChannel(state, keys, shard);
+      pipeline.call('xadd', historyEntryArgs(p.streamKey, offsets[i] as string, channel, bodies[i] as Buffer, historyMaxLen));
+    }
+    queued += offsets.length;
+  }
+  if (wait) pipeline.wait(state.waitReplicas, state.waitTimeoutMs);
+  for (let i = 0; i < offsets.length; i++) {
+    const shard = shards[i] as number;
+    if (cluster) pipeline.spublish(p.wireChannels[shard] ?? nameWireChannel(state, keys, p, partition, shard), bodies[i] as Buffer);
+    else pipeline.publish(keys.channels[shard] ?? nameChannel(state, keys, shard), bodies[i] as Buffer);
+  }
+  return wait ? queued : -1;
+}
+
+function topicKeys(state: PublisherState, topic: string): TopicKeys {
+  let keys = state.topics.get(topic);
+  if (keys === undefined) {
+    const { layout } = state;
+    keys = {
+      topic,
+      partitionsKey: layout.partitionsKey(topic),
+      partitionCountKey: layout.partitionCountKey(topic),
+      channels: [],
+      partitions: [],
+      kafkaCount: 0,
+      raisedCount: 0,
+      raisedIn: -1,
+    };
+    state.topics.set(topic, keys);
+  }
+  return keys;
+}
+
+function partitionKeys(state: PublisherState, keys: TopicKeys, partition: number): PartitionKeys {
+  let p = keys.partitions[partition];
+  if (p === undefined) {
+    p = { streamKey: state.layout.streamKey(keys.topic, partition), wireChannels: [], registeredIn: -1 };
+    keys.partitions[partition] = p;
+  }
+  return p;
+}
+
+function nameChannel(state: PublisherState, keys: TopicKeys, shard: number): string {
+  const channel = state.layout.channel(keys.topic, shard);
+  keys.channels[shard] = channel;
+  return channel;
+}
+
+function nameWireChannel(state: PublisherState, keys: TopicKeys, p: PartitionKeys, partition: number, shard: number): string {
+  const channel = state.layout.wireChannel(keys.topic, partition, shard);
+  p.wireChannels[shard] = channel;
+  return channel;
+}
+
+/** Cluster: the partition count does not cover `partition`, or the partitions set lacks it, in this generation. */
+function needsRegistration(state: PublisherState, keys: TopicKeys, p: PartitionKeys, partition: number): boolean {
+  const { generation } = state;
+  return keys.raisedIn !== generation || partition >= keys.raisedCount || (state.history && p.registeredIn !== generation);
+}
+
+/** Cluster, once per partition and generation: the count that makes gateways subscribe it, then the partitions set. */
+async function registerPartition(state: PublisherState, keys: TopicKeys, p: PartitionKeys, partition: number): Promise<void> {
+  if (keys.raisedIn !== state.generation || partition >= keys.raisedCount) {
+    // Kafka's count from start, or more for a topic that grew partitions since.
+    await raiseCount(state, keys, Math.max(keys.kafkaCount, partition + 1));
+  }
+  if (state.history && p.registeredIn !== state.generation) {
+    const registeredIn = state.generation;
+    await answeredWithin(state.redis, state.redisTimeoutMs, state.redis.sadd(keys.partitionsKey, partition), `the partitions set of ${keys.topic}`);
+    p.registeredIn = registeredIn;
+  }
+}
+
+/** RAISE_PARTITION_COUNT_SCRIPT (never lowers): remembers the count Redis holds now, which another replica may have raised further. */
+async function raiseCount(state: PublisherState, keys: TopicKeys, wanted: number): Promise<void> {
+  const raisedIn = state.generation;
+  const stored = await answeredWithin(
+    state.redis,
+    state.redisTimeoutMs,
+    state.redis.call('eval', RAISE_PARTITION_COUNT_SCRIPT, 1, keys.partitionCountKey, wanted),
+    `the partition count of ${keys.topic}`,
+  );
+  keys.raisedCount = Number(stored);
+  keys.raisedIn = raisedIn;
+}
+
+async function raisePartitionCounts(state: PublisherState, counts: ReadonlyMap<string, number>): Promise<void> {
+  if (!state.cluster) return;
+  for (const [topic, count] of counts) {
+    const keys = topicKeys(state, topic);
+    keys.kafkaCount = count;
+    try {
+      await raiseCount(state, keys, count);
+      state.logger.info({ topic, partitions: count, stored: keys.raisedCount }, 'partition count raised');
+    } catch (err) {
+      state.logger.warn({ err, topic, partitions: count }, 'could not raise the partition count; the first chunk of each partition raises it');
+    }
+  }
+}
+
+/** WAIT answered fewer replicas than asked: the chunk is published anyway (the events are in the primary), counted, logged at most once per interval. */
+function onShortWait(state: PublisherState, topic: string, partition: number, replicas: number): void {
+  state.metrics?.redisWaitShort.inc();
+  state.shortWaits++;
+  const now = Date.now();
+  if (now - state.shortWaitLoggedAt < WAIT_SHORT_LOG_INTERVAL_MS) return;
+  state.logger.warn(
+    { topic, partition, replicas, wanted: state.waitReplicas, waitTimeoutMs: state.waitTimeoutMs, chunks: state.shortWaits },
+    'history reached fewer Redis replicas than INGEST_REDIS_WAIT_REPLICAS; published anyway (a primary crash now could lose these entries)',
+  );
+  state.shortWaits = 0;
+  state.shortWaitLoggedAt = now;
+}
+
+/** Names this life of the history; a Redis that lost its data gets a new one (SET NX GET, Redis ≥ 7). */
+async function ensureEpoch(state: PublisherState): Promise<void> {
+  if (!state.history) return;
+  const candidate = randomUUID();
+  try {
+    const reply = state.redis.call(...historyEpochCommand(state.layout.historyPrefix, candidate));
+    const previous = (await answeredWithin(state.redis, state.redisTimeoutMs, reply, 'the history epoch')) as string | null;
+    state.logger.info({ epoch: previous ?? candidate, created: previous === null }, 'history epoch');
+  } catch (err) {
+    // The next 'ready' tries again; history entries written meanwhile still have their offsets.
+    state.logger.warn({ err }, 'could not read or create the history epoch');
+  }
 }
 
 /**
@@ -92,7 +345,7 @@ export function createRedisPublisher({ redis, logger, metrics, historyPrefix, hi
  * re-made: its queued commands fail instead of piling up behind a Redis that does not answer.
  * One timer per chunk, not ioredis's `commandTimeout` (a timer per command, two per event).
  */
-async function answeredWithin<T>(redis: Redis, timeoutMs: number, reply: Promise<T>, what: string): Promise<T> {
+async function answeredWithin<T>(redis: IngestRedis, timeoutMs: number, reply: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
