@@ -18,6 +18,8 @@ step "linting (type-aware; module boundaries and the gateway's layers)"
 turbo run lint --output-logs=errors-only
 node scripts/render-config-docs.mjs --check
 node scripts/render-project-graph.mjs --check
+# The runbook's capacity tables must be what scripts/capacity.mjs computes from bench/results now.
+node scripts/capacity.mjs --check
 
 step "running tests (vitest: packages, apps, e2e)"
 mkdir -p .wirestream
