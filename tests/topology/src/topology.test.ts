@@ -26,17 +26,17 @@ import { connectFailoverClient, type ClientFilter, type ClientKind, type Failove
 import { PARTITIONS, startTopology, type GatewayProcess, type RedisKind, type Topology } from './topology.js';
 
 /**
- * Whether the built apps have their Redis Cluster mode (`REDIS_MODE=cluster`; the gateway's
- * "Redis Cluster broker" and ingest's "Redis Cluster mode" commits). Until they do, the topology
- * runs on one redis-server and faults 1 and 2, which need a Redis Cluster, do not run (the test
- * output says so). `WIRESTREAM_TOPOLOGY_REDIS=cluster` or `=standalone` overrides this.
+ * Whether the built apps have their Redis Cluster mode (`REDIS_MODE=cluster`: the gateway's Redis
+ * Cluster broker and ingest's cluster mode are in). When false, the topology runs on one
+ * redis-server and faults 1 and 2, which need a Redis Cluster, do not run (the test output says
+ * so). `WIRESTREAM_TOPOLOGY_REDIS=cluster` or `=standalone` overrides it, e.g. to compare.
  */
-const APPS_HAVE_REDIS_CLUSTER_MODE = false;
+const APPS_HAVE_REDIS_CLUSTER_MODE = true;
 const REDIS_KIND = redisKindOf(process.env['WIRESTREAM_TOPOLOGY_REDIS']);
 const CLUSTER_FAULTS_SKIPPED =
   REDIS_KIND === 'cluster'
     ? undefined
-    : 'needs a Redis Cluster: the apps run on one redis-server (APPS_HAVE_REDIS_CLUSTER_MODE is false; WIRESTREAM_TOPOLOGY_REDIS=cluster runs it)';
+    : 'needs a Redis Cluster: the apps run on one redis-server (WIRESTREAM_TOPOLOGY_REDIS=standalone, or APPS_HAVE_REDIS_CLUSTER_MODE is false)';
 
 const GATEWAYS = 3;
 /** Events acknowledged between one fault's recovery and the next injection: each fault is mid-stream. */
