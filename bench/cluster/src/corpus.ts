@@ -1,0 +1,116 @@
+/**
+ * The event stream every run publishes: real demo listing events, snake_cased by our transform
+ * (what ingest puts in an envelope), each with its Kafka partition (Kafka's default partitioner)
+ * and key shard (the schema's `@topic(shards:)`). Prepared once, untimed.
+ */
+import { createAuctionEventGenerator } from '@wirestream/demo-events';
+import { shardOf } from '@wirestream/schema';
+import { createKeyTransformer } from '@wirestream/transform';
+
+const OCCURRED_AT = '"occurred_at":"';
+
+export interface CorpusEvent {
+  readonly key: string;
+  readonly partition: number;
+  readonly shard: number;
+  /** Payload JSON up to and after the `occurred_at` value, which the publisher sets to the publish instant. */
+  readonly before: string;
+  readonly after: string;
+}
+
+export interface EventCorpus {
+  readonly events: readonly CorpusEvent[];
+  readonly partitions: number;
+  /** Mean envelope size in bytes (payload + ~110 B of envelope around it). */
+  readonly meanEnvelopeBytes: number;
+  /** Events per key among the first `upTo`, in the order of `keys` (the loss count of filtered subscriptions). */
+  countByKey(keys: readonly string[], upTo: number): number[];
+  /** Events per partition among the first `upTo`. */
+  countByPartition(upTo: number): number[];
+}
+
+export interface CorpusOptions {
+  readonly count: number;
+  /** Distinct listing ids (`lst-000000` …): the keys filtered subscriptions choose from. */
+  readonly listings: number;
+  readonly partitions: number;
+  /** Key shards of the topic (the route's `shards`). */
+  readonly shards: number;
+  /** @default 42 */
+  readonly seed?: number;
+}
+
+export function prepareCorpus({ count, listings, partitions, shards, seed = 42 }: CorpusOptions): EventCorpus {
+  const generator = createAuctionEventGenerator({ seed, listings });
+  const transformer = createKeyTransformer();
+  const events: CorpusEvent[] = [];
+  let bytes = 0;
+  for (let i = 0; i < count; i++) {
+    const event = generator.listingEvent();
+    const json = JSON.stringify(transformer.transform(event.value));
+    const at = json.indexOf(OCCURRED_AT);
+    const valueStart = at + OCCURRED_AT.length;
+    const valueEnd = json.indexOf('"', valueStart);
+    if (at < 0 || valueEnd < 0) throw new Error('demo listing event has no occurred_at: the generator contract changed');
+    events.push({
+      key: event.key,
+      partition: kafkaPartition(event.key, partitions),
+      shard: shardOf(event.key, shards),
+      before: json.slice(0, valueStart),
+      after: json.slice(valueEnd),
+    });
+    // +3: the µs digits our timestamp adds; +~110: the envelope around the payload.
+    bytes += json.length + 3 + 110;
+  }
+  return {
+    events,
+    partitions,
+    meanEnvelopeBytes: bytes / Math.max(1, count),
+    countByKey(keys, upTo) {
+      const index = new Map(keys.map((k, i) => [k, i]));
+      const counts = keys.map(() => 0);
+      for (const event of events.slice(0, upTo)) {
+        const k = index.get(event.key);
+        if (k !== undefined) counts[k] = (counts[k] ?? 0) + 1;
+      }
+      return counts;
+    },
+    countByPartition(upTo) {
+      const counts = new Array<number>(partitions).fill(0);
+      for (const event of events.slice(0, upTo)) counts[event.partition] = (counts[event.partition] ?? 0) + 1;
+      return counts;
+    },
+  };
+}
+
+/**
+ * The partition Kafka's default partitioner picks for a keyed record: `toPositive(murmur2(utf8(key)))
+ * % partitions` (Java's `Utils.murmur2`, which kafkajs's DefaultPartitioner and ingest's producer
+ * use too). The FNV shard of the same key would not do: both are FNV-1a modulo an even number, so
+ * partition and shard parity would always agree and half the partition × shard channels stay empty.
+ */
+export function kafkaPartition(key: string, partitions: number): number {
+  return (murmur2(Buffer.from(key, 'utf8')) & 0x7fffffff) % partitions;
+}
+
+function murmur2(data: Uint8Array): number {
+  const m = 0x5bd1e995;
+  const length = data.length;
+  let h = 0x9747b28c ^ length;
+  const whole = length & ~3;
+  for (let i = 0; i < whole; i += 4) {
+    let k = (data[i] ?? 0) | ((data[i + 1] ?? 0) << 8) | ((data[i + 2] ?? 0) << 16) | ((data[i + 3] ?? 0) << 24);
+    k = Math.imul(k, m);
+    k ^= k >>> 24;
+    k = Math.imul(k, m);
+    h = Math.imul(h, m) ^ k;
+  }
+  const rest = length % 4;
+  if (rest === 3) h ^= (data[whole + 2] ?? 0) << 16;
+  if (rest >= 2) h ^= (data[whole + 1] ?? 0) << 8;
+  if (rest >= 1) h = Math.imul(h ^ (data[whole] ?? 0), m);
+  h ^= h >>> 13;
+  h = Math.imul(h, m);
+  h ^= h >>> 15;
+  return h;
+}

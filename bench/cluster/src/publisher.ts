@@ -1,0 +1,132 @@
+/**
+ * Publishes the corpus into the cluster as ingest does in cluster mode (bypassing Kafka and ingest,
+ * so the gateways and Redis are what is measured): a chunk is one partition's events, sent as one
+ * pipeline to that partition's slot, every `XADD <history stream>` then every `SPUBLISH <wire
+ * channel>` (ingest's queueSplit; decision 0005: a partition's stream and channels share a hash tag,
+ * so the pipeline goes to one node and keeps XADD-before-publish).
+ *
+ * Chunks form as in ingest's consumer: at a fixed rate, what fell due since the last tick (a fetch
+ * loop) grouped by partition — at a few hundred events/s over a dozen partitions, mostly one event
+ * per pipeline; back-to-back (rate 0), slices of `maxChunkEvents` per partition, each slice answered
+ * before the next (ingest publishes a batch before it commits it): the batched cost at throughput.
+ *
+ * `classic` sends the same pipelines with `PUBLISH` on the same channel names instead: the baseline
+ * of the fan-in comparison. ioredis routes a pipeline by its XADD keys (PUBLISH names no key), so
+ * both modes enter the cluster at the same node; only what Redis does with the message differs.
+ * Ingest may add `WAIT` for a replica (INGEST_REDIS_WAIT_REPLICAS, off by default); this does not.
+ */
+import type { Cluster } from 'ioredis';
+import { encodeEnvelope, historyEntryArgs, type RedisLayout } from '@wirestream/schema';
+import { isoWithMicros, type BenchClock } from '@wirestream/loadgen';
+import type { CorpusEvent, EventCorpus } from './corpus.js';
+
+export type PublishMode = 'sharded' | 'classic';
+
+export interface PublishOptions {
+  readonly cluster: Cluster;
+  readonly layout: RedisLayout;
+  readonly corpus: EventCorpus;
+  readonly topic: string;
+  readonly clock: BenchClock;
+  /** Offset of event 0; event i gets `offsetBase + i` (unique over partitions, rising in each: what the load client dedups on). */
+  readonly offsetBase: number;
+  /** Events to publish (≤ corpus size). */
+  readonly count: number;
+  /** Events per second; 0 = back-to-back in slices of `maxChunkEvents` per partition. */
+  readonly ratePerSecond: number;
+  /** Most events of one partition in one pipeline (ingest's INGEST_PUBLISH_CHUNK_SIZE is 500). @default 100 */
+  readonly maxChunkEvents?: number;
+  /** At a fixed rate, how often due events are sent (a consumer's fetch loop). @default 10 (ms) */
+  readonly tickMs?: number;
+  readonly mode: PublishMode;
+  /** History stream `MAXLEN ~` (ingest's INGEST_HISTORY_LENGTH default). @default '10000' */
+  readonly historyMaxLen?: string;
+}
+
+export interface PublishResult {
+  /** Shared-clock µs of the first and last publish. */
+  readonly firstPublishUs: number;
+  readonly lastPublishUs: number;
+}
+
+interface Sender {
+  /** Sends events `[from, to)` as one pipeline per partition (≤ maxChunkEvents each); resolves when all are answered. */
+  send(from: number, to: number): Promise<void>;
+  readonly failure: () => Error | undefined;
+}
+
+function createSender(options: PublishOptions): Sender {
+  const { cluster, layout, corpus, topic, clock, offsetBase, mode, historyMaxLen = '10000', maxChunkEvents = 100 } = options;
+  let failure: Error | undefined;
+  const sendChunk = (partition: number, indexes: readonly number[]): Promise<void> => {
+    const pipeline = cluster.pipeline();
+    const envelopes: string[] = [];
+    const streamKey = layout.streamKey(topic, partition);
+    for (const i of indexes) {
+      const event = corpus.events[i] as CorpusEvent;
+      const nowUs = clock.nowUs();
+      const envelope = encodeEnvelope(
+        { topic, partition, offset: String(offsetBase + i), key: event.key, ts: Math.floor(nowUs / 1_000) },
+        event.before + isoWithMicros(nowUs) + event.after,
+      );
+      envelopes.push(envelope);
+      pipeline.call('xadd', historyEntryArgs(streamKey, String(offsetBase + i), layout.channel(topic, event.shard), envelope, historyMaxLen));
+    }
+    indexes.forEach((i, k) => {
+      const wire = layout.wireChannel(topic, partition, (corpus.events[i] as CorpusEvent).shard);
+      if (mode === 'sharded') pipeline.spublish(wire, envelopes[k] as string);
+      else pipeline.publish(wire, envelopes[k] as string);
+    });
+    return pipeline.exec().then((results) => {
+      for (const [err] of results ?? []) if (err) failure ??= new Error(`${mode} publish to ${topic}[${partition}]: ${err.message}`);
+    });
+  };
+  return {
+    failure: () => failure,
+    async send(from, to) {
+      const byPartition = new Map<number, number[]>();
+      for (let i = from; i < to; i++) {
+        const p = (corpus.events[i] as CorpusEvent).partition;
+        const chunk = byPartition.get(p);
+        if (chunk) chunk.push(i);
+        else byPartition.set(p, [i]);
+      }
+      const answered: Promise<void>[] = [];
+      for (const [p, indexes] of byPartition) {
+        for (let k = 0; k < indexes.length; k += maxChunkEvents) answered.push(sendChunk(p, indexes.slice(k, k + maxChunkEvents)));
+      }
+      await Promise.all(answered);
+    },
+  };
+}
+
+/** Publishes and resolves once Redis answered every pipeline; any error fails the run. */
+export async function publishStream(options: PublishOptions): Promise<PublishResult> {
+  const { corpus, clock, count, ratePerSecond, maxChunkEvents = 100, tickMs = 10 } = options;
+  if (count > corpus.events.length) throw new RangeError(`publishStream: ${count} events asked, the corpus has ${corpus.events.length}`);
+  if (!(ratePerSecond >= 0)) throw new RangeError(`publishStream: ratePerSecond must be ≥ 0, got ${ratePerSecond}`);
+  const sender = createSender(options);
+  const firstPublishUs = clock.nowUs();
+  if (ratePerSecond === 0) {
+    const slice = maxChunkEvents * corpus.partitions;
+    for (let from = 0; from < count && !sender.failure(); from += slice) await sender.send(from, Math.min(count, from + slice));
+  } else {
+    // Due times are counted from the start, so timer drift does not accumulate.
+    const intervalUs = 1e6 / ratePerSecond;
+    const pending: Promise<void>[] = [];
+    for (let next = 0; next < count && !sender.failure(); ) {
+      const elapsedUs = clock.nowUs() - firstPublishUs;
+      const due = Math.min(count, Math.floor(elapsedUs / intervalUs) + 1);
+      if (due > next) {
+        pending.push(sender.send(next, due));
+        next = due;
+      }
+      if (next < count) await new Promise((r) => setTimeout(r, Math.max(tickMs, (next * intervalUs - elapsedUs) / 1_000)));
+    }
+    await Promise.all(pending);
+  }
+  const lastPublishUs = clock.nowUs();
+  const failure = sender.failure();
+  if (failure) throw failure;
+  return { firstPublishUs, lastPublishUs };
+}
