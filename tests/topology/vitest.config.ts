@@ -6,8 +6,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     name: 'topology',
-    // One file, one stream: the faults are its tests and run in order. Nothing else in parallel
-    // (the machine has 2 cores and this file alone runs 3 JVMs, 6 redis-servers and 5 apps).
+    // topology.test.ts is one stream whose faults are its tests, in order; nothing runs beside it
+    // (the machine has 2 cores and it alone runs 3 JVMs, 6 redis-servers and 5 apps). The other
+    // file checks its counting on hand-made data, in milliseconds.
     fileParallelism: false,
     testTimeout: 120_000, // 2 minutes: one fault until every client caught up (an ingest kill waits out a 30 s session)
     hookTimeout: 240_000, // 4 minutes: three JVMs and a Redis Cluster start on 2 shared cores

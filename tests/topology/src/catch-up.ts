@@ -2,7 +2,8 @@
 // every event it should that Kafka acknowledged more than LAG_MS earlier, including events
 // acknowledged after the fault was done (so a stalled pipeline with nothing new does not count as
 // recovered). Each client keeps a cursor into the acknowledgements, so a poll only looks at what
-// arrived since the last one.
+// arrived since the last one; an event lost for good in one fault's window is left behind before
+// the next fault (forgetBefore), so that it fails the final count of its window, not every recovery after it.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { matchesFilter } from './delivery-count.js';
 import type { AckedEvent } from './event-stream.js';
@@ -19,6 +20,12 @@ export interface Laggard {
 }
 
 export interface CatchUpTracker {
+  /**
+   * From now on, events acknowledged before `since` are no longer required: one that is still
+   * missing was lost in an earlier fault's window (the final count reports it there), and must not
+   * hold every later fault's recovery up.
+   */
+  forgetBefore(since: number): void;
   /** Clients that lack an event acknowledged at or before `until` (epoch ms). */
   laggards(until: number): Laggard[];
   /**
@@ -30,6 +37,12 @@ export interface CatchUpTracker {
 
 export function createCatchUpTracker(acks: readonly AckedEvent[], clients: readonly FailoverClient[]): CatchUpTracker {
   const cursors = new Map<FailoverClient, number>(clients.map((c) => [c, 0]));
+
+  function forgetBefore(since: number): void {
+    let first = acks.length;
+    while (first > 0 && (acks[first - 1] as AckedEvent).ackedAt >= since) first--;
+    for (const [client, cursor] of cursors) cursors.set(client, Math.max(cursor, first));
+  }
 
   function laggards(until: number): Laggard[] {
     const behind: Laggard[] = [];
@@ -73,5 +86,5 @@ export function createCatchUpTracker(acks: readonly AckedEvent[], clients: reado
     }
   }
 
-  return { laggards, waitCaughtUp };
+  return { forgetBefore, laggards, waitCaughtUp };
 }

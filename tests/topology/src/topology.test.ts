@@ -111,12 +111,19 @@ async function runFault(name: string, inject: () => Promise<string>): Promise<Fa
   await stream.waitForMore(STEADY_EVENTS);
   const window: FaultWindow = { name, startedAt: Date.now() };
   windows.push(window);
-  window.detail = await inject();
-  const deadline = Date.now() + CATCH_UP_TIMEOUT_MS;
-  const deliveredMs = await tracker.waitCaughtUp(window.startedAt, Date.now(), CATCH_UP_TIMEOUT_MS);
-  await waitCommittedPast(window.startedAt + deliveredMs, deadline);
-  const committedMs = Date.now() - window.startedAt;
-  window.recoveryMs = await tracker.waitCaughtUp(window.startedAt, Date.now(), Math.max(1, deadline - Date.now()));
+  let deliveredMs: number;
+  let committedMs: number;
+  try {
+    window.detail = await inject();
+    const deadline = Date.now() + CATCH_UP_TIMEOUT_MS;
+    deliveredMs = await tracker.waitCaughtUp(window.startedAt, Date.now(), CATCH_UP_TIMEOUT_MS);
+    await waitCommittedPast(window.startedAt + deliveredMs, deadline);
+    committedMs = Date.now() - window.startedAt;
+    window.recoveryMs = await tracker.waitCaughtUp(window.startedAt, Date.now(), Math.max(1, deadline - Date.now()));
+  } finally {
+    // Recovered or not, the next fault's recovery is about its own events.
+    tracker.forgetBefore(Date.now());
+  }
   const pause = longestAckPause(stream.acks, window.startedAt, window.startedAt + window.recoveryMs);
   window.detail +=
     `; producing paused at most ${(pause.pauseMs / 1_000).toFixed(1)} s (partition ${pause.partition}); ` +
