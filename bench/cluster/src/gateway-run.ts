@@ -53,6 +53,8 @@ export interface ScaleContext {
 export interface GatewayFigures {
   readonly pid: number;
   readonly subscribed: number;
+  /** Distinct operations its sockets subscribe (from the plan): what it executes per matching event. */
+  readonly operations: number;
   /** Deliveries its sockets should get (from the plan and the corpus). */
   readonly expectedDeliveries: number;
   /** /stats counters over the traffic window. */
@@ -145,7 +147,10 @@ export async function runScale(count: number, round: number, firstOffset: number
     });
     const connected = await loadgen.settled(30_000 + spec.sockets * 5);
     await waitSubscribed(gateways, connected.subscribedPerTarget, spec, ctx);
-    ctx.log(`    ${connected.subscribed}/${spec.sockets} subscribed (${connected.subscribedPerTarget.join(' + ')})${connected.failed > 0 ? `, ${connected.failed} failed` : ''}`);
+    ctx.log(
+      `    ${connected.subscribed}/${spec.sockets} subscribed (${connected.subscribedPerTarget.join(' + ')})${connected.failed > 0 ? `, ${connected.failed} failed` : ''}, ` +
+        `distinct operations per gateway ${operationsByGateway(spec, count).join(' / ')}`,
+    );
     await warmUp(firstOffset, spec, ctx, loadgen, gateways.length);
     await sleep(1_000);
     const idleStart = snapshot(gateways, ctx.nodes, loadgen);
@@ -164,6 +169,7 @@ export async function runScale(count: number, round: number, firstOffset: number
       (after.loadgenCpu - before.loadgenCpu) +
       (after.ownCpu - before.ownCpu);
     const expectedPerGateway = expectedByGateway(spec, count, traffic.perFilterKey);
+    const operations = operationsByGateway(spec, count);
     const eventsPerPartition = ctx.corpus.countByPartition(spec.events);
     return {
       gateways: count,
@@ -181,6 +187,7 @@ export async function runScale(count: number, round: number, firstOffset: number
       perGateway: gateways.map((g, i) => ({
         pid: g.pid,
         subscribed: connected.subscribedPerTarget[i] ?? 0,
+        operations: operations[i] ?? 0,
         expectedDeliveries: expectedPerGateway[i] ?? 0,
         framesOut: statDelta(statsAfter[i], statsBefore[i], 'framesOut'),
         eventsIn: statDelta(statsAfter[i], statsBefore[i], 'eventsIn'),
@@ -298,6 +305,13 @@ async function publishAndDrain(
     await sleep(20);
   }
   return { perFilterKey };
+}
+
+/** Distinct operations (plan variants) the sockets of each gateway subscribe. */
+export function operationsByGateway(spec: Pick<ScaleSpec, 'sockets' | 'plan'>, count: number): number[] {
+  const sets = Array.from({ length: count }, () => new Set<number>());
+  for (let i = 0; i < spec.sockets; i++) sets[i % count]?.add(variantOf(spec.plan, i));
+  return sets.map((s) => s.size);
 }
 
 /** Deliveries the sockets of each gateway should get (socket i is on gateway i mod count). */

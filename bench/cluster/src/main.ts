@@ -37,8 +37,8 @@ import { FAN_IN_MODES, runFanIn, type FanInContext, type FanInRun, type FanInSpe
 import { runScale, type ScaleContext, type ScaleRun, type ScaleSpec } from './gateway-run.js';
 import { loadAverages, waitForQuietMachine, type QuietWait } from './proc.js';
 import { describeNodes, ownerOfSlot, type RedisNode } from './redis-nodes.js';
-import { fanInCpuTable, fanInTable, fmtInt, scaleTable, shardFigureLines, shardTable } from './report.js';
-import { redisShardFigures, summarizeFanIn, summarizeScale, summarizeShards } from './summary.js';
+import { fanInCpuTable, fanInTable, fmtInt, gatewayCostLine, scaleTable, shardFigureLines, shardTable } from './report.js';
+import { fitGatewayCost, redisShardFigures, summarizeFanIn, summarizeScale, summarizeShards } from './summary.js';
 import { writeResults, type ResultsInput } from './write-results.js';
 
 const HELP = `cluster bench: 1, 2, 3 gateways over a 3+3 Redis Cluster, and sharded vs classic pub/sub fan-in (one run)
@@ -46,8 +46,8 @@ const HELP = `cluster bench: 1, 2, 3 gateways over a 3+3 Redis Cluster, and shar
   --rounds K              interleaved rounds, medians reported (default 3)
   --gateways LIST         gateway counts (default 1,2,3; the first is the baseline)
   --sockets N             sockets in total, split over the gateways (default 4000)
-  --mix SPEC              loadgen mix (default filtered:96,shared:3,compact:1: mostly one listing each, some unfiltered)
-  --listings N            distinct listing ids, the keys filtered sockets choose from (default 200)
+  --mix SPEC              loadgen mix (default filtered:95,shared:3,compact:2: mostly one listing each, some unfiltered)
+  --listings N            distinct listing ids, the keys filtered sockets choose from (default 199)
   --partitions P          Kafka partitions of the simulated topic (default 12)
   --rate EV/S             events per second in the gateway runs (default 200)   --seconds S   default 10
   --fanin-rate EV/S       events per second in the fan-in windows (default 1000) --fanin-seconds S  default 5
@@ -68,8 +68,13 @@ const { values } = parseArgs({
     rounds: { type: 'string' },
     gateways: { type: 'string', default: '1,2,3' },
     sockets: { type: 'string' },
-    mix: { type: 'string', default: 'filtered:96,shared:3,compact:1' },
-    listings: { type: 'string', default: '200' },
+    // Both defaults keep each gateway's share of the plan like the whole: loadgen gives socket i the
+    // key (i·7919 mod listings), the kind by (i·37 mod 100) and the gateway i mod N. With 200 listings
+    // and 2 gateways every key's sockets sat on one gateway (each executed half the filtered
+    // operations), and compact:1 put every compact socket on odd indexes. 199 is prime, and
+    // compact:2 takes an even and an odd index per hundred.
+    mix: { type: 'string', default: 'filtered:95,shared:3,compact:2' },
+    listings: { type: 'string', default: '199' },
     partitions: { type: 'string', default: '12' },
     rate: { type: 'string' },
     seconds: { type: 'string' },
@@ -105,7 +110,7 @@ function num(flag: string, value: string | undefined, full: number, small: numbe
 const rounds = num('rounds', values.rounds, 3, 1);
 const gatewayCounts = values.gateways.split(',').map((g) => num('gateways', g, 1, 1));
 const sockets = num('sockets', values.sockets, 4_000, 600);
-const listings = num('listings', values.listings, 200, 200);
+const listings = num('listings', values.listings, 199, 199);
 const partitions = num('partitions', values.partitions, 12, 12);
 const rate = num('rate', values.rate, 200, 100, false);
 const seconds = num('seconds', values.seconds, 10, 3, false);
@@ -240,15 +245,17 @@ async function main(): Promise<void> {
   const shards = summarizeShards(measured.scale);
   const fanIn = summarizeFanIn(measured.fanIn);
   const figures = redisShardFigures(measured.fanIn, measured.scale, faninSubscribers);
+  const gatewayCost = fitGatewayCost(measured.scale);
   const partitionsOf = (port: number): number[] => measured.partitionsByShard.get(port) ?? [];
   const tables = {
     scale: scaleTable(scale),
+    gatewayCost: gatewayCostLine(gatewayCost),
     shards: shardTable(shards, partitionsOf),
     fanIn: fanInTable(fanIn),
     fanInCpu: fanInCpuTable(fanIn, faninSubscribers, chunkEvents),
     figures: shardFigureLines(figures, faninSubscribers),
   };
-  log(`\n## Scale-out: deliveries per gateway CPU-second\n\n${tables.scale}`);
+  log(`\n## Scale-out: deliveries per gateway CPU-second\n\n${tables.scale}\n\n- ${tables.gatewayCost}`);
   log(`\n## Redis CPU per shard (net of idle), ms per 1k published events\n\n${tables.shards}`);
   log(`\n## Fan-in: bytes each node received per published event (net of idle)\n\n${tables.fanIn}`);
   log(`\n## Redis CPU in the fan-in windows (net of idle), ms per 1k events\n\n${tables.fanInCpu}`);
@@ -272,6 +279,7 @@ async function main(): Promise<void> {
     shards,
     fanIn,
     figures,
+    gatewayCost,
     tables,
     raw: { scale: measured.scale, fanIn: measured.fanIn },
   };

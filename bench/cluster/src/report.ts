@@ -1,6 +1,6 @@
 /** Markdown tables of the summaries (printed, and written to bench/results/cluster.md). */
 import type { Spread } from './stats.js';
-import type { FanInNodeSummary, FanInSummary, RedisShardFigures, ScaleSummary, ShardNodeSummary } from './summary.js';
+import type { FanInNodeSummary, FanInSummary, GatewayCostFit, RedisShardFigures, ScaleSummary, ShardNodeSummary } from './summary.js';
 
 export function table(rows: readonly (readonly string[])[]): string {
   const [header, ...body] = rows;
@@ -163,4 +163,11 @@ export function shardFigureLines(f: RedisShardFigures, subscribers: number): str
     `the same at the paced rate (one-event pipelines, the low-rate cost): ${us(f.paced.usPerPublishedEvent)} per published event, ${us(f.paced.usPerSubscriberMessage)} per subscriber message`,
     `cross-check from the gateway runs (primaries' net CPU per event against N gateways, least squares over ${f.scaleFit.points} runs): ${fmtNum(f.scaleFit.interceptUsPerEvent, 2)} µs per event + ${fmtNum(f.scaleFit.usPerSubscriberMessage, 2)} µs per gateway connection`,
   ];
+}
+
+export function gatewayCostLine(f: GatewayCostFit): string {
+  return (
+    `gateway CPU per event it receives ≈ **${fmtNum(f.usPerEventPerGateway, 0)} µs + ${fmtNum(f.usPerDelivery, 1)} µs × its deliveries of that event** ` +
+    `(least squares over ${f.points} gateway processes: CPU µs per event in against deliveries per event in); every gateway pays the first term for every event of the topic`
+  );
 }

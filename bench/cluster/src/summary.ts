@@ -68,6 +68,24 @@ export function summarizeScale(runs: readonly ScaleRun[]): ScaleSummary[] {
   });
 }
 
+/**
+ * Why deliveries per CPU-second change with N: each gateway's CPU per event it received against the
+ * deliveries it wrote per event, a straight line over every gateway of every run. The intercept is
+ * the work each gateway repeats per event whatever its sockets (decode, one execution per distinct
+ * operation the event matches); the slope is the cost of one delivery.
+ */
+export interface GatewayCostFit {
+  readonly usPerEventPerGateway: number;
+  readonly usPerDelivery: number;
+  readonly points: number;
+}
+
+export function fitGatewayCost(runs: readonly ScaleRun[]): GatewayCostFit {
+  const points = runs.flatMap((r) => r.perGateway.filter((g) => g.eventsIn > 0).map((g): [number, number] => [g.framesOut / g.eventsIn, (g.cpuMs * 1_000) / g.eventsIn]));
+  const fit = fitLine(points);
+  return { usPerEventPerGateway: fit.intercept, usPerDelivery: fit.slope, points: points.length };
+}
+
 /** One Redis node in the scale part, per gateway count. */
 export interface ShardNodeSummary {
   readonly port: number;

@@ -8,7 +8,7 @@ import type { FanInRun } from './fanin-run.js';
 import type { ScaleRun } from './gateway-run.js';
 import type { QuietWait } from './proc.js';
 import type { Spread } from './stats.js';
-import type { BytesPerEvent, FanInSummary, RedisShardFigures, ScaleSummary, ShardNodeSummary } from './summary.js';
+import type { BytesPerEvent, FanInSummary, GatewayCostFit, RedisShardFigures, ScaleSummary, ShardNodeSummary } from './summary.js';
 
 export interface ResultsInput {
   readonly command: string;
@@ -25,7 +25,8 @@ export interface ResultsInput {
   readonly shards: readonly ShardNodeSummary[];
   readonly fanIn: FanInSummary;
   readonly figures: RedisShardFigures;
-  readonly tables: { readonly scale: string; readonly shards: string; readonly fanIn: string; readonly fanInCpu: string; readonly figures: readonly string[] };
+  readonly gatewayCost: GatewayCostFit;
+  readonly tables: { readonly scale: string; readonly gatewayCost: string; readonly shards: string; readonly fanIn: string; readonly fanInCpu: string; readonly figures: readonly string[] };
   readonly raw: { readonly scale: readonly ScaleRun[]; readonly fanIn: readonly FanInRun[] };
 }
 
@@ -38,6 +39,7 @@ const FIELDS = `\`cluster.json\` (next to this file) holds the figures of this r
 | \`redisShard.burst\`, \`.paced\` | µs | both figures with their spreads (\`usPerPublishedEvent\`, \`usPerSubscriberMessage\`: \`{ median, min, max, n }\`), from the burst windows and from the paced ones (one-event pipelines at the fan-in rate: the low-rate cost, several times higher) |
 | \`redisShard.scaleFit\` | µs | the same two fitted on the gateway runs (paced, primaries' net CPU per event against N gateways): a cross-check of \`paced\` |
 | \`deliveriesPerGatewayCpuSecond["N"]\` | deliveries / CPU-s | with N gateways: deliveries counted at the clients ÷ CPU-seconds of all N gateways (user + system, all threads) over first publish → last delivery; \`median\`, \`min\`, \`max\` over rounds, \`relativeToOneGateway\` (median ÷ the 1-gateway median) |
+| \`gatewayCost\` | µs | \`usPerEventPerGateway\` + \`usPerDelivery\` × deliveries: a gateway's CPU per event it receives, fitted over every gateway process of the run (the first term is paid by every gateway for every event of the topic its sockets' channels cover) |
 | \`redisCpuPerShard[]\` | ms per 1k events | per shard (\`shardPort\` = its primary's port; \`partitions\` whose hash tag it serves; \`eventShare\`): for its \`primary\` and \`replica\`, \`idleCpuMsPerSecond\` and per gateway count \`byGateways["N"]\`: \`cpuMsPer1kPublishedEvents\` (net of idle, per 1,000 events published to the topic) and \`cpuMsPer1kShardEvents\` (per 1,000 of the events that landed on that shard, numerically µs per event) |
 | \`fanIn.bytesPerEvent.cluster\` / \`.nodes[]\` | bytes | per published event, net of the idle window: \`classic\` and \`sharded\` each with \`bus\` (cluster bus, kernel tcp_info bytes_received on bus links), \`clients\` (INFO total_net_input_bytes), \`replication\` (INFO total_net_repl_input_bytes), \`total\`; \`avoided\` = classic total − sharded total |
 | \`summaries\` | | every table's figures with their spreads (\`{ median, min, max, n }\`) |
@@ -75,6 +77,7 @@ function json(input: ResultsInput, date: string): unknown {
       paced: figures.paced,
       scaleFit: figures.scaleFit,
     },
+    gatewayCost: input.gatewayCost,
     deliveriesPerGatewayCpuSecond: Object.fromEntries(scale.map((s) => [String(s.gateways), { ...s.deliveriesPerGatewayCpuSecond, relativeToOneGateway: s.relativeToOneGateway }])),
     redisCpuPerShard: shardPorts.map((port) => {
       const primary = shards.find((s) => s.shardPort === port && s.role === 'primary');
@@ -128,6 +131,8 @@ ${FIELDS}
 ## Scale-out: 1, 2, 3 gateways, deliveries per gateway CPU-second
 
 ${input.tables.scale}
+
+- ${input.tables.gatewayCost}
 
 How to read: each setup starts N gateway processes (\`apps/gateway/dist/main.js\`, REDIS_MODE=cluster, GATEWAY_AUTH_MODE=anonymous, GATEWAY_DEBUG_ENDPOINTS=true), connects the same ${String(s['sockets'])} sockets split over them (@wirestream/loadgen, socket i on gateway i mod N, mix \`${String(s['mix'])}\` over ${String(s['listings'])} listing ids), waits until every gateway reports its subscriptions confirmed and Redis counts every gateway on every wire channel it needs (\`PUBSUB SHARDNUMSUB\`), publishes a warm-up (${String(s['warmupEvents'])} events, not measured: every setup starts fresh processes, whose JIT warm-up would otherwise count N times), measures each process's idle CPU for 3 s, then publishes the same ${String(s['rate'])} events/s for ${String(s['seconds'])} s through the cluster layout (what fell due every 10 ms, one pipeline per partition's slot: XADDs to its history stream, then SPUBLISHes; at this rate mostly one event per pipeline). "deliveries per gateway CPU-second" is distinct deliveries counted at the clients ÷ the CPU-seconds (user + system, all threads, /proc schedstat) of all N gateways over first publish → last delivery; "vs 1 gateway" is its median over the 1-gateway median of this run. "gateway CPU µs per event in" is each gateway's CPU ÷ the events it received (its \`/stats\` eventsIn); "executions" are its \`/stats\` executions (one per distinct operation an event matches). Redis CPU is net of each node's idle rate measured just before. Cells are median (min–max) over ${String(s.rounds)} interleaved round${s.rounds === 1 ? '' : 's'} (order rotated each round); "others' CPU" is what the rest of the machine used meanwhile, % of one core.
 
