@@ -29,6 +29,17 @@ export interface RedisConnections {
 /** Retry forever with a capped backoff: a gateway outlives any Redis outage. */
 const retryStrategy = (times: number): number => Math.min(times * 200, 2_000);
 
+/** Calls `fn` at most once per `intervalMs` (errors of a failing cluster arrive by the hundred). */
+function throttled<A extends unknown[]>(intervalMs: number, fn: (...args: A) => void): (...args: A) => void {
+  let last = 0;
+  return (...args) => {
+    const now = Date.now();
+    if (now - last < intervalMs) return;
+    last = now;
+    fn(...args);
+  };
+}
+
 /** Builds the Redis clients of the configured mode (composition root helper: main.ts and tests). */
 export function connectRedis(options: RedisConnectOptions): RedisConnections {
   return options.mode === 'cluster' ? connectCluster(options) : connectStandalone(options);
@@ -70,9 +81,16 @@ function connectCluster({ url, channelPrefix, historyPrefix, historyEnabled, par
     slotsRefreshInterval: 5_000,
   });
   cluster.on('ready', () => logger.info('redis cluster ready'));
-  // Mandatory: a killed primary makes the cluster client emit errors until the failover is done.
-  cluster.on('error', (err: Error) => logger.debug({ err }, 'redis cluster error'));
-  cluster.on('node error', (err: Error, node: string) => logger.debug({ err, node }, 'redis cluster node error'));
+  // Mandatory listeners: a killed primary makes the cluster client emit errors until the failover is
+  // done, so they are logged at most once per 5 s, with the setting to check when it never connects.
+  const warn = throttled(5_000, (err: Error, node?: string) =>
+    logger.warn(
+      { err, ...(node === undefined ? {} : { node }), status: cluster.status },
+      cluster.status === 'ready' ? 'redis cluster error' : 'redis cluster not reachable (REDIS_MODE=cluster: is REDIS_URL a node of a Redis Cluster?)',
+    ),
+  );
+  cluster.on('error', (err: Error) => warn(err));
+  cluster.on('node error', (err: Error, node: string) => warn(err, node));
   const layout = createRedisLayout('cluster', channelPrefix, historyPrefix);
   const broker = createRedisClusterBroker({ cluster, layout, nodeOptions, logger, partitionsPollMs, ...(onReconnecting ? { onReconnecting } : {}) });
   return {
