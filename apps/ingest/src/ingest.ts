@@ -145,9 +145,11 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
   const state = createIngestState();
   const flow = createFlowControl({ state, redis, topics: schema.topics, logger, metrics });
   const layout = createRedisLayout(redisMode, channelPrefix, historyPrefix);
+  const routes = createTopicRoutes(schema);
   const publisher = createRedisPublisher({
     redis,
     layout,
+    shards: new Map([...routes].map(([topic, route]) => [topic, route.shards])),
     logger,
     metrics,
     historyLength,
@@ -159,7 +161,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
   const chunks = createChunkBuilder({ convert, maxRetries, retryBackoffMs, flow, logger, metrics });
   const batches = createBatchProcessor({
     state,
-    routes: createTopicRoutes(schema),
+    routes,
     chunks,
     publisher,
     flow,

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { ChainableCommander, Cluster } from 'ioredis';
 import type { Logger } from '@wirestream/telemetry';
-import { HISTORY_ALREADY_STORED, historyEntryArgs, historyEpochCommand, RAISE_PARTITION_COUNT_SCRIPT, type RedisLayout } from '@wirestream/schema';
+import { HISTORY_ALREADY_STORED, historyEntryArgs, historyEntryId, historyEpochCommand, RAISE_PARTITION_COUNT_SCRIPT, type RedisLayout } from '@wirestream/schema';
 import type { Chunk } from './chunk-builder.js';
 import type { IngestMetrics } from './metrics.js';
+import { definePublishIfStored, PUBLISH_IF_STORED, type PublishIfStoredPipeline } from './publish-if-stored.js';
 import type { IngestRedis } from './redis-client.js';
 
 export interface RedisPublisherOptions {
@@ -11,6 +12,8 @@ export interface RedisPublisherOptions {
   readonly redis: IngestRedis;
   /** Key and channel names; its mode must match `redis` (a `Cluster` for `cluster`). */
   readonly layout: RedisLayout;
+  /** Shards per topic (the schema's `@topic(shards:)`): in cluster mode a chunk's publish declares every wire channel of its partition. */
+  readonly shards: ReadonlyMap<string, number>;
   readonly logger: Logger;
   readonly metrics: IngestMetrics | undefined;
   /** History entries kept per partition stream; 0 writes no history (and no epoch). */
@@ -32,9 +35,12 @@ export interface RedisPublisher {
    * - standalone: [SADD partition] then per event [XADD, PUBLISH];
    * - with WAIT (INGEST_REDIS_WAIT_REPLICAS): [SADD] [XADD…] [WAIT n t] [PUBLISH…], so the history
    *   reached n replicas before any gateway can see the events;
-   * - cluster: [XADD…] [WAIT n t]? [SPUBLISH… on the wire channels]; the partitions set and the
-   *   partition count live in other slots and are written once per partition and process.
-   * Throws unless Redis acknowledged every command.
+   * - cluster: [XADD…] [WAIT n t]? [EVALSHA publish-if-stored]: one script call SPUBLISHes the
+   *   chunk on its wire channels only if the stream already holds its last entry, and a migrating
+   *   slot refuses it whole (publish-if-stored.ts); without history, plain SPUBLISHes. The
+   *   partitions set and the partition count live in other slots and are written once per
+   *   partition and process.
+   * Throws unless Redis acknowledged every command (a refused script included: the chunk is redone).
    */
   readonly publishChunk: (topic: string, partition: number, chunk: Chunk) => Promise<void>;
   /**
@@ -56,6 +62,9 @@ interface TopicKeys {
   /** Logical channel per shard (history's `c` field; also the wire channel in standalone), filled on first use. */
   readonly channels: string[];
   readonly partitions: PartitionKeys[];
+  /** The schema's shard count, and per shard the KEYS index of its wire channel in publish-if-stored's call (cluster with history). */
+  readonly shards: number;
+  readonly keyIndexArgs: readonly string[];
   /** Cluster: Kafka's partition count at start (0 until known). */
   kafkaCount: number;
   /** Cluster: the count Redis answered to our last raise, valid while `raisedIn` is the current generation. */
@@ -67,6 +76,8 @@ interface PartitionKeys {
   readonly streamKey: string;
   /** Channel published on per shard (`<cp>:{<topic>:<p>}:<shard>` in cluster), filled on first use. */
   readonly wireChannels: string[];
+  /** Cluster with history: publish-if-stored's KEYS, [stream, wire channel of shard 0, 1, …], made on first use. */
+  publishKeys: string[] | undefined;
   /** Cluster: the generation in which this partition was added to the partitions set (-1: never). */
   registeredIn: number;
 }
@@ -86,6 +97,9 @@ interface PublisherState {
   /** `historyLength` as the XADD's MAXLEN argument, made once. */
   readonly historyMaxLen: string;
   readonly cluster: boolean;
+  /** Cluster with history: a chunk's publishes are one publish-if-stored call (publish-if-stored.ts). */
+  readonly publishIfStored: boolean;
+  readonly shards: ReadonlyMap<string, number>;
   /** A WAIT goes between the XADDs and the publishes (history on, waitReplicas > 0). */
   readonly wait: boolean;
   readonly waitReplicas: number;
@@ -106,6 +120,9 @@ interface PublisherState {
 
 export function createRedisPublisher(options: RedisPublisherOptions): RedisPublisher {
   const { redis, layout, historyLength, waitReplicas } = options;
+  const cluster = layout.mode === 'cluster';
+  const publishIfStored = cluster && historyLength > 0;
+  if (publishIfStored) definePublishIfStored(redis);
   const state: PublisherState = {
     redis,
     layout,
@@ -114,7 +131,9 @@ export function createRedisPublisher(options: RedisPublisherOptions): RedisPubli
     redisTimeoutMs: options.redisTimeoutMs,
     history: historyLength > 0,
     historyMaxLen: String(historyLength),
-    cluster: layout.mode === 'cluster',
+    cluster,
+    publishIfStored,
+    shards: options.shards,
     wait: historyLength > 0 && waitReplicas > 0,
     waitReplicas,
     waitTimeoutMs: options.waitTimeoutMs,
@@ -169,10 +188,16 @@ async function publishChunk(state: PublisherState, topic: string, partition: num
     // a crash or a rebalance). Its publish still went out; the gateway drops the duplicate position.
     if (err.message.includes(HISTORY_ALREADY_STORED)) continue;
     // ioredis follows a redirection itself only when every command of the pipeline got the same
-    // one; here some were answered (a WAIT, or publishes served while the slot migrates), so it
-    // did not even update its slots: make it, or the redo goes to the same node again.
+    // one; with a WAIT in it (any node answers that) it did not even update its slots: make it, or
+    // the redo goes to the same node again. TRYAGAIN (publish-if-stored while the slot migrates)
+    // and NOTSTORED need none: the chunk is redone after the backoff.
     if (refreshSlots !== undefined && REDIRECTION.test(err.message)) refreshSlots();
     throw new Error(`Redis rejected a command for ${topic}[${partition}]: ${err.message}`, { cause: err });
+  }
+  // publish-if-stored, the last command, answers how many envelopes it published.
+  const published = state.publishIfStored ? results[results.length - 1]?.[1] : chunk.offsets.length;
+  if (published !== chunk.offsets.length) {
+    throw new Error(`Redis published ${String(published)} of the ${chunk.offsets.length} envelopes of the chunk for ${topic}[${partition}]; redoing it`);
   }
 }
 
@@ -197,8 +222,9 @@ function queueInterleaved(state: PublisherState, pipeline: ChainableCommander, k
 }
 
 /**
- * Every XADD, then the WAIT, then every publish (SPUBLISH on the wire channel in cluster mode,
- * while history records the logical channel). Returns the WAIT's index in the replies, or -1.
+ * Every XADD, then the WAIT, then the publishes: one publish-if-stored call in cluster mode with
+ * history, else a PUBLISH (standalone) or SPUBLISH on the wire channel (cluster) per event; history
+ * records the logical channel. Returns the WAIT's index in the replies, or -1.
  */
 function queueSplit(state: PublisherState, pipeline: ChainableCommander, keys: TopicKeys, p: PartitionKeys, partition: number, chunk: Chunk): number {
   const { history, historyMaxLen, cluster, wait } = state;
@@ -218,6 +244,10 @@ function queueSplit(state: PublisherState, pipeline: ChainableCommander, keys: T
     queued += offsets.length;
   }
   if (wait) pipeline.wait(state.waitReplicas, state.waitTimeoutMs);
+  if (state.publishIfStored) {
+    queuePublishIfStored(state, pipeline as PublishIfStoredPipeline, keys, p, partition, chunk);
+    return wait ? queued : -1;
+  }
   for (let i = 0; i < offsets.length; i++) {
     const shard = shards[i] as number;
     if (cluster) pipeline.spublish(p.wireChannels[shard] ?? nameWireChannel(state, keys, p, partition, shard), bodies[i] as Buffer);
@@ -226,16 +256,36 @@ function queueSplit(state: PublisherState, pipeline: ChainableCommander, keys: T
   return wait ? queued : -1;
 }
 
+/**
+ * The chunk's publishes as one publish-if-stored call: KEYS made once per partition, and per event
+ * two slots of one array (its channel's KEYS index, a string made once per shard, and its envelope)
+ * instead of a command, a promise and a reply each. Deliberately imperative: this loop runs per event.
+ */
+function queuePublishIfStored(state: PublisherState, pipeline: PublishIfStoredPipeline, keys: TopicKeys, p: PartitionKeys, partition: number, chunk: Chunk): void {
+  const { shards, bodies, offsets } = chunk;
+  const publishKeys = p.publishKeys ?? namePublishKeys(state, keys, p, partition);
+  const { keyIndexArgs } = keys;
+  const argv: (string | Buffer)[] = [historyEntryId(offsets[offsets.length - 1] as string)];
+  for (let i = 0; i < offsets.length; i++) {
+    argv.push(keyIndexArgs[shards[i] as number] as string, bodies[i] as Buffer);
+  }
+  pipeline[PUBLISH_IF_STORED](publishKeys.length, publishKeys, argv);
+}
+
 function topicKeys(state: PublisherState, topic: string): TopicKeys {
   let keys = state.topics.get(topic);
   if (keys === undefined) {
     const { layout } = state;
+    const shards = state.shards.get(topic);
+    if (shards === undefined) throw new Error(`no shard count for topic ${topic}: createRedisPublisher's shards must list every topic of the schema`);
     keys = {
       topic,
       partitionsKey: layout.partitionsKey(topic),
       partitionCountKey: layout.partitionCountKey(topic),
       channels: [],
       partitions: [],
+      shards,
+      keyIndexArgs: Array.from({ length: shards }, (_, shard) => String(shard + 2)),
       kafkaCount: 0,
       raisedCount: 0,
       raisedIn: -1,
@@ -248,7 +298,7 @@ function topicKeys(state: PublisherState, topic: string): TopicKeys {
 function partitionKeys(state: PublisherState, keys: TopicKeys, partition: number): PartitionKeys {
   let p = keys.partitions[partition];
   if (p === undefined) {
-    p = { streamKey: state.layout.streamKey(keys.topic, partition), wireChannels: [], registeredIn: -1 };
+    p = { streamKey: state.layout.streamKey(keys.topic, partition), wireChannels: [], publishKeys: undefined, registeredIn: -1 };
     keys.partitions[partition] = p;
   }
   return p;
@@ -264,6 +314,14 @@ function nameWireChannel(state: PublisherState, keys: TopicKeys, p: PartitionKey
   const channel = state.layout.wireChannel(keys.topic, partition, shard);
   p.wireChannels[shard] = channel;
   return channel;
+}
+
+/** publish-if-stored's KEYS for a partition: its stream, then the wire channel of every shard of the topic. */
+function namePublishKeys(state: PublisherState, keys: TopicKeys, p: PartitionKeys, partition: number): string[] {
+  const publishKeys = [p.streamKey];
+  for (let shard = 0; shard < keys.shards; shard++) publishKeys.push(p.wireChannels[shard] ?? nameWireChannel(state, keys, p, partition, shard));
+  p.publishKeys = publishKeys;
+  return publishKeys;
 }
 
 /** Cluster: the partition count does not cover `partition`, or the partitions set lacks it, in this generation. */
