@@ -1,22 +1,24 @@
 /**
  * Publishes the corpus into the cluster as ingest does in cluster mode (bypassing Kafka and ingest,
  * so the gateways and Redis are what is measured): a chunk is one partition's events, sent as one
- * pipeline to that partition's slot, every `XADD <history stream>` then every `SPUBLISH <wire
- * channel>` (ingest's queueSplit; decision 0005: a partition's stream and channels share a hash tag,
- * so the pipeline goes to one node and keeps XADD-before-publish).
+ * pipeline to that partition's slot, every `XADD <history stream>` then one `EVAL` of the layout's
+ * PUBLISH_IF_STORED_SCRIPT that SPUBLISHes the chunk on its wire channels once the stream holds it
+ * (ingest's cluster path; decision 0005: a partition's stream and channels share a hash tag, so the
+ * pipeline goes to one node and no event is live before its history).
  *
  * Chunks form as in ingest's consumer: at a fixed rate, what fell due since the last tick (a fetch
  * loop) grouped by partition — at a few hundred events/s over a dozen partitions, mostly one event
  * per pipeline; back-to-back (rate 0), slices of `maxChunkEvents` per partition, each slice answered
  * before the next (ingest publishes a batch before it commits it): the batched cost at throughput.
  *
- * `classic` sends the same pipelines with `PUBLISH` on the same channel names instead: the baseline
+ * `classic` sends the same XADDs, then plain `PUBLISH`es on the same channel names: the baseline
  * of the fan-in comparison. ioredis routes a pipeline by its XADD keys (PUBLISH names no key), so
  * both modes enter the cluster at the same node; only what Redis does with the message differs.
  * Ingest may add `WAIT` for a replica (INGEST_REDIS_WAIT_REPLICAS, off by default); this does not.
  */
+import { createHash } from 'node:crypto';
 import type { Cluster } from 'ioredis';
-import { encodeEnvelope, historyEntryArgs, type RedisLayout } from '@wirestream/schema';
+import { encodeEnvelope, historyEntryArgs, historyEntryId, PUBLISH_IF_STORED_SCRIPT, type RedisLayout } from '@wirestream/schema';
 import { isoWithMicros, type BenchClock } from '@wirestream/loadgen';
 import type { CorpusEvent, EventCorpus } from './corpus.js';
 
@@ -55,6 +57,9 @@ interface Sender {
   readonly failure: () => Error | undefined;
 }
 
+/** SHA-1 of the guarded publish, loaded on every primary before a sharded run (EVALSHA then sends no script text). */
+const publishSha = createHash('sha1').update(PUBLISH_IF_STORED_SCRIPT).digest('hex');
+
 function createSender(options: PublishOptions): Sender {
   const { cluster, layout, corpus, topic, clock, offsetBase, mode, historyMaxLen = '10000', maxChunkEvents = 100 } = options;
   let failure: Error | undefined;
@@ -72,11 +77,25 @@ function createSender(options: PublishOptions): Sender {
       envelopes.push(envelope);
       pipeline.call('xadd', historyEntryArgs(streamKey, String(offsetBase + i), layout.channel(topic, event.shard), envelope, historyMaxLen));
     }
-    indexes.forEach((i, k) => {
-      const wire = layout.wireChannel(topic, partition, (corpus.events[i] as CorpusEvent).shard);
-      if (mode === 'sharded') pipeline.spublish(wire, envelopes[k] as string);
-      else pipeline.publish(wire, envelopes[k] as string);
-    });
+    if (mode === 'sharded') {
+      // As ingest: KEYS = the stream and the wire channels the chunk uses, ARGV = the last entry id, then per event its channel's KEYS index and envelope.
+      const keys = [streamKey];
+      const keyIndex = new Map<string, number>();
+      const argv: string[] = [historyEntryId(String(offsetBase + (indexes[indexes.length - 1] as number)))];
+      indexes.forEach((i, k) => {
+        const wire = layout.wireChannel(topic, partition, (corpus.events[i] as CorpusEvent).shard);
+        let at = keyIndex.get(wire);
+        if (at === undefined) {
+          keys.push(wire);
+          at = keys.length;
+          keyIndex.set(wire, at);
+        }
+        argv.push(String(at), envelopes[k] as string);
+      });
+      pipeline.evalsha(publishSha, keys.length, ...keys, ...argv);
+    } else {
+      indexes.forEach((i, k) => pipeline.publish(layout.wireChannel(topic, partition, (corpus.events[i] as CorpusEvent).shard), envelopes[k] as string));
+    }
     return pipeline.exec().then((results) => {
       for (const [err] of results ?? []) if (err) failure ??= new Error(`${mode} publish to ${topic}[${partition}]: ${err.message}`);
     });
@@ -105,6 +124,7 @@ export async function publishStream(options: PublishOptions): Promise<PublishRes
   const { corpus, clock, count, ratePerSecond, maxChunkEvents = 100, tickMs = 10 } = options;
   if (count > corpus.events.length) throw new RangeError(`publishStream: ${count} events asked, the corpus has ${corpus.events.length}`);
   if (!(ratePerSecond >= 0)) throw new RangeError(`publishStream: ratePerSecond must be ≥ 0, got ${ratePerSecond}`);
+  if (options.mode === 'sharded') await Promise.all(options.cluster.nodes('master').map((node) => node.script('LOAD', PUBLISH_IF_STORED_SCRIPT)));
   const sender = createSender(options);
   const firstPublishUs = clock.nowUs();
   if (ratePerSecond === 0) {

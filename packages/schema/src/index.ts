@@ -31,6 +31,8 @@ export {
   partitionHashTag,
   parseChannelName,
   RAISE_PARTITION_COUNT_SCRIPT,
+  PUBLISH_IF_STORED_SCRIPT,
+  NOT_STORED_YET,
   type RedisLayout,
   type RedisMode,
 } from './redis-layout.js';
