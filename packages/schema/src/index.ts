@@ -1,10 +1,13 @@
-export { SchemaError } from './errors.js';
+export { SchemaError, type SchemaProblem } from './errors.js';
+export { TOPIC_DIRECTIVE_SDL } from './sdl-additions.js';
+export { MAX_SHARDS } from './topic-bindings.js';
 export {
   createWirestreamSchema,
   loadWirestreamSchema,
   auctionSchemaPath,
   type SubscriptionRoute,
   type WirestreamSchema,
+  type WirestreamSchemaOptions,
 } from './wirestream-schema.js';
 export { DEFAULT_CHANNEL_PREFIX, shardOf, channelName, topicChannels } from './channels.js';
 export { encodeEnvelope, encodeEnvelopeHead, createEnvelopeHeadEncoder, decodeEnvelope, EnvelopeError, type Envelope, type EnvelopeMeta, type EnvelopeHeadEncoder } from './envelope.js';

@@ -1,7 +1,9 @@
-import { describe, expect, it } from 'vitest';
-import { auctionSchemaPath, createWirestreamSchema, loadWirestreamSchema, SchemaError } from './index.js';
-
-const DIRECTIVE = 'directive @topic(name: String!, key: String, shards: Int = 16) on FIELD_DEFINITION';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildSchema } from 'graphql';
+import { afterAll, describe, expect, it } from 'vitest';
+import { auctionSchemaPath, createWirestreamSchema, loadWirestreamSchema, SchemaError, TOPIC_DIRECTIVE_SDL } from './index.js';
 
 describe('loadWirestreamSchema (auction example)', () => {
   const ws = loadWirestreamSchema(auctionSchemaPath);
@@ -23,46 +25,182 @@ describe('loadWirestreamSchema (auction example)', () => {
   });
 });
 
-describe('createWirestreamSchema errors', () => {
-  it('lists every bad binding at once', () => {
-    const sdl = `${DIRECTIVE}
-      type Query { x: Int }
-      type E { id: ID! }
-      type Subscription {
-        a(id: ID): E
-        b(nope: ID): E @topic(name: "t")
-        c: E @topic(name: "t2", key: "missing")
-        d: E @topic(name: "bad topic!")
-        e: E @topic(name: "t3", shards: 0)
-      }`;
-    let error: unknown;
-    try {
-      createWirestreamSchema(sdl);
-    } catch (err) {
-      error = err;
-    }
-    expect(error).toBeInstanceOf(SchemaError);
-    const message = (error as Error).message;
-    expect(message).toContain('Subscription.a: missing @topic');
-    expect(message).toContain('argument "nope" filters on payload field "nope"');
-    expect(message).toContain('@topic(key: "missing") is not a field of E');
-    expect(message).toContain('legal Kafka topic name');
-    expect(message).toContain('shards:) must be an integer from 1 to 1024, got 0');
+/** The SchemaError `run` throws (fails the test if it does not throw one). */
+function schemaError(run: () => unknown): SchemaError {
+  try {
+    run();
+  } catch (err) {
+    expect(err).toBeInstanceOf(SchemaError);
+    return err as SchemaError;
+  }
+  throw new Error('expected a SchemaError');
+}
+
+/** `line:column coordinate: message` of each problem, for compact expectations. */
+function problemsOf(sdl: string): string[] {
+  return schemaError(() => createWirestreamSchema(sdl)).problems.map((p) => `${p.line}:${p.column} ${p.coordinate}: ${p.message}`);
+}
+
+describe('createWirestreamSchema: what a user may leave out', () => {
+  const minimal = `type E { id: ID! name: String }
+type Subscription { changed(id: ID): E @topic(name: "e-events", key: "id") }`;
+
+  it('adds directive @topic and type Query to SDL that has only its types and Subscription', () => {
+    const ws = createWirestreamSchema(minimal);
+    expect(ws.added).toEqual(['directive @topic', 'type Query']);
+    expect(ws.routes.get('changed')).toEqual({ fieldName: 'changed', topic: 'e-events', keyField: 'id', shards: 16, filterArgs: ['id'] });
+    expect(ws.schema.getQueryType()?.getFields()['topics']?.type.toString()).toBe('[String!]!');
+    expect(ws.schema.getDirective('topic')?.args.map((a) => `${a.name}: ${a.type.toString()}`)).toEqual(['name: String!', 'key: String', 'shards: Int']);
   });
 
-  it('refuses two fields reading one topic with different sharding', () => {
-    const sdl = `${DIRECTIVE}
-      type Query { x: Int }
-      type E { id: ID! }
-      type Subscription { a: E @topic(name: "t", shards: 4)  b: E @topic(name: "t", shards: 8) }`;
-    expect(() => createWirestreamSchema(sdl)).toThrow(/one topic has one routing/);
+  it('serves the SDL with the additions after the user\'s text, so it builds on its own and keeps the user\'s line numbers', () => {
+    const ws = createWirestreamSchema(minimal);
+    expect(ws.sdl.startsWith(minimal)).toBe(true);
+    expect(ws.sdl).toContain(TOPIC_DIRECTIVE_SDL);
+    expect(() => buildSchema(ws.sdl)).not.toThrow();
   });
 
-  it('explains a schema without Subscription or directive', () => {
-    expect(() => createWirestreamSchema('type Query { x: Int }')).toThrow(/no Subscription type/);
-    expect(() => createWirestreamSchema('type Query { x: Int } type Subscription { a: Int }')).toThrow(
-      /does not declare `directive @topic/,
-    );
-    expect(() => createWirestreamSchema('type Query {')).toThrow(/SDL does not build/);
+  it('adds nothing the SDL declares itself (the auction example declares both); a Query root of its own is kept', () => {
+    expect(loadWirestreamSchema(auctionSchemaPath).added).toEqual([]);
+    const ws = createWirestreamSchema(`type Query { hello: String }\n${minimal}`);
+    expect(ws.added).toEqual(['directive @topic']);
+    expect(Object.keys(ws.schema.getQueryType()?.getFields() ?? {})).toEqual(['hello']);
+  });
+
+  it('accepts its own @topic declaration with another default for shards', () => {
+    const ws = createWirestreamSchema(`directive @topic(name: String!, key: String, shards: Int = 4) on FIELD_DEFINITION\n${minimal}`);
+    expect(ws.added).toEqual(['type Query']);
+    expect(ws.routes.get('changed')?.shards).toBe(4);
+  });
+
+  it('refuses a @topic declaration of another shape, and a schema block without a query root, saying what to do', () => {
+    const problems = problemsOf(`directive @topic(name: String) on FIELD_DEFINITION
+schema { subscription: Subscription }
+${minimal}`);
+    expect(problems[0]).toMatch(/^1:1 @topic: declared as `directive @topic\(name: String\) on FIELD_DEFINITION`, which is not Wirestream's .*delete the declaration \(the loader adds it\)/);
+    expect(problems[1]).toMatch(/^2:1 schema: the schema \{ … \} block names no query root.*add `query: Query`/);
+    // graphql-js's "Query root type must be provided" at the same place is not repeated.
+    expect(problems.filter((p) => p.includes('Query root type'))).toEqual([]);
+  });
+});
+
+describe('createWirestreamSchema: every problem at once, each with its place and what to fix', () => {
+  const sdl = `type E { id: ID! obj: E }
+type Subscription {
+  a(id: ID): E
+  b(nope: ID): E @topic(name: "t")
+  c: E @topic(name: "t2", key: "missing")
+  d: E @topic(name: "bad topic!")
+  e: E @topic(name: "t3", shards: 0)
+  f: E @topic(name: "t4", shard: 4)
+  g: E @topic(name: "t5", shards: "4")
+  h: [E] @topic(name: "t6")
+  i: String @topic(name: "t7")
+  j: E @topic(name: "t8", key: "obj")
+  k: E @topic(name: "a.b")
+  l: E @topic(name: "a_b")
+  m: E @topic(name: "t", shards: 4)
+  n: E @topic(key: "id")
+  o: Missing @topic(name: "x")
+  p: E @topic(name: "${'x'.repeat(250)}")
+}`;
+  const problems = problemsOf(sdl);
+  const about = (field: string) => problems.filter((p) => p.includes(` Subscription.${field}: `));
+
+  it('lists one problem per broken rule, in SDL order', () => {
+    expect(problems).toHaveLength(15);
+    expect(problems.map((p) => p.split(' ')[1])).toEqual('abcdefghijlmnop'.split('').map((f) => `Subscription.${f}:`));
+  });
+
+  it('a subscription field without @topic', () => {
+    expect(about('a')).toEqual(['3:3 Subscription.a: has no @topic: every subscription field names the Kafka topic its events come from, e.g. a: … @topic(name: "my-events")']);
+  });
+
+  it('a filter argument the payload does not have', () => {
+    expect(about('b')[0]).toMatch(/^4:5 .*argument "nope" filters on the payload field of the same name, which E does not have/);
+  });
+
+  it('a key field the payload does not have, and one that is not a scalar', () => {
+    expect(about('c')).toEqual(['5:32 Subscription.c: @topic(key: "missing") is not a field of E: the key names the top-level payload field that routes an event (its entity id), one of id']);
+    expect(about('j')[0]).toMatch(/^12:32 .*@topic\(key: "obj"\) is E.obj of type E: the key must be a scalar field/);
+  });
+
+  it('topic names Kafka refuses: characters, length, and two names that differ only in . against _', () => {
+    expect(about('d')[0]).toMatch(/^6:21 .*@topic\(name: "bad topic!"\) is not a valid Kafka topic name: use 1 to 249 of a-z A-Z 0-9 \. _ -/);
+    expect(about('p')[0]).toMatch(/is not a valid Kafka topic name/);
+    expect(about('l')).toEqual([
+      '14:3 Subscription.l: topic "a_b" collides with "a.b" (Subscription.k): Kafka treats . and _ alike in topic names and refuses to create both; rename one',
+    ]);
+  });
+
+  it('shard counts out of range or of the wrong type', () => {
+    expect(about('e')[0]).toMatch(/^7:35 .*@topic\(shards: 0\) must be an integer from 1 to 1024/);
+    expect(about('g')[0]).toMatch(/^9:35 .*@topic: Argument "shards" has invalid value "4"\. \(name and key take a String, shards an Int\)/);
+  });
+
+  it('unknown @topic arguments and a missing name, with what @topic takes', () => {
+    expect(about('f')[0]).toMatch(/^8:27 .*Unknown argument "shard" on directive "@topic"\. Did you mean "shards"\? @topic takes name .*, key .* and shards/);
+    // graphql-js's rule and the binding both see it: said once.
+    expect(about('n')).toHaveLength(1);
+    expect(about('n')[0]).toMatch(/^16:8 .*argument "name" of type "String!" is required/);
+  });
+
+  it('payload types that are not one object', () => {
+    expect(about('h')).toEqual(['10:6 Subscription.h: returns [E], a list: each event is one payload, so return E itself']);
+    expect(about('i')[0]).toMatch(/^11:6 .*returns String; it must return an object type/);
+  });
+
+  it('two fields routing one topic differently, even when one of them has another problem', () => {
+    expect(about('m')).toEqual([
+      '15:3 Subscription.m: reads topic "t" with no key and 4 shards, but Subscription.b reads it with no key and 16 shards; one topic has one routing: give both the same @topic(key:, shards:)',
+    ]);
+  });
+
+  it('an unknown type is reported without stopping the other checks', () => {
+    expect(about('o')).toEqual(['17:6 Subscription.o: Unknown type "Missing".']);
+  });
+
+  it('formats them into one message that points to the guide', () => {
+    const message = schemaError(() => createWirestreamSchema(sdl)).message.split('\n');
+    expect(message[0]).toBe('the schema cannot be served (15 problems):');
+    expect(message[1]).toBe('  - line 3:3 Subscription.a: has no @topic: every subscription field names the Kafka topic its events come from, e.g. a: … @topic(name: "my-events")');
+    expect(message.at(-1)).toBe('Fix the SDL and start again; what a schema needs and what Wirestream adds: docs/schema.md');
+  });
+});
+
+describe('createWirestreamSchema: other failures', () => {
+  it('a syntax error, with its place', () => {
+    expect(problemsOf('type E { id: ID! }\ntype Subscription {')).toEqual(['2:20 undefined: Syntax Error: Expected Name, found <EOF>.']);
+  });
+
+  it('no Subscription type', () => {
+    expect(problemsOf('type Query { x: Int }')[0]).toMatch(/no Subscription type, so nothing to serve: declare `type Subscription/);
+  });
+
+  it('an unknown directive', () => {
+    expect(problemsOf('type E { id: ID! }\ntype Subscription { a: E @topic(name: "x") @topc }')).toEqual(['2:44 Subscription.a: Unknown directive "@topc".']);
+  });
+});
+
+describe('loadWirestreamSchema', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wirestream-schema-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('names the setting and the file when the file is missing, in one line', () => {
+    const missing = join(dir, 'missing.graphql');
+    const error = schemaError(() => loadWirestreamSchema(missing, { setting: 'SCHEMA_PATH' }));
+    expect(error.message).toBe(`SCHEMA_PATH ${missing} cannot be read (no such file): set SCHEMA_PATH to a readable GraphQL SDL file (what it holds: docs/schema.md)`);
+    expect(schemaError(() => loadWirestreamSchema(dir)).message).toMatch(/^schema file .* cannot be read \(EISDIR.*\): give the path of a readable GraphQL SDL file/);
+  });
+
+  it('names the setting and places each problem at file:line:column', () => {
+    const path = join(dir, 'bad.graphql');
+    writeFileSync(path, 'type E { id: ID! }\ntype Subscription {\n  a: E\n  b: E @topic(name: "b", key: "nope")\n}\n');
+    expect(schemaError(() => loadWirestreamSchema(path, { setting: 'SCHEMA_PATH' })).message.split('\n')).toEqual([
+      `SCHEMA_PATH ${path} cannot be served (2 problems):`,
+      `  - ${path}:3:3 Subscription.a: has no @topic: every subscription field names the Kafka topic its events come from, e.g. a: … @topic(name: "my-events")`,
+      `  - ${path}:4:31 Subscription.b: @topic(key: "nope") is not a field of E: the key names the top-level payload field that routes an event (its entity id), one of id`,
+      `Fix ${path} and start again; what a schema needs and what Wirestream adds: docs/schema.md`,
+    ]);
   });
 });

@@ -1,18 +1,25 @@
 import { readFileSync } from 'node:fs';
 import {
-  buildSchema,
-  getDirectiveValues,
+  buildASTSchema,
   getNamedType,
-  isObjectType,
-  type GraphQLArgument,
-  type GraphQLField,
-  type GraphQLObjectType,
+  GraphQLError,
+  isTypeDefinitionNode,
+  Kind,
+  parse,
+  Source,
+  specifiedScalarTypes,
+  validateSchema,
+  visit,
+  type DocumentNode,
   type GraphQLSchema,
+  type ScalarTypeDefinitionNode,
 } from 'graphql';
-import { SchemaError } from './errors.js';
-
-/** Upper bound on shards per topic: each shard is one Redis channel an unfiltered client listens to. */
-const MAX_SHARDS = 1024;
+// Not re-exported by graphql's index (see buildFromSdl for why it is called directly); graphql is pinned.
+import { validateSDL } from 'graphql/validation/validate.js';
+import { SchemaError, type SchemaProblem } from './errors.js';
+import { completeSdl } from './sdl-additions.js';
+import { describeOrigin, problemAt, problemOfGraphQLError, SCHEMA_GUIDE, schemaErrorOf, type SdlOrigin } from './schema-problems.js';
+import { bindRoutes, MAX_SHARDS } from './topic-bindings.js';
 
 /** One subscription field bound to a Kafka topic by `@topic`. */
 export interface SubscriptionRoute {
@@ -31,7 +38,10 @@ export interface SubscriptionRoute {
 /** The executable schema plus the routing model derived from its `@topic` directives. */
 export interface WirestreamSchema {
   readonly schema: GraphQLSchema;
+  /** The SDL served (the console builds its schema from it): the user's, then what the loader added. */
   readonly sdl: string;
+  /** What the loader added because the SDL did not declare it: `directive @topic`, `type Query`. */
+  readonly added: readonly string[];
   /** Routes by Subscription field name. */
   readonly routes: ReadonlyMap<string, SubscriptionRoute>;
   /** Every distinct topic named by the schema, sorted: what ingest consumes. */
@@ -40,37 +50,88 @@ export interface WirestreamSchema {
   routesForTopic(topic: string): readonly SubscriptionRoute[];
 }
 
+/** Options of {@link loadWirestreamSchema}. */
+export interface WirestreamSchemaOptions {
+  /**
+   * The setting that names the schema file, e.g. `SCHEMA_PATH`: every message then starts with it,
+   * so an operator knows what to change. @default undefined (messages say "schema file")
+   */
+  readonly setting?: string | undefined;
+}
+
 /**
- * Builds the schema from SDL and derives the routing model. Fails fast, listing every
- * problem at once: a Subscription field without `@topic`, an unknown key field, a bad shard count.
+ * Builds the schema from SDL and derives the routing model. The SDL needs only its types and
+ * `type Subscription { … @topic(…) }`: `directive @topic` and a `Query` root are added when absent
+ * (see {@link WirestreamSchema.added}). Fails fast with one {@link SchemaError} that lists every
+ * problem at once, each with its line, column and field: SDL that does not build, a Subscription
+ * field without `@topic`, an unknown `@topic` argument, a topic name Kafka refuses, a key field the
+ * payload type does not have, a shard count out of range, two fields routing one topic differently.
  */
 export function createWirestreamSchema(sdl: string): WirestreamSchema {
-  let schema: GraphQLSchema;
-  try {
-    schema = buildSchema(sdl, { noLocation: true });
-  } catch (err) {
-    throw new SchemaError(`SDL does not build: ${(err as Error).message}`);
-  }
-  const subscriptionType = schema.getSubscriptionType();
-  if (!subscriptionType) {
-    throw new SchemaError('the schema has no Subscription type: nothing to serve');
-  }
-  const topicDirective = schema.getDirective('topic');
-  if (!topicDirective) {
-    throw new SchemaError(
-      'the schema does not declare `directive @topic(name: String!, key: String, shards: Int = 16) on FIELD_DEFINITION`',
-    );
-  }
+  return buildFromSdl(sdl, { path: undefined, setting: undefined });
+}
 
-  const problems: string[] = [];
-  const routes = new Map<string, SubscriptionRoute>();
-  for (const field of Object.values(subscriptionType.getFields())) {
-    const route = routeOf(field, subscriptionType, topicDirective, problems);
-    if (route) routes.set(route.fieldName, route);
+/** Reads the SDL file at `path` and builds it (see {@link createWirestreamSchema}); messages name the file and `options.setting`. */
+export function loadWirestreamSchema(path: string, options: WirestreamSchemaOptions = {}): WirestreamSchema {
+  const origin: SdlOrigin = { path, setting: options.setting };
+  let sdl: string;
+  try {
+    sdl = readFileSync(path, 'utf8');
+  } catch (err) {
+    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
+    const fix = options.setting === undefined ? 'give the path of a readable GraphQL SDL file' : `set ${options.setting} to a readable GraphQL SDL file`;
+    throw new SchemaError(`${describeOrigin(origin)} cannot be read (${reason}): ${fix} (what it holds: ${SCHEMA_GUIDE})`);
   }
-  if (problems.length > 0) {
-    throw new SchemaError(`invalid @topic bindings:\n  - ${problems.join('\n  - ')}`);
+  return buildFromSdl(sdl, origin);
+}
+
+function buildFromSdl(sdl: string, origin: SdlOrigin): WirestreamSchema {
+  let document: DocumentNode;
+  try {
+    // With locations, unlike the gateway's per-request parse: this runs once per process, and the
+    // locations are what lets every problem name its line.
+    document = parse(new Source(sdl, origin.path ?? 'SDL'));
+  } catch (err) {
+    if (!(err instanceof GraphQLError)) throw err;
+    throw schemaErrorOf([problemOfGraphQLError(err, undefined)], origin);
   }
+  const completed = completeSdl(sdl, document);
+  const problems: SchemaProblem[] = [...completed.problems];
+  // validateSDL is what buildASTSchema runs, but buildASTSchema throws its messages joined into one
+  // string without their locations; called directly, each error keeps its place in the SDL.
+  problems.push(...withoutRepeats(validateSDL(completed.document).map((error) => explained(problemOfGraphQLError(error, document))), problems));
+  const { document: buildable, placeholders } = withPlaceholders(completed.document);
+  const schema = tryBuild(buildable);
+  if (schema instanceof Error) {
+    // Only a fault no rule above saw is worth graphql-js's bare message.
+    if (problems.length === 0) problems.push(problemAt(undefined, undefined, `the SDL does not build: ${schema.message}`));
+    throw schemaErrorOf(problems, origin);
+  }
+  problems.push(...withoutRepeats(validateSchema(schema).map((error) => problemOfGraphQLError(error, document)), problems));
+
+  const subscriptionType = schema.getSubscriptionType();
+  const topicDirective = schema.getDirective('topic');
+  let routes = new Map<string, SubscriptionRoute>();
+  if (!subscriptionType) {
+    problems.push(
+      problemAt(
+        undefined,
+        undefined,
+        'the schema has no Subscription type, so nothing to serve: declare `type Subscription { … }` with one field per event stream, ' +
+          'each bound to its Kafka topic by @topic(name: "…")',
+      ),
+    );
+  } else if (topicDirective && completed.topicDirectiveUsable) {
+    const bindingProblems: SchemaProblem[] = [];
+    routes = bindRoutes(subscriptionType, topicDirective, bindingProblems);
+    // A field whose type is unknown (already reported) has a placeholder type: nothing more to say about it.
+    const onPlaceholder = (coordinate: string | undefined) => {
+      const field = coordinate?.startsWith(`${subscriptionType.name}.`) ? subscriptionType.getFields()[coordinate.slice(subscriptionType.name.length + 1)] : undefined;
+      return field !== undefined && placeholders.has(getNamedType(field.type).name);
+    };
+    problems.push(...withoutRepeats(bindingProblems.filter((problem) => !onPlaceholder(problem.coordinate)), problems));
+  }
+  if (problems.length > 0) throw schemaErrorOf(problems, origin);
 
   const byTopic = new Map<string, SubscriptionRoute[]>();
   for (const route of routes.values()) {
@@ -78,90 +139,57 @@ export function createWirestreamSchema(sdl: string): WirestreamSchema {
     list.push(route);
     byTopic.set(route.topic, list);
   }
-  // Two fields on one topic must agree on how it is sharded, or a publish would miss one of them.
-  for (const [topic, list] of byTopic) {
-    const first = list[0];
-    for (const route of list) {
-      if (first && (route.shards !== first.shards || route.keyField !== first.keyField)) {
-        throw new SchemaError(
-          `fields ${first.fieldName} and ${route.fieldName} read topic "${topic}" with different key/shards; ` +
-            'one topic has one routing: give both the same @topic(key:, shards:)',
-        );
-      }
-    }
-  }
-
   return Object.freeze({
     schema,
-    sdl,
+    sdl: completed.sdl,
+    added: Object.freeze([...completed.added]),
     routes,
     topics: Object.freeze([...byTopic.keys()].sort()),
     routesForTopic: (topic: string) => byTopic.get(topic) ?? [],
   });
 }
 
-/** Reads the SDL file at `path` and builds it (see {@link createWirestreamSchema}). */
-export function loadWirestreamSchema(path: string): WirestreamSchema {
-  let sdl: string;
+// SDL with errors (already reported) may still build, and then the bindings are checked too, so
+// one start reports everything; what still stops the build is reported alone.
+function tryBuild(document: DocumentNode): GraphQLSchema | Error {
   try {
-    sdl = readFileSync(path, 'utf8');
+    return buildASTSchema(document, { assumeValidSDL: true });
   } catch (err) {
-    throw new SchemaError(`cannot read schema file ${path}: ${(err as Error).message}`);
+    return err instanceof Error ? err : new Error(String(err));
   }
-  return createWirestreamSchema(sdl);
+}
+
+// An unknown type (reported by validateSDL) stops buildASTSchema: a placeholder scalar stands in for
+// each, so that the build goes on. The schema built is only used to find more problems, never served.
+function withPlaceholders(document: DocumentNode): { document: DocumentNode; placeholders: ReadonlySet<string> } {
+  const defined = new Set<string>(specifiedScalarTypes.map((type) => type.name));
+  for (const definition of document.definitions) if (isTypeDefinitionNode(definition)) defined.add(definition.name.value);
+  const placeholders = new Set<string>();
+  visit(document, {
+    NamedType(node) {
+      if (!defined.has(node.name.value)) placeholders.add(node.name.value);
+    },
+  });
+  if (placeholders.size === 0) return { document, placeholders };
+  const scalars = [...placeholders].map((name): ScalarTypeDefinitionNode => ({ kind: Kind.SCALAR_TYPE_DEFINITION, name: { kind: Kind.NAME, value: name } }));
+  return { document: { ...document, definitions: [...document.definitions, ...scalars] }, placeholders };
+}
+
+// One place, one message: our own check of a place explains more than graphql-js's (e.g. the query
+// root), and graphql-js's rules see a missing required @topic argument before the bindings do.
+function withoutRepeats(found: readonly SchemaProblem[], ours: readonly SchemaProblem[]): SchemaProblem[] {
+  const taken = new Set(ours.map((problem) => `${problem.line}:${problem.column}`));
+  return found.filter((problem) => problem.line === undefined || !taken.has(`${problem.line}:${problem.column}`));
+}
+
+// graphql-js says what is wrong with a use of @topic; add what it takes.
+function explained(problem: SchemaProblem): SchemaProblem {
+  if (!problem.message.includes('directive "@topic"')) return problem;
+  return {
+    ...problem,
+    message: `${problem.message} @topic takes name (the Kafka topic, required), key (the payload field that routes an event) and shards (1 to ${MAX_SHARDS}, default 16)`,
+  };
 }
 
 /** Path of the example auction schema shipped with this package. */
 export const auctionSchemaPath: string = new URL('../schema/auction.graphql', import.meta.url).pathname;
-
-function routeOf(
-  field: GraphQLField<unknown, unknown>,
-  subscriptionType: GraphQLObjectType,
-  topicDirective: NonNullable<ReturnType<GraphQLSchema['getDirective']>>,
-  problems: string[],
-): SubscriptionRoute | undefined {
-  const where = `${subscriptionType.name}.${field.name}`;
-  if (!field.astNode) {
-    problems.push(`${where}: no AST node (build the schema from SDL)`);
-    return undefined;
-  }
-  const values = getDirectiveValues(topicDirective, field.astNode);
-  if (!values) {
-    problems.push(`${where}: missing @topic(name: "...") — every subscription field must name its Kafka topic`);
-    return undefined;
-  }
-  const topic = values['name'];
-  const key = values['key'];
-  const shards = values['shards'];
-  if (typeof topic !== 'string' || !/^[a-zA-Z0-9._-]{1,249}$/.test(topic)) {
-    problems.push(`${where}: @topic(name:) must be a legal Kafka topic name ([a-zA-Z0-9._-], 1-249 chars), got ${JSON.stringify(topic)}`);
-    return undefined;
-  }
-  if (typeof shards !== 'number' || !Number.isInteger(shards) || shards < 1 || shards > MAX_SHARDS) {
-    problems.push(`${where}: @topic(shards:) must be an integer from 1 to ${MAX_SHARDS}, got ${String(shards)}`);
-    return undefined;
-  }
-  const returnType = getNamedType(field.type);
-  if (!isObjectType(returnType)) {
-    problems.push(`${where}: must return an object type, got ${returnType.name}`);
-    return undefined;
-  }
-  const keyField = typeof key === 'string' ? key : undefined;
-  if (keyField !== undefined && !(keyField in returnType.getFields())) {
-    problems.push(`${where}: @topic(key: "${keyField}") is not a field of ${returnType.name}`);
-    return undefined;
-  }
-  const filterArgs = field.args.map((arg: GraphQLArgument) => arg.name);
-  for (const arg of filterArgs) {
-    if (!(arg in returnType.getFields())) {
-      problems.push(`${where}: argument "${arg}" filters on payload field "${arg}", which ${returnType.name} does not have`);
-    }
-  }
-  return Object.freeze({
-    fieldName: field.name,
-    topic,
-    keyField,
-    shards,
-    filterArgs: Object.freeze(filterArgs),
-  });
-}
