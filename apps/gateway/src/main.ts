@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Entry point: read config, build real clients, wire, listen, drain on SIGTERM. Logic lives in gateway.ts.
 import { EXIT_CONFIG, loadConfigOrExit } from '@wirestream/config';
-import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
+import { auctionSchemaPath, loadWirestreamSchema, SchemaError, type WirestreamSchema } from '@wirestream/schema';
 import { createLogger, createMetricsRegistry, toError } from '@wirestream/telemetry';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -53,7 +53,16 @@ if (config.console) {
   }
   logger.info({ dir, files: consoleSite.files.size, bytes: consoleSite.bytes }, 'console enabled at /console/');
 }
-const schema = loadWirestreamSchema(config.schemaPath ?? auctionSchemaPath);
+// A schema that cannot be read or served is configuration: every problem in one block on stderr, exit 78.
+let schema: WirestreamSchema;
+try {
+  schema = loadWirestreamSchema(config.schemaPath ?? auctionSchemaPath, { setting: gatewayConfigSpec.schemaPath.name });
+} catch (err) {
+  if (!(err instanceof SchemaError)) throw err;
+  process.stderr.write(`${err.message}\n`);
+  process.exit(EXIT_CONFIG);
+}
+if (schema.added.length > 0) logger.info({ added: schema.added }, 'schema: added what the SDL does not declare (docs/schema.md)');
 const registry = createMetricsRegistry({ service: 'gateway' });
 const series = config.metricsEnabled ? createGatewayMetrics(registry) : undefined;
 const redis = connectRedis({

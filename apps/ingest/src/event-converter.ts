@@ -19,7 +19,7 @@ export type EventConverter = (value: Buffer | null, envelopeHead?: string, route
 export interface EventConverterOptions {
   /** Larger values are dead-lettered unparsed. @default INGEST_DEFAULTS.maxMessageBytes */
   readonly maxMessageBytes?: number;
-  /** Deeper payloads are dead-lettered. @default INGEST_DEFAULTS.maxDepth */
+  /** Deeper payloads are dead-lettered (setting INGEST_MAX_DEPTH). @default INGEST_DEFAULTS.maxDepth */
   readonly maxDepth?: number;
 }
 
@@ -52,6 +52,14 @@ export function createEventConverter(options: EventConverterOptions = {}): Event
     } catch (err) {
       if (err instanceof TransformError && err.code === 'INVALID_JSON') {
         return fail('INVALID_JSON', `value is not valid JSON: ${err.message}`);
+      }
+      if (err instanceof TransformError && err.code === 'MAX_DEPTH') {
+        // The transformer knows its option, not the setting behind it: name the one an operator can raise.
+        return fail(
+          'TRANSFORM_FAILED',
+          `payload nests deeper than INGEST_MAX_DEPTH (${maxDepth}) at ${err.path}: ` +
+            "flatten the producer's payload or raise INGEST_MAX_DEPTH (a retry will not help)",
+        );
       }
       return fail('TRANSFORM_FAILED', toError(err).message);
     }

@@ -2,9 +2,10 @@
 // Entry point: read config, build real clients, wire, start, stop on SIGTERM. Logic lives in ingest.ts and the parts it wires.
 import { Kafka, logLevel } from 'kafkajs';
 import { EXIT_CONFIG, loadConfigOrExit } from '@wirestream/config';
-import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
+import { auctionSchemaPath, loadWirestreamSchema, SchemaError, type WirestreamSchema } from '@wirestream/schema';
 import { createLogger, createMetricsRegistry } from '@wirestream/telemetry';
 import { ingestConfigSpec } from './config.js';
+import { createEventConverter } from './event-converter.js';
 import { createIngest } from './ingest.js';
 import { createHealthServer } from './health-server.js';
 import { kafkaLogCreator } from './kafka-logger.js';
@@ -13,7 +14,16 @@ import { createIngestRedis, type IngestRedis } from './redis-client.js';
 
 const config = loadConfigOrExit(ingestConfigSpec, process.env, { file: process.env['WIRESTREAM_CONFIG_FILE'] });
 const logger = createLogger({ name: 'ingest', level: config.logLevel });
-const schema = loadWirestreamSchema(config.schemaPath ?? auctionSchemaPath);
+// A schema that cannot be read or served is configuration: every problem in one block on stderr, exit 78.
+let schema: WirestreamSchema;
+try {
+  schema = loadWirestreamSchema(config.schemaPath ?? auctionSchemaPath, { setting: ingestConfigSpec.schemaPath.name });
+} catch (err) {
+  if (!(err instanceof SchemaError)) throw err;
+  process.stderr.write(`${err.message}\n`);
+  process.exit(EXIT_CONFIG);
+}
+if (schema.added.length > 0) logger.info({ added: schema.added }, 'schema: added what the SDL does not declare (docs/schema.md)');
 const kafka = new Kafka({
   clientId: config.kafkaClientId,
   brokers: [...config.kafkaBrokers],
@@ -34,7 +44,15 @@ const registry = createMetricsRegistry({ service: 'ingest' });
 const metrics = createIngestMetrics(registry, schema.topics);
 
 const ingest = createIngest(
-  { kafka, redis, schema, logger, metrics },
+  {
+    kafka,
+    redis,
+    schema,
+    logger,
+    metrics,
+    // Built here rather than by createIngest, which passes it only maxMessageBytes: INGEST_MAX_DEPTH is read at this edge.
+    convert: createEventConverter({ maxMessageBytes: config.maxMessageBytes, maxDepth: config.maxDepth }),
+  },
   {
     groupId: config.groupId,
     channelPrefix: config.channelPrefix,
