@@ -307,17 +307,21 @@ describe('createAuthenticator — options fail fast', () => {
     expect(() => createAuthenticator({ mode: 'anonymous', hs256Secret: SECRET } as unknown as AuthenticatorOptions)).toThrow(
       "auth mode 'anonymous' takes no other options, got hs256Secret",
     );
-    expect(jwt({})).toThrow("auth mode 'jwt' needs a key to verify tokens: set hs256Secret, publicKeysPem, jwksFile or jwksUrl");
-    expect(jwt({ publicKeysPem: pem, jwksUrl: 'https://id.example.com/jwks' })).toThrow(
-      'auth: public keys must come from one source, got publicKeysPem and jwksUrl',
+    // Each names the GATEWAY_JWT_* setting an operator changes, then the option it feeds.
+    expect(jwt({})).toThrow(
+      "auth mode 'jwt' needs a key to verify tokens: set GATEWAY_JWT_HS256_SECRET (hs256Secret), GATEWAY_JWT_PUBLIC_KEYS_FILE (publicKeysPem), " +
+        'GATEWAY_JWT_JWKS_FILE (jwksFile) or GATEWAY_JWT_JWKS_URL (jwksUrl)',
     );
-    expect(jwt({ hs256Secret: 'short' })).toThrow('auth: hs256Secret is 5 bytes; HS256 needs at least 32');
+    expect(jwt({ publicKeysPem: pem, jwksUrl: 'https://id.example.com/jwks' })).toThrow(
+      'auth: public keys must come from one source, got GATEWAY_JWT_PUBLIC_KEYS_FILE (publicKeysPem) and GATEWAY_JWT_JWKS_URL (jwksUrl)',
+    );
+    expect(jwt({ hs256Secret: 'short' })).toThrow('auth: GATEWAY_JWT_HS256_SECRET (hs256Secret) is 5 bytes; HS256 needs at least 32');
     expect(jwt({ hs256Secret: SECRET, clockToleranceSec: -1 })).toThrow(/clockToleranceSec must be between 0 and 300/);
-    expect(jwt({ hs256Secret: SECRET, allowAnonymous: true })).toThrow(/allowAnonymous needs anonymousScopes/);
-    expect(jwt({ hs256Secret: SECRET, anonymousScopes: ['a'] })).toThrow(/anonymousScopes is set but allowAnonymous is false/);
-    expect(jwt({ hs256Secret: SECRET, tenantArgs: ['seller_id'] })).toThrow(/tenantArgs \(seller_id\) .* tenantClaim is not set/);
-    expect(jwt({ jwksUrl: 'http://id.example.com/jwks' })).toThrow(/jwksUrl must use https/);
-    expect(jwt({ jwksUrl: 'not a url' })).toThrow(/jwksUrl is not a URL/);
+    expect(jwt({ hs256Secret: SECRET, allowAnonymous: true })).toThrow(/GATEWAY_JWT_ALLOW_ANONYMOUS \(allowAnonymous\) needs GATEWAY_JWT_ANONYMOUS_SCOPES \(anonymousScopes\)/);
+    expect(jwt({ hs256Secret: SECRET, anonymousScopes: ['a'] })).toThrow(/GATEWAY_JWT_ANONYMOUS_SCOPES \(anonymousScopes\) is set but GATEWAY_JWT_ALLOW_ANONYMOUS \(allowAnonymous\) is false/);
+    expect(jwt({ hs256Secret: SECRET, tenantArgs: ['seller_id'] })).toThrow(/GATEWAY_JWT_TENANT_ARGS \(tenantArgs\) = seller_id .* GATEWAY_JWT_TENANT_CLAIM \(tenantClaim\) is not set/);
+    expect(jwt({ jwksUrl: 'http://id.example.com/jwks' })).toThrow(/GATEWAY_JWT_JWKS_URL \(jwksUrl\) must use https/);
+    expect(jwt({ jwksUrl: 'not a url' })).toThrow('auth: GATEWAY_JWT_JWKS_URL (jwksUrl) is not a URL: "not a url"');
   });
 
   it('refuses private keys and keys for other algorithms', async () => {
@@ -330,6 +334,6 @@ describe('createAuthenticator — options fail fast', () => {
     const path = join(workDir, 'private.json');
     writeFileSync(path, JSON.stringify({ keys: [await exportJWK(privateKey)] }));
     expect(jwt({ jwksFile: path })).toThrow(/is a private key/);
-    expect(jwt({ jwksFile: join(workDir, 'missing.json') })).toThrow(/could not be read as JSON/);
+    expect(jwt({ jwksFile: join(workDir, 'missing.json') })).toThrow(/^auth: GATEWAY_JWT_JWKS_FILE \(jwksFile\) .*missing.json could not be read as JSON/);
   });
 });

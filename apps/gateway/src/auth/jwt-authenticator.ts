@@ -10,6 +10,7 @@ import {
 import { GATEWAY_DEFAULTS } from '../defaults.js';
 import type { AuthResult, Authenticator, JwtAuthOptions, Principal, TenantBinding } from './authenticator.js';
 import { checkedJwksUrl, jwksFromFile, jwksFromPem } from './key-sources.js';
+import { settingName } from './settings.js';
 import { authorizeField, createScopeInterner } from './scopes.js';
 
 /** Reasons are sent as WebSocket close reasons (≤ 123 bytes); we keep them ≤ 100 characters. */
@@ -48,16 +49,17 @@ function resolveJwtSettings(options: JwtAuthOptions): JwtSettings {
     ] as const
   ).filter(([, value]) => value !== undefined);
   if (hs256Secret === undefined && publicSources.length === 0) {
-    throw new TypeError("auth mode 'jwt' needs a key to verify tokens: set hs256Secret, publicKeysPem, jwksFile or jwksUrl");
+    const keySettings = (['hs256Secret', 'publicKeysPem', 'jwksFile', 'jwksUrl'] as const).map(settingName);
+    throw new TypeError(`auth mode 'jwt' needs a key to verify tokens: set ${keySettings.slice(0, -1).join(', ')} or ${keySettings.at(-1)}`);
   }
   if (publicSources.length > 1) {
     throw new TypeError(
-      `auth: public keys must come from one source, got ${publicSources.map(([name]) => name).join(' and ')}: keep one (a JWKS can hold several keys)`,
+      `auth: public keys must come from one source, got ${publicSources.map(([name]) => settingName(name)).join(' and ')}: keep one (a JWKS can hold several keys)`,
     );
   }
   if (hs256Secret !== undefined && Buffer.byteLength(hs256Secret) < 32) {
     throw new RangeError(
-      `auth: hs256Secret is ${Buffer.byteLength(hs256Secret)} bytes; HS256 needs at least 32 (RFC 7518 §3.2): use a longer random secret`,
+      `auth: ${settingName('hs256Secret')} is ${Buffer.byteLength(hs256Secret)} bytes; HS256 needs at least 32 (RFC 7518 §3.2): use a longer random secret`,
     );
   }
   if (!Number.isFinite(clockToleranceSec) || clockToleranceSec < 0 || clockToleranceSec > 300) {
@@ -65,16 +67,21 @@ function resolveJwtSettings(options: JwtAuthOptions): JwtSettings {
   }
   if (allowAnonymous && (anonymousScopes === undefined || anonymousScopes.length === 0)) {
     throw new TypeError(
-      "auth: allowAnonymous needs anonymousScopes, the fields anonymous clients may use (e.g. ['subscribe:listingUpdated']); without them they could subscribe to nothing",
+      `auth: ${settingName('allowAnonymous')} needs ${settingName('anonymousScopes')}, the fields anonymous clients may use ` +
+        "(e.g. ['subscribe:listingUpdated']); without them they could subscribe to nothing",
     );
   }
   if (!allowAnonymous && anonymousScopes !== undefined) {
-    throw new TypeError('auth: anonymousScopes is set but allowAnonymous is false: set allowAnonymous: true, or remove anonymousScopes');
+    throw new TypeError(
+      `auth: ${settingName('anonymousScopes')} is set but ${settingName('allowAnonymous')} is false: set it to true, or remove the scopes`,
+    );
   }
-  if (scopesClaim.trim() === '') throw new TypeError('auth: scopesClaim must name a claim, got an empty string');
-  if (tenantClaim !== undefined && tenantClaim.trim() === '') throw new TypeError('auth: tenantClaim must name a claim, got an empty string');
+  if (scopesClaim.trim() === '') throw new TypeError(`auth: ${settingName('scopesClaim')} must name a claim, got an empty string`);
+  if (tenantClaim !== undefined && tenantClaim.trim() === '') throw new TypeError(`auth: ${settingName('tenantClaim')} must name a claim, got an empty string`);
   if (tenantArgs.length > 0 && tenantClaim === undefined) {
-    throw new TypeError(`auth: tenantArgs (${tenantArgs.join(', ')}) are bound to the tenant claim, but tenantClaim is not set: set it`);
+    throw new TypeError(
+      `auth: ${settingName('tenantArgs')} = ${tenantArgs.join(', ')} are bound to the tenant claim, but ${settingName('tenantClaim')} is not set: set it`,
+    );
   }
   if (!Number.isInteger(maxTokenBytes) || maxTokenBytes < 256) {
     throw new RangeError(`auth: maxTokenBytes must be an integer ≥ 256, got ${String(maxTokenBytes)}`);

@@ -1,6 +1,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { JWK } from 'jose';
+import { settingName } from './settings.js';
 
 /** Where the JWT authenticator's public keys come from: PEM text, a JWKS file, or the issuer's JWKS URL. */
 
@@ -12,18 +13,18 @@ export function jwksFromPem(pem: string): JWK[] {
   for (const match of pem.matchAll(PEM_BLOCK)) {
     const label = match[1] ?? '';
     if (label.includes('PRIVATE')) {
-      throw new TypeError(`auth: publicKeysPem contains a ${label}: give the gateway only public keys (openssl pkey -pubout)`);
+      throw new TypeError(`auth: ${settingName('publicKeysPem')} contains a ${label}: give the gateway only public keys (openssl pkey -pubout)`);
     }
     let keyObject: KeyObject;
     try {
       keyObject = createPublicKey(match[0]);
     } catch (err) {
-      throw new TypeError(`auth: publicKeysPem block ${keys.length + 1} (${label}) is not a public key: ${(err as Error).message}`);
+      throw new TypeError(`auth: ${settingName('publicKeysPem')} block ${keys.length + 1} (${label}) is not a public key: ${(err as Error).message}`);
     }
-    keys.push(signingJwk(keyObject.export({ format: 'jwk' }), `publicKeysPem block ${keys.length + 1}`));
+    keys.push(signingJwk(keyObject.export({ format: 'jwk' }), `${settingName('publicKeysPem')} block ${keys.length + 1}`));
   }
   if (keys.length === 0) {
-    throw new TypeError('auth: publicKeysPem holds no PEM block: expected "-----BEGIN PUBLIC KEY-----" … "-----END PUBLIC KEY-----"');
+    throw new TypeError(`auth: ${settingName('publicKeysPem')} holds no PEM block: expected "-----BEGIN PUBLIC KEY-----" … "-----END PUBLIC KEY-----"`);
   }
   return keys;
 }
@@ -34,20 +35,20 @@ export function jwksFromFile(path: string): JWK[] {
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
   } catch (err) {
-    throw new TypeError(`auth: jwksFile ${path} could not be read as JSON: ${(err as Error).message}`);
+    throw new TypeError(`auth: ${settingName('jwksFile')} ${path} could not be read as JSON: ${(err as Error).message}`);
   }
   const list = (parsed as { keys?: unknown } | null)?.keys;
-  if (!Array.isArray(list)) throw new TypeError(`auth: jwksFile ${path} must be a JWKS: {"keys":[…]}`);
+  if (!Array.isArray(list)) throw new TypeError(`auth: ${settingName('jwksFile')} ${path} must be a JWKS: {"keys":[…]}`);
   const keys: JWK[] = [];
   list.forEach((entry: unknown, i) => {
     const jwk = entry as JWK;
-    const where = `jwksFile ${path} key ${i}${typeof jwk?.kid === 'string' ? ` (kid ${jwk.kid})` : ''}`;
+    const where = `${settingName('jwksFile')} ${path} key ${i}${typeof jwk?.kid === 'string' ? ` (kid ${jwk.kid})` : ''}`;
     if (typeof jwk !== 'object' || jwk === null) throw new TypeError(`auth: ${where} is not a JWK object`);
     // Encryption keys and other key types may share a published set; they are not ours to use.
     if (jwk.use === 'enc' || (jwk.kty !== 'RSA' && jwk.kty !== 'EC')) return;
     keys.push(signingJwk(jwk, where));
   });
-  if (keys.length === 0) throw new TypeError(`auth: jwksFile ${path} has no RSA or EC P-256 signing key`);
+  if (keys.length === 0) throw new TypeError(`auth: ${settingName('jwksFile')} ${path} has no RSA or EC P-256 signing key`);
   return keys;
 }
 
@@ -75,11 +76,11 @@ export function checkedJwksUrl(text: string): URL {
   try {
     url = new URL(text);
   } catch {
-    throw new TypeError(`auth: jwksUrl is not a URL: ${JSON.stringify(text)}`);
+    throw new TypeError(`auth: ${settingName('jwksUrl')} is not a URL: ${JSON.stringify(text)}`);
   }
   const local = url.hostname === 'localhost' || url.hostname === '127.0.0.1' || url.hostname === '[::1]';
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && local)) {
-    throw new TypeError(`auth: jwksUrl must use https (keys fetched in clear text can be swapped), got ${url.protocol}//${url.host}`);
+    throw new TypeError(`auth: ${settingName('jwksUrl')} must use https (keys fetched in clear text can be swapped), got ${url.protocol}//${url.host}`);
   }
   return url;
 }
