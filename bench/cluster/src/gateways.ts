@@ -5,8 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { findRepoRoot, freePort } from '@wirestream/testkit';
-import { killWhenGone } from './proc.js';
+import { findRepoRoot, freePort, killWhenGone } from '@wirestream/testkit';
 
 const HOST = '127.0.0.1';
 /** A gateway must answer /readyz (its broker connected to every primary) within this. */

@@ -2,7 +2,6 @@
  * What this bench reads about processes and the machine, from /proc (Linux only, like the machines
  * the benches run on).
  */
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 
@@ -93,18 +92,4 @@ export async function waitForQuietMachine({ maxLoad, maxWaitMs, pollMs = 30_000,
     log(`  1-minute load ${load.toFixed(2)} ≥ ${maxLoad}: waiting ${pollMs / 1_000} s (${(waitedMs / 60_000).toFixed(1)} of ${maxWaitMs / 60_000} min)`);
     await new Promise((r) => setTimeout(r, pollMs));
   }
-}
-
-/**
- * A detached watchdog: SIGKILLs `childPid` once this process is gone, so a gateway outlives the
- * bench by at most a second even when the bench itself is SIGKILLed (no exit handler runs then).
- * Ends by itself when either process is gone.
- */
-export function killWhenGone(childPid: number): void {
-  const script = `
-    alive() { kill -0 "$1" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
-    while alive "$0" && alive "$1"; do sleep 1; done
-    alive "$1" && kill -KILL "$1" 2>/dev/null
-    exit 0`;
-  spawn('bash', ['-c', script, String(process.pid), String(childPid)], { detached: true, stdio: 'ignore' }).unref();
 }

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { killWhenGone } from '@wirestream/testkit';
 
 /** A server process this bench started; it must be gone when the bench ends, whatever happens. */
 export interface ManagedProcess {
@@ -75,16 +76,6 @@ export function startNodeProcess(label: string, args: readonly string[], env: Re
       clearTimeout(timer);
     },
   };
-}
-
-/** Polls once a second; ends by itself when either process is gone. */
-function killWhenGone(childPid: number): void {
-  const script = `
-    alive() { kill -0 "$1" 2>/dev/null && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
-    while alive "$0" && alive "$1"; do sleep 1; done
-    alive "$1" && kill -KILL "$1" 2>/dev/null
-    exit 0`;
-  spawn('bash', ['-c', script, String(process.pid), String(childPid)], { detached: true, stdio: 'ignore' }).unref();
 }
 
 /** VmRSS of a process in bytes, or undefined once it is gone. */

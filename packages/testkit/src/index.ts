@@ -24,3 +24,5 @@ export {
 export { SHARED_KAFKA_ENV, setupSharedKafka, sharedKafkaFromEnv } from './sharedKafka.js';
 export { createTopics } from './createTopics.js';
 export { startApp, type AppProcess } from './startApp.js';
+// For benches that spawn their own servers: a detached watchdog that SIGKILLs a child once this process is gone.
+export { killWhenGone } from './internal/processes.js';
