@@ -672,8 +672,17 @@ async function restartNode(state: ClusterState, port: number): Promise<ClusterNo
     if (proc.child !== undefined) throw new Error(`${HOST}:${port} is running; killPrimary it first`);
     if (state.stopped) throw new Error('the cluster is stopped');
     await spawnNode(state, proc, state.faultTimeoutMs);
-    await waitHealthy(state, state.faultTimeoutMs, `the cluster after restarting ${HOST}:${port}`);
-    const node = state.nodes.find((n) => n.port === port);
+    // A node restarted with its nodes.conf first claims to be the primary it was (without slots now,
+    // so the cluster can look healthy already); wait until gossip has made it a replica, and synced.
+    let node: ClusterNode | undefined;
+    await waitFor(
+      async () => {
+        await waitHealthy(state, state.faultTimeoutMs, `the cluster after restarting ${HOST}:${port}`);
+        node = state.nodes.find((n) => n.port === port);
+        return node?.role === 'replica';
+      },
+      { timeoutMs: state.faultTimeoutMs, intervalMs: 100, message: `${HOST}:${port} to rejoin as a replica` },
+    );
     if (node === undefined) throw new Error(`${HOST}:${port} is not in CLUSTER NODES after its restart`);
     return node;
   } catch (error) {
