@@ -88,6 +88,8 @@ const gateway = createGateway(
     path: config.path,
     channelPrefix: config.channelPrefix,
     maxPayloadBytes: config.maxPayloadBytes,
+    sliceMs: config.sliceMs,
+    maxInboundBytes: config.maxInboundBytes,
     maxBackpressureBytes: config.maxBackpressureBytes,
     idleTimeoutSeconds: config.idleTimeoutSeconds,
     connectionInitWaitTimeoutMs: config.connectionInitWaitTimeoutMs,
