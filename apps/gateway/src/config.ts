@@ -1,4 +1,5 @@
 import { booleanFlag, csvList, defineConfigSpec, envVar, integer, port, url, z } from '@wirestream/config';
+import { redisSecuritySpec } from '@wirestream/connect';
 import { REDIS_MODES } from '@wirestream/schema';
 import { LOG_LEVELS } from '@wirestream/telemetry';
 import { GATEWAY_DEFAULTS } from './defaults.js';
@@ -10,6 +11,7 @@ export const gatewayConfigSpec = defineConfigSpec({
   path: envVar({ name: 'GATEWAY_PATH', schema: z.string().trim().startsWith('/'), default: GATEWAY_DEFAULTS.path, description: 'WebSocket endpoint path (graphql-transport-ws).' }),
   redisUrl: envVar({ name: 'REDIS_URL', schema: url({ protocols: ['redis', 'rediss'] }), default: GATEWAY_DEFAULTS.redisUrl, description: 'Redis the gateway subscribes to.', secret: false }),
   redisMode: envVar({ name: 'REDIS_MODE', schema: z.enum(REDIS_MODES), default: GATEWAY_DEFAULTS.redisMode, description: '`standalone` (one Redis, PUBLISH/SUBSCRIBE) or `cluster` (Redis Cluster, sharded pub/sub; REDIS_URL is then any one node, its credentials and TLS apply to all). Must match ingest.' }),
+  ...redisSecuritySpec,
   redisPartitionsPollMs: envVar({ name: 'GATEWAY_REDIS_PARTITIONS_POLL_MS', schema: integer({ min: 100, max: 600_000 }), default: GATEWAY_DEFAULTS.redisPartitionsPollMs, description: 'Cluster mode: how often the partition counts of subscribed topics are re-read (a topic that gained partitions is subscribed and back-filled within this).' }),
   channelPrefix: envVar({ name: 'REDIS_CHANNEL_PREFIX', schema: z.string().trim().regex(/^[A-Za-z0-9_.-]+$/), default: GATEWAY_DEFAULTS.channelPrefix, description: 'Prefix of Redis channels; must match ingest.' }),
   historyPrefix: envVar({ name: 'REDIS_HISTORY_PREFIX', schema: z.string().trim().regex(/^[A-Za-z0-9_.-]+$/), default: GATEWAY_DEFAULTS.historyPrefix, description: 'Prefix of the Redis history streams ingest writes; must match ingest.' }),
