@@ -16,6 +16,16 @@ export {
 export { CLUSTER_SLOTS, keySlot } from './keySlot.js';
 export { startKafka, type KafkaBroker, type KafkaBrokerOptions } from './startKafka.js';
 export {
+  startSecuredKafka,
+  unsecuredJwt,
+  type KafkaSaslMechanism,
+  type KafkaSecurity,
+  type KafkaSecurityFiles,
+  type KafkaUser,
+  type SecuredKafkaBroker,
+} from './startSecuredKafka.js';
+export { grantAcls, type AclGrant, type AclOperation } from './grantAcls.js';
+export {
   startKafkaCluster,
   type KafkaCluster,
   type KafkaClusterNode,
