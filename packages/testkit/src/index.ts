@@ -4,6 +4,7 @@ export { freePort } from './freePort.js';
 export { uniqueName } from './uniqueName.js';
 export { waitFor, type WaitForOptions } from './waitFor.js';
 export { startRedis, type RedisServer, type RedisServerOptions } from './startRedis.js';
+export type { RedisAclUser, RedisTlsFiles, RedisTlsOptions } from './internal/redisSecurity.js';
 export {
   startRedisCluster,
   type ClusterNode,
