@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { findRepoRoot } from '../findRepoRoot.js';
-import { onProcessExit, runScript } from './processes.js';
+import { isAlive, onProcessExit, runScript } from './processes.js';
 
 /** TLS of a {@link startRedis} server. */
 export interface RedisTlsOptions {
@@ -23,7 +22,10 @@ export interface RedisAclUser {
   rules?: readonly string[];
 }
 
-/** PEM files (absolute paths) of a TLS server: made by infra/tls/make-certs.sh, deleted at exit. */
+/**
+ * PEM files (absolute paths) of a TLS server, made by infra/tls/make-certs.sh under
+ * `<repo>/.wirestream/testkit/redis-tls-<pid>-*`; deleted at exit or by a later start once that pid is gone.
+ */
 export interface RedisTlsFiles {
   /** Signed the server certificate (SAN 127.0.0.1, localhost) and {@link clientCert}. */
   readonly ca: string;
@@ -77,9 +79,13 @@ export async function prepareRedisSecurity(tls: boolean | RedisTlsOptions | unde
     return { portArgs: (port) => ['--port', String(port)], userArgs, files: undefined, defaultPassword, probe };
   }
 
-  const dir = mkdtempSync(join(tmpdir(), 'wirestream-redis-tls-'));
+  const root = findRepoRoot();
+  const parent = join(root, '.wirestream', 'testkit');
+  mkdirSync(parent, { recursive: true });
+  pruneOrphanedCertDirs(parent);
+  const dir = mkdtempSync(join(parent, `redis-tls-${process.pid}-`));
   onProcessExit(() => rmSync(dir, { recursive: true, force: true }));
-  await runScript(join(findRepoRoot(), 'infra', 'tls', 'make-certs.sh'), ['--out', dir], { timeoutMs: 30_000 });
+  await runScript(join(root, 'infra', 'tls', 'make-certs.sh'), ['--out', dir], { timeoutMs: 30_000 });
   const file = (name: string): string => join(dir, name);
   const files: RedisTlsFiles = Object.freeze({
     ca: file('ca.pem'),
@@ -106,6 +112,18 @@ export async function prepareRedisSecurity(tls: boolean | RedisTlsOptions | unde
     defaultPassword,
     probe,
   };
+}
+
+/**
+ * Deletes certificate dirs whose test process is gone. The exit hook does not run in every case
+ * (a vitest worker ended from outside, a SIGKILL), and the dir's name carries its owner's pid.
+ */
+function pruneOrphanedCertDirs(parent: string): void {
+  for (const name of readdirSync(parent)) {
+    const owner = /^redis-tls-(\d+)-/.exec(name)?.[1];
+    if (owner === undefined || isAlive(Number(owner))) continue;
+    rmSync(join(parent, name), { recursive: true, force: true });
+  }
 }
 
 function validate(tls: boolean | RedisTlsOptions | undefined, aclUsers: readonly RedisAclUser[] | undefined): string[] {
