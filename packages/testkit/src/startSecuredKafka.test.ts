@@ -185,6 +185,54 @@ describe('an untrusted certificate fails the TLS handshake', () => {
   });
 });
 
+describe('a client whose settings do not match the listener', () => {
+  /** What a producer's connect() and then its first request report (undefined: it succeeded). */
+  async function connectThenSend(client: Kafka): Promise<{ connect?: Error & Record<string, unknown>; send?: Error & Record<string, unknown> }> {
+    const producer = client.producer();
+    try {
+      const connect = await rejection(producer.connect()).catch(() => undefined);
+      if (connect !== undefined) return { connect };
+      const send = await rejection(producer.send({ topic: uniqueName('mismatch'), messages: [{ value: 'x' }] })).catch(() => undefined);
+      return send === undefined ? {} : { send };
+    } finally {
+      await producer.disconnect().catch(() => undefined);
+    }
+  }
+  const causeOf = (error: Error | undefined): unknown => (error as { cause?: unknown } | undefined)?.cause;
+
+  it('an expired OAUTHBEARER token: connect() resolves, the first request fails ILLEGAL_SASL_STATE', async () => {
+    // The broker answers a rejected token with an RFC 7628 error challenge ({"status":"invalid_token"})
+    // inside a successful SaslAuthenticate response; kafkajs 2.2.4 never reads it and carries on.
+    const client = kafka({
+      brokers: [security.listeners.saslSsl],
+      ssl: { ca: [ca] },
+      sasl: { mechanism: 'oauthbearer', oauthBearerProvider: () => Promise.resolve({ value: unsecuredJwt('app', { lifetimeMs: -60_000 }) }) },
+    });
+    const { connect, send } = await connectThenSend(client);
+    expect(connect).toBeUndefined();
+    expect(causeOf(send)).toMatchObject({ name: 'KafkaJSProtocolError', type: 'ILLEGAL_SASL_STATE', code: 34 });
+  });
+
+  it('TLS without SASL on SASL_SSL: connect() resolves (ApiVersions needs no auth), the first request finds the connection closed', async () => {
+    const { connect, send } = await connectThenSend(kafka({ brokers: [security.listeners.saslSsl], ssl: { ca: [ca] } }));
+    expect(connect).toBeUndefined();
+    expect(causeOf(send)).toMatchObject({ name: 'KafkaJSConnectionClosedError', message: 'Closed connection' });
+  });
+
+  it('SASL without TLS on SASL_SSL: the broker closes the connection', async () => {
+    const { username, password } = security.users.app;
+    const { connect } = await connectThenSend(kafka({ brokers: [security.listeners.saslSsl], sasl: { mechanism: 'plain', username, password } }));
+    expect(connect).toMatchObject({ name: 'KafkaJSNumberOfRetriesExceeded' });
+    expect(causeOf(connect)).toMatchObject({ name: 'KafkaJSConnectionClosedError', message: 'Closed connection' });
+  });
+
+  it('SASL on the PLAINTEXT listener: ILLEGAL_SASL_STATE', async () => {
+    const { username, password } = security.users.app;
+    const { connect } = await connectThenSend(kafka({ brokers: [security.listeners.plaintext], sasl: { mechanism: 'plain', username, password } }));
+    expect(connect).toMatchObject({ name: 'KafkaJSProtocolError', type: 'ILLEGAL_SASL_STATE' });
+  });
+});
+
 describe('authorization: nothing without an ACL, produce and consume with one', () => {
   it('producing to a topic without ACLs: TOPIC_AUTHORIZATION_FAILED', async () => {
     const topic = uniqueName('secured-denied');

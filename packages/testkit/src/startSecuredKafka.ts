@@ -123,6 +123,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * An unsecured JWT (`alg: none`) for the OAUTHBEARER mechanism: the broker's default validator
  * (OAuthBearerUnsecuredValidatorCallbackHandler) needs only a `sub` (the principal, `User:<sub>`)
  * and an `exp` in the future. For a kafkajs `oauthBearerProvider: async () => ({ value })`.
+ * A negative `lifetimeMs` makes an expired token (a negative test).
  */
 export function unsecuredJwt(subject: string, { lifetimeMs = 3_600_000 /* 1 hour */ } = {}): string {
   const nowS = Math.floor(Date.now() / 1000);
