@@ -64,6 +64,12 @@ export interface GatewayOptions {
    */
   readonly sliceMs?: number;
   /**
+   * Longest a rendered payload waits for its write while more messages are queued (a caught-up
+   * gateway writes at once). Longer: more events per corked write (one syscall per socket), the
+   * bulk of a busy gateway's CPU; shorter: less added latency under load.
+   */
+  readonly flushDelayMs?: number;
+  /**
    * Characters (≈ bytes) of queued, unprocessed envelopes above which reading from Redis pauses
    * until the queue is half empty; bounds the gateway's memory under any burst. Redis may drop a
    * subscriber paused too long: the gateway then back-fills from history (nothing is lost).
@@ -126,7 +132,7 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
   });
 
   const writer = createUwsWriter(backpressure, () => metrics?.series.slowConsumers.inc());
-  const flow = { sliceMs: o.sliceMs, maxInboundBytes: o.maxInboundBytes };
+  const flow = { sliceMs: o.sliceMs, flushDelayMs: o.flushDelayMs, maxInboundBytes: o.maxInboundBytes };
   const hub = createHub({ schema, broker, history, logger, writer, metrics: metrics?.series, contextFactories, flow });
   const protocol = createProtocol(
     { schema, compiler, hub, writer, authenticator, subscribeRateLimiter, logger },

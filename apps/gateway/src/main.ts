@@ -93,6 +93,7 @@ const gateway = createGateway(
     channelPrefix: config.channelPrefix,
     maxPayloadBytes: config.maxPayloadBytes,
     sliceMs: config.sliceMs,
+    flushDelayMs: config.flushDelayMs,
     maxInboundBytes: config.maxInboundBytes,
     maxBackpressureBytes: config.maxBackpressureBytes,
     idleTimeoutSeconds: config.idleTimeoutSeconds,

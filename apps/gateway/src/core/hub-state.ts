@@ -3,6 +3,7 @@ import type { WirestreamSchema } from '@wirestream/schema';
 import type { Logger } from '@wirestream/telemetry';
 import type { Broker, HistoryReader } from '../broker/broker.js';
 import type { ConnectionWriter } from './connection-writer.js';
+import type { Flush } from './flush.js';
 import type { FlowLimits, InboundQueue } from './inbound.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { CompiledSubscription } from './operations.js';
@@ -54,6 +55,8 @@ export interface Group<C> {
   /** Positions of `pending` (partition, offset), for subscribers that are catching up. */
   pendingPartition: number[];
   pendingOffset: string[];
+  /** Characters of `pending`, for the flush's per-group bound. */
+  pendingChars: number;
   /** Sum of the subscribers' frame-head lengths, for bytes-out without a per-subscriber loop. */
   headBytes: number;
   /** Resolver context of this group (lazy: members are built on first use), if factories were given. */
@@ -153,9 +156,12 @@ export interface HubState<C> extends HubDeps<C> {
   inSlice: boolean;
   /** `runSlice` bound to this state once, so scheduling a slice allocates nothing. */
   readonly runSlice: () => void;
-  /** Groups with payloads to write at the end of this slice. */
+  /** Groups with payloads waiting for a flush (flush.ts). */
   dirty: Group<C>[];
-  flushScheduled: boolean;
-  /** `flushPending` bound to this state once, so scheduling a flush allocates nothing. */
-  readonly flush: () => void;
+  /** When the oldest of them got its first payload (performance.now()). */
+  pendingSince: number;
+  /** The most pending characters any of them holds. */
+  pendingLargest: number;
+  /** A flush being written across slices. */
+  flushing: Flush<C> | undefined;
 }

@@ -7,7 +7,6 @@
 import { createLazyContext, disposeLazyContext } from '@wirestream/context';
 import { GATEWAY_DEFAULTS } from '../defaults.js';
 import { onBrokerLost, onBrokerReady } from './backfill.js';
-import { flushPending } from './delivery.js';
 import type { ChannelState, Group, HubDeps, HubState, HubStats, Subscriber } from './hub-state.js';
 import { createInboundQueue, onBrokerMessage, queuedMessages, runSlice } from './inbound.js';
 import type { CompiledSubscription } from './operations.js';
@@ -38,7 +37,7 @@ export interface Hub<C> {
 export function createHub<C>(deps: HubDeps<C>): Hub<C> {
   const state: HubState<C> = {
     ...deps,
-    flow: deps.flow ?? { sliceMs: GATEWAY_DEFAULTS.sliceMs, maxInboundBytes: GATEWAY_DEFAULTS.maxInboundBytes },
+    flow: deps.flow ?? { sliceMs: GATEWAY_DEFAULTS.sliceMs, flushDelayMs: GATEWAY_DEFAULTS.flushDelayMs, maxInboundBytes: GATEWAY_DEFAULTS.maxInboundBytes },
     groups: new Map(),
     channels: new Map(),
     topics: new Map(),
@@ -55,8 +54,9 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
     inSlice: false,
     runSlice: () => runSlice(state),
     dirty: [],
-    flushScheduled: false,
-    flush: () => flushPending(state),
+    pendingSince: 0,
+    pendingLargest: 0,
+    flushing: undefined,
   };
   const { broker, history, logger } = deps;
   broker.attach({
@@ -110,7 +110,7 @@ function removeSubscriber<C>(state: HubState<C>, subscriber: Subscriber<C>): voi
 function openGroup<C>(state: HubState<C>, op: CompiledSubscription): Group<C> {
   const { fieldName, topic } = op.route;
   const context = state.contextFactories ? createLazyContext(state.contextFactories, { dedupKey: op.dedupKey, fieldName, topic }) : undefined;
-  const group: Group<C> = { op, subscribers: new Set(), pending: [], pendingTs: [], pendingPartition: [], pendingOffset: [], headBytes: 0, context };
+  const group: Group<C> = { op, subscribers: new Set(), pending: [], pendingTs: [], pendingPartition: [], pendingOffset: [], pendingChars: 0, headBytes: 0, context };
   state.groups.set(op.dedupKey, group);
   retainTopic(state, topic);
   for (const channel of op.channels) retainChannel(state, channel, group);
