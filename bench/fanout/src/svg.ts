@@ -31,6 +31,7 @@ const PHASE_FILLS: Readonly<Record<string, string>> = {
   traffic: '#fdf1e6',
   drain: '#fbeaea',
   done: '#f7f7f7',
+  settle: '#f1eefa',
 };
 
 function esc(text: string): string {
