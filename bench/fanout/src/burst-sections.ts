@@ -87,6 +87,11 @@ export async function memoryReturnSection(ctx: RunContext, spec: RunSpec, varian
         `peak ${fmtMb(run.memory.peakRss)} MB, +${settleS} s ${fmtMb(run.settle?.at(-1)?.rssBytes)} MB = ${ratio.toFixed(2)}× (target ≤ ${RETURN_TARGET})`,
     );
   }
+  // The reference: bare uWS (no GraphQL, same uWS) through the same burst — what uWS and the allocator keep on their own.
+  ctx.log('  bare uWS corked (reference) …');
+  const bare = await runStack('bare-corked', spec, ctx);
+  rows.push({ variant: { label: 'bare uWS corked (reference)', env: {} }, run: bare });
+  ctx.log(`    RSS before ${fmtMb(bare.rssBeforeTraffic)} MB, +${settleS} s ${fmtMb(bare.settle?.at(-1)?.rssBytes)} MB = ${returnRatio(bare).toFixed(2)}×`);
   const body = [memoryReturnTable(rows), '', MEMORY_RETURN_HOW_TO_READ, '', ...notesOf(rows.map((r) => r.run), (r) => rows.find((x) => x.run === r)?.variant.label ?? '').map((n) => `- ${n}`)].join('\n');
   ctx.log(`\n${body}\n`);
   const svg = timelineChart(

@@ -27,6 +27,7 @@ export function memoryReturnSpec(saturation: RunSpec, settleMs: number): RunSpec
 }
 
 export interface MemoryReturnRow {
+  /** The env variant of our gateway, or the reference stack's name. */
   readonly variant: EnvVariant;
   readonly run: StackRun;
 }
@@ -63,8 +64,10 @@ export function memoryReturnTable(rows: readonly MemoryReturnRow[]): string {
       '+30 s',
       `+${settleS} s`,
       `+${settleS} s / before (≤ ${RETURN_TARGET})`,
+      `anon RSS at +${settleS} s MB`,
       `V8 heapTotal at +${settleS} s MB`,
-      'after forced GC: RSS / heapUsed MB',
+      'after forced GC: RSS / heapUsed / external MB',
+      'RSS 3 s after all clients left (GC) MB',
       'delivered / expected',
       'deliveries/s',
       'p99',
@@ -82,8 +85,10 @@ export function memoryReturnTable(rows: readonly MemoryReturnRow[]): string {
       fmtMb(rssAfter(run, 30)),
       fmtMb(run.settle?.at(-1)?.rssBytes),
       Number.isNaN(ratio) ? 'n/a' : `**${ratio.toFixed(2)}×**${ratio <= RETURN_TARGET ? ' met' : ''}`,
+      fmtMb(run.settle?.at(-1)?.anonBytes),
       heapTotalAtSettleEndMb(run)?.toFixed(1) ?? 'n/a',
-      `${fmtMb(run.memory.afterTraffic?.rss)} / ${fmtMb(run.memory.afterTraffic?.heapUsed)}`,
+      `${fmtMb(run.memory.afterTraffic?.rss)} / ${fmtMb(run.memory.afterTraffic?.heapUsed)} / ${fmtMb(run.memory.afterTraffic?.external)}`,
+      fmtMb(run.rssAfterClose),
       `${fmtInt(run.unique)} / ${fmtInt(run.expected)}`,
       fmtInt(run.deliveriesPerSec),
       fmtMs(run.latencyMs.p99),

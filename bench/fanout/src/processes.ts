@@ -95,6 +95,17 @@ export function readRssBytes(pid: number): number | undefined {
   }
 }
 
+/** RssAnon and RssFile of a process in bytes (/proc/<pid>/status), or undefined once it is gone. */
+export function readRssSplit(pid: number): { anonBytes: number; fileBytes: number } | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1_024;
+    return { anonBytes: kb('RssAnon'), fileBytes: kb('RssFile') + kb('RssShmem') };
+  } catch {
+    return undefined;
+  }
+}
+
 /** Clock ticks per second of /proc/<pid>/stat times (USER_HZ; 100 on Linux). */
 const TICKS_PER_SECOND = 100;
 

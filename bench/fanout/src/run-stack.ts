@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { createLoadgen, variantOf, variantsOf, type BenchClock, type LatencySummary, type Loadgen, type OperationPlan } from '@wirestream/loadgen';
 import { channelName, shardOf, topicChannels, type SubscriptionRoute } from '@wirestream/schema';
 import os from 'node:os';
-import { readCpuTimes, readCpuTimesOf, readMachineBusyMs, readRssBytes, type CpuTimes } from './processes.js';
+import { readCpuTimes, readCpuTimesOf, readMachineBusyMs, readRssBytes, readRssSplit, type CpuTimes } from './processes.js';
 import { publishEvents, type EventCorpus } from './publisher.js';
 import { startProbe, type Probe, type ProbeSummary } from './probe.js';
 import { startSampler, type PhaseMark, type Sample, type Sampler } from './sampler.js';
@@ -64,6 +64,8 @@ export interface SettleSample {
   /** Seconds since the last delivery. */
   readonly afterS: number;
   readonly rssBytes: number | undefined;
+  /** Anonymous part of the RSS (heap, malloc), without the file-backed part (code, mapped libraries). */
+  readonly anonBytes: number | undefined;
 }
 
 /** What one server process of a run measured: its own memory and CPU. */
@@ -161,6 +163,11 @@ export interface StackRun {
   readonly responsiveness: ProbeSummary | undefined;
   /** RSS every second after the last delivery, when the spec asked for it (first process). */
   readonly settle: readonly SettleSample[] | undefined;
+  /**
+   * With a settle time: VmRSS 3 s after every client left, after two forced GCs — what the
+   * sockets themselves held (per-socket buffers) against what the process keeps regardless.
+   */
+  readonly rssAfterClose: number | undefined;
 }
 
 export interface PerSocket {
@@ -231,7 +238,7 @@ async function sampleSettle(pid: number, lastDeliveryUs: number, settleMs: numbe
   for (let s = 1; s <= Math.round(settleMs / 1_000); s++) {
     const waitMs = (lastDeliveryUs + s * 1e6 - clock.nowUs()) / 1_000;
     if (waitMs > 0) await sleep(waitMs);
-    samples.push({ afterS: (clock.nowUs() - lastDeliveryUs) / 1e6, rssBytes: readRssBytes(pid) });
+    samples.push({ afterS: (clock.nowUs() - lastDeliveryUs) / 1e6, rssBytes: readRssBytes(pid), anonBytes: readRssSplit(pid)?.anonBytes });
   }
   return samples;
 }
@@ -395,6 +402,14 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
     const statsAfter = await Promise.all(servers.map((s) => fetchStats(s, 10_000)));
     mark('done');
     const afterTraffic = await Promise.all(servers.map((s) => fetchMemory(s, true, 5_000)));
+    let rssAfterClose: number | undefined;
+    if (settle !== undefined) {
+      mark('closed');
+      await loadgen.stop();
+      await sleep(3_000);
+      await fetchMemory(servers[0] as ServerHandle, true, 5_000);
+      rssAfterClose = readRssBytes((servers[0] as ServerHandle).process.pid);
+    }
     await sleep(250);
     for (const sampler of samplers) sampler.stop();
 
@@ -502,6 +517,7 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
       rssBeforeTraffic,
       responsiveness,
       settle,
+      rssAfterClose,
     };
   } finally {
     for (const sampler of samplers) sampler.stop();

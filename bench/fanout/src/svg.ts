@@ -32,6 +32,7 @@ const PHASE_FILLS: Readonly<Record<string, string>> = {
   drain: '#fbeaea',
   done: '#f7f7f7',
   settle: '#f1eefa',
+  closed: '#f7f7f7',
 };
 
 function esc(text: string): string {
