@@ -13,6 +13,7 @@ export interface RedisBrokerOptions {
 export function createRedisBroker(redis: Redis, options: RedisBrokerOptions = {}): Broker {
   const { onReconnecting } = options;
   let attached = false;
+  let paused = false;
   return {
     attach(listener: BrokerListener) {
       if (attached) throw new Error('a Redis broker has one listener: attach() was called twice');
@@ -24,6 +25,8 @@ export function createRedisBroker(redis: Redis, options: RedisBrokerOptions = {}
       redis.on('close', () => {
         if (wasReady) listener.lost();
       });
+      // A new socket after a reconnect starts flowing: keep it paused if the hub still is.
+      redis.on('connect', () => setReading(redis, !paused));
       redis.on('ready', () => {
         wasReady = true;
         listener.ready();
@@ -35,7 +38,24 @@ export function createRedisBroker(redis: Redis, options: RedisBrokerOptions = {}
     async unsubscribe(channel) {
       await redis.unsubscribe(channel);
     },
+    pause() {
+      paused = true;
+      setReading(redis, false);
+    },
+    resume() {
+      paused = false;
+      setReading(redis, true);
+    },
     isReady: () => redis.status === 'ready',
     status: () => `redis ${redis.status}`,
   };
+}
+
+/** Stops or restarts reading a connection's socket (ioredis parses replies as the socket emits data). */
+export function setReading(redis: Redis, reading: boolean): void {
+  // `stream` is unset before the first connect; `connect` applies the state then.
+  const stream = redis.stream as typeof redis.stream | undefined;
+  if (!stream) return;
+  if (reading) stream.resume();
+  else stream.pause();
 }

@@ -1,9 +1,10 @@
 /**
  * The trip of one event through the hub, one named step per function:
  *
- *   onBrokerMessage → processMessage (decode once, drop a re-published position)
+ *   onBrokerMessage (inbound.ts: queued) → runSlice (inbound.ts: a time slice of queued messages)
+ *     → processMessage (decode once, drop a re-published position)
  *     → renderPayload per group (render.ts: filter, execute once, serialize once)
- *     → enqueuePayload → flushPending (once per event-loop turn) → writeGroup
+ *     → enqueuePayload → flushPending (once per slice) → writeGroup
  *     → ConnectionWriter.sendFrames per subscriber (or holdForCatchup while it replays)
  */
 import { decodeEnvelope, type Envelope } from '@wirestream/schema';
@@ -11,15 +12,6 @@ import type { Group, HubState } from './hub-state.js';
 import { acceptPosition, positionExtensions } from './positions.js';
 import { holdForCatchup } from './recovery.js';
 import { renderPayload } from './render.js';
-
-/** A message from the broker. While a back-fill re-reads history, live messages wait behind it. */
-export function onBrokerMessage<C>(state: HubState<C>, channel: string, text: string): void {
-  if (state.inbound) {
-    state.inbound.push([channel, text]);
-    return;
-  }
-  processMessage(state, channel, text);
-}
 
 /** Parses the envelope once, drops a position already delivered, renders it for every group on the channel. */
 export function processMessage<C>(state: HubState<C>, channel: string, text: string): void {
@@ -54,20 +46,20 @@ export function processMessage<C>(state: HubState<C>, channel: string, text: str
 }
 
 /*
- * Frames are written once per event-loop turn, not once per event: the broker hands over a whole
- * socket read of messages at once, and writing every event of that burst to a socket in one
- * corked write turns N syscalls per socket into one. Ordering holds: a group's payloads are
- * queued in event order and written in that order.
+ * Frames are written once per slice (inbound.ts), not once per event: a slice processes every
+ * message that arrived since the last one (up to its time budget), and writing all of them to a
+ * socket in one corked write turns N syscalls per socket into one. Ordering holds: a group's
+ * payloads are queued in event order and written in that order.
  */
 
-/** Queues a group's payload for this turn's flush. */
+/** Queues a group's payload for the slice's flush (or, for a late async result, the next turn's). */
 function enqueuePayload<C>(state: HubState<C>, group: Group<C>, json: string, envelope: Envelope): void {
   if (group.pending.length === 0) state.dirty.push(group);
   group.pending.push(json);
   group.pendingTs.push(envelope.ts);
   group.pendingPartition.push(envelope.partition);
   group.pendingOffset.push(envelope.offset);
-  if (!state.flushScheduled) {
+  if (!state.inSlice && !state.flushScheduled) {
     state.flushScheduled = true;
     setImmediate(state.flush);
   }
