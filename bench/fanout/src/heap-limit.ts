@@ -19,7 +19,7 @@ export interface HeapLimitOptions {
   readonly unboundedEnv: string;
 }
 
-export const DEFAULT_UNBOUNDED_ENV = 'GATEWAY_INBOUND_MAX_BYTES=4294967296,GATEWAY_MAX_BACKPRESSURE_BYTES=268435456';
+export const DEFAULT_UNBOUNDED_ENV = 'GATEWAY_INBOUND_MAX_BYTES=1073741824,GATEWAY_MAX_BACKPRESSURE_BYTES=268435456';
 
 export interface HeapLimitRow {
   readonly stack: StackName;
@@ -120,5 +120,11 @@ export function heapLimitTable(rows: readonly HeapLimitRow[]): string {
 export function deathLogs(rows: readonly HeapLimitRow[]): string[] {
   return rows
     .filter((row) => row.run?.serverExit !== undefined && row.run.serverTail !== '')
-    .map((row) => `${STACK_SHORT[row.stack]}, ${row.scenario}, bounds ${row.bounds}:\n\n\`\`\`\n${(row.run as StackRun).serverTail.split('\n').slice(-12).join('\n')}\n\`\`\``);
+    .map((row) => {
+      const lines = (row.run as StackRun).serverTail.split('\n');
+      // V8's own words first ("FATAL ERROR: Reached heap limit …"), then the start of its stack.
+      const fatal = lines.findIndex((l) => HEAP_LIMIT_LOG.test(l));
+      const shown = fatal >= 0 ? lines.slice(Math.max(0, fatal - 4), fatal + 8) : lines.slice(-12);
+      return `${STACK_SHORT[row.stack]}, ${row.scenario}, bounds ${row.bounds}:\n\n\`\`\`\n${shown.join('\n')}\n\`\`\``;
+    });
 }

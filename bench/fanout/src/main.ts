@@ -74,7 +74,7 @@ const HELP = `fan-out bench: ours vs naive vs card stack (same run, same N, same
   --heap-budget-mib M          heap-limit: memory budget (cgroup) of the gateway (default 512)
   --heap-old-space-mib M       heap-limit: NODE_OPTIONS=--max-old-space-size=M (default 256)
   --heap-scenarios LIST        heap-limit: saturation,burst (default both)
-  --heap-unbounded-env LIST    heap-limit: env that lifts the bounds (default GATEWAY_INBOUND_MAX_BYTES=4294967296,
+  --heap-unbounded-env LIST    heap-limit: env that lifts the bounds (default GATEWAY_INBOUND_MAX_BYTES=1073741824,
                                GATEWAY_MAX_BACKPRESSURE_BYTES=268435456)
   --drain-timeout S            default 20 (sweep 30, --quick 10): stop waiting for deliveries this long after the last publish
   --workers N                  load worker processes (default: max(2, N/19000))
@@ -456,6 +456,7 @@ async function main(): Promise<void> {
         'other tenants\' benchmarks may run at the same time): compare ratios within one run, not absolute numbers across runs',
       `- command: \`node bench/fanout/dist/main.js ${process.argv.slice(2).join(' ')}\` (wall time ${minutes} min)`,
       `- gateway measured: \`${gatewayVersion()}\` (apps/gateway/dist as found; build it first)`,
+      ...(values['base-gateway'] === undefined ? [] : [`- base gateway (ours-base): \`${gatewayVersion(values['base-gateway'])}\` in ${values['base-gateway']}`]),
       `- servers: each stack its own \`node --expose-gc\` process (default heap limit), NODE_ENV=${values['node-env']}` +
         (values['gateway-env'] ? `, gateway env ${values['gateway-env']}` : ''),
       `- events: @wirestream/demo-events listing events (seed 42, ${LISTINGS} listings), snake_cased by @wirestream/transform, ` +
@@ -631,17 +632,18 @@ function scaleTargetLines(rows: readonly ScaleRow[]): string[] {
 }
 
 /** The gateway version measured: last commit touching apps/gateway, and whether the tree differs from it. */
-function gatewayVersion(): string {
+function gatewayVersion(checkout = new URL('../../..', import.meta.url).pathname): string {
   const git = (...args: string[]): string => {
     try {
-      return execFileSync('git', args, { encoding: 'utf8', cwd: new URL('../../..', import.meta.url).pathname }).trim();
+      return execFileSync('git', args, { encoding: 'utf8', cwd: checkout }).trim();
     } catch {
       return '';
     }
   };
   const commit = git('log', '-1', '--format=%h %s', '--', 'apps/gateway');
   const dirty = git('status', '--porcelain', '--', 'apps/gateway') !== '';
-  return commit === '' ? 'unknown (not a git checkout)' : `${commit}${dirty ? ' + uncommitted changes' : ''}`;
+  const head = git('rev-parse', '--short', 'HEAD');
+  return commit === '' ? 'unknown (not a git checkout)' : `${commit}${dirty ? ' + uncommitted changes' : ''} (checkout at ${head})`;
 }
 
 /** The issue's targets, checked against this run (pass/fail with the number). */
