@@ -33,6 +33,11 @@ export interface IngestDeps {
    * @default createEventConverter({ maxMessageBytes })
    */
   readonly convert?: EventConverter;
+  /**
+   * Called when the consumer crashes (kafkajs then restarts it), with whether it ever joined its
+   * group: main.ts turns a crash that settings alone can fix (an ACL missing from the start) into exit 78.
+   */
+  readonly onConsumerCrash?: (err: unknown, everJoined: boolean) => void;
 }
 
 /** Every default is in {@link INGEST_DEFAULTS}. */
@@ -192,7 +197,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
       // The Java-compatible murmur2 partitioner: dead letters of one key land together, like any Kafka client's.
       state.producer = kafka.producer({ allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner });
       await state.producer.connect();
-      await startConsumer(kafka, state, batches, logger, { groupId, fetchMaxWaitMs, partitionsConcurrently, fromBeginning, topics: schema.topics });
+      await startConsumer(kafka, state, batches, logger, { groupId, fetchMaxWaitMs, partitionsConcurrently, fromBeginning, topics: schema.topics, onCrash: deps.onConsumerCrash });
       logger.info({ topics: schema.topics, groupId, historyLength, redisMode, redisWaitReplicas }, 'ingest consuming');
     },
 
@@ -272,20 +277,24 @@ interface ConsumerSettings {
   readonly partitionsConcurrently: number;
   readonly fromBeginning: boolean;
   readonly topics: readonly string[];
+  readonly onCrash: ((err: unknown, everJoined: boolean) => void) | undefined;
 }
 
 /** Joins the group and hands every batch to the batch processor; offsets are committed by it, after Redis acknowledged. */
 async function startConsumer(kafka: Kafka, state: IngestState, batches: BatchProcessor, logger: Logger, settings: ConsumerSettings): Promise<void> {
-  const { groupId, fetchMaxWaitMs, partitionsConcurrently, fromBeginning, topics } = settings;
+  const { groupId, fetchMaxWaitMs, partitionsConcurrently, fromBeginning, topics, onCrash } = settings;
+  let everJoined = false;
   const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: true, maxWaitTimeInMs: fetchMaxWaitMs });
   state.consumer = consumer;
   consumer.on(consumer.events.GROUP_JOIN, (e) => {
     state.joined = true;
+    everJoined = true;
     logger.info({ groupId, memberId: e.payload.memberId, assignment: e.payload.memberAssignment }, 'joined consumer group');
   });
   consumer.on(consumer.events.CRASH, (e) => {
     state.joined = false;
     logger.error({ err: e.payload.error, restart: e.payload.restart }, 'consumer crashed');
+    onCrash?.(e.payload.error, everJoined);
   });
   await consumer.connect();
   await consumer.subscribe({ topics: [...topics], fromBeginning });
