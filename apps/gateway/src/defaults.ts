@@ -28,6 +28,10 @@ export const GATEWAY_DEFAULTS = Object.freeze({
   idleTimeoutSeconds: 60,
   drainBatchSize: 500, // sockets closed per event-loop turn
 
+  // ---- bandwidth ----
+  compression: 'off' as const, // permessage-deflate: CPU per socket per frame, opt-in
+  deltaEnabled: true, // honour a subscription's extensions.delta: CPU once per group per event, only when asked
+
   // ---- engine: time slices and the inbound bound ----
   sliceMs: 10, // processing budget before yielding to the event loop
   maxInboundBytes: 16_777_216, // 16 MiB of queued envelopes pauses reading from Redis

@@ -5,9 +5,11 @@
  *     → processMessage (decode once, drop a re-published position)
  *     → renderPayload per group (render.ts: filter, execute once, serialize once)
  *     → enqueuePayload → flushPending (once per slice) → writeGroup
+ *     → computeGroupDeltas once per group flush while it has delta subscribers (delta.ts)
  *     → ConnectionWriter.sendFrames per subscriber (or holdForCatchup while it replays)
  */
 import { decodeEnvelope, type Envelope } from '@wirestream/schema';
+import { computeGroupDeltas, type GroupDeltas } from './delta.js';
 import type { Group, HubState } from './hub-state.js';
 import { acceptPosition, positionExtensions } from './positions.js';
 import { holdForCatchup } from './recovery.js';
@@ -84,26 +86,68 @@ function writeGroup<C>(state: HubState<C>, group: Group<C>): void {
   group.pendingPartition = [];
   group.pendingOffset = [];
   const { writer } = state;
+  // Once per flush for the group, not per socket; and only while some subscriber wants deltas.
+  const deltas = group.deltaSubscribers > 0 ? computeGroupDeltas(group, payloads) : undefined;
+  if (deltas === undefined) group.deltaBase = undefined;
+  let withBase = 0;
+  let fromFull = 0;
   // Deliberately imperative: this loop runs per subscriber per flush.
   for (const subscriber of group.subscribers) {
-    if (subscriber.catchup === undefined) writer.sendFrames(subscriber.conn, subscriber.head, payloads);
-    else holdForCatchup(writer, subscriber, subscriber.catchup, payloads, partitions, offsets);
+    if (subscriber.catchup !== undefined) {
+      // Held and replayed payloads are full; the first live one after the catch-up is full too.
+      subscriber.hasBase = false;
+      holdForCatchup(writer, subscriber, subscriber.catchup, payloads, partitions, offsets);
+    } else if (deltas === undefined || !subscriber.delta) {
+      writer.sendFrames(subscriber.conn, subscriber.head, payloads);
+    } else if (subscriber.hasBase && deltas.withBase !== undefined) {
+      writer.sendFrames(subscriber.conn, subscriber.head, deltas.withBase);
+      withBase++;
+    } else {
+      writer.sendFrames(subscriber.conn, subscriber.head, deltas.fromFull);
+      subscriber.hasBase = true;
+      fromFull++;
+    }
   }
-  countDeliveries(state, group, payloads, timestamps);
+  const deltaFrames = deltas === undefined ? 0 : withBase * deltas.deltasWithBase + fromFull * deltas.deltasFromFull;
+  countDeliveries(state, group, payloads, timestamps, deltas, withBase, fromFull, deltaFrames);
 }
 
-/** Stats and metrics of one group flush: per group and payload, never per subscriber (cost O(groups)). */
-function countDeliveries<C>(state: HubState<C>, group: Group<C>, payloads: readonly string[], timestamps: readonly number[]): void {
+/**
+ * Stats and metrics of one group flush: per group and payload, never per subscriber (cost O(groups));
+ * delta subscribers are counted by the write loop, two integers.
+ */
+function countDeliveries<C>(
+  state: HubState<C>,
+  group: Group<C>,
+  payloads: readonly string[],
+  timestamps: readonly number[],
+  deltas: GroupDeltas | undefined,
+  withBase: number,
+  fromFull: number,
+  deltaFrames: number,
+): void {
   const frames = group.subscribers.size * payloads.length;
   state.stats.framesOut += frames;
+  state.stats.deltaFramesOut += deltaFrames;
   const { metrics } = state;
   if (!metrics) return;
   const now = Date.now();
+  const fullReceivers = group.subscribers.size - withBase - fromFull;
   let bytes = group.headBytes * payloads.length;
   for (let i = 0; i < payloads.length; i++) {
-    bytes += (Buffer.byteLength(payloads[i] as string) + 1) * group.subscribers.size;
+    bytes += (Buffer.byteLength(payloads[i] as string) + 1) * fullReceivers;
     metrics.eventToWireSeconds.observe(Math.max(0, now - (timestamps[i] as number)) / 1_000);
   }
+  if (deltas !== undefined) bytes += sentBytes(deltas.withBase) * withBase + sentBytes(deltas.fromFull) * fromFull;
   metrics.framesOut.inc(frames);
   metrics.bytesOut.inc(bytes);
+  if (deltaFrames > 0) metrics.deltaFramesOut.inc(deltaFrames);
+}
+
+/** Payload bytes of one flush's frames (plus each frame's closing brace). */
+function sentBytes(payloads: readonly string[] | undefined): number {
+  if (payloads === undefined) return 0;
+  let bytes = 0;
+  for (const p of payloads) bytes += Buffer.byteLength(p) + 1;
+  return bytes;
 }
