@@ -29,7 +29,7 @@ export const GATEWAY_DEFAULTS = Object.freeze({
   drainBatchSize: 500, // sockets closed per event-loop turn
 
   // ---- bandwidth ----
-  compression: 'off' as const, // permessage-deflate: CPU per socket per frame, opt-in
+  compression: 'off' as const, // permessage-deflate: CPU per socket per frame, so opt-in
   deltaEnabled: true, // honour a subscription's extensions.delta: CPU once per group per event, only when asked
 
   // ---- engine: time slices and the inbound bound ----

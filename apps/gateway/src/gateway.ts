@@ -71,8 +71,8 @@ export interface GatewayOptions {
    */
   readonly maxInboundBytes?: number;
   /**
-   * permessage-deflate offered to clients: `off`, `shared` (no memory per socket, each frame alone)
-   * or `dedicated-<N>kb` (per-socket sliding window of about N KB). Costs CPU per socket per frame.
+   * permessage-deflate offered to clients: `off` or `shared` (uWS's shared compressor: no memory
+   * per socket, each frame compressed alone). Costs CPU per socket per frame (compression.ts).
    */
   readonly compression?: CompressionMode;
   /**
