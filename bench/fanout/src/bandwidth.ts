@@ -25,14 +25,17 @@ import { startRedis, type RedisServer } from '@wirestream/testkit';
 import { prepareEvents } from './publisher.js';
 import { fmtBytes, fmtInt, fmtMs, table } from './report.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
+import { useBaseGateway } from './servers.js';
 
 const HELP = `bandwidth bench: bytes and server CPU per delivery, plain vs deflate vs delta vs both (one run)
   --sockets N           default 4000
   --configs LIST        plain,deflate,delta,deflate+delta (default: all; deflate = GATEWAY_COMPRESSION=shared)
   --plans LIST          shared,filtered (default both)
-  --events E            shared plan: events published (default 200)   --rate EV/S  default 20
+  --events E            shared plan: events published (default 200)   --rate EV/S  default 10
   --filtered-events E   filtered plan (default 1000)                   --filtered-rate EV/S  default 100
   --listings L          distinct listings in the events; the filtered plan follows each of them (default 10)
+  --base-gateway DIR    also run \`plain (base)\`: the gateway built in DIR (a checkout of the base commit), interleaved
+                        with the others: what the change costs deliveries that use neither saving
   --repeat K            run the configs K times, interleaved (plain, deflate, …, plain, …); rows show the median
                         server CPU per delivery and its range (default 1)
   --out FILE            default bench/results/bandwidth.md; --no-write prints only
@@ -45,11 +48,12 @@ const { values } = parseArgs({
     configs: { type: 'string', default: 'plain,deflate,delta,deflate+delta' },
     plans: { type: 'string', default: 'shared,filtered' },
     events: { type: 'string', default: '200' },
-    rate: { type: 'string', default: '20' },
+    rate: { type: 'string', default: '10' },
     'filtered-events': { type: 'string', default: '1000' },
     'filtered-rate': { type: 'string', default: '100' },
     listings: { type: 'string', default: '10' },
     repeat: { type: 'string', default: '1' },
+    'base-gateway': { type: 'string' },
     out: { type: 'string' },
     'no-write': { type: 'boolean', default: false },
     'node-env': { type: 'string', default: 'production' },
@@ -62,12 +66,15 @@ if (values.help) {
 
 interface Config {
   readonly name: string;
+  /** `ours-base`: the --base-gateway checkout's build. */
+  readonly stack?: 'ours' | 'ours-base';
   readonly what: string;
   readonly gatewayEnv: Readonly<Record<string, string>>;
   readonly wire: { readonly deflate: boolean; readonly delta: boolean };
 }
 
 const CONFIGS: readonly Config[] = [
+  { name: 'plain (base)', stack: 'ours-base', what: 'the --base-gateway build, no compression, no delta', gatewayEnv: {}, wire: { deflate: false, delta: false } },
   { name: 'plain', what: 'GATEWAY_COMPRESSION=off, no delta', gatewayEnv: { GATEWAY_COMPRESSION: 'off' }, wire: { deflate: false, delta: false } },
   { name: 'deflate', what: 'GATEWAY_COMPRESSION=shared, client offers permessage-deflate', gatewayEnv: { GATEWAY_COMPRESSION: 'shared' }, wire: { deflate: true, delta: false } },
   { name: 'delta', what: 'subscribe with extensions.delta "fossil"', gatewayEnv: { GATEWAY_COMPRESSION: 'off' }, wire: { deflate: false, delta: true } },
@@ -84,10 +91,14 @@ const sockets = positiveInt('sockets', values.sockets);
 const listings = positiveInt('listings', values.listings);
 const repeat = positiveInt('repeat', values.repeat);
 const configs = values.configs.split(',').map((name) => {
-  const config = CONFIGS.find((c) => c.name === name.trim());
-  if (!config) throw new RangeError(`--configs: unknown "${name}"; choose from ${CONFIGS.map((c) => c.name).join(', ')}`);
+  const config = CONFIGS.find((c) => c.name === name.trim() && c.stack !== 'ours-base');
+  if (!config) throw new RangeError(`--configs: unknown "${name}"; choose from plain, deflate, delta, deflate+delta`);
   return config;
 });
+if (values['base-gateway'] !== undefined) {
+  useBaseGateway(values['base-gateway']);
+  configs.unshift(CONFIGS[0] as Config);
+}
 const filterKeys = Array.from({ length: listings }, (_, i) => `lst-${String(i).padStart(6, '0')}`);
 const PLANS: Readonly<Record<string, { title: string; plan: OperationPlan; events: number; rate: number }>> = {
   shared: {
@@ -129,6 +140,7 @@ function resultTable(all: readonly { config: Config; run: StackRun }[]): string 
     return { config: CONFIGS.find((c) => c.name === name) as Config, run, cpu: m, range: rs.length > 1 ? ` [${Math.min(...rs.map(serverUs)).toFixed(2)}–${Math.max(...rs.map(serverUs)).toFixed(2)}]` : '' };
   });
   const base = runs.find((r) => r.config.name === 'plain');
+  // Ratios are to `plain` of this build; `plain (base)` against it is what the change costs.
   const ratio = (value: number, of: number | undefined): string => (of === undefined || !(of > 0) ? '' : ` (${(value / of).toFixed(2)}×)`);
   return table([
     [
@@ -211,7 +223,7 @@ async function main(): Promise<void> {
             idleMs: 500,
             wire: config.wire,
           };
-          const run = await runStack('ours', spec, { ...ctx, gatewayEnv: config.gatewayEnv });
+          const run = await runStack(config.stack ?? 'ours', spec, { ...ctx, gatewayEnv: config.gatewayEnv });
           runs.push({ config, run });
           log(
             `    ${fmtInt(run.unique)}/${fmtInt(run.expected)} delivered, ${fmtInt(perDelivery(run.wireBytes, run))} wire B/delivery, ` +
