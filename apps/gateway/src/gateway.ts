@@ -17,6 +17,7 @@ import { createRateLimiter } from './core/rate-limit.js';
 import { GATEWAY_DEFAULTS } from './defaults.js';
 import { createAdmission } from './transport/admission.js';
 import { backpressureLimits } from './transport/backpressure.js';
+import type { CompressionMode } from './transport/compression.js';
 import { registerConsoleRoutes, type ConsoleSite } from './transport/console.js';
 import { registerHttpRoutes, registerNotFound } from './transport/http-routes.js';
 import { createUwsServer } from './transport/uws-server.js';
@@ -75,6 +76,16 @@ export interface GatewayOptions {
    * subscriber paused too long: the gateway then back-fills from history (nothing is lost).
    */
   readonly maxInboundBytes?: number;
+  /**
+   * permessage-deflate offered to clients: `off` or `shared` (uWS's shared compressor: no memory
+   * per socket, each frame compressed alone). Costs CPU per socket per frame (compression.ts).
+   */
+  readonly compression?: CompressionMode;
+  /**
+   * Honour a subscription's `extensions.delta` ("fossil"): deltas from the previous payload of the
+   * group, computed once per group and event. Off: such subscriptions receive full payloads.
+   */
+  readonly deltaEnabled?: boolean;
   /** Serve `GET /debug/memory`, for benchmarks that measure bytes per socket. Off in production. */
   readonly debugEndpoints?: boolean;
   /**
@@ -131,12 +142,12 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     ...(o.documentLimits ? { documentLimits: o.documentLimits } : {}),
   });
 
-  const writer = createUwsWriter(backpressure, () => metrics?.series.slowConsumers.inc());
+  const writer = createUwsWriter(backpressure, () => metrics?.series.slowConsumers.inc(), o.compression !== 'off');
   const flow = { sliceMs: o.sliceMs, flushDelayMs: o.flushDelayMs, maxInboundBytes: o.maxInboundBytes };
   const hub = createHub({ schema, broker, history, logger, writer, metrics: metrics?.series, contextFactories, flow });
   const protocol = createProtocol(
     { schema, compiler, hub, writer, authenticator, subscribeRateLimiter, logger },
-    { connectionInitWaitTimeoutMs: o.connectionInitWaitTimeoutMs, maxSubscriptionsPerConnection: o.maxSubscriptionsPerConnection },
+    { connectionInitWaitTimeoutMs: o.connectionInitWaitTimeoutMs, maxSubscriptionsPerConnection: o.maxSubscriptionsPerConnection, allowDelta: o.deltaEnabled },
   );
   const admission = createAdmission(o);
   const server = createUwsServer(

@@ -97,6 +97,8 @@ const gateway = createGateway(
     maxInboundBytes: config.maxInboundBytes,
     maxBackpressureBytes: config.maxBackpressureBytes,
     idleTimeoutSeconds: config.idleTimeoutSeconds,
+    compression: config.compression,
+    deltaEnabled: config.deltaEnabled,
     connectionInitWaitTimeoutMs: config.connectionInitWaitTimeoutMs,
     maxSubscriptionsPerConnection: config.maxSubscriptionsPerConnection,
     debugEndpoints: config.debugEndpoints,

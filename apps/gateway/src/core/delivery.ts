@@ -5,6 +5,7 @@
  *     → processMessage (decode once, drop a re-published position)
  *     → renderPayload per group (render.ts: filter, execute once, serialize once)
  *     → enqueuePayload → (flush.ts, when due) startFlush → continueFlush, in slices too
+ *     → computeGroupDeltas once per group write while it has delta subscribers (delta.ts)
  *     → writeSubscriber: ConnectionWriter.sendFrames (or holdForCatchup while it replays)
  */
 import { performance } from 'node:perf_hooks';

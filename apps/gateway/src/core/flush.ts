@@ -14,6 +14,7 @@
  * payload of its group once and in order; one that left meanwhile is skipped.
  */
 import { performance } from 'node:perf_hooks';
+import { computeGroupDeltas, type GroupDeltas } from './delta.js';
 import type { Group, HubState, Subscriber } from './hub-state.js';
 import { holdForCatchup } from './recovery.js';
 
@@ -32,6 +33,11 @@ export interface GroupWrite<C> {
   readonly subscribers: readonly Subscriber<C>[];
   /** Index of the next subscriber to write. */
   next: number;
+  /** The payloads as deltas, computed once for the group (only while it has delta subscribers). */
+  readonly deltas: GroupDeltas | undefined;
+  /** Delta subscribers written from their base, and those sent the full payloads first. */
+  withBase: number;
+  fromFull: number;
 }
 
 /** A flush in progress: the groups it took, the one being written. */
@@ -83,14 +89,21 @@ export function continueFlush<C>(state: HubState<C>, deadline: number): boolean 
 
 /** A group's turn: its pending payloads leave it (new ones start a later flush) with today's subscribers. */
 function takeGroup<C>(group: Group<C>): GroupWrite<C> {
+  const payloads = group.pending;
+  // Once per write of the group, not per socket; and only while some subscriber wants deltas.
+  const deltas = group.deltaSubscribers > 0 ? computeGroupDeltas(group, payloads) : undefined;
+  if (deltas === undefined) group.deltaBase = undefined;
   const job: GroupWrite<C> = {
     group,
-    payloads: group.pending,
+    payloads,
     timestamps: group.pendingTs,
     partitions: group.pendingPartition,
     offsets: group.pendingOffset,
     subscribers: [...group.subscribers],
     next: 0,
+    deltas,
+    withBase: 0,
+    fromFull: 0,
   };
   group.pending = [];
   group.pendingTs = [];
@@ -100,26 +113,59 @@ function takeGroup<C>(group: Group<C>): GroupWrite<C> {
   return job;
 }
 
-/** One subscriber's frames of this flush (held back instead while it replays history). */
+/**
+ * One subscriber's frames of this flush: held back while it replays history; as deltas when it asked
+ * for them and has the group's previous payload (else the full payloads, which become its base).
+ */
 function writeSubscriber<C>(state: HubState<C>, job: GroupWrite<C>, subscriber: Subscriber<C>): void {
-  if (subscriber.catchup === undefined) state.writer.sendFrames(subscriber.conn, subscriber.head, job.payloads);
-  else holdForCatchup(state.writer, subscriber, subscriber.catchup, job.payloads, job.partitions, job.offsets);
+  const { writer } = state;
+  const { deltas } = job;
+  if (subscriber.catchup !== undefined) {
+    // Held and replayed payloads are full; the first live one after the catch-up is full too.
+    subscriber.hasBase = false;
+    holdForCatchup(writer, subscriber, subscriber.catchup, job.payloads, job.partitions, job.offsets);
+  } else if (deltas === undefined || !subscriber.delta) {
+    writer.sendFrames(subscriber.conn, subscriber.head, job.payloads);
+  } else if (subscriber.hasBase && deltas.withBase !== undefined) {
+    writer.sendFrames(subscriber.conn, subscriber.head, deltas.withBase);
+    job.withBase++;
+  } else {
+    writer.sendFrames(subscriber.conn, subscriber.head, deltas.fromFull);
+    subscriber.hasBase = true;
+    job.fromFull++;
+  }
 }
 
-/** Stats and metrics of one group write: per group and payload, never per subscriber (cost O(groups)). */
+/**
+ * Stats and metrics of one group write: per group and payload, never per subscriber (cost O(groups));
+ * delta subscribers were counted by the write loop, two integers.
+ */
 function countDeliveries<C>(state: HubState<C>, job: GroupWrite<C>): void {
-  const { group, payloads, timestamps } = job;
+  const { group, payloads, timestamps, deltas, withBase, fromFull } = job;
   const receivers = job.subscribers.length;
   const frames = receivers * payloads.length;
+  const deltaFrames = deltas === undefined ? 0 : withBase * deltas.deltasWithBase + fromFull * deltas.deltasFromFull;
   state.stats.framesOut += frames;
+  state.stats.deltaFramesOut += deltaFrames;
   const { metrics } = state;
   if (!metrics) return;
   const now = Date.now();
+  const fullReceivers = receivers - withBase - fromFull;
   let bytes = group.headBytes * payloads.length;
   for (let i = 0; i < payloads.length; i++) {
-    bytes += (Buffer.byteLength(payloads[i] as string) + 1) * receivers;
+    bytes += (Buffer.byteLength(payloads[i] as string) + 1) * fullReceivers;
     metrics.eventToWireSeconds.observe(Math.max(0, now - (timestamps[i] as number)) / 1_000);
   }
+  if (deltas !== undefined) bytes += sentBytes(deltas.withBase) * withBase + sentBytes(deltas.fromFull) * fromFull;
   metrics.framesOut.inc(frames);
   metrics.bytesOut.inc(bytes);
+  if (deltaFrames > 0) metrics.deltaFramesOut.inc(deltaFrames);
+}
+
+/** Payload bytes of one write's frames (plus each frame's closing brace). */
+function sentBytes(payloads: readonly string[] | undefined): number {
+  if (payloads === undefined) return 0;
+  let bytes = 0;
+  for (const p of payloads) bytes += Buffer.byteLength(p) + 1;
+  return bytes;
 }

@@ -21,6 +21,14 @@ export interface Subscriber<C> {
    * positions) so history and live meet without a gap or a duplicate. Undefined otherwise.
    */
   catchup: Catchup | undefined;
+  /** Asked for delta payloads (`extensions.delta`, allowed by the server): see delta.ts. */
+  readonly delta: boolean;
+  /**
+   * Delta mode: the last payload this subscriber received is the group's {@link Group.deltaBase}
+   * (it received the group's previous payload live), so the next one can be a delta. False for a
+   * new subscriber and whenever it was not written live (catching up): it then gets a full one first.
+   */
+  hasBase: boolean;
 }
 
 export interface Catchup {
@@ -59,6 +67,13 @@ export interface Group<C> {
   pendingChars: number;
   /** Sum of the subscribers' frame-head lengths, for bytes-out without a per-subscriber loop. */
   headBytes: number;
+  /** Subscribers in delta mode; deltas are computed (once per event for the group) only while some are. */
+  deltaSubscribers: number;
+  /**
+   * UTF-8 bytes of the group's last payload written live while it had delta subscribers: the base
+   * of the next event's delta. Undefined while no subscriber can hold it.
+   */
+  deltaBase: Uint8Array | undefined;
   /** Resolver context of this group (lazy: members are built on first use), if factories were given. */
   readonly context: object | undefined;
 }
@@ -104,6 +119,8 @@ export interface HubStats {
   badEnvelopes: number;
   executions: number;
   framesOut: number;
+  /** Frames of `framesOut` that carried a delta payload instead of the full one. */
+  deltaFramesOut: number;
   /** Times the broker was paused because the inbound queue passed its bound. */
   pauses: number;
 }

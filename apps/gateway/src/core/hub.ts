@@ -23,8 +23,11 @@ export interface HubSnapshot extends Readonly<HubStats> {
 }
 
 export interface Hub<C> {
-  /** Adds a subscriber (joining or opening its group); with `resume`, it is first replayed from history. */
-  subscribe(conn: C, id: string, op: CompiledSubscription, resume?: ResumeRequest): Subscriber<C>;
+  /**
+   * Adds a subscriber (joining or opening its group); with `resume`, it is first replayed from
+   * history; with `delta`, it receives delta payloads where it holds the base (delta.ts).
+   */
+  subscribe(conn: C, id: string, op: CompiledSubscription, resume?: ResumeRequest, delta?: boolean): Subscriber<C>;
   /** Removes a subscriber; its group and channels go with the last one. Idempotent. */
   unsubscribe(subscriber: Subscriber<C>): void;
   stats(): HubSnapshot;
@@ -42,7 +45,7 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
     channels: new Map(),
     topics: new Map(),
     delivered: new Map(),
-    stats: { eventsIn: 0, backfilled: 0, resumes: 0, resumesNotRecovered: 0, replayed: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0, pauses: 0 },
+    stats: { eventsIn: 0, backfilled: 0, resumes: 0, resumesNotRecovered: 0, replayed: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0, deltaFramesOut: 0, pauses: 0 },
     subscriberCount: 0,
     epoch: undefined,
     inbound: createInboundQueue(),
@@ -71,13 +74,20 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
     );
   }
   return {
-    subscribe: (conn, id, op, resume) => addSubscriber(state, conn, id, op, resume),
+    subscribe: (conn, id, op, resume, delta = false) => addSubscriber(state, conn, id, op, resume, delta),
     unsubscribe: (subscriber) => removeSubscriber(state, subscriber),
     stats: () => snapshot(state),
   };
 }
 
-function addSubscriber<C>(state: HubState<C>, conn: C, id: string, op: CompiledSubscription, resume: ResumeRequest | undefined): Subscriber<C> {
+function addSubscriber<C>(
+  state: HubState<C>,
+  conn: C,
+  id: string,
+  op: CompiledSubscription,
+  resume: ResumeRequest | undefined,
+  delta: boolean,
+): Subscriber<C> {
   const group = state.groups.get(op.dedupKey) ?? openGroup(state, op);
   const subscriber: Subscriber<C> = {
     conn,
@@ -85,9 +95,12 @@ function addSubscriber<C>(state: HubState<C>, conn: C, id: string, op: CompiledS
     head: `{"id":${JSON.stringify(id)},"type":"next","payload":`,
     group,
     catchup: resume ? { held: [], covered: undefined } : undefined,
+    delta,
+    hasBase: false,
   };
   group.subscribers.add(subscriber);
   group.headBytes += subscriber.head.length;
+  if (delta) group.deltaSubscribers++;
   state.subscriberCount++;
   if (resume) {
     state.stats.resumes++;
@@ -103,6 +116,7 @@ function removeSubscriber<C>(state: HubState<C>, subscriber: Subscriber<C>): voi
   const { group } = subscriber;
   if (!group.subscribers.delete(subscriber)) return;
   group.headBytes -= subscriber.head.length;
+  if (subscriber.delta) group.deltaSubscribers--;
   state.subscriberCount--;
   if (group.subscribers.size === 0) closeGroup(state, group);
 }
@@ -110,7 +124,7 @@ function removeSubscriber<C>(state: HubState<C>, subscriber: Subscriber<C>): voi
 function openGroup<C>(state: HubState<C>, op: CompiledSubscription): Group<C> {
   const { fieldName, topic } = op.route;
   const context = state.contextFactories ? createLazyContext(state.contextFactories, { dedupKey: op.dedupKey, fieldName, topic }) : undefined;
-  const group: Group<C> = { op, subscribers: new Set(), pending: [], pendingTs: [], pendingPartition: [], pendingOffset: [], pendingChars: 0, headBytes: 0, context };
+  const group: Group<C> = { op, subscribers: new Set(), pending: [], pendingTs: [], pendingPartition: [], pendingOffset: [], pendingChars: 0, headBytes: 0, deltaSubscribers: 0, deltaBase: undefined, context };
   state.groups.set(op.dedupKey, group);
   retainTopic(state, topic);
   for (const channel of op.channels) retainChannel(state, channel, group);
