@@ -34,7 +34,7 @@ export const GATEWAY_DEFAULTS = Object.freeze({
 
   // ---- engine: time slices and the inbound bound ----
   sliceMs: 10, // processing budget before yielding to the event loop
-  flushDelayMs: 100, // longest a payload waits for its write while messages are queued
+  flushDelayMs: 1_000, // longest a payload waits for its write while messages are queued
   maxInboundBytes: 16_777_216, // 16 MiB of queued envelopes pauses reading from Redis
 
   // ---- admission ----

@@ -66,8 +66,8 @@ export interface GatewayOptions {
   readonly sliceMs?: number;
   /**
    * Longest a rendered payload waits for its write while more messages are queued (a caught-up
-   * gateway writes at once). Longer: more events per corked write (one syscall per socket), the
-   * bulk of a busy gateway's CPU; shorter: less added latency under load.
+   * gateway writes at once); within it the wait follows the cost of the last write (flush.ts).
+   * More events per corked write (one syscall per socket) is most of a busy gateway's CPU.
    */
   readonly flushDelayMs?: number;
   /**

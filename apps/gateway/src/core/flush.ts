@@ -2,10 +2,13 @@
  * Writing what slices rendered: the only O(subscribers) step of an event, so it is bounded too.
  *
  * When to flush. Payloads of every group accumulate across slices and are written together: at once
- * when the inbound queue is empty (the gateway is caught up: no added latency), else when the
- * oldest one has waited `flushDelayMs` or a group holds `FLUSH_GROUP_BYTES`. Under a burst that is
- * what keeps one corked write (one syscall) per socket carrying many events instead of one, which is
- * most of a busy gateway's CPU; the byte bound keeps one flush well inside a socket's backpressure.
+ * when the inbound queue is empty (the gateway is caught up: no added latency); while messages are
+ * queued, once the oldest has waited {@link FLUSH_COST_RATIO} times as long as the last flush took
+ * (so writing takes at most about a third of a busy gateway's time), at most `flushDelayMs`, or as
+ * soon as a group holds `FLUSH_GROUP_BYTES`. A flush costs one corked write (one syscall) per socket
+ * whatever it carries: under a burst onto 10,000 sockets that is most of the CPU, and a flush per
+ * slice (the first bounded loop) halved the deliveries. The byte bound keeps one flush well inside a
+ * socket's backpressure.
  *
  * How. A flush takes the dirty groups and writes them group by group, subscriber by subscriber,
  * checking the slice's clock every {@link CLOCK_EVERY} writes; when the slice is spent it stops and
@@ -22,6 +25,8 @@ import { holdForCatchup } from './recovery.js';
 export const FLUSH_GROUP_BYTES = 65_536;
 /** Writes between two looks at the clock (a look costs more than a corked write of a few frames). */
 const CLOCK_EVERY = 64;
+/** While messages are queued, payloads wait this many times the last flush's duration before the next. */
+export const FLUSH_COST_RATIO = 2;
 
 /** One group being written: its payloads of this flush and the subscribers they go to. */
 export interface GroupWrite<C> {
@@ -46,17 +51,21 @@ export interface Flush<C> {
   /** Index of the next group to start. */
   nextGroup: number;
   current: GroupWrite<C> | undefined;
+  /** performance.now() at its start: nothing else runs until it is written, so its span is its cost. */
+  readonly startedAt: number;
 }
 
 /** Whether what is pending should be written now (see the module comment). */
 export function flushDue<C>(state: HubState<C>, queueEmpty: boolean): boolean {
   if (state.dirty.length === 0) return false;
-  return queueEmpty || state.pendingLargest >= FLUSH_GROUP_BYTES || performance.now() - state.pendingSince >= state.flow.flushDelayMs;
+  if (queueEmpty || state.pendingLargest >= FLUSH_GROUP_BYTES) return true;
+  const wait = Math.min(state.flow.flushDelayMs, state.lastFlushMs * FLUSH_COST_RATIO);
+  return performance.now() - state.pendingSince >= wait;
 }
 
 /** Takes every dirty group into a new flush (there is none in progress). */
 export function startFlush<C>(state: HubState<C>): void {
-  state.flushing = { groups: state.dirty, nextGroup: 0, current: undefined };
+  state.flushing = { groups: state.dirty, nextGroup: 0, current: undefined, startedAt: performance.now() };
   state.dirty = [];
   state.pendingLargest = 0;
 }
@@ -84,6 +93,7 @@ export function continueFlush<C>(state: HubState<C>, deadline: number): boolean 
     flush.current = undefined;
   }
   state.flushing = undefined;
+  state.lastFlushMs = performance.now() - flush.startedAt;
   return true;
 }
 

@@ -181,4 +181,6 @@ export interface HubState<C> extends HubDeps<C> {
   pendingLargest: number;
   /** A flush being written across slices. */
   flushing: Flush<C> | undefined;
+  /** How long the last flush took (ms, start to last write): paces the next one under load. */
+  lastFlushMs: number;
 }

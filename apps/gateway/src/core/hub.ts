@@ -60,6 +60,7 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
     pendingSince: 0,
     pendingLargest: 0,
     flushing: undefined,
+    lastFlushMs: 0,
   };
   const { broker, history, logger } = deps;
   broker.attach({
