@@ -245,7 +245,7 @@ function writeValue(plan: ValuePlan, value: unknown): string | undefined {
   switch (plan.kind) {
     case STRING:
     case ID:
-      if (typeof value === 'string') return JSON.stringify(value);
+      if (typeof value === 'string') return quote(value);
       break;
     case INT:
       // In int32 range and integral (-0 | 0 is 0, and both print "0").
@@ -268,6 +268,16 @@ function writeValue(plan: ValuePlan, value: unknown): string | undefined {
       break;
   }
   return writeSerialized(plan, value);
+}
+
+// Every character JSON.stringify escapes: '"', '\\', C0 controls, and surrogates (it escapes lone
+// ones; a pair is left to JSON.stringify too, which writes it as is).
+// eslint-disable-next-line no-control-regex -- the C0 controls are exactly what JSON escapes
+const NEEDS_ESCAPING = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** A string's JSON, as JSON.stringify writes it; quoting directly is twice as fast for the usual plain string. */
+function quote(value: string): string {
+  return NEEDS_ESCAPING.test(value) ? JSON.stringify(value) : '"' + value + '"';
 }
 
 /** A leaf value off the canonical path (an ID as a number, an Int as a string, an enum): the scalar's own `serialize` decides. */
