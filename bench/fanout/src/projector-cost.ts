@@ -14,7 +14,7 @@
  *   node bench/fanout/dist/projector-cost.js [--events 200] [--rounds 7] [--min-ms 150]
  */
 import { parseArgs } from 'node:util';
-import { execute, parse, type DocumentNode, type ExecutionResult } from 'graphql';
+import { execute, type ExecutionResult } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { createOperationCompiler, type CompiledSubscription } from '@wirestream/gateway';
@@ -95,7 +95,7 @@ function prepare(c: Case): Prepared {
   const { projector } = op;
   if (!projector) throw new Error(`${c.label}: has no projector`);
   const field = op.route.fieldName;
-  const jit = compileQuery(ws.schema, op.document as DocumentNode, op.operationName);
+  const jit = compileQuery(ws.schema, op.document, op.operationName);
   if (!isCompiledQuery(jit)) throw new Error(`${c.label}: graphql-jit does not compile it: ${JSON.stringify(jit)}`);
   const jitQuery = jit as CompiledQuery;
   const viaExecute: Render = (payload, extensions) => {
