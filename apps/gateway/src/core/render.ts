@@ -21,9 +21,9 @@ export function renderPayload<C>(
   if (!matchesFilter(op.filter, envelope.payload)) return undefined;
   stats.executions++;
   if (op.projector !== undefined) {
-    const data = op.projector.project(envelope.payload);
-    // JSON.stringify({ data, extensions }) of execute's result, written by hand.
-    if (data !== undefined) return '{"data":' + data + extensionsTail(extensions);
+    // JSON.stringify({ data, extensions }) of execute's result, written as one flat string.
+    const json = op.projector.project(envelope.payload, '{"data":', extensionsTail(extensions));
+    if (json !== undefined) return json;
   }
   const result = execute({
     schema: schema.schema,
