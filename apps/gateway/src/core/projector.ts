@@ -115,7 +115,7 @@ interface CompileContext {
 }
 
 /**
- * Compiles an operation into a {@link Projector}, or returns undefined (with the reason) when
+ * Compiles an operation into a {@link Projector}, or says why (`reason`) when
  * `execute` must serve it. Runs once per distinct operation.
  */
 export function compileProjector(
