@@ -124,8 +124,7 @@ export function compileProjector(
 ): { readonly projector: Projector; readonly reason?: undefined } | { readonly projector?: undefined; readonly reason: string } {
   try {
     const root = compileRoot(schema, operation);
-    const parts: string[] = [];
-    return { projector: { project: (payload, prefix = '', suffix = '') => project(root, parts, payload, prefix, suffix) } };
+    return { projector: { project: (payload, prefix = '', suffix = '') => project(root, payload, prefix, suffix) } };
   } catch (err) {
     if (err instanceof NotProjectable) return { reason: err.message };
     throw err;
@@ -204,99 +203,76 @@ function plan(kind: number, nonNull: boolean, parts: Partial<Pick<ValuePlan, 'le
 }
 
 /*
- * The writers. Deliberately imperative: they run per event and per distinct operation. They push
- * the JSON text's pieces onto the projector's own array, which is joined once into one flat string
- * and emptied: no result objects, and no rope of hundreds of concatenations that every frame
- * written from it would walk again. false means "let graphql-js execute this event".
+ * The writers. Deliberately imperative: they run per event and per distinct operation. They build
+ * the JSON text by concatenation (a rope, cheap to build) and flatten it once at the end: every
+ * frame written from a rope would walk its hundreds of pieces again. No result objects; undefined
+ * means "let graphql-js execute this event".
  */
 
-function project(root: readonly FieldPlan[], parts: string[], payload: Readonly<Record<string, unknown>>, prefix: string, suffix: string): string | undefined {
-  parts.push(prefix, '{');
+function project(root: readonly FieldPlan[], payload: Readonly<Record<string, unknown>>, prefix: string, suffix: string): string | undefined {
+  let out = prefix + '{';
   for (let i = 0; i < root.length; i++) {
     const field = root[i] as FieldPlan;
-    parts.push(field.prefix);
     // The root value is `{ [fieldName]: payload }`, so the route's field resolves to the payload.
-    if (field.value.kind === TYPENAME) parts.push(field.value.constant);
-    else if (!writeValue(parts, field.value, payload)) {
-      parts.length = 0;
-      return undefined;
-    }
+    const json = field.value.kind === TYPENAME ? field.value.constant : writeValue(field.value, payload);
+    if (json === undefined) return undefined;
+    out += field.prefix + json;
   }
-  parts.push('}', suffix);
-  const json = parts.join('');
-  parts.length = 0;
-  return json;
+  out += '}' + suffix;
+  // Reading a character flattens a rope in place (V8 copies it into one flat string once).
+  out.charCodeAt(0);
+  return out;
 }
 
-function writeObject(parts: string[], fields: readonly FieldPlan[], source: Readonly<Record<string, unknown>>): boolean {
-  parts.push('{');
+function writeObject(fields: readonly FieldPlan[], source: Readonly<Record<string, unknown>>): string | undefined {
+  let out = '{';
   for (let i = 0; i < fields.length; i++) {
     const field = fields[i] as FieldPlan;
-    parts.push(field.prefix);
-    if (field.value.kind === TYPENAME) parts.push(field.value.constant);
-    else if (!writeValue(parts, field.value, source[field.prop])) return false;
+    const json = field.value.kind === TYPENAME ? field.value.constant : writeValue(field.value, source[field.prop]);
+    if (json === undefined) return undefined;
+    out += field.prefix + json;
   }
-  parts.push('}');
-  return true;
+  return out + '}';
 }
 
-function writeList(parts: string[], item: ValuePlan, values: readonly unknown[]): boolean {
-  parts.push('[');
+function writeList(item: ValuePlan, values: readonly unknown[]): string | undefined {
+  if (values.length === 0) return '[]';
+  let out = '[';
   for (let i = 0; i < values.length; i++) {
-    if (i > 0) parts.push(',');
-    if (!writeValue(parts, item, values[i])) return false;
+    const json = writeValue(item, values[i]);
+    if (json === undefined) return undefined;
+    out += i === 0 ? json : ',' + json;
   }
-  parts.push(']');
-  return true;
+  return out + ']';
 }
 
-function writeValue(parts: string[], plan: ValuePlan, value: unknown): boolean {
-  if (value === null || value === undefined) {
-    parts.push('null');
-    return !plan.nonNull;
-  }
+function writeValue(plan: ValuePlan, value: unknown): string | undefined {
+  if (value === null || value === undefined) return plan.nonNull ? undefined : 'null';
   switch (plan.kind) {
     case STRING:
     case ID:
-      if (typeof value === 'string') {
-        if (NEEDS_ESCAPING.test(value)) parts.push(JSON.stringify(value));
-        else parts.push('"', value, '"'); // no intermediate string: join copies each piece once
-
-        return true;
-      }
+      if (typeof value === 'string') return NEEDS_ESCAPING.test(value) ? JSON.stringify(value) : '"' + value + '"';
       break;
     case INT:
       // In int32 range and integral (-0 | 0 is 0, and both print "0").
-      if (typeof value === 'number' && (value | 0) === value) {
-        parts.push('' + value);
-        return true;
-      }
+      if (typeof value === 'number' && (value | 0) === value) return '' + value;
       break;
     case FLOAT:
       // Number's toString is JSON's for every finite number.
-      if (typeof value === 'number' && Number.isFinite(value)) {
-        parts.push('' + value);
-        return true;
-      }
+      if (typeof value === 'number' && Number.isFinite(value)) return '' + value;
       break;
     case BOOLEAN:
-      if (typeof value === 'boolean') {
-        parts.push(value ? 'true' : 'false');
-        return true;
-      }
+      if (typeof value === 'boolean') return value ? 'true' : 'false';
       break;
     case OBJECT:
       // Arrays and non-objects resolve every field to undefined in graphql-js: let it say so.
-      return typeof value === 'object' && !Array.isArray(value) && writeObject(parts, plan.fields, value as Record<string, unknown>);
+      return typeof value === 'object' && !Array.isArray(value) ? writeObject(plan.fields, value as Record<string, unknown>) : undefined;
     case LIST:
-      return Array.isArray(value) && writeList(parts, plan.item as ValuePlan, value);
+      return Array.isArray(value) ? writeList(plan.item as ValuePlan, value) : undefined;
     default:
       break;
   }
-  const json = serializedJson(plan.leaf as GraphQLLeafType, value);
-  if (json === undefined) return false;
-  parts.push(json);
-  return true;
+  return serializedJson(plan.leaf as GraphQLLeafType, value);
 }
 
 // Every character JSON.stringify escapes: '"', '\\', C0 controls, and surrogates (it escapes lone
