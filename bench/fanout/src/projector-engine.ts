@@ -7,7 +7,7 @@
  * rounds. The writer builds and copies out every frame as uWS does (`head + payload + '}'` as
  * UTF-8) and drops it, so sockets and the load client are out of the figure.
  *
- *   node bench/fanout/dist/projector-engine.js [--sockets 2000] [--distinct 1000] [--events 200] [--rounds 5]
+ *   node bench/fanout/dist/projector-engine.js [--sockets 2000] [--distinct 1000] [--events 200] [--rounds 5] [--paths execute,projector]
  */
 import { parseArgs } from 'node:util';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
@@ -24,8 +24,11 @@ const { values } = parseArgs({
     distinct: { type: 'string', default: '1000' },
     events: { type: 'string', default: '200' },
     rounds: { type: 'string', default: '5' },
+    // e.g. `--paths projector` with `node --cpu-prof` to profile one path alone
+    paths: { type: 'string', default: 'execute,projector' },
   },
 });
+const PATHS = new Set(values.paths.split(','));
 const SOCKETS = Number(values.sockets);
 const DISTINCT = Number(values.distinct);
 const EVENTS = Number(values.events);
@@ -88,12 +91,14 @@ async function round(bus: Awaited<ReturnType<typeof engine>>): Promise<number> {
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-const sides = [
-  ['execute, 1 op', 1, false],
-  ['execute, K ops', DISTINCT, false],
-  ['projector, 1 op', 1, true],
-  ['projector, K ops', DISTINCT, true],
-] as const;
+const sides = (
+  [
+    ['execute', 1, false],
+    ['execute', DISTINCT, false],
+    ['projector', 1, true],
+    ['projector', DISTINCT, true],
+  ] as const
+).filter(([path]) => PATHS.has(path));
 const buses = [];
 for (const [, distinct, projected] of sides) buses.push(await engine(distinct, projected));
 for (const bus of buses) await round(bus); // warm-up: JIT every path
@@ -104,15 +109,14 @@ for (let r = 0; r < ROUNDS; r++) {
     samples[s]?.push(await round(buses[s] as Awaited<ReturnType<typeof engine>>));
   }
 }
-const [ex1, exK, pr1, prK] = samples.map(median) as [number, number, number, number];
+const medians = samples.map(median);
 const perOp = (one: number, many: number): string => ((many - one) / (DISTINCT - 1)).toFixed(2);
+const rows: string[][] = [['path', 'CPU µs / event, 1 op', `CPU µs / event, ${DISTINCT} ops`, 'µs per extra operation per event']];
+for (let s = 0; s < sides.length; s += 2) {
+  const [one, many] = [medians[s] as number, medians[s + 1] as number];
+  rows.push([sides[s]?.[0] === 'execute' ? 'execute (before)' : 'projector', one.toFixed(0), many.toFixed(0), perOp(one, many)]);
+}
 console.log(`\nfan-out engine, ${SOCKETS} subscribers, 1 vs ${DISTINCT} distinct operations (full selection), ${EVENTS} demo events per round, ${ROUNDS} rounds, node ${process.version}\n`);
-console.log(
-  table([
-    ['path', 'CPU µs / event, 1 op', `CPU µs / event, ${DISTINCT} ops`, 'µs per extra operation per event'],
-    ['execute (before)', ex1.toFixed(0), exK.toFixed(0), perOp(ex1, exK)],
-    ['projector', pr1.toFixed(0), prK.toFixed(0), perOp(pr1, prK)],
-  ]),
-);
+console.log(table(rows));
 console.log(`\nframes copied: ${(bytes / 1e9).toFixed(2)} GB`);
 process.exit(0);
