@@ -31,6 +31,8 @@ function authOptions(): AuthenticatorOptions {
     allowAnonymous: config.jwtAllowAnonymous,
     ...optional('anonymousScopes', config.jwtAnonymousScopes),
     scopesClaim: config.jwtScopesClaim,
+    clockToleranceSec: config.jwtClockToleranceSec,
+    maxTokenBytes: config.jwtMaxTokenBytes,
     ...optional('tenantClaim', config.jwtTenantClaim),
     ...optional('tenantArgs', config.jwtTenantArgs),
   };

@@ -316,7 +316,7 @@ describe('createAuthenticator — options fail fast', () => {
       'auth: public keys must come from one source, got GATEWAY_JWT_PUBLIC_KEYS_FILE (publicKeysPem) and GATEWAY_JWT_JWKS_URL (jwksUrl)',
     );
     expect(jwt({ hs256Secret: 'short' })).toThrow('auth: GATEWAY_JWT_HS256_SECRET (hs256Secret) is 5 bytes; HS256 needs at least 32');
-    expect(jwt({ hs256Secret: SECRET, clockToleranceSec: -1 })).toThrow(/clockToleranceSec must be between 0 and 300/);
+    expect(jwt({ hs256Secret: SECRET, clockToleranceSec: -1 })).toThrow(/GATEWAY_JWT_CLOCK_TOLERANCE_SEC \(clockToleranceSec\) must be between 0 and 300/);
     expect(jwt({ hs256Secret: SECRET, allowAnonymous: true })).toThrow(/GATEWAY_JWT_ALLOW_ANONYMOUS \(allowAnonymous\) needs GATEWAY_JWT_ANONYMOUS_SCOPES \(anonymousScopes\)/);
     expect(jwt({ hs256Secret: SECRET, anonymousScopes: ['a'] })).toThrow(/GATEWAY_JWT_ANONYMOUS_SCOPES \(anonymousScopes\) is set but GATEWAY_JWT_ALLOW_ANONYMOUS \(allowAnonymous\) is false/);
     expect(jwt({ hs256Secret: SECRET, tenantArgs: ['seller_id'] })).toThrow(/GATEWAY_JWT_TENANT_ARGS \(tenantArgs\) = seller_id .* GATEWAY_JWT_TENANT_CLAIM \(tenantClaim\) is not set/);

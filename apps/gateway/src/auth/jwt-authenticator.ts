@@ -63,7 +63,7 @@ function resolveJwtSettings(options: JwtAuthOptions): JwtSettings {
     );
   }
   if (!Number.isFinite(clockToleranceSec) || clockToleranceSec < 0 || clockToleranceSec > 300) {
-    throw new RangeError(`auth: clockToleranceSec must be between 0 and 300 seconds, got ${String(clockToleranceSec)}`);
+    throw new RangeError(`auth: ${settingName('clockToleranceSec')} must be between 0 and 300 seconds, got ${String(clockToleranceSec)}`);
   }
   if (allowAnonymous && (anonymousScopes === undefined || anonymousScopes.length === 0)) {
     throw new TypeError(
@@ -84,7 +84,7 @@ function resolveJwtSettings(options: JwtAuthOptions): JwtSettings {
     );
   }
   if (!Number.isInteger(maxTokenBytes) || maxTokenBytes < 256) {
-    throw new RangeError(`auth: maxTokenBytes must be an integer ≥ 256, got ${String(maxTokenBytes)}`);
+    throw new RangeError(`auth: ${settingName('maxTokenBytes')} must be an integer ≥ 256, got ${String(maxTokenBytes)}`);
   }
   return { options, clockToleranceSec, allowAnonymous, scopesClaim, tenantArgs, maxTokenBytes };
 }

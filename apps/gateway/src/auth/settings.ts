@@ -12,6 +12,8 @@ const VARIABLE_OF = {
   scopesClaim: spec.jwtScopesClaim.name,
   tenantClaim: spec.jwtTenantClaim.name,
   tenantArgs: spec.jwtTenantArgs.name,
+  clockToleranceSec: spec.jwtClockToleranceSec.name,
+  maxTokenBytes: spec.jwtMaxTokenBytes.name,
 } as const;
 
 /** An authenticator option that a gateway setting feeds. */
