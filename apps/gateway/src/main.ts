@@ -123,7 +123,18 @@ const gateway = createGateway(
 );
 
 const port = await gateway.listen(config.port, config.host);
-logger.info({ url: `ws://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}${config.path}` }, 'gateway ready for clients');
+const url = `ws://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}${config.path}`;
+// Ready means Redis answers too: until then /readyz says why, and the log says what to check, once.
+if (gateway.isReady()) logger.info({ url }, 'gateway ready for clients');
+else {
+  logger.warn({ url, redis: redactedUrl(config.redisUrl), mode: config.redisMode }, 'gateway listening, not ready: waiting for Redis (check REDIS_URL and REDIS_MODE)');
+  const waiting = setInterval(() => {
+    if (!gateway.isReady()) return;
+    clearInterval(waiting);
+    logger.info({ url }, 'gateway ready for clients');
+  }, 250);
+  waiting.unref();
+}
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
@@ -137,3 +148,14 @@ async function shutdown(signal: string): Promise<void> {
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
+
+/** REDIS_URL without its password, for logs. */
+function redactedUrl(text: string): string {
+  try {
+    const u = new URL(text);
+    if (u.password) u.password = '****';
+    return u.toString();
+  } catch {
+    return 'an unparsable REDIS_URL';
+  }
+}

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConfigResourceTypes, type Admin, type Kafka } from 'kafkajs';
+import kafkajs, { type Admin, type Kafka } from 'kafkajs';
 import { toError, type Logger } from '@wirestream/telemetry';
 
 export interface PrepareTopicsOptions {
@@ -26,6 +26,9 @@ export interface PreparedTopics {
   /** Dead-letter topic → the largest record it accepts (`max.message.bytes`), where it could be read. */
   readonly deadLetterLimits: ReadonlyMap<string, number>;
 }
+
+// kafkajs is CommonJS and Node's named-export detection misses this one: read it off the module.
+const { ConfigResourceTypes } = kafkajs;
 
 /** Room for the dead letter's headers and the record batch's framing on top of the value. */
 export const DEAD_LETTER_HEADROOM_BYTES = 65_536;

@@ -59,10 +59,15 @@ function connectStandalone({ url, historyPrefix, historyEnabled, logger, onRecon
     connectionName: 'wirestream-gateway',
   });
   redis.on('ready', () => logger.info('redis ready'));
-  redis.on('error', (err: Error) => logger.warn({ err }, 'redis error'));
+  // At most one line per 5 s, without a stack: a gateway retries forever while Redis is away.
+  const warn = throttled(5_000, (err: Error, what: string) =>
+    logger.warn({ error: err.message, status: redis.status }, redis.status === 'ready' ? `${what} error` : `${what} not reachable (REDIS_URL, REDIS_MODE=standalone): retrying`),
+  );
+  redis.on('error', (err: Error) => warn(err, 'redis'));
   // History reads need an ordinary connection: a subscriber-mode connection accepts only (P)SUBSCRIBE commands.
   const historyRedis = historyEnabled ? new Redis(url, { ...security, maxRetriesPerRequest: 2, retryStrategy, connectionName: 'wirestream-gateway-history' }) : undefined;
-  historyRedis?.on('error', (err: Error) => logger.warn({ err }, 'redis (history) error'));
+  const warnHistory = throttled(5_000, (err: Error) => logger.warn({ error: err.message, status: historyRedis?.status }, 'redis (history) error'));
+  historyRedis?.on('error', warnHistory);
   return {
     broker: createRedisBroker(redis, onReconnecting ? { onReconnecting } : {}),
     history: historyRedis ? createRedisHistory(historyRedis, historyPrefix) : undefined,
