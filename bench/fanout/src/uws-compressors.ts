@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Does uWS's dedicated compressor keep its window across messages? (decision 0010: why
+ * Does uWS's dedicated compressor keep its window across messages? (decision 0011: why
  * GATEWAY_COMPRESSION offers `shared` only.) Sends the same 572-byte JSON message 20 times with
  * each compressor to a `ws` client that offers permessage-deflate, and prints the bytes the client's
  * TCP socket read per message. With context takeover, every message after the first would cost a
