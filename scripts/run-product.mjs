@@ -102,6 +102,9 @@ const env = {
   KAFKA_BROKERS: kafkaBrokers,
   REDIS_URL: redisUrl,
   GATEWAY_PORT: String(gatewayPort),
+  // Safe by default on a laptop: anonymous access and the console are reachable from this machine only.
+  GATEWAY_HOST: process.env.GATEWAY_HOST ?? '127.0.0.1',
+  INGEST_HTTP_HOST: process.env.INGEST_HTTP_HOST ?? '127.0.0.1',
   GATEWAY_AUTH_MODE: process.env.GATEWAY_AUTH_MODE ?? 'anonymous',
   GATEWAY_CONSOLE: String(consoleOn),
   INGEST_HTTP_PORT: String(ingestHttpPort),
@@ -112,6 +115,8 @@ await waitHttp(`http://127.0.0.1:${gatewayPort}/readyz`, 30_000);
 start('demo-producer', 'apps/demo/dist/producer.js', { ...env, DEMO_RATE: process.env.DEMO_RATE ?? '5' });
 
 const ws = `ws://127.0.0.1:${gatewayPort}/graphql`;
+const portNote = process.env.GATEWAY_PORT || gatewayPort === 4000 ? '' : `Port 4000 is taken: the gateway is on ${gatewayPort} (every address here uses it).\n\n`;
+const { examples, schemaLabel } = await exampleSubscriptions();
 console.log(`
 Wirestream is running.
 ${consoleOn ? `  Console (playground, live view, vital signs): http://127.0.0.1:${gatewayPort}/console/\n` : ''}  WebSocket (graphql-transport-ws): ${ws}
@@ -119,12 +124,12 @@ ${consoleOn ? `  Console (playground, live view, vital signs): http://127.0.0.1:
   Ingest health / ready / metrics:  http://127.0.0.1:${ingestHttpPort}/healthz  /readyz  /metrics
   Kafka: ${kafkaBrokers}    Redis: ${redisUrl}    Logs: ${logDir}
 
-A ready-to-use subscription:
-  subscription { bidPlaced { listing_id bid_id bidder_id amount { amount_cents currency_code } placed_at } }
+${portNote}Subscriptions from the schema it loaded (${schemaLabel}):
+${examples.map((e) => `  ${e}`).join('\n')}
 
 Watch events arrive from another terminal:
   node apps/demo/dist/watch.js --url ${ws}
-  node apps/demo/dist/watch.js --url ${ws} 'subscription { listingUpdated(listing_id: "lst-000003") { listing_id event_type listing { current_price { amount_cents } } } }'
+  node apps/demo/dist/watch.js --url ${ws} '${examples.at(-1) ?? ''}'
 
 Press Ctrl-C to stop everything.
 `);
@@ -138,3 +143,30 @@ setInterval(async () => {
     /* gateway restarting or stopped */
   }
 }, 10_000).unref();
+
+/**
+ * One subscription per field of the schema the apps loaded (SCHEMA_PATH, or the example), selecting
+ * its payload's scalar fields, plus one filtered by the routing key: what to paste into a client.
+ */
+async function exampleSubscriptions() {
+  const { auctionSchemaPath, loadWirestreamSchema } = await import(join(root, 'packages/schema/dist/index.js'));
+  // graphql-js types without importing it here: unwrap lists and non-nulls; object types have fields.
+  const named = (type) => (type.ofType ? named(type.ofType) : type);
+  const hasFields = (type) => typeof type.getFields === 'function';
+  const path = process.env.SCHEMA_PATH ?? auctionSchemaPath;
+  const wirestream = loadWirestreamSchema(path);
+  const subscription = wirestream.schema.getSubscriptionType();
+  const examples = [];
+  let filtered;
+  for (const route of wirestream.routes.values()) {
+    const type = named(subscription.getFields()[route.fieldName].type);
+    if (!hasFields(type)) continue;
+    const leaves = Object.values(type.getFields()).filter((f) => !hasFields(named(f.type))).map((f) => f.name).slice(0, 6);
+    examples.push(`subscription { ${route.fieldName} { ${leaves.join(' ')} } }`);
+    if (!filtered && route.keyField && route.filterArgs.includes(route.keyField)) {
+      filtered = `subscription { ${route.fieldName}(${route.keyField}: "…") { ${leaves.join(' ')} } }`;
+    }
+  }
+  if (filtered) examples.push(filtered);
+  return { examples, schemaLabel: process.env.SCHEMA_PATH ? path : 'the example auction schema' };
+}
