@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { channelName, encodeEnvelope, historyAppendArgs, historyPartitionsKey, shardOf } from '@wirestream/schema';
+import { channelName, encodeEnvelope, historyAppendArgs, historyBatchArgs, historyPartitionsKey, historyStreamKey, shardOf } from '@wirestream/schema';
 import { waitFor } from '@wirestream/testkit';
 import { collect, rawSocket, startTestGateway, type ExecutionResult, type TestGateway } from './support.js';
 
@@ -112,6 +112,70 @@ describe('resume from history', () => {
     const worse = collect(t.connect(), QUERY, undefined, { resume: { epoch: 'e', positions: { '0': 'x' } } });
     await waitFor(() => worse.errors.length === 1, { message: 'an error' });
     expect(JSON.stringify(worse.errors[0])).toContain('decimal string');
+  });
+});
+
+describe('batch history entries (one per ingest chunk, INGEST_HISTORY_FORMAT=batch)', () => {
+  const PARTITION = 3;
+  /** Stores offsets [from, to] of partition 3 as one batch entry, as ingest does for a chunk (nothing live: only history has them). */
+  async function storeChunk(publisher: Redis, from: number, to: number): Promise<void> {
+    const offsets: string[] = [];
+    const channels: string[] = [];
+    const envelopes: string[] = [];
+    for (let i = from; i <= to; i++) {
+      const listingId = `lst-${i % 5}`;
+      const payload = JSON.stringify({ event_id: `batch-${i}`, event_type: 'ListingUpdated', listing_id: listingId, occurred_at: 'now' });
+      offsets.push(String(i));
+      channels.push(channelName('ws', t.topic, shardOf(listingId, 16)));
+      envelopes.push(encodeEnvelope({ topic: t.topic, partition: PARTITION, offset: String(i), key: listingId, ts: Date.now() }, payload));
+    }
+    await publisher.call('XADD', ...historyBatchArgs(historyStreamKey('wsh', t.topic, PARTITION), offsets, channels, envelopes));
+    await publisher.sadd(historyPartitionsKey('wsh', t.topic), String(PARTITION));
+  }
+  const ofPartition = (results: readonly ExecutionResult[]): string[] => results.flatMap((r) => (positionOf(r)?.partition === PARTITION ? [positionOf(r)?.offset as string] : []));
+  const range = (from: number, to: number): string[] => Array.from({ length: to - from + 1 }, (_, i) => String(from + i));
+
+  it('resumes exactly after a position inside a batch, and replays an offset stored twice (a redone chunk) once; lostAfter reads the oldest event, not the id', async () => {
+    const publisher = new Redis(t.redisServer.url);
+    try {
+      await storeChunk(publisher, 0, 4);
+      await storeChunk(publisher, 5, 9);
+      // Another owner redid the chunk from 3 with other boundaries: 3–9 are stored a second time.
+      await storeChunk(publisher, 3, 12);
+      const probe = collect(t.connect(), QUERY);
+      await subscribed(1);
+      await t.publishListing('lst-epoch'); // only to learn the epoch from a position
+      await waitFor(() => probe.results.length === 1, { message: 'the probe event' });
+      const { epoch } = positionOf(probe.results[0] as ExecutionResult) as Position;
+      probe.dispose();
+      await waitFor(() => t.gateway.stats().subscriptions === 0, { message: 'probe gone' });
+
+      const inside = collect(t.connect(), QUERY, undefined, { resume: { epoch, positions: { [PARTITION]: '6' } } });
+      await waitFor(() => ofPartition(inside.results).length === 6, { message: 'offsets 7–12' });
+      expect(recoveryOf(inside.results[0] as ExecutionResult)).toMatchObject({ recovered: true });
+      // Nothing more arrives for the partition: every offset once, in order.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(ofPartition(inside.results)).toEqual(range(7, 12));
+      inside.dispose();
+      await waitFor(() => t.gateway.stats().subscriptions === 0, { message: 'gone' });
+
+      // Retention took the first entry (0–4): its id is 4-1, the next entry's 9-1 holds 5 onwards.
+      await publisher.xtrim(historyStreamKey('wsh', t.topic, PARTITION), 'MINID', '5-0');
+      const covered = collect(t.connect(), QUERY, undefined, { resume: { epoch, positions: { [PARTITION]: '4' } } });
+      await waitFor(() => ofPartition(covered.results).length === 8, { message: 'offsets 5–12' });
+      expect(recoveryOf(covered.results[0] as ExecutionResult)).toMatchObject({ recovered: true });
+      expect(ofPartition(covered.results)).toEqual(range(5, 12));
+      covered.dispose();
+      await waitFor(() => t.gateway.stats().subscriptions === 0, { message: 'gone' });
+
+      const gap = collect(t.connect(), QUERY, undefined, { resume: { epoch, positions: { [PARTITION]: '2' } } });
+      await waitFor(() => ofPartition(gap.results).length === 8, { message: 'what history still has: 5–12' });
+      expect(recoveryOf(gap.results[0] as ExecutionResult)).toMatchObject({ recovered: false, partitions: [PARTITION] });
+      expect(ofPartition(gap.results)).toEqual(range(5, 12));
+      gap.dispose();
+    } finally {
+      publisher.disconnect();
+    }
   });
 });
 

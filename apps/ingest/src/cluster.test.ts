@@ -16,8 +16,9 @@ import {
   createWirestreamSchema,
   decodeEnvelope,
   historyEntryId,
-  parseHistoryEntry,
+  parseHistoryEntries,
   shardOf,
+  type HistoryEntry,
   type Envelope,
   type RedisLayout,
 } from '@wirestream/schema';
@@ -129,11 +130,14 @@ function createHistoryCheck(reader: Cluster, layout: RedisLayout) {
   return {
     onLive: (envelope: Envelope): void => {
       const { topic, partition, offset } = envelope;
+      // The entry holding the offset is the first at or above its id (one per event, or per chunk in the batch form).
       const id = historyEntryId(offset);
-      const check = reader.xrange(layout.streamKey(topic, partition), id, id).then(
+      const check = reader.xrange(layout.streamKey(topic, partition), id, '+', 'COUNT', 1).then(
         (entries) => {
           result.checked++;
-          if (entries.length === 0) result.liveBeforeHistory.push(`${topic}[${partition}]@${offset}`);
+          const [entry] = entries;
+          const held = entry !== undefined && parseHistoryEntries(entry[0], entry[1]).some((e) => e.offset === offset);
+          if (!held) result.liveBeforeHistory.push(`${topic}[${partition}]@${offset}`);
         },
         (err: unknown) => {
           result.errors.push(`${topic}[${partition}]@${offset}: ${String(err)}`);
@@ -266,11 +270,14 @@ function allOffsets(high: bigint): string[] {
 /** The history of one partition as the cluster serves it now (from whichever primary owns its slot). */
 async function historyOf(pipeline: ClusterPipeline, topic: string, partition: number) {
   const entries = await pipeline.reader.xrange(pipeline.layout.streamKey(topic, partition), '-', '+');
-  return entries.map(([id, fields]) => {
-    const entry = parseHistoryEntry(id, fields);
-    if (entry === undefined) throw new Error(`history entry ${id} of ${topic}[${partition}] lacks a field: ${JSON.stringify(fields)}`);
-    return entry;
-  });
+  // As a gateway reads it: every event of either entry form, offsets strictly rising.
+  const events: HistoryEntry[] = [];
+  for (const [id, fields] of entries) {
+    const inEntry = parseHistoryEntries(id, fields, events.at(-1)?.offset);
+    if (inEntry.length === 0 && parseHistoryEntries(id, fields).length === 0) throw new Error(`history entry ${id} of ${topic}[${partition}] lacks a field: ${JSON.stringify(fields)}`);
+    events.push(...inEntry);
+  }
+  return events;
 }
 
 /** Offsets the subscriber received for one partition, in arrival order. */

@@ -1,6 +1,6 @@
 import { Partitioners, type Kafka } from 'kafkajs';
 import type { Logger } from '@wirestream/telemetry';
-import { createRedisLayout, REDIS_MODES, type RedisMode, type WirestreamSchema } from '@wirestream/schema';
+import { createRedisLayout, HISTORY_FORMATS, REDIS_MODES, type HistoryFormat, type RedisMode, type WirestreamSchema } from '@wirestream/schema';
 import { createBatchProcessor, type BatchProcessor } from './batch-processor.js';
 import { createChunkBuilder } from './chunk-builder.js';
 import { INGEST_DEFAULTS } from './defaults.js';
@@ -56,8 +56,17 @@ export interface IngestOptions {
    * (kafkajs's own default is 5 s). @default INGEST_DEFAULTS.fetchMaxWaitMs
    */
   readonly fetchMaxWaitMs?: number;
-  /** History entries kept per partition stream (`XADD … MAXLEN ~`); 0 writes no history. @default INGEST_DEFAULTS.historyLength */
+  /**
+   * History kept per partition stream: about this many offsets (batch form, `XADD … MINID ~`) or
+   * entries (event form, `MAXLEN ~`); 0 writes no history. @default INGEST_DEFAULTS.historyLength
+   */
   readonly historyLength?: number;
+  /**
+   * `'batch'`: one history entry per chunk holding all its events (one XADD per chunk; gateways
+   * from this version on read it); `'event'`: one entry per event, what older gateways read: keep it
+   * until every gateway is upgraded (docs/operations.md). @default INGEST_DEFAULTS.historyFormat
+   */
+  readonly historyFormat?: HistoryFormat;
   /** Prefix of the history keys (must match the gateway's). @default INGEST_DEFAULTS.historyPrefix */
   readonly historyPrefix?: string;
   /**
@@ -130,6 +139,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     fromBeginning = INGEST_DEFAULTS.fromBeginning,
     fetchMaxWaitMs = INGEST_DEFAULTS.fetchMaxWaitMs,
     historyLength = INGEST_DEFAULTS.historyLength,
+    historyFormat = INGEST_DEFAULTS.historyFormat,
     historyPrefix = INGEST_DEFAULTS.historyPrefix,
     redisMode = INGEST_DEFAULTS.redisMode,
     redisWaitReplicas = INGEST_DEFAULTS.redisWaitReplicas,
@@ -140,6 +150,9 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     redisTimeoutMs = INGEST_DEFAULTS.redisTimeoutMs,
   } = options;
   validateOptions(schema, { publishChunkSize, historyLength, maxRetries, dlqSuffix });
+  if (!HISTORY_FORMATS.includes(historyFormat)) {
+    throw new RangeError(`historyFormat (INGEST_HISTORY_FORMAT) must be one of ${HISTORY_FORMATS.join(', ')}, got ${JSON.stringify(historyFormat)}`);
+  }
   validateRedisOptions(redis, { redisMode, redisWaitReplicas, redisWaitTimeoutMs, redisTimeoutMs, historyLength });
 
   const state = createIngestState();
@@ -153,6 +166,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     logger,
     metrics,
     historyLength,
+    historyFormat,
     redisTimeoutMs,
     waitReplicas: redisWaitReplicas,
     waitTimeoutMs: redisWaitTimeoutMs,

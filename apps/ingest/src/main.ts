@@ -63,6 +63,7 @@ const ingest = createIngest(
     fromBeginning: config.fromBeginning,
     fetchMaxWaitMs: config.fetchMaxWaitMs,
     historyLength: config.historyLength,
+    historyFormat: config.historyFormat,
     historyPrefix: config.historyPrefix,
     redisMode: config.redisMode,
     redisWaitReplicas: config.redisWaitReplicas,

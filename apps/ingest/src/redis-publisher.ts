@@ -1,7 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { ChainableCommander, Cluster } from 'ioredis';
 import type { Logger } from '@wirestream/telemetry';
-import { HISTORY_ALREADY_STORED, historyEntryArgs, historyEntryId, historyEpochCommand, RAISE_PARTITION_COUNT_SCRIPT, type RedisLayout } from '@wirestream/schema';
+import {
+  HISTORY_ALREADY_STORED,
+  historyBatchArgs,
+  historyBatchMinId,
+  historyEntryArgs,
+  historyEntryId,
+  historyEpochCommand,
+  RAISE_PARTITION_COUNT_SCRIPT,
+  type HistoryFormat,
+  type RedisLayout,
+} from '@wirestream/schema';
 import type { Chunk } from './chunk-builder.js';
 import type { IngestMetrics } from './metrics.js';
 import { definePublishIfStored, PUBLISH_IF_STORED, type PublishIfStoredPipeline } from './publish-if-stored.js';
@@ -16,8 +26,10 @@ export interface RedisPublisherOptions {
   readonly shards: ReadonlyMap<string, number>;
   readonly logger: Logger;
   readonly metrics: IngestMetrics | undefined;
-  /** History entries kept per partition stream; 0 writes no history (and no epoch). */
+  /** Offsets (batch form) or entries (event form) kept per partition stream; 0 writes no history (and no epoch). */
   readonly historyLength: number;
+  /** `batch`: one XADD per chunk holding all its events; `event`: one XADD per event (what gateways before the batch form read). */
+  readonly historyFormat: HistoryFormat;
   /** A pipeline not answered within this is treated as Redis being down. */
   readonly redisTimeoutMs: number;
   /** Replicas a chunk's XADDs must reach (WAIT) before its publishes; 0 sends no WAIT. */
@@ -32,7 +44,9 @@ export interface RedisPublisher {
    * One pipeline per chunk, on one connection (standalone) or one node (cluster: a chunk is one
    * partition, so one hash tag and one slot). Each event's history XADD goes before its publish,
    * so a gateway that saw the live event always finds it in history too:
-   * - standalone: [SADD partition] then per event [XADD, PUBLISH];
+   * - standalone, batch history (the default): [SADD partition] [XADD batch entry] [PUBLISH…];
+   *   below, "[XADD…]" is that one batch XADD, or one per event in the event form;
+   * - standalone, event history: [SADD partition] then per event [XADD, PUBLISH];
    * - with WAIT (INGEST_REDIS_WAIT_REPLICAS): [SADD] [XADD…] [WAIT n t] [PUBLISH…], so the history
    *   reached n replicas before any gateway can see the events;
    * - cluster: [XADD…] [WAIT n t]? [EVALSHA publish-if-stored]: one script call SPUBLISHes the
@@ -94,6 +108,9 @@ interface PublisherState {
   readonly metrics: IngestMetrics | undefined;
   readonly redisTimeoutMs: number;
   readonly history: boolean;
+  /** One XADD per chunk (a batch entry) instead of one per event. */
+  readonly historyBatch: boolean;
+  readonly historyLength: number;
   /** `historyLength` as the XADD's MAXLEN argument, made once. */
   readonly historyMaxLen: string;
   readonly cluster: boolean;
@@ -130,6 +147,8 @@ export function createRedisPublisher(options: RedisPublisherOptions): RedisPubli
     metrics: options.metrics,
     redisTimeoutMs: options.redisTimeoutMs,
     history: historyLength > 0,
+    historyBatch: historyLength > 0 && options.historyFormat === 'batch',
+    historyLength,
     historyMaxLen: String(historyLength),
     cluster,
     publishIfStored,
@@ -173,7 +192,7 @@ async function publishChunk(state: PublisherState, topic: string, partition: num
   const p = partitionKeys(state, keys, partition);
   if (cluster && needsRegistration(state, keys, p, partition)) await registerPartition(state, keys, p, partition);
   const pipeline = redis.pipeline();
-  const waitIndex = wait || cluster ? queueSplit(state, pipeline, keys, p, partition, chunk) : queueInterleaved(state, pipeline, keys, p, partition, chunk);
+  const waitIndex = wait || cluster || state.historyBatch ? queueSplit(state, pipeline, keys, p, partition, chunk) : queueInterleaved(state, pipeline, keys, p, partition, chunk);
   const started = performance.now();
   const results = await answeredWithin(redis, redisTimeoutMs, pipeline.exec(), `the pipeline for ${topic}[${partition}]`);
   metrics?.redisPublishSeconds.observe((performance.now() - started) / 1_000);
@@ -184,8 +203,10 @@ async function publishChunk(state: PublisherState, topic: string, partition: num
       if (i === waitIndex && (reply as number) < waitReplicas) onShortWait(state, topic, partition, reply as number);
       continue;
     }
-    // An XADD at or below the stream's top: this event is already in history (a re-publish after
-    // a crash or a rebalance). Its publish still went out; the gateway drops the duplicate position.
+    // An XADD at or below the stream's top: this event (batch form: the whole chunk) is already in
+    // history (a re-publish after a crash or a rebalance). Its publish still went out; the gateway
+    // drops the duplicate position. A redone chunk that ends past the top is stored again whole:
+    // readers skip the offsets they already passed (parseHistoryEntries).
     if (err.message.includes(HISTORY_ALREADY_STORED)) continue;
     // ioredis follows a redirection itself only when every command of the pipeline got the same
     // one; with a WAIT in it (any node answers that) it did not even update its slots: make it, or
@@ -222,7 +243,24 @@ function queueInterleaved(state: PublisherState, pipeline: ChainableCommander, k
 }
 
 /**
- * Every XADD, then the WAIT, then the publishes: one publish-if-stored call in cluster mode with
+ * The chunk's history as one batch entry (id: its last offset; per event offset, logical channel,
+ * envelope), trimmed to about the newest `historyLength` offsets: one command, one reply and one
+ * copy of the envelopes into the pipeline instead of one each per event.
+ */
+function queueHistoryBatch(state: PublisherState, pipeline: ChainableCommander, keys: TopicKeys, p: PartitionKeys, chunk: Chunk): void {
+  const { shards, bodies, offsets } = chunk;
+  const channels: string[] = new Array<string>(offsets.length);
+  // Deliberately imperative: runs per event.
+  for (let i = 0; i < offsets.length; i++) {
+    const shard = shards[i] as number;
+    channels[i] = keys.channels[shard] ?? nameChannel(state, keys, shard);
+  }
+  const minId = historyBatchMinId(offsets[offsets.length - 1] as string, state.historyLength);
+  pipeline.call('xadd', historyBatchArgs(p.streamKey, offsets, channels, bodies, minId));
+}
+
+/**
+ * Every XADD (or the chunk's one batch XADD), then the WAIT, then the publishes: one publish-if-stored call in cluster mode with
  * history, else a PUBLISH (standalone) or SPUBLISH on the wire channel (cluster) per event; history
  * records the logical channel. Returns the WAIT's index in the replies, or -1.
  */
@@ -235,13 +273,18 @@ function queueSplit(state: PublisherState, pipeline: ChainableCommander, keys: T
       pipeline.sadd(keys.partitionsKey, partition);
       queued++;
     }
-    // Deliberately imperative, one command per event per loop ('xadd' lower case: see queueInterleaved).
-    for (let i = 0; i < offsets.length; i++) {
-      const shard = shards[i] as number;
-      const channel = keys.channels[shard] ?? nameChannel(state, keys, shard);
-      pipeline.call('xadd', historyEntryArgs(p.streamKey, offsets[i] as string, channel, bodies[i] as Buffer, historyMaxLen));
+    if (state.historyBatch) {
+      queueHistoryBatch(state, pipeline, keys, p, chunk);
+      queued++;
+    } else {
+      // Deliberately imperative, one command per event per loop ('xadd' lower case: see queueInterleaved).
+      for (let i = 0; i < offsets.length; i++) {
+        const shard = shards[i] as number;
+        const channel = keys.channels[shard] ?? nameChannel(state, keys, shard);
+        pipeline.call('xadd', historyEntryArgs(p.streamKey, offsets[i] as string, channel, bodies[i] as Buffer, historyMaxLen));
+      }
+      queued += offsets.length;
     }
-    queued += offsets.length;
   }
   if (wait) pipeline.wait(state.waitReplicas, state.waitTimeoutMs);
   if (state.publishIfStored) {

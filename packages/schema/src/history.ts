@@ -6,10 +6,19 @@
  * in history too. Entry ids are derived from the Kafka offset (`<offset>-1`), which makes
  * "everything after offset o" one `XRANGE key (<o>-1 +` and makes a re-publish after an ingest
  * crash a rejected XADD (the stream's top is already at or past it) instead of a duplicate.
- * Streams are trimmed with `MAXLEN ~ n`. Redis does not record the id of the last trimmed entry
+ *
+ * Two entry forms, which every reader must understand (decision 0010):
+ * - **event** (one entry per event): `c <channel> e <envelope>`, id `<offset>-1`; trimmed `MAXLEN ~ n`.
+ * - **batch** (one entry per ingest chunk, the default): `o <offset> c <channel> e <envelope>` per
+ *   event, in offset order, id `<last offset>-1`. "After o" is still `XRANGE key (<o>-1 +`: the
+ *   first entry returned may hold events at or below o, which the reader skips. A chunk redone with
+ *   other boundaries (a new owner after a crash) can store an offset in two entries; the reader
+ *   keeps offsets strictly increasing. Trimmed `MINID ~ <last - n + 1>`: about the newest n offsets.
+ *
+ * Streams are trimmed by length. Redis does not record the id of the last trimmed entry
  * (`max-deleted-entry-id` moves only on XDEL), so a gap that history no longer covers is detected
  * from what remains: `entries-added` above `length` means something was trimmed, and everything
- * trimmed precedes `first-entry` (see the gateway's `lostAfter`).
+ * trimmed precedes the oldest event of `first-entry` (see the gateway's `lostAfter`).
  *
  * The epoch names one life of the history: if Redis loses its data, the epoch key goes with it and
  * a new random epoch is created, so positions from before the loss are recognisably stale.
@@ -22,6 +31,12 @@ export const DEFAULT_HISTORY_PREFIX = 'wsh';
 export const HISTORY_FIELD_CHANNEL = 'c';
 /** Field holding the envelope bytes, identical to the PUBLISH payload. */
 export const HISTORY_FIELD_ENVELOPE = 'e';
+/** Batch entries only: field holding an event's Kafka offset, first of its three fields (so the first field of a batch entry). */
+export const HISTORY_FIELD_OFFSET = 'o';
+
+/** How ingest writes history: one stream entry per event, or one per chunk (see the module comment). */
+export const HISTORY_FORMATS = ['batch', 'event'] as const;
+export type HistoryFormat = (typeof HISTORY_FORMATS)[number];
 
 /** Redis error text for an XADD whose id is not above the stream's top: the entry is already stored. */
 export const HISTORY_ALREADY_STORED = 'equal or smaller than the target stream top item';
@@ -84,7 +99,70 @@ export function historyEntryArgs(key: string, offset: string, channel: string, e
     : [key, 'MAXLEN', '~', maxLen, id, HISTORY_FIELD_CHANNEL, channel, HISTORY_FIELD_ENVELOPE, envelope];
 }
 
-/** Reads one `XRANGE` entry written by {@link historyAppendArgs}; undefined when a field is missing. */
+/**
+ * Arguments of the `XADD` that stores a chunk as one batch entry:
+ * `<stream> [MINID ~ <minId>] <last offset>-1 (o <offset> c <channel> e <envelope>)…`, events in
+ * offset order, `channels[i]` and `envelopes[i]` belonging to `offsets[i]`. `minId` from
+ * {@link historyBatchMinId}. Deliberately imperative: one call per chunk, a loop per event.
+ */
+export function historyBatchArgs(
+  key: string,
+  offsets: readonly string[],
+  channels: readonly string[],
+  envelopes: readonly (string | Buffer)[],
+  minId?: string,
+): (string | Buffer)[] {
+  const last = offsets[offsets.length - 1];
+  if (last === undefined) throw new RangeError('historyBatchArgs needs at least one event');
+  const args: (string | Buffer)[] = minId === undefined ? [key, historyEntryId(last)] : [key, 'MINID', '~', minId, historyEntryId(last)];
+  for (let i = 0; i < offsets.length; i++) {
+    args.push(HISTORY_FIELD_OFFSET, offsets[i] as string, HISTORY_FIELD_CHANNEL, channels[i] as string, HISTORY_FIELD_ENVELOPE, envelopes[i] as string | Buffer);
+  }
+  return args;
+}
+
+/**
+ * MINID of a batch XADD that keeps about the newest `length` offsets of a partition whose newest is
+ * `lastOffset` (an entry goes once its last offset is below `lastOffset - length + 1`); undefined
+ * while nothing can be trimmed yet.
+ */
+export function historyBatchMinId(lastOffset: string, length: number): string | undefined {
+  const min = BigInt(lastOffset) - BigInt(length) + 1n;
+  return min > 0n ? `${min}-0` : undefined;
+}
+
+/** `a > b` for Kafka offsets as decimal strings without leading zeros (no BigInt). */
+function offsetAbove(a: string, b: string): boolean {
+  return a.length !== b.length ? a.length > b.length : a > b;
+}
+
+/**
+ * Reads one `XRANGE` entry in either form ({@link historyAppendArgs}, {@link historyBatchArgs}):
+ * its events with an offset above `after` (all when undefined), oldest first. Events missing a
+ * field are left out (a malformed entry was never delivered live either).
+ */
+export function parseHistoryEntries(id: string, fields: readonly string[], after?: string): HistoryEntry[] {
+  if (fields[0] !== HISTORY_FIELD_OFFSET) {
+    const entry = parseHistoryEntry(id, fields);
+    return entry === undefined || (after !== undefined && !offsetAbove(entry.offset, after)) ? [] : [entry];
+  }
+  const entries: HistoryEntry[] = [];
+  // Deliberately imperative: runs per replayed event. Fields come in triples o, c, e.
+  for (let i = 0; i + 5 < fields.length; i += 6) {
+    const offset = fields[i + 1] as string;
+    if (fields[i] !== HISTORY_FIELD_OFFSET || fields[i + 2] !== HISTORY_FIELD_CHANNEL || fields[i + 4] !== HISTORY_FIELD_ENVELOPE) continue;
+    if (after !== undefined && !offsetAbove(offset, after)) continue;
+    entries.push({ offset, channel: fields[i + 3] as string, envelope: fields[i + 5] as string });
+  }
+  return entries;
+}
+
+/** The oldest offset an entry of either form holds (a batch entry's id is its newest). */
+export function firstOffsetOfHistoryEntry(id: string, fields: readonly string[]): string {
+  return fields[0] === HISTORY_FIELD_OFFSET && fields[1] !== undefined ? fields[1] : offsetOfHistoryId(id);
+}
+
+/** Reads one `XRANGE` entry written by {@link historyAppendArgs}; undefined when a field is missing. Prefer {@link parseHistoryEntries}, which reads both forms. */
 export function parseHistoryEntry(id: string, fields: readonly string[]): HistoryEntry | undefined {
   let channel: string | undefined;
   let envelope: string | undefined;

@@ -16,6 +16,8 @@ export {
   HISTORY_FIELD_CHANNEL,
   HISTORY_FIELD_ENVELOPE,
   HISTORY_ALREADY_STORED,
+  HISTORY_FIELD_OFFSET,
+  HISTORY_FORMATS,
   historyStreamKey,
   historyPartitionsKey,
   historyEpochKey,
@@ -24,8 +26,13 @@ export {
   historyAppendArgs,
   historyEntryArgs,
   parseHistoryEntry,
+  parseHistoryEntries,
+  historyBatchArgs,
+  historyBatchMinId,
+  firstOffsetOfHistoryEntry,
   historyEpochCommand,
   type HistoryEntry,
+  type HistoryFormat,
 } from './history.js';
 export { filterClauses, matchesFilter, subscriptionChannels, type FilterClause } from './routing.js';
 export {
