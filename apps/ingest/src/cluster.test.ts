@@ -12,6 +12,7 @@ import { createAuctionEventGenerator, type DemoEvent } from '@wirestream/demo-ev
 import { loadConfig } from '@wirestream/config';
 import {
   auctionSchemaPath,
+  createEnvelopeBatchAssembler,
   createRedisLayout,
   createWirestreamSchema,
   decodeEnvelope,
@@ -98,11 +99,19 @@ function untilReady(client: Cluster): Promise<unknown> {
 function createShardedSubscriber(onLive: ((envelope: Envelope) => void) | undefined): { client: Cluster; received: Received[] } {
   const received: Received[] = [];
   const client = new Cluster([...redisCluster.startupNodes], { shardedSubscribers: true });
-  client.on('smessage', (channel: string, text: string) => {
-    const envelope = decodeEnvelope(text);
-    received.push({ at: Date.now(), channel, text, envelope });
-    onLive?.(envelope);
+  // As the gateway's broker does: batch parts re-assembled into their chunk's envelopes, in offset order.
+  const assembler = createEnvelopeBatchAssembler({
+    emit: (channel, text) => {
+      const envelope = decodeEnvelope(text);
+      received.push({ at: Date.now(), channel, text, envelope });
+      onLive?.(envelope);
+    },
+    listens: () => true,
+    onMalformed: (channel, _text, err) => {
+      throw new Error(`a malformed batch part on ${channel}`, { cause: err });
+    },
   });
+  client.on('smessage', (channel: string, text: string) => assembler.message(channel, channel, text));
   client.on('nodeError', (error: Error) => {
     if (error.message.includes('sunsubscribe')) client.refreshSlotsCache();
   });

@@ -31,6 +31,8 @@ export const INGEST_DEFAULTS = Object.freeze({
   historyLength: 10_000,
   /** One history entry per chunk (`batch`) or per event (`event`, what gateways before 0010 read). */
   historyFormat: 'batch',
+  /** One live message per key shard per chunk (`batch`) or per event (`event`, what gateways before 0010 read). */
+  publishFormat: 'batch',
   /** Must match the gateway's. */
   historyPrefix: DEFAULT_HISTORY_PREFIX,
   maxRetries: 3,

@@ -11,8 +11,11 @@ import { createAuctionEventGenerator, type DemoEvent } from '@wirestream/demo-ev
 import {
   auctionSchemaPath,
   channelName,
+  createEnvelopeBatchAssembler,
   createWirestreamSchema,
   decodeEnvelope,
+  isEnvelopeBatchPart,
+  parseEnvelopeBatchPart,
   historyAppendArgs,
   historyBatchArgs,
   historyEntryId,
@@ -132,8 +135,19 @@ async function createPipeline({ redisUrl = redisServer.url, publisherUrl = redis
   const subscriber = new Redis(redisUrl, { connectionName: 'ingest-test-subscriber' });
   subscriber.on('error', (err: Error) => logger.debug({ err }, 'subscriber error'));
   const received: Received[] = [];
+  // As the gateway's broker does: batch parts re-assembled into their chunk's envelopes, in offset order.
+  const assembler = createEnvelopeBatchAssembler({
+    emit: (channel, text) => received.push({ channel, text, envelope: decodeEnvelope(text) }),
+    listens: () => true,
+    onMalformed: (channel, _text, err) => {
+      throw new Error(`a malformed batch part on ${channel}`, { cause: err });
+    },
+  });
+  /** Every message as Redis delivered it (batch parts before re-assembly). */
+  const raw: { channel: string; text: string }[] = [];
   subscriber.on('pmessage', (_pattern: string, channel: string, text: string) => {
-    received.push({ channel, text, envelope: decodeEnvelope(text) });
+    raw.push({ channel, text });
+    assembler.message(channel, channel, text);
   });
   await subscriber.psubscribe(`${CHANNEL_PREFIX}:${listingTopic}:*`, `${CHANNEL_PREFIX}:${bidTopic}:*`);
 
@@ -157,6 +171,7 @@ async function createPipeline({ redisUrl = redisServer.url, publisherUrl = redis
     groupId,
     sink,
     received,
+    raw,
     topicOf,
     timestamps,
     registry,
@@ -435,6 +450,39 @@ describe('publishing', () => {
     expect(ingest.stats).toMatchObject({ consumed: events.length, published: events.length, deadLettered: 0 });
     expect(ingest.isReady()).toBe(true);
     expect(pipeline.sink.lines.some((l) => l['msg'] === 'joined consumer group' && l['groupId'] === pipeline.groupId)).toBe(true);
+  });
+
+  it('batch form (the default): one message per key shard per chunk, holding the events of that shard in the chunk; event form: one v1 envelope each', async () => {
+    const batch = await createPipeline({ options: { publishChunkSize: 20 } });
+    await batch.startIngest();
+    const events = demoEvents(60, 21);
+    await batch.produce(events);
+    await waitForCommittedToEnd(batch);
+    await waitFor(() => batch.received.length === events.length, { message: 'every event re-assembled' });
+    await expectEveryOffsetOnce(batch, batch.received);
+    expect(batch.raw.length).toBeLessThan(events.length);
+    let envelopes = 0;
+    for (const { channel, text } of batch.raw) {
+      const part = parseEnvelopeBatchPart(text);
+      envelopes += part.envelopes.length;
+      for (const envelope of part.envelopes) {
+        const e = decodeEnvelope(envelope);
+        // Each on the channel of its key's shard, which the head lists among the chunk's shards.
+        const shard = shardOf(e.key ?? '', 16);
+        expect(channel).toBe(channelName(CHANNEL_PREFIX, e.topic, shard));
+        expect(part.shards).toContain(shard);
+        expect(e.partition).toBe(part.partition);
+      }
+    }
+    expect(envelopes).toBe(events.length);
+
+    const single = await createPipeline({ options: { publishFormat: 'event', historyFormat: 'event' } });
+    await single.startIngest();
+    await single.produce(events);
+    await waitForCommittedToEnd(single);
+    await waitFor(() => single.received.length === events.length, { message: 'every event' });
+    expect(single.raw.map((r) => r.text)).toEqual(single.received.map((r) => r.text));
+    expect(single.raw.every((r) => !isEnvelopeBatchPart(r.text))).toBe(true);
   });
 
   it('commits after publishing: the group ends at the high watermark of every partition', async () => {

@@ -1,6 +1,6 @@
 import { Partitioners, type Kafka } from 'kafkajs';
 import type { Logger } from '@wirestream/telemetry';
-import { createRedisLayout, HISTORY_FORMATS, REDIS_MODES, type HistoryFormat, type RedisMode, type WirestreamSchema } from '@wirestream/schema';
+import { createRedisLayout, HISTORY_FORMATS, PUBLISH_FORMATS, REDIS_MODES, type HistoryFormat, type PublishFormat, type RedisMode, type WirestreamSchema } from '@wirestream/schema';
 import { createBatchProcessor, type BatchProcessor } from './batch-processor.js';
 import { createChunkBuilder } from './chunk-builder.js';
 import { INGEST_DEFAULTS } from './defaults.js';
@@ -67,6 +67,12 @@ export interface IngestOptions {
    * until every gateway is upgraded (docs/operations.md). @default INGEST_DEFAULTS.historyFormat
    */
   readonly historyFormat?: HistoryFormat;
+  /**
+   * `'batch'`: one message per key shard per chunk, which gateways from this version on re-assemble
+   * in offset order; `'event'`: one message per event, what older gateways read: keep it until every
+   * gateway is upgraded (docs/operations.md). @default INGEST_DEFAULTS.publishFormat
+   */
+  readonly publishFormat?: PublishFormat;
   /** Prefix of the history keys (must match the gateway's). @default INGEST_DEFAULTS.historyPrefix */
   readonly historyPrefix?: string;
   /**
@@ -140,6 +146,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     fetchMaxWaitMs = INGEST_DEFAULTS.fetchMaxWaitMs,
     historyLength = INGEST_DEFAULTS.historyLength,
     historyFormat = INGEST_DEFAULTS.historyFormat,
+    publishFormat = INGEST_DEFAULTS.publishFormat,
     historyPrefix = INGEST_DEFAULTS.historyPrefix,
     redisMode = INGEST_DEFAULTS.redisMode,
     redisWaitReplicas = INGEST_DEFAULTS.redisWaitReplicas,
@@ -152,6 +159,9 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
   validateOptions(schema, { publishChunkSize, historyLength, maxRetries, dlqSuffix });
   if (!HISTORY_FORMATS.includes(historyFormat)) {
     throw new RangeError(`historyFormat (INGEST_HISTORY_FORMAT) must be one of ${HISTORY_FORMATS.join(', ')}, got ${JSON.stringify(historyFormat)}`);
+  }
+  if (!PUBLISH_FORMATS.includes(publishFormat)) {
+    throw new RangeError(`publishFormat (INGEST_PUBLISH_FORMAT) must be one of ${PUBLISH_FORMATS.join(', ')}, got ${JSON.stringify(publishFormat)}`);
   }
   validateRedisOptions(redis, { redisMode, redisWaitReplicas, redisWaitTimeoutMs, redisTimeoutMs, historyLength });
 
@@ -167,6 +177,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     metrics,
     historyLength,
     historyFormat,
+    publishFormat,
     redisTimeoutMs,
     waitReplicas: redisWaitReplicas,
     waitTimeoutMs: redisWaitTimeoutMs,

@@ -64,6 +64,7 @@ const ingest = createIngest(
     fetchMaxWaitMs: config.fetchMaxWaitMs,
     historyLength: config.historyLength,
     historyFormat: config.historyFormat,
+    publishFormat: config.publishFormat,
     historyPrefix: config.historyPrefix,
     redisMode: config.redisMode,
     redisWaitReplicas: config.redisWaitReplicas,

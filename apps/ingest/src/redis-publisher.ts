@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChainableCommander, Cluster } from 'ioredis';
 import type { Logger } from '@wirestream/telemetry';
 import {
+  encodeEnvelopeBatch,
   HISTORY_ALREADY_STORED,
   historyBatchArgs,
   historyBatchMinId,
@@ -10,6 +11,7 @@ import {
   historyEpochCommand,
   RAISE_PARTITION_COUNT_SCRIPT,
   type HistoryFormat,
+  type PublishFormat,
   type RedisLayout,
 } from '@wirestream/schema';
 import type { Chunk } from './chunk-builder.js';
@@ -30,6 +32,8 @@ export interface RedisPublisherOptions {
   readonly historyLength: number;
   /** `batch`: one XADD per chunk holding all its events; `event`: one XADD per event (what gateways before the batch form read). */
   readonly historyFormat: HistoryFormat;
+  /** `batch`: one message per key shard per chunk (envelope-batch.ts in @wirestream/schema); `event`: one per event (what gateways before it read). */
+  readonly publishFormat: PublishFormat;
   /** A pipeline not answered within this is treated as Redis being down. */
   readonly redisTimeoutMs: number;
   /** Replicas a chunk's XADDs must reach (WAIT) before its publishes; 0 sends no WAIT. */
@@ -110,6 +114,8 @@ interface PublisherState {
   readonly history: boolean;
   /** One XADD per chunk (a batch entry) instead of one per event. */
   readonly historyBatch: boolean;
+  /** One publish per key shard per chunk (a batch part) instead of one per event. */
+  readonly publishBatch: boolean;
   readonly historyLength: number;
   /** `historyLength` as the XADD's MAXLEN argument, made once. */
   readonly historyMaxLen: string;
@@ -148,6 +154,7 @@ export function createRedisPublisher(options: RedisPublisherOptions): RedisPubli
     redisTimeoutMs: options.redisTimeoutMs,
     history: historyLength > 0,
     historyBatch: historyLength > 0 && options.historyFormat === 'batch',
+    publishBatch: options.publishFormat === 'batch',
     historyLength,
     historyMaxLen: String(historyLength),
     cluster,
@@ -192,7 +199,10 @@ async function publishChunk(state: PublisherState, topic: string, partition: num
   const p = partitionKeys(state, keys, partition);
   if (cluster && needsRegistration(state, keys, p, partition)) await registerPartition(state, keys, p, partition);
   const pipeline = redis.pipeline();
-  const waitIndex = wait || cluster || state.historyBatch ? queueSplit(state, pipeline, keys, p, partition, chunk) : queueInterleaved(state, pipeline, keys, p, partition, chunk);
+  // Batch form: the chunk's parts, one per key shard with events (their envelopes copied once, here).
+  const parts = state.publishBatch ? encodeEnvelopeBatch(partition, chunk.offsets[chunk.offsets.length - 1] as string, chunk.shards, chunk.bodies) : undefined;
+  const waitIndex =
+    wait || cluster || state.historyBatch || parts !== undefined ? queueSplit(state, pipeline, keys, p, partition, chunk, parts) : queueInterleaved(state, pipeline, keys, p, partition, chunk);
   const started = performance.now();
   const results = await answeredWithin(redis, redisTimeoutMs, pipeline.exec(), `the pipeline for ${topic}[${partition}]`);
   metrics?.redisPublishSeconds.observe((performance.now() - started) / 1_000);
@@ -215,10 +225,11 @@ async function publishChunk(state: PublisherState, topic: string, partition: num
     if (refreshSlots !== undefined && REDIRECTION.test(err.message)) refreshSlots();
     throw new Error(`Redis rejected a command for ${topic}[${partition}]: ${err.message}`, { cause: err });
   }
-  // publish-if-stored, the last command, answers how many envelopes it published.
-  const published = state.publishIfStored ? results[results.length - 1]?.[1] : chunk.offsets.length;
-  if (published !== chunk.offsets.length) {
-    throw new Error(`Redis published ${String(published)} of the ${chunk.offsets.length} envelopes of the chunk for ${topic}[${partition}]; redoing it`);
+  // publish-if-stored, the last command, answers how many messages (envelopes, or parts) it published.
+  const messages = parts?.length ?? chunk.offsets.length;
+  const published = state.publishIfStored ? results[results.length - 1]?.[1] : messages;
+  if (published !== messages) {
+    throw new Error(`Redis published ${String(published)} of the ${messages} messages of the chunk for ${topic}[${partition}]; redoing it`);
   }
 }
 
@@ -264,7 +275,15 @@ function queueHistoryBatch(state: PublisherState, pipeline: ChainableCommander, 
  * history, else a PUBLISH (standalone) or SPUBLISH on the wire channel (cluster) per event; history
  * records the logical channel. Returns the WAIT's index in the replies, or -1.
  */
-function queueSplit(state: PublisherState, pipeline: ChainableCommander, keys: TopicKeys, p: PartitionKeys, partition: number, chunk: Chunk): number {
+function queueSplit(
+  state: PublisherState,
+  pipeline: ChainableCommander,
+  keys: TopicKeys,
+  p: PartitionKeys,
+  partition: number,
+  chunk: Chunk,
+  parts: readonly { shard: number; bytes: Buffer }[] | undefined,
+): number {
   const { history, historyMaxLen, cluster, wait } = state;
   const { shards, bodies, offsets } = chunk;
   let queued = 0;
@@ -288,7 +307,14 @@ function queueSplit(state: PublisherState, pipeline: ChainableCommander, keys: T
   }
   if (wait) pipeline.wait(state.waitReplicas, state.waitTimeoutMs);
   if (state.publishIfStored) {
-    queuePublishIfStored(state, pipeline as PublishIfStoredPipeline, keys, p, partition, chunk);
+    queuePublishIfStored(state, pipeline as PublishIfStoredPipeline, keys, p, partition, chunk, parts);
+    return wait ? queued : -1;
+  }
+  if (parts !== undefined) {
+    for (const { shard, bytes } of parts) {
+      if (cluster) pipeline.spublish(p.wireChannels[shard] ?? nameWireChannel(state, keys, p, partition, shard), bytes);
+      else pipeline.publish(keys.channels[shard] ?? nameChannel(state, keys, shard), bytes);
+    }
     return wait ? queued : -1;
   }
   for (let i = 0; i < offsets.length; i++) {
@@ -304,13 +330,25 @@ function queueSplit(state: PublisherState, pipeline: ChainableCommander, keys: T
  * two slots of one array (its channel's KEYS index, a string made once per shard, and its envelope)
  * instead of a command, a promise and a reply each. Deliberately imperative: this loop runs per event.
  */
-function queuePublishIfStored(state: PublisherState, pipeline: PublishIfStoredPipeline, keys: TopicKeys, p: PartitionKeys, partition: number, chunk: Chunk): void {
+function queuePublishIfStored(
+  state: PublisherState,
+  pipeline: PublishIfStoredPipeline,
+  keys: TopicKeys,
+  p: PartitionKeys,
+  partition: number,
+  chunk: Chunk,
+  parts: readonly { shard: number; bytes: Buffer }[] | undefined,
+): void {
   const { shards, bodies, offsets } = chunk;
   const publishKeys = p.publishKeys ?? namePublishKeys(state, keys, p, partition);
   const { keyIndexArgs } = keys;
   const argv: (string | Buffer)[] = [historyEntryId(offsets[offsets.length - 1] as string)];
-  for (let i = 0; i < offsets.length; i++) {
-    argv.push(keyIndexArgs[shards[i] as number] as string, bodies[i] as Buffer);
+  if (parts !== undefined) {
+    for (const { shard, bytes } of parts) argv.push(keyIndexArgs[shard] as string, bytes);
+  } else {
+    for (let i = 0; i < offsets.length; i++) {
+      argv.push(keyIndexArgs[shards[i] as number] as string, bodies[i] as Buffer);
+    }
   }
   pipeline[PUBLISH_IF_STORED](publishKeys.length, publishKeys, argv);
 }

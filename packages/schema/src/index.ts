@@ -12,6 +12,17 @@ export {
 export { DEFAULT_CHANNEL_PREFIX, shardOf, channelName, topicChannels } from './channels.js';
 export { encodeEnvelope, encodeEnvelopeHead, createEnvelopeHeadEncoder, decodeEnvelope, EnvelopeError, type Envelope, type EnvelopeMeta, type EnvelopeHeadEncoder } from './envelope.js';
 export {
+  PUBLISH_FORMATS,
+  encodeEnvelopeBatch,
+  parseEnvelopeBatchPart,
+  isEnvelopeBatchPart,
+  createEnvelopeBatchAssembler,
+  type PublishFormat,
+  type EnvelopeBatchPart,
+  type EnvelopeBatchAssembler,
+  type EnvelopeBatchAssemblerOptions,
+} from './envelope-batch.js';
+export {
   DEFAULT_HISTORY_PREFIX,
   HISTORY_FIELD_CHANNEL,
   HISTORY_FIELD_ENVELOPE,
