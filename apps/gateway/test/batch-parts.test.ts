@@ -46,7 +46,7 @@ async function publishChunk(from: number, to: number): Promise<string[]> {
     envelopes.push(Buffer.from(encodeEnvelope({ topic: t.topic, partition: PARTITION, offset: String(i), key: listingId, ts: Date.now() }, payload)));
     offsets.push(String(i));
   }
-  const parts = encodeEnvelopeBatch(PARTITION, String(to), shards, envelopes);
+  const parts = encodeEnvelopeBatch(PARTITION, offsets, shards, envelopes);
   expect(parts.length).toBeGreaterThan(1);
   const pipeline = publisher.pipeline();
   for (const { shard, bytes } of parts) pipeline.publish(channelName('ws', t.topic, shard), bytes);

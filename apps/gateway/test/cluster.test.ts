@@ -42,11 +42,13 @@ function createClusterPublisher(cluster: Cluster, layout: RedisLayout, topic: st
       const payload = JSON.stringify({ event_id: `e-${partition}-${offset}`, event_type: 'ListingUpdated', listing_id: listing, occurred_at: 'now' });
       return Buffer.from(encodeEnvelope({ topic, partition, offset, key: listing, ts: Date.now() }, payload));
     });
+    const parts = encodeEnvelopeBatch(partition, offsets, shards, envelopes);
+    const stored = parts.map((p) => ({ channel: layout.channel(topic, p.shard), bytes: p.bytes }));
     const pipeline = cluster
       .pipeline()
-      .call('xadd', historyBatchArgs(layout.streamKey(topic, partition), offsets, shards.map((s) => layout.channel(topic, s)), envelopes))
+      .call('xadd', historyBatchArgs(layout.streamKey(topic, partition), offsets.at(-1) as string, stored))
       .call('wait', '1', '50'); // short: after the failover the promoted primary has no replica to wait for
-    for (const { shard, bytes } of encodeEnvelopeBatch(partition, offsets.at(-1) as string, shards, envelopes)) pipeline.spublish(layout.wireChannel(topic, partition, shard), bytes);
+    for (const { shard, bytes } of parts) pipeline.spublish(layout.wireChannel(topic, partition, shard), bytes);
     const results = await pipeline.exec();
     for (const [err] of results ?? []) {
       if (!err || err.message.includes(HISTORY_ALREADY_STORED)) continue;

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { channelName, encodeEnvelope, historyAppendArgs, historyBatchArgs, historyPartitionsKey, historyStreamKey, shardOf } from '@wirestream/schema';
+import { channelName, encodeEnvelope, encodeEnvelopeBatch, historyAppendArgs, historyBatchArgs, historyPartitionsKey, historyStreamKey, shardOf } from '@wirestream/schema';
 import { waitFor } from '@wirestream/testkit';
 import { collect, rawSocket, startTestGateway, type ExecutionResult, type TestGateway } from './support.js';
 
@@ -120,16 +120,17 @@ describe('batch history entries (one per ingest chunk, INGEST_HISTORY_FORMAT=bat
   /** Stores offsets [from, to] of partition 3 as one batch entry, as ingest does for a chunk (nothing live: only history has them). */
   async function storeChunk(publisher: Redis, from: number, to: number): Promise<void> {
     const offsets: string[] = [];
-    const channels: string[] = [];
-    const envelopes: string[] = [];
+    const shards: number[] = [];
+    const envelopes: Buffer[] = [];
     for (let i = from; i <= to; i++) {
       const listingId = `lst-${i % 5}`;
       const payload = JSON.stringify({ event_id: `batch-${i}`, event_type: 'ListingUpdated', listing_id: listingId, occurred_at: 'now' });
       offsets.push(String(i));
-      channels.push(channelName('ws', t.topic, shardOf(listingId, 16)));
-      envelopes.push(encodeEnvelope({ topic: t.topic, partition: PARTITION, offset: String(i), key: listingId, ts: Date.now() }, payload));
+      shards.push(shardOf(listingId, 16));
+      envelopes.push(Buffer.from(encodeEnvelope({ topic: t.topic, partition: PARTITION, offset: String(i), key: listingId, ts: Date.now() }, payload)));
     }
-    await publisher.call('XADD', ...historyBatchArgs(historyStreamKey('wsh', t.topic, PARTITION), offsets, channels, envelopes));
+    const parts = encodeEnvelopeBatch(PARTITION, offsets, shards, envelopes).map((p) => ({ channel: channelName('ws', t.topic, p.shard), bytes: p.bytes }));
+    await publisher.call('XADD', ...historyBatchArgs(historyStreamKey('wsh', t.topic, PARTITION), String(to), parts));
     await publisher.sadd(historyPartitionsKey('wsh', t.topic), String(PARTITION));
   }
   const ofPartition = (results: readonly ExecutionResult[]): string[] => results.flatMap((r) => (positionOf(r)?.partition === PARTITION ? [positionOf(r)?.offset as string] : []));

@@ -13,6 +13,7 @@ import {
   channelName,
   createEnvelopeBatchAssembler,
   createWirestreamSchema,
+  encodeEnvelopeBatch,
   decodeEnvelope,
   isEnvelopeBatchPart,
   parseEnvelopeBatchPart,
@@ -843,7 +844,14 @@ describe('history', () => {
           // Exactly what the shared contract appends (no trim yet: id and fields only), byte for byte.
           const sent = inEntry.map((e) => published.get(`${topic}:${partition}:${e.offset}`));
           if (sent.some((x) => x === undefined)) throw new Error(`a history entry for an offset that was not published: ${topic}[${partition}] ${id}`);
-          expect([key, id, ...fields]).toEqual(historyBatchArgs(key, inEntry.map((e) => e.offset), sent.map((x) => x?.channel ?? ''), sent.map((x) => x?.text ?? '')));
+          const parts = encodeEnvelopeBatch(
+            partition,
+            inEntry.map((e) => e.offset),
+            sent.map((x) => Number(x?.channel.slice(x.channel.lastIndexOf(':') + 1))),
+            sent.map((x) => Buffer.from(x?.text ?? '')),
+          );
+          const named = parts.map((part) => ({ channel: channelName(CHANNEL_PREFIX, topic, part.shard), bytes: part.bytes.toString('utf8') }));
+          expect([key, id, ...fields]).toEqual(historyBatchArgs(key, inEntry.at(-1)?.offset ?? '', named));
         }
         expect((await historyEvents(reader, key)).map((e) => e.offset), `${topic}[${partition}]`).toEqual(Array.from({ length: Number(high) }, (_, offset) => String(offset)));
       }

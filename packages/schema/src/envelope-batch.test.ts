@@ -4,10 +4,10 @@ import { createEnvelopeBatchAssembler, decodeEnvelope, encodeEnvelope, encodeEnv
 const envelope = (offset: number, key: string): string => encodeEnvelope({ topic: 't', partition: 3, offset: String(offset), key, ts: 1 }, `{"n":${offset},"s":"a\\nb"}`);
 
 /** A chunk of offsets 10…15 whose events sit on shards 2, 0, 2, 1, 0, 2: parts interleave in offsets. */
-function chunkParts(last = '15', from = 10) {
+function chunkParts(from = 10) {
   const shards = [2, 0, 2, 1, 0, 2];
   const texts = shards.map((_, i) => envelope(from + i, `k${i}`));
-  const parts = encodeEnvelopeBatch(3, last, shards, texts.map((x) => Buffer.from(x)));
+  const parts = encodeEnvelopeBatch(3, shards.map((_, i) => String(from + i)), shards, texts.map((x) => Buffer.from(x)));
   return { texts, parts: parts.map((p) => ({ wire: `ws:t:${p.shard}`, text: p.bytes.toString('utf8') })) };
 }
 
@@ -15,9 +15,9 @@ describe('batch parts (one PUBLISH per shard per chunk)', () => {
   it('encodes one part per shard with events, ascending, each naming the chunk and its events', () => {
     const { texts, parts } = chunkParts();
     expect(parts.map((p) => p.wire)).toEqual(['ws:t:0', 'ws:t:1', 'ws:t:2']);
-    expect(parts[0]?.text).toBe(`{"v":2,"p":3,"l":"15","n":6,"s":[0,1,2],"i":[1,4]}\n${texts[1]}\n${texts[4]}`);
+    expect(parts[0]?.text).toBe(`{"v":2,"p":3,"l":"15","n":6,"s":[0,1,2],"i":[1,4],"o":["11","14"]}\n${texts[1]}\n${texts[4]}`);
     const part = parseEnvelopeBatchPart(parts[2]?.text as string);
-    expect(part).toEqual({ partition: 3, last: '15', count: 6, shards: [0, 1, 2], indexes: [0, 2, 5], envelopes: [texts[0], texts[2], texts[5]] });
+    expect(part).toEqual({ partition: 3, last: '15', count: 6, shards: [0, 1, 2], indexes: [0, 2, 5], offsets: ['10', '12', '15'], envelopes: [texts[0], texts[2], texts[5]] });
     // The envelopes inside are ordinary v1 envelopes (an escaped newline in a payload stays escaped).
     expect(decodeEnvelope(part.envelopes[0] as string).payload).toEqual({ n: 10, s: 'a\nb' });
     expect(isEnvelopeBatchPart(parts[0]?.text as string)).toBe(true);
@@ -26,10 +26,11 @@ describe('batch parts (one PUBLISH per shard per chunk)', () => {
 
   it('rejects a malformed part, naming the field', () => {
     expect(() => parseEnvelopeBatchPart('{"v":2,')).toThrow(EnvelopeError);
-    expect(() => parseEnvelopeBatchPart('{"v":2,"p":0,"l":"5","n":2,"s":[0],"i":[0,1]}\n{}')).toThrow('holds 1 envelopes, its head lists 2');
-    expect(() => parseEnvelopeBatchPart('{"v":2,"p":0,"l":"5","n":2,"s":[0],"i":[1,0]}\n{}\n{}')).toThrow('batch part i must be ascending indexes below n');
-    expect(() => parseEnvelopeBatchPart('{"v":2,"p":0,"l":5,"n":2,"s":[0],"i":[0]}\n{}')).toThrow('batch part l must be an offset');
-    expect(() => parseEnvelopeBatchPart('{"v":2,"p":-1,"l":"5","n":2,"s":[0],"i":[0]}\n{}')).toThrow('batch part p must be a partition number');
+    expect(() => parseEnvelopeBatchPart('{"v":2,"p":0,"l":"5","n":2,"s":[0],"i":[0,1],"o":["4","5"]}\n{}')).toThrow('holds 1 envelopes, its head lists 2');
+    expect(() => parseEnvelopeBatchPart('{"v":2,"p":0,"l":"5","n":2,"s":[0],"i":[1,0],"o":["4","5"]}\n{}\n{}')).toThrow('batch part i must be ascending indexes below n');
+    expect(() => parseEnvelopeBatchPart('{"v":2,"p":0,"l":5,"n":2,"s":[0],"i":[0],"o":["4"]}\n{}')).toThrow('batch part l must be an offset');
+    expect(() => parseEnvelopeBatchPart('{"v":2,"p":-1,"l":"5","n":2,"s":[0],"i":[0],"o":["4"]}\n{}')).toThrow('batch part p must be a partition number');
+    expect(() => parseEnvelopeBatchPart('{"v":2,"p":0,"l":"5","n":2,"s":[0],"i":[0],"o":[4]}\n{}')).toThrow('batch part o must list an offset');
   });
 });
 
@@ -72,14 +73,14 @@ describe('createEnvelopeBatchAssembler', () => {
 
   it('hands on an incomplete chunk when the next chunk of the partition starts or after waitMs; forgets it on discard (the connection is gone)', async () => {
     const { a, out } = assembler();
-    const first = chunkParts('15', 10).parts;
-    const second = chunkParts('21', 16).parts;
+    const first = chunkParts(10).parts;
+    const second = chunkParts(16).parts;
     a.message('ws:t:0', 'ws:t:0', first[0]?.text as string);
     a.message('ws:t:0', 'ws:t:0', second[0]?.text as string);
     expect(out.map(([, o]) => o)).toEqual([11, 14]);
     await new Promise((resolve) => setTimeout(resolve, 60));
     expect(out.map(([, o]) => o)).toEqual([11, 14, 17, 20]);
-    const third = chunkParts('27', 22).parts;
+    const third = chunkParts(22).parts;
     a.message('ws:t:1', 'ws:t:1', third[1]?.text as string);
     a.discard();
     await new Promise((resolve) => setTimeout(resolve, 60));
@@ -89,7 +90,7 @@ describe('createEnvelopeBatchAssembler', () => {
   it('keeps partitions and layouts apart, passes single envelopes through, drops a malformed part', () => {
     const { a, out, malformed } = assembler();
     const { parts } = chunkParts();
-    const other = encodeEnvelopeBatch(4, '15', [0], [Buffer.from(envelope(15, 'x'))]);
+    const other = encodeEnvelopeBatch(4, ['15'], [0], [Buffer.from(envelope(15, 'x'))]);
     a.message('ws:t:0', 'ws:t:0', parts[0]?.text as string);
     a.message('ws:{t:4}:0', 'ws:t:0', other[0]?.bytes.toString('utf8') as string);
     a.message('ws:t:5', 'ws:t:5', envelope(99, 'y'));

@@ -3,7 +3,7 @@
  * event. A chunk is one Kafka partition's consecutive events; its events on shard s go out as one
  * *part* on channel s:
  *
- *   {"v":2,"p":<partition>,"l":"<last offset of the chunk>","n":<events in the chunk>,"s":[<shards with events>],"i":[<index in the chunk of each envelope below>]}
+ *   {"v":2,"p":<partition>,"l":"<last offset of the chunk>","n":<events in the chunk>,"s":[<shards with events>],"i":[<index in the chunk of each envelope below>],"o":["<its offset>",…]}
  *   <v1 envelope>
  *   <v1 envelope>…
  *
@@ -15,6 +15,8 @@
  * parts on the channels it listens to ({@link createEnvelopeBatchAssembler}) and hands its envelopes
  * on in chunk order, as if they had been published one by one. `s` tells it which parts to wait for;
  * `l` tells one chunk from the next (a partition's chunks are published one after the other).
+ * `o` lets a history reader skip events by position without parsing them: a chunk's history entry
+ * holds the same parts (history.ts).
  */
 import { EnvelopeError } from './envelope.js';
 
@@ -27,14 +29,21 @@ const NEWLINE = 10;
 export const PUBLISH_FORMATS = ['batch', 'event'] as const;
 export type PublishFormat = (typeof PUBLISH_FORMATS)[number];
 
-/** One part as read back. `envelopes[j]` is the chunk's event number `indexes[j]`. */
+/** One part as read back. `envelopes[j]` is the chunk's event number `indexes[j]`, at Kafka offset `offsets[j]`. */
 export interface EnvelopeBatchPart {
   readonly partition: number;
   readonly last: string;
   readonly count: number;
   readonly shards: readonly number[];
   readonly indexes: readonly number[];
+  readonly offsets: readonly string[];
   readonly envelopes: readonly string[];
+}
+
+/** One part as encoded: the shard whose channel carries it, and its bytes. */
+export interface EncodedBatchPart {
+  readonly shard: number;
+  readonly bytes: Buffer;
 }
 
 /** Whether a message is a part (else it is a single envelope). */
@@ -44,11 +53,13 @@ export function isEnvelopeBatchPart(text: string): boolean {
 
 /**
  * Encodes a chunk's parts: for each shard that has events, in ascending shard order, the part's
- * bytes (one buffer, the envelopes copied once). `shards[i]` and `envelopes[i]` are the chunk's
- * event i, in offset order; `last` is its last offset. Deliberately imperative: loops run per event.
+ * bytes (one buffer, the envelopes copied once). `offsets[i]`, `shards[i]` and `envelopes[i]` are the
+ * chunk's event i, in offset order. Deliberately imperative: loops run per event.
  */
-export function encodeEnvelopeBatch(partition: number, last: string, shards: readonly number[], envelopes: readonly Buffer[]): { shard: number; bytes: Buffer }[] {
+export function encodeEnvelopeBatch(partition: number, offsets: readonly string[], shards: readonly number[], envelopes: readonly Buffer[]): EncodedBatchPart[] {
   const count = envelopes.length;
+  const last = offsets[count - 1];
+  if (last === undefined) throw new RangeError('encodeEnvelopeBatch needs at least one event');
   const byShard = new Map<number, number[]>();
   for (let i = 0; i < count; i++) {
     const shard = shards[i] as number;
@@ -60,7 +71,9 @@ export function encodeEnvelopeBatch(partition: number, last: string, shards: rea
   const head = `{"v":2,"p":${partition},"l":"${last}","n":${count},"s":[${present.join(',')}],"i":[`;
   return present.map((shard) => {
     const indexes = byShard.get(shard) as number[];
-    const first = Buffer.from(`${head}${indexes.join(',')}]}`);
+    let listed = '';
+    for (const i of indexes) listed += (listed === '' ? '"' : ',"') + (offsets[i] as string) + '"';
+    const first = Buffer.from(`${head}${indexes.join(',')}],"o":[${listed}]}`);
     let length = first.length;
     for (const i of indexes) length += 1 + (envelopes[i] as Buffer).length;
     const bytes = Buffer.allocUnsafe(length);
@@ -85,15 +98,18 @@ export function parseEnvelopeBatchPart(text: string): EnvelopeBatchPart {
   }
   const h = head as Record<string, unknown>;
   if (h['v'] !== 2) throw new EnvelopeError(`batch part v must be 2, got ${JSON.stringify(h['v'])}`);
-  const { p: partition, l: last, n: count, s: shards, i: indexes } = h;
+  const { p: partition, l: last, n: count, s: shards, i: indexes, o: offsets } = h;
   if (!Number.isInteger(partition) || (partition as number) < 0) throw new EnvelopeError(`batch part p must be a partition number, got ${JSON.stringify(partition)}`);
   if (typeof last !== 'string' || !/^\d+$/.test(last)) throw new EnvelopeError(`batch part l must be an offset as a decimal string, got ${JSON.stringify(last)}`);
   if (!Number.isInteger(count) || (count as number) < 1) throw new EnvelopeError(`batch part n must be a positive integer, got ${JSON.stringify(count)}`);
   if (!isIntArray(shards, Infinity)) throw new EnvelopeError(`batch part s must be an array of shard numbers, got ${JSON.stringify(shards)}`);
   if (!isIntArray(indexes, count as number)) throw new EnvelopeError(`batch part i must be ascending indexes below n (${String(count)}), got ${JSON.stringify(indexes)}`);
+  if (!Array.isArray(offsets) || offsets.length !== indexes.length || !offsets.every((o) => typeof o === 'string' && /^\d+$/.test(o))) {
+    throw new EnvelopeError(`batch part o must list an offset (decimal string) per index, got ${JSON.stringify(offsets)}`);
+  }
   const envelopes = end < 0 ? [] : text.slice(end + 1).split('\n');
   if (envelopes.length !== indexes.length) throw new EnvelopeError(`batch part holds ${envelopes.length} envelopes, its head lists ${indexes.length}`);
-  return { partition: partition as number, last, count: count as number, shards, indexes, envelopes };
+  return { partition: partition as number, last, count: count as number, shards, indexes, offsets: offsets as string[], envelopes };
 }
 
 /** Ascending non-negative integers below `below`. */

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
+  encodeEnvelope,
+  encodeEnvelopeBatch,
   firstOffsetOfHistoryEntry,
   historyAppendArgs,
   historyBatchArgs,
@@ -39,29 +41,35 @@ describe('history entries', () => {
   });
 });
 
-describe('batch history entries (one per chunk)', () => {
-  const args = historyBatchArgs('wsh:t:2', ['41', '43', '44'], ['ws:t:0', 'ws:t:5', 'ws:t:0'], ['{"a":1}', '{"a":2}', '{"a":3}'], '35-0');
+describe('batch history entries (one per chunk: its live parts)', () => {
+  const envelope = (offset: string): string => encodeEnvelope({ topic: 't', partition: 2, offset, key: null, ts: 1 }, `{"n":${offset}}`);
+  // Offsets 41, 43, 44 (42 was dead-lettered), on shards 0, 5, 0.
+  const offsets = ['41', '43', '44'];
+  const parts = encodeEnvelopeBatch(2, offsets, [0, 5, 0], offsets.map((o) => Buffer.from(envelope(o)))).map((p) => ({ channel: `ws:t:${p.shard}`, bytes: p.bytes.toString('utf8') }));
+  const args = historyBatchArgs('wsh:t:2', '44', parts, '35-0');
   const [, , , , id, ...fields] = args as string[];
 
-  it("takes its last event's offset as id and holds every event's offset, channel and envelope in order", () => {
+  it("takes its last event's offset as id and holds one channel and part per shard", () => {
     expect(args.slice(0, 5)).toEqual(['wsh:t:2', 'MINID', '~', '35-0', '44-1']);
-    expect(fields).toEqual(['o', '41', 'c', 'ws:t:0', 'e', '{"a":1}', 'o', '43', 'c', 'ws:t:5', 'e', '{"a":2}', 'o', '44', 'c', 'ws:t:0', 'e', '{"a":3}']);
-    expect(historyBatchArgs('k', ['7'], ['c'], ['{}'])).toEqual(['k', '7-1', 'o', '7', 'c', 'c', 'e', '{}']);
-    expect(() => historyBatchArgs('k', [], [], [])).toThrow(RangeError);
+    expect(fields).toEqual(['c', 'ws:t:0', 'p', parts[0]?.bytes, 'c', 'ws:t:5', 'p', parts[1]?.bytes]);
+    expect(historyBatchArgs('k', '7', [{ channel: 'c', bytes: 'x' }])).toEqual(['k', '7-1', 'c', 'c', 'p', 'x']);
+    expect(() => historyBatchArgs('k', '7', [])).toThrow(RangeError);
   });
 
-  it('reads back per event, after a position inside the batch exactly', () => {
+  it('reads back per event in offset order, after a position inside the batch exactly', () => {
     expect(parseHistoryEntries(id as string, fields)).toEqual([
-      { offset: '41', channel: 'ws:t:0', envelope: '{"a":1}' },
-      { offset: '43', channel: 'ws:t:5', envelope: '{"a":2}' },
-      { offset: '44', channel: 'ws:t:0', envelope: '{"a":3}' },
+      { offset: '41', channel: 'ws:t:0', envelope: envelope('41') },
+      { offset: '43', channel: 'ws:t:5', envelope: envelope('43') },
+      { offset: '44', channel: 'ws:t:0', envelope: envelope('44') },
     ]);
     expect(parseHistoryEntries(id as string, fields, '41').map((e) => e.offset)).toEqual(['43', '44']);
     expect(parseHistoryEntries(id as string, fields, '42').map((e) => e.offset)).toEqual(['43', '44']);
     expect(parseHistoryEntries(id as string, fields, '44')).toEqual([]);
-    // Offsets compare as int64, not as text: 9 < 10.
-    expect(parseHistoryEntries('10-1', ['o', '9', 'c', 'x', 'e', '{}', 'o', '10', 'c', 'x', 'e', '{}'], '9').map((e) => e.offset)).toEqual(['10']);
     expect(firstOffsetOfHistoryEntry(id as string, fields)).toBe('41');
+    // Offsets compare as int64, not as text: 9 < 10.
+    const [nine, ten] = [envelope('9'), envelope('10')];
+    const wide = encodeEnvelopeBatch(2, ['9', '10'], [1, 1], [Buffer.from(nine), Buffer.from(ten)]).map((p) => ({ channel: 'x', bytes: p.bytes.toString('utf8') }));
+    expect(parseHistoryEntries('10-1', historyBatchArgs('k', '10', wide).slice(2) as string[], '9').map((e) => e.offset)).toEqual(['10']);
   });
 
   it('still reads the one-event form, with the same filter', () => {
@@ -71,8 +79,8 @@ describe('batch history entries (one per chunk)', () => {
     expect(firstOffsetOfHistoryEntry('41-1', ['c', 'ws:t:0', 'e', '{}'])).toBe('41');
   });
 
-  it('skips an event that lacks a field instead of misreading the rest', () => {
-    expect(parseHistoryEntries('3-1', ['o', '2', 'c', 'x', 'x', '{}', 'o', '3', 'c', 'y', 'e', '{"b":1}']).map((e) => e.offset)).toEqual(['3']);
+  it('skips a malformed part instead of misreading the rest', () => {
+    expect(parseHistoryEntries(id as string, ['c', 'ws:t:9', 'p', '{"v":2}', ...fields]).map((e) => e.offset)).toEqual(['41', '43', '44']);
   });
 
   it('trims by offset: keeps about the newest n offsets, nothing while fewer exist', () => {

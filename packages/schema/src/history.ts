@@ -1,3 +1,5 @@
+import { parseEnvelopeBatchPart, type EnvelopeBatchPart } from './envelope-batch.js';
+
 /**
  * Redis history layout (the cross-app contract for resume and back-fill).
  *
@@ -9,11 +11,14 @@
  *
  * Two entry forms, which every reader must understand (decision 0010):
  * - **event** (one entry per event): `c <channel> e <envelope>`, id `<offset>-1`; trimmed `MAXLEN ~ n`.
- * - **batch** (one entry per ingest chunk, the default): `o <offset> c <channel> e <envelope>` per
- *   event, in offset order, id `<last offset>-1`. "After o" is still `XRANGE key (<o>-1 +`: the
- *   first entry returned may hold events at or below o, which the reader skips. A chunk redone with
- *   other boundaries (a new owner after a crash) can store an offset in two entries; the reader
- *   keeps offsets strictly increasing. Trimmed `MINID ~ <last - n + 1>`: about the newest n offsets.
+ * - **batch** (one entry per ingest chunk, the default): `c <channel> p <part>` per key shard with
+ *   events, the part exactly as the live batch form publishes it (envelope-batch.ts: a head listing
+ *   each envelope's index in the chunk and offset, then the envelopes), id `<last offset>-1`. So one
+ *   XADD of a few arguments per chunk, sharing the bytes of its publishes. "After o" is still
+ *   `XRANGE key (<o>-1 +`: the first entry returned may hold events at or below o, which the reader
+ *   skips. A chunk redone with other boundaries (a new owner after a crash) can store an offset in two
+ *   entries; the reader keeps offsets strictly increasing. Trimmed `MINID ~ <last - n + 1>`: about
+ *   the newest n offsets.
  *
  * Streams are trimmed by length. Redis does not record the id of the last trimmed entry
  * (`max-deleted-entry-id` moves only on XDEL), so a gap that history no longer covers is detected
@@ -31,8 +36,8 @@ export const DEFAULT_HISTORY_PREFIX = 'wsh';
 export const HISTORY_FIELD_CHANNEL = 'c';
 /** Field holding the envelope bytes, identical to the PUBLISH payload. */
 export const HISTORY_FIELD_ENVELOPE = 'e';
-/** Batch entries only: field holding an event's Kafka offset, first of its three fields (so the first field of a batch entry). */
-export const HISTORY_FIELD_OFFSET = 'o';
+/** Batch entries only: field holding one part (a key shard's events of the chunk), after its `c`. */
+export const HISTORY_FIELD_PART = 'p';
 
 /** How ingest writes history: one stream entry per event, or one per chunk (see the module comment). */
 export const HISTORY_FORMATS = ['batch', 'event'] as const;
@@ -101,23 +106,13 @@ export function historyEntryArgs(key: string, offset: string, channel: string, e
 
 /**
  * Arguments of the `XADD` that stores a chunk as one batch entry:
- * `<stream> [MINID ~ <minId>] <last offset>-1 (o <offset> c <channel> e <envelope>)…`, events in
- * offset order, `channels[i]` and `envelopes[i]` belonging to `offsets[i]`. `minId` from
- * {@link historyBatchMinId}. Deliberately imperative: one call per chunk, a loop per event.
+ * `<stream> [MINID ~ <minId>] <last offset>-1 (c <channel> p <part>)…`, one pair per part of
+ * {@link encodeEnvelopeBatch} with the (logical) channel of its shard. `minId` from {@link historyBatchMinId}.
  */
-export function historyBatchArgs(
-  key: string,
-  offsets: readonly string[],
-  channels: readonly string[],
-  envelopes: readonly (string | Buffer)[],
-  minId?: string,
-): (string | Buffer)[] {
-  const last = offsets[offsets.length - 1];
-  if (last === undefined) throw new RangeError('historyBatchArgs needs at least one event');
-  const args: (string | Buffer)[] = minId === undefined ? [key, historyEntryId(last)] : [key, 'MINID', '~', minId, historyEntryId(last)];
-  for (let i = 0; i < offsets.length; i++) {
-    args.push(HISTORY_FIELD_OFFSET, offsets[i] as string, HISTORY_FIELD_CHANNEL, channels[i] as string, HISTORY_FIELD_ENVELOPE, envelopes[i] as string | Buffer);
-  }
+export function historyBatchArgs(key: string, lastOffset: string, parts: readonly { channel: string; bytes: string | Buffer }[], minId?: string): (string | Buffer)[] {
+  if (parts.length === 0) throw new RangeError('historyBatchArgs needs at least one part');
+  const args: (string | Buffer)[] = minId === undefined ? [key, historyEntryId(lastOffset)] : [key, 'MINID', '~', minId, historyEntryId(lastOffset)];
+  for (const { channel, bytes } of parts) args.push(HISTORY_FIELD_CHANNEL, channel, HISTORY_FIELD_PART, bytes);
   return args;
 }
 
@@ -136,30 +131,56 @@ function offsetAbove(a: string, b: string): boolean {
   return a.length !== b.length ? a.length > b.length : a > b;
 }
 
+function isBatchEntry(fields: readonly string[]): boolean {
+  return fields[0] === HISTORY_FIELD_CHANNEL && fields[2] === HISTORY_FIELD_PART;
+}
+
+/** A batch entry's parts, parsed; a malformed part is left out (it was never delivered live either). */
+function partsOf(fields: readonly string[]): { channel: string; part: EnvelopeBatchPart }[] {
+  const parts: { channel: string; part: EnvelopeBatchPart }[] = [];
+  for (let i = 0; i + 3 < fields.length; i += 4) {
+    if (fields[i] !== HISTORY_FIELD_CHANNEL || fields[i + 2] !== HISTORY_FIELD_PART) continue;
+    try {
+      parts.push({ channel: fields[i + 1] as string, part: parseEnvelopeBatchPart(fields[i + 3] as string) });
+    } catch {
+      // skipped
+    }
+  }
+  return parts;
+}
+
 /**
  * Reads one `XRANGE` entry in either form ({@link historyAppendArgs}, {@link historyBatchArgs}):
- * its events with an offset above `after` (all when undefined), oldest first. Events missing a
- * field are left out (a malformed entry was never delivered live either).
+ * its events with an offset above `after` (all when undefined), in offset order.
  */
 export function parseHistoryEntries(id: string, fields: readonly string[], after?: string): HistoryEntry[] {
-  if (fields[0] !== HISTORY_FIELD_OFFSET) {
+  if (!isBatchEntry(fields)) {
     const entry = parseHistoryEntry(id, fields);
     return entry === undefined || (after !== undefined && !offsetAbove(entry.offset, after)) ? [] : [entry];
   }
-  const entries: HistoryEntry[] = [];
-  // Deliberately imperative: runs per replayed event. Fields come in triples o, c, e.
-  for (let i = 0; i + 5 < fields.length; i += 6) {
-    const offset = fields[i + 1] as string;
-    if (fields[i] !== HISTORY_FIELD_OFFSET || fields[i + 2] !== HISTORY_FIELD_CHANNEL || fields[i + 4] !== HISTORY_FIELD_ENVELOPE) continue;
-    if (after !== undefined && !offsetAbove(offset, after)) continue;
-    entries.push({ offset, channel: fields[i + 3] as string, envelope: fields[i + 5] as string });
+  const parts = partsOf(fields);
+  const count = parts[0]?.part.count ?? 0;
+  const slots: (HistoryEntry | undefined)[] = new Array<HistoryEntry | undefined>(count);
+  // Deliberately imperative: runs per replayed event. The parts' indexes put the chunk back in offset order.
+  for (const { channel, part } of parts) {
+    const { indexes, offsets, envelopes } = part;
+    for (let j = 0; j < indexes.length; j++) {
+      const offset = offsets[j] as string;
+      if (after !== undefined && !offsetAbove(offset, after)) continue;
+      const index = indexes[j] as number;
+      if (index < count) slots[index] = { offset, channel, envelope: envelopes[j] as string };
+    }
   }
+  const entries: HistoryEntry[] = [];
+  for (const entry of slots) if (entry !== undefined) entries.push(entry);
   return entries;
 }
 
 /** The oldest offset an entry of either form holds (a batch entry's id is its newest). */
 export function firstOffsetOfHistoryEntry(id: string, fields: readonly string[]): string {
-  return fields[0] === HISTORY_FIELD_OFFSET && fields[1] !== undefined ? fields[1] : offsetOfHistoryId(id);
+  if (!isBatchEntry(fields)) return offsetOfHistoryId(id);
+  for (const { part } of partsOf(fields)) if (part.indexes[0] === 0 && part.offsets[0] !== undefined) return part.offsets[0];
+  return offsetOfHistoryId(id);
 }
 
 /** Reads one `XRANGE` entry written by {@link historyAppendArgs}; undefined when a field is missing. Prefer {@link parseHistoryEntries}, which reads both forms. */

@@ -19,6 +19,7 @@ export {
   createEnvelopeBatchAssembler,
   type PublishFormat,
   type EnvelopeBatchPart,
+  type EncodedBatchPart,
   type EnvelopeBatchAssembler,
   type EnvelopeBatchAssemblerOptions,
 } from './envelope-batch.js';
@@ -27,7 +28,7 @@ export {
   HISTORY_FIELD_CHANNEL,
   HISTORY_FIELD_ENVELOPE,
   HISTORY_ALREADY_STORED,
-  HISTORY_FIELD_OFFSET,
+  HISTORY_FIELD_PART,
   HISTORY_FORMATS,
   historyStreamKey,
   historyPartitionsKey,
