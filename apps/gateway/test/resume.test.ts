@@ -117,8 +117,8 @@ describe('resume from history', () => {
 
 describe('batch history entries (one per ingest chunk, INGEST_HISTORY_FORMAT=batch)', () => {
   const PARTITION = 3;
-  /** Stores offsets [from, to] of partition 3 as one batch entry, as ingest does for a chunk (nothing live: only history has them). */
-  async function storeChunk(publisher: Redis, from: number, to: number): Promise<void> {
+  /** Stores offsets [from, to] of a partition (3 unless said) as one batch entry, as ingest does for a chunk (nothing live: only history has them). */
+  async function storeChunk(publisher: Redis, from: number, to: number, partition = PARTITION): Promise<void> {
     const offsets: string[] = [];
     const shards: number[] = [];
     const envelopes: Buffer[] = [];
@@ -127,13 +127,14 @@ describe('batch history entries (one per ingest chunk, INGEST_HISTORY_FORMAT=bat
       const payload = JSON.stringify({ event_id: `batch-${i}`, event_type: 'ListingUpdated', listing_id: listingId, occurred_at: 'now' });
       offsets.push(String(i));
       shards.push(shardOf(listingId, 16));
-      envelopes.push(Buffer.from(encodeEnvelope({ topic: t.topic, partition: PARTITION, offset: String(i), key: listingId, ts: Date.now() }, payload)));
+      envelopes.push(Buffer.from(encodeEnvelope({ topic: t.topic, partition, offset: String(i), key: listingId, ts: Date.now() }, payload)));
     }
-    const parts = encodeEnvelopeBatch(PARTITION, offsets, shards, envelopes).map((p) => ({ channel: channelName('ws', t.topic, p.shard), bytes: p.bytes }));
-    await publisher.call('XADD', ...historyBatchArgs(historyStreamKey('wsh', t.topic, PARTITION), String(to), parts));
-    await publisher.sadd(historyPartitionsKey('wsh', t.topic), String(PARTITION));
+    const parts = encodeEnvelopeBatch(partition, offsets, shards, envelopes).map((p) => ({ channel: channelName('ws', t.topic, p.shard), bytes: p.bytes }));
+    await publisher.call('XADD', ...historyBatchArgs(historyStreamKey('wsh', t.topic, partition), String(to), parts));
+    await publisher.sadd(historyPartitionsKey('wsh', t.topic), String(partition));
   }
-  const ofPartition = (results: readonly ExecutionResult[]): string[] => results.flatMap((r) => (positionOf(r)?.partition === PARTITION ? [positionOf(r)?.offset as string] : []));
+  const ofPartition = (results: readonly ExecutionResult[], partition = PARTITION): string[] =>
+    results.flatMap((r) => (positionOf(r)?.partition === partition ? [positionOf(r)?.offset as string] : []));
   const range = (from: number, to: number): string[] => Array.from({ length: to - from + 1 }, (_, i) => String(from + i));
 
   it('resumes exactly after a position inside a batch, and replays an offset stored twice (a redone chunk) once; lostAfter reads the oldest event, not the id', async () => {
@@ -174,6 +175,45 @@ describe('batch history entries (one per ingest chunk, INGEST_HISTORY_FORMAT=bat
       expect(recoveryOf(gap.results[0] as ExecutionResult)).toMatchObject({ recovered: false, partitions: [PARTITION] });
       expect(ofPartition(gap.results)).toEqual(range(5, 12));
       gap.dispose();
+    } finally {
+      publisher.disconnect();
+    }
+  });
+});
+
+describe('batch history entries, many of them', () => {
+  it('replays every event once across pages sized in chunks (a page holds about 500 events, not 500 entries)', async () => {
+    const partition = 4;
+    const publisher = new Redis(t.redisServer.url);
+    const writer = async (from: number, to: number): Promise<void> => {
+      const offsets: string[] = [];
+      const shards: number[] = [];
+      const envelopes: Buffer[] = [];
+      for (let i = from; i <= to; i++) {
+        const listingId = `lst-${i % 9}`;
+        const payload = JSON.stringify({ event_id: `many-${i}`, event_type: 'ListingUpdated', listing_id: listingId, occurred_at: 'now' });
+        offsets.push(String(i));
+        shards.push(shardOf(listingId, 16));
+        envelopes.push(Buffer.from(encodeEnvelope({ topic: t.topic, partition, offset: String(i), key: listingId, ts: Date.now() }, payload)));
+      }
+      const parts = encodeEnvelopeBatch(partition, offsets, shards, envelopes).map((p) => ({ channel: channelName('ws', t.topic, p.shard), bytes: p.bytes }));
+      await publisher.call('XADD', ...historyBatchArgs(historyStreamKey('wsh', t.topic, partition), String(to), parts));
+    };
+    try {
+      for (let chunk = 0; chunk < 24; chunk++) await writer(chunk * 100, chunk * 100 + 99);
+      await publisher.sadd(historyPartitionsKey('wsh', t.topic), String(partition));
+      const probe = collect(t.connect(), QUERY);
+      await subscribed(1);
+      await t.publishListing('lst-epoch-2');
+      await waitFor(() => probe.results.length === 1, { message: 'the probe event' });
+      const { epoch } = positionOf(probe.results[0] as ExecutionResult) as Position;
+      probe.dispose();
+      await waitFor(() => t.gateway.stats().subscriptions === 0, { message: 'probe gone' });
+      const resumed = collect(t.connect(), QUERY, undefined, { resume: { epoch, positions: { [partition]: '49' } } });
+      const got = (): string[] => resumed.results.flatMap((r) => (positionOf(r)?.partition === partition ? [positionOf(r)?.offset as string] : []));
+      await waitFor(() => got().length === 2_350, { message: 'offsets 50–2399', timeoutMs: 20_000 });
+      expect(got()).toEqual(Array.from({ length: 2_350 }, (_, i) => String(50 + i)));
+      resumed.dispose();
     } finally {
       publisher.disconnect();
     }

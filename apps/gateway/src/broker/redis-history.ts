@@ -89,8 +89,8 @@ export function createRedisHistory(redis: Redis | Cluster, layoutOrPrefix: Redis
         yield entries;
         if (page.length < count) return;
         start = `(${(page[page.length - 1] as [string, string[]])[0]}`;
-        // Fields per entry: 4 in the event form, 6 per event in the batch form.
-        const eventsPerEntry = page.reduce((sum, [, fields]) => sum + Math.max(1, Math.floor(fields.length / 6)), 0) / page.length;
+        // Events per entry as this page held them (an entry is one event, or one chunk).
+        const eventsPerEntry = Math.max(1, entries.length / page.length);
         count = Math.max(1, Math.min(PAGE, Math.round(PAGE / eventsPerEntry)));
       }
     },
