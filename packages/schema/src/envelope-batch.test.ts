@@ -87,6 +87,24 @@ describe('createEnvelopeBatchAssembler', () => {
     expect(out.map(([, o]) => o)).toEqual([11, 14, 17, 20]);
   });
 
+  it('hands on no incomplete chunk while paused (its missing parts wait unread in the socket); waits waitMs again after resume', async () => {
+    const { a, out } = assembler();
+    const { parts } = chunkParts(10);
+    a.message('ws:t:0', 'ws:t:0', parts[0]?.text as string);
+    a.pause();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(out).toEqual([]);
+    a.resume();
+    a.message('ws:t:1', 'ws:t:1', parts[1]?.text as string);
+    a.message('ws:t:2', 'ws:t:2', parts[2]?.text as string);
+    expect(out.map(([, o]) => o)).toEqual([10, 11, 12, 13, 14, 15]);
+    a.message('ws:t:0', 'ws:t:0', chunkParts(16).parts[0]?.text as string);
+    a.pause();
+    a.resume();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(out.map(([, o]) => o)).toEqual([10, 11, 12, 13, 14, 15, 17, 20]);
+  });
+
   it('keeps partitions and layouts apart, passes single envelopes through, drops a malformed part', () => {
     const { a, out, malformed } = assembler();
     const { parts } = chunkParts();

@@ -150,6 +150,13 @@ export interface EnvelopeBatchAssembler {
    * position past the events of the missing parts.
    */
   discard(): void;
+  /**
+   * The connection is not read for now (the gateway's inbound queue is full): the missing parts
+   * wait in the socket, so no incomplete chunk may be handed on meanwhile. Idempotent.
+   */
+  pause(): void;
+  /** Reading again: incomplete chunks wait `waitMs` from now for their missing parts. Idempotent. */
+  resume(): void;
 }
 
 interface PendingChunk {
@@ -169,6 +176,13 @@ interface PendingChunk {
  */
 export function createEnvelopeBatchAssembler({ emit, listens, onMalformed, waitMs = 50 }: EnvelopeBatchAssemblerOptions): EnvelopeBatchAssembler {
   const pending = new Map<string, PendingChunk>();
+  let paused = false;
+
+  function arm(chunk: PendingChunk): void {
+    if (paused || chunk.timer !== undefined) return;
+    chunk.timer = setTimeout(() => complete(chunk), waitMs);
+    chunk.timer.unref();
+  }
 
   function complete(chunk: PendingChunk): void {
     if (pending.get(chunk.key) !== chunk) return;
@@ -223,15 +237,22 @@ export function createEnvelopeBatchAssembler({ emit, listens, onMalformed, waitM
       }
       chunk.waiting.delete(wireChannel);
       if (chunk.waiting.size === 0) complete(chunk);
-      else if (chunk.timer === undefined) {
-        const waitingChunk = chunk;
-        chunk.timer = setTimeout(() => complete(waitingChunk), waitMs);
-        chunk.timer.unref();
-      }
+      else arm(chunk);
     },
     discard() {
       for (const chunk of pending.values()) clearTimeout(chunk.timer);
       pending.clear();
+    },
+    pause() {
+      paused = true;
+      for (const chunk of pending.values()) {
+        clearTimeout(chunk.timer);
+        chunk.timer = undefined;
+      }
+    },
+    resume() {
+      paused = false;
+      for (const chunk of pending.values()) arm(chunk);
     },
   };
 }
