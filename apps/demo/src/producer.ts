@@ -1,15 +1,17 @@
 #!/usr/bin/env node
 // The demo producer: realistic camelCase auction events into Kafka, keyed by listing id.
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
-import { loadConfigOrExit } from '@wirestream/config';
+import { buildOrExit, loadConfigOrExit } from '@wirestream/config';
+import { kafkaSecurity } from '@wirestream/connect';
 import { createAuctionEventGenerator, DEMO_TOPICS } from '@wirestream/demo-events';
 import { createLogger } from '@wirestream/telemetry';
 import { producerConfigSpec } from './config.js';
 
-
 const config = loadConfigOrExit(producerConfigSpec, process.env, { file: process.env['WIRESTREAM_CONFIG_FILE'] });
 const logger = createLogger({ name: 'demo-producer', level: config.logLevel });
-const kafka = new Kafka({ clientId: 'wirestream-demo-producer', brokers: [...config.kafkaBrokers], logLevel: logLevel.ERROR });
+const { summary, ...security } = await buildOrExit(() => kafkaSecurity(config));
+logger.info({ brokers: config.kafkaBrokers, security: summary }, 'connecting to Kafka');
+const kafka = new Kafka({ clientId: 'wirestream-demo-producer', brokers: [...config.kafkaBrokers], logLevel: logLevel.ERROR, ...security });
 
 const admin = kafka.admin();
 await admin.connect();

@@ -1,4 +1,5 @@
 import { booleanFlag, csvList, defineConfigSpec, envVar, integer, port, url, z } from '@wirestream/config';
+import { redisSecuritySpec } from '@wirestream/connect';
 import { REDIS_MODES } from '@wirestream/schema';
 import { LOG_LEVELS } from '@wirestream/telemetry';
 import { GATEWAY_DEFAULTS } from './defaults.js';
@@ -10,6 +11,7 @@ export const gatewayConfigSpec = defineConfigSpec({
   path: envVar({ name: 'GATEWAY_PATH', schema: z.string().trim().startsWith('/'), default: GATEWAY_DEFAULTS.path, description: 'WebSocket endpoint path (graphql-transport-ws).' }),
   redisUrl: envVar({ name: 'REDIS_URL', schema: url({ protocols: ['redis', 'rediss'] }), default: GATEWAY_DEFAULTS.redisUrl, description: 'Redis the gateway subscribes to.', secret: false }),
   redisMode: envVar({ name: 'REDIS_MODE', schema: z.enum(REDIS_MODES), default: GATEWAY_DEFAULTS.redisMode, description: '`standalone` (one Redis, PUBLISH/SUBSCRIBE) or `cluster` (Redis Cluster, sharded pub/sub; REDIS_URL is then any one node, its credentials and TLS apply to all). Must match ingest.' }),
+  ...redisSecuritySpec,
   redisPartitionsPollMs: envVar({ name: 'GATEWAY_REDIS_PARTITIONS_POLL_MS', schema: integer({ min: 100, max: 600_000 }), default: GATEWAY_DEFAULTS.redisPartitionsPollMs, description: 'Cluster mode: how often the partition counts of subscribed topics are re-read (a topic that gained partitions is subscribed and back-filled within this).' }),
   channelPrefix: envVar({ name: 'REDIS_CHANNEL_PREFIX', schema: z.string().trim().regex(/^[A-Za-z0-9_.-]+$/), default: GATEWAY_DEFAULTS.channelPrefix, description: 'Prefix of Redis channels; must match ingest.' }),
   historyPrefix: envVar({ name: 'REDIS_HISTORY_PREFIX', schema: z.string().trim().regex(/^[A-Za-z0-9_.-]+$/), default: GATEWAY_DEFAULTS.historyPrefix, description: 'Prefix of the Redis history streams ingest writes; must match ingest.' }),
@@ -17,6 +19,9 @@ export const gatewayConfigSpec = defineConfigSpec({
   schemaPath: envVar({ name: 'SCHEMA_PATH', schema: z.string().trim().min(1), optional: true, description: 'GraphQL SDL file: your payload types and `type Subscription` fields bound by @topic; @topic and Query are added if absent, every binding is checked at start (docs/schema.md). Default: the example auction schema.' }),
   maxPayloadBytes: envVar({ name: 'GATEWAY_MAX_PAYLOAD_BYTES', schema: integer({ min: 1_024, max: 16_777_216 }), default: GATEWAY_DEFAULTS.maxPayloadBytes, description: 'Largest WebSocket frame accepted; larger closes the socket.' }),
   maxBackpressureBytes: envVar({ name: 'GATEWAY_MAX_BACKPRESSURE_BYTES', schema: integer({ min: 16_384, max: 268_435_456 }), default: GATEWAY_DEFAULTS.maxBackpressureBytes, description: 'Bytes queued for one slow socket before it is closed with 1013 and a resume hint (it can resume from its last position).' }),
+  sliceMs: envVar({ name: 'GATEWAY_SLICE_MS', schema: integer({ min: 1, max: 1_000 }), default: GATEWAY_DEFAULTS.sliceMs, description: 'Milliseconds of event processing before the gateway yields to its event loop (probes, new sockets, pings are served between slices). Lower: less event-loop delay under bursts; higher: bigger batched writes.' }),
+  flushDelayMs: envVar({ name: 'GATEWAY_FLUSH_DELAY_MS', schema: integer({ min: 0, max: 5_000 }), default: GATEWAY_DEFAULTS.flushDelayMs, description: 'Longest a rendered event waits for its write while more are queued (a caught-up gateway writes at once). Higher: more events per socket write under load (less CPU); lower: less added latency under load.' }),
+  maxInboundBytes: envVar({ name: 'GATEWAY_INBOUND_MAX_BYTES', schema: integer({ min: 65_536, max: 1_073_741_824 }), default: GATEWAY_DEFAULTS.maxInboundBytes, description: 'Bytes of received, unprocessed envelopes above which the gateway stops reading Redis until half of them are processed. Bounds memory under bursts; if Redis drops the paused subscriber, the gateway back-fills from history (nothing is lost).' }),
   idleTimeoutSeconds: envVar({ name: 'GATEWAY_IDLE_TIMEOUT_SECONDS', schema: integer({ min: 0, max: 960 }), default: GATEWAY_DEFAULTS.idleTimeoutSeconds, description: 'Silence before the server pings, then closes a dead socket (0 disables).' }),
   connectionInitWaitTimeoutMs: envVar({ name: 'GATEWAY_CONNECTION_INIT_TIMEOUT_MS', schema: integer({ min: 100, max: 600_000 }), default: GATEWAY_DEFAULTS.connectionInitWaitTimeoutMs, description: 'Time a socket has to send connection_init (else closed with 4408).' }),
   maxSubscriptionsPerConnection: envVar({ name: 'GATEWAY_MAX_SUBSCRIPTIONS_PER_CONNECTION', schema: integer({ min: 1, max: 100_000 }), default: GATEWAY_DEFAULTS.maxSubscriptionsPerConnection, description: 'Concurrent subscriptions one socket may hold.' }),

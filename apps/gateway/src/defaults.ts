@@ -28,6 +28,11 @@ export const GATEWAY_DEFAULTS = Object.freeze({
   idleTimeoutSeconds: 60,
   drainBatchSize: 500, // sockets closed per event-loop turn
 
+  // ---- engine: time slices and the inbound bound ----
+  sliceMs: 10, // processing budget before yielding to the event loop
+  flushDelayMs: 100, // longest a payload waits for its write while messages are queued
+  maxInboundBytes: 16_777_216, // 16 MiB of queued envelopes pauses reading from Redis
+
   // ---- admission ----
   allowedOrigins: ['*'] as string[],
   maxConnectionsPerAddress: 1_000,

@@ -57,6 +57,24 @@ export interface GatewayOptions {
   readonly maxSubscriptionsPerConnection?: number;
   /** Sockets closed per event-loop turn while draining, so a drain does not stall the loop. */
   readonly drainBatchSize?: number;
+  /**
+   * Processing budget in ms of one slice of inbound messages before the hub yields to the event
+   * loop (probes, new sockets, pings are served between slices). Smaller: lower event-loop delay
+   * under bursts; larger: fewer, bigger corked writes.
+   */
+  readonly sliceMs?: number;
+  /**
+   * Longest a rendered payload waits for its write while more messages are queued (a caught-up
+   * gateway writes at once). Longer: more events per corked write (one syscall per socket), the
+   * bulk of a busy gateway's CPU; shorter: less added latency under load.
+   */
+  readonly flushDelayMs?: number;
+  /**
+   * Characters (≈ bytes) of queued, unprocessed envelopes above which reading from Redis pauses
+   * until the queue is half empty; bounds the gateway's memory under any burst. Redis may drop a
+   * subscriber paused too long: the gateway then back-fills from history (nothing is lost).
+   */
+  readonly maxInboundBytes?: number;
   /** Serve `GET /debug/memory`, for benchmarks that measure bytes per socket. Off in production. */
   readonly debugEndpoints?: boolean;
   /**
@@ -114,7 +132,8 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
   });
 
   const writer = createUwsWriter(backpressure, () => metrics?.series.slowConsumers.inc());
-  const hub = createHub({ schema, broker, history, logger, writer, metrics: metrics?.series, contextFactories });
+  const flow = { sliceMs: o.sliceMs, flushDelayMs: o.flushDelayMs, maxInboundBytes: o.maxInboundBytes };
+  const hub = createHub({ schema, broker, history, logger, writer, metrics: metrics?.series, contextFactories, flow });
   const protocol = createProtocol(
     { schema, compiler, hub, writer, authenticator, subscribeRateLimiter, logger },
     { connectionInitWaitTimeoutMs: o.connectionInitWaitTimeoutMs, maxSubscriptionsPerConnection: o.maxSubscriptionsPerConnection },
@@ -132,7 +151,7 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
   };
   metrics?.series.observeGauges(() => {
     const h = hub.stats();
-    return { connections: server.connections(), subscriptions: h.subscribers, operations: h.groups };
+    return { connections: server.connections(), subscriptions: h.subscribers, operations: h.groups, inboundChars: h.inbound.chars };
   });
   registerHttpRoutes(server.app, {
     isReady,

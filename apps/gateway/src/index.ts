@@ -4,6 +4,7 @@ export { createGateway, type Gateway, type GatewayDeps, type GatewayOptions, typ
 export { gatewayConfigSpec } from './config.js';
 // Core: the protocol and the hub on any broker and any writer (unit tests, in-process benchmarks).
 export { createHub, type Hub } from './core/hub.js';
+export type { FlowLimits } from './core/inbound.js';
 export type { ConnectionWriter } from './core/connection-writer.js';
 export { createProtocol, createConnectionState, type Connection, type Protocol } from './core/protocol.js';
 export { createRateLimiter } from './core/rate-limit.js';
@@ -16,6 +17,6 @@ export { createRedisBroker } from './broker/redis-broker.js';
 export { createRedisHistory } from './broker/redis-history.js';
 export { createRedisClusterBroker } from './broker/redis-cluster-broker.js';
 export { connectRedis, type RedisConnectOptions, type RedisConnections } from './broker/redis-connect.js';
-export { createMemoryBus, type MemoryBus } from './broker/memory-broker.js';
+export { createMemoryBus, type MemoryBus, type MemoryBusOptions } from './broker/memory-broker.js';
 // Auth.
 export { createAuthenticator, type Authenticator } from './auth/authenticator.js';

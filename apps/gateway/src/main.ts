@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Entry point: read config, build real clients, wire, listen, drain on SIGTERM. Logic lives in gateway.ts.
-import { EXIT_CONFIG, loadConfigOrExit } from '@wirestream/config';
+import { buildOrExit, EXIT_CONFIG, loadConfigOrExit } from '@wirestream/config';
+import { redisSecurity } from '@wirestream/connect';
 import { auctionSchemaPath, loadWirestreamSchema, SchemaError, type WirestreamSchema } from '@wirestream/schema';
 import { createLogger, createMetricsRegistry, toError } from '@wirestream/telemetry';
 import { readFileSync } from 'node:fs';
@@ -65,7 +66,10 @@ try {
 if (schema.added.length > 0) logger.info({ added: schema.added }, 'schema: added what the SDL does not declare (docs/schema.md)');
 const registry = createMetricsRegistry({ service: 'gateway' });
 const series = config.metricsEnabled ? createGatewayMetrics(registry) : undefined;
+const { summary: redisSummary, ...redisSecurityOptions } = await buildOrExit(() => redisSecurity(config, config.redisUrl));
+logger.info({ mode: config.redisMode, security: redisSummary }, 'connecting to Redis');
 const redis = connectRedis({
+  security: redisSecurityOptions,
   mode: config.redisMode,
   url: config.redisUrl,
   channelPrefix: config.channelPrefix,
@@ -88,6 +92,9 @@ const gateway = createGateway(
     path: config.path,
     channelPrefix: config.channelPrefix,
     maxPayloadBytes: config.maxPayloadBytes,
+    sliceMs: config.sliceMs,
+    flushDelayMs: config.flushDelayMs,
+    maxInboundBytes: config.maxInboundBytes,
     maxBackpressureBytes: config.maxBackpressureBytes,
     idleTimeoutSeconds: config.idleTimeoutSeconds,
     connectionInitWaitTimeoutMs: config.connectionInitWaitTimeoutMs,

@@ -5,7 +5,17 @@ import { describe, expect, it } from 'vitest';
 import { auctionSchemaPath, channelName, encodeEnvelope, loadWirestreamSchema, shardOf } from '@wirestream/schema';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import { waitFor } from '@wirestream/testkit';
-import { createHub, createMemoryBus, createOperationCompiler, type CompiledSubscription, type ConnectionWriter, type Hub, type MemoryBus } from '../src/index.js';
+import {
+  createHub,
+  createMemoryBus,
+  createOperationCompiler,
+  type CompiledSubscription,
+  type ConnectionWriter,
+  type FlowLimits,
+  type Hub,
+  type MemoryBus,
+  type MemoryBusOptions,
+} from '../src/index.js';
 
 const schema = loadWirestreamSchema(auctionSchemaPath);
 const TOPIC = 'listing-events';
@@ -58,14 +68,15 @@ interface Setup {
   readonly publish: (listingId: string, offset: number, partition?: number) => string;
 }
 
-function setup(withHistory = true): Setup {
-  const bus = createMemoryBus();
+function setup(withHistory = true, tuning: { flow?: FlowLimits; bus?: MemoryBusOptions } = {}): Setup {
+  const bus = createMemoryBus(tuning.bus);
   const hub = createHub<TestConn>({
     schema,
     broker: bus.broker,
     history: withHistory ? bus.history : undefined,
     logger: createLogger({ name: 'hub-test', destination: createMemorySink() }),
     writer: recordingWriter(),
+    flow: tuning.flow,
   });
   return {
     bus,
@@ -239,5 +250,107 @@ describe('hub back-fill', () => {
     bus.reconnect();
     await waitFor(() => a.frames.length === 1, { timeoutMs: 2_000, intervalMs: 1 });
     expect(received(a)).toEqual(['e5']);
+  });
+});
+
+describe('bounded event loop', () => {
+  /** `groups` distinct operations (an alias each), one connection each, all on every channel. */
+  function subscribeDistinct(hub: Hub<TestConn>, groups: number): TestConn[] {
+    return Array.from({ length: groups }, (_, i) => {
+      const c = conn(`c${i}`);
+      hub.subscribe(c, '1', op(`subscription { listingUpdated { listing_id event_type a${i}: listing_id } }`));
+      return c;
+    });
+  }
+  const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+  const total = (conns: readonly TestConn[]): number => conns.reduce((n, c) => n + c.frames.length, 0);
+
+  it('processes a burst in time slices and yields to the event loop between them, in order', async () => {
+    const { hub, publish } = setup(true, { flow: { sliceMs: 1, flushDelayMs: 5, maxInboundBytes: 1e9 } });
+    const conns = subscribeDistinct(hub, 50);
+    await confirmed(hub, SHARDS);
+    const events = 300;
+    for (let i = 0; i < events; i++) publish(`lst-${i % 5}`, i); // one synchronous burst, as one big socket read
+    expect(total(conns)).toBe(0); // queued, not processed where the broker handed it over
+    expect(hub.stats().inbound.messages).toBe(events);
+    const progress: number[] = [];
+    while (total(conns) < events * conns.length) {
+      await nextTurn(); // would not run until the whole burst was processed without slices
+      progress.push(total(conns));
+    }
+    // Many turns saw partial progress: the burst was spread over slices with the loop free between them.
+    expect(new Set(progress.filter((n) => n > 0 && n < events * conns.length)).size).toBeGreaterThanOrEqual(5);
+    for (const c of conns) expect(received(c)).toEqual(Array.from({ length: events }, (_, i) => `e${i}`));
+    expect(hub.stats().inbound).toEqual({ messages: 0, chars: 0, paused: false });
+  });
+
+  it('writes a large group across slices: every subscriber gets every payload once, in order; one that left is skipped', async () => {
+    const bus = createMemoryBus();
+    const slowWriter = recordingWriter();
+    const record = slowWriter.sendFrames.bind(slowWriter);
+    // Each write costs ~50 µs, like a corked socket write: 2,000 of them cannot fit one 1 ms slice.
+    slowWriter.sendFrames = (c, head, payloads) => {
+      const until = performance.now() + 0.05;
+      while (performance.now() < until);
+      record(c, head, payloads);
+    };
+    const hub = createHub<TestConn>({ schema, broker: bus.broker, logger: createLogger({ name: 'hub-test', destination: createMemorySink() }), writer: slowWriter, flow: { sliceMs: 1, flushDelayMs: 0, maxInboundBytes: 1e9 } });
+    const conns = Array.from({ length: 2_000 }, (_, i) => conn(`c${i}`));
+    const subs = conns.map((c) => hub.subscribe(c, '1', ALL));
+    await confirmed(hub, SHARDS);
+    for (let i = 0; i < 3; i++) {
+      const text = encodeEnvelope({ topic: TOPIC, partition: 0, offset: String(i), key: 'lst-a', ts: Date.now() }, JSON.stringify({ listing_id: 'lst-a', event_type: `e${i}` }));
+      bus.publish(channelName('ws', TOPIC, shardOf('lst-a', SHARDS)), text, { topic: TOPIC, partition: 0, offset: String(i) });
+    }
+    let turns = 0;
+    let left = false;
+    while (conns.reduce((n, c) => n + c.frames.length, 0) < 3 * (conns.length - 1)) {
+      await new Promise((resolve) => setImmediate(resolve));
+      turns++;
+      if (!left && conns[0]?.frames.length) {
+        hub.unsubscribe(subs[conns.length - 1] as (typeof subs)[number]); // the last one leaves mid-flush
+        left = true;
+      }
+    }
+    expect(turns).toBeGreaterThan(5); // the write of one flush was spread over many turns
+    for (const c of conns.slice(0, -1)) expect(received(c)).toEqual(['e0', 'e1', 'e2']);
+    expect(conns.at(-1)?.frames).toEqual([]);
+  });
+
+  it('pauses the broker past the inbound bound and resumes it once the queue is half empty', async () => {
+    const { hub, publish } = setup(true, { flow: { sliceMs: 1, flushDelayMs: 5, maxInboundBytes: 2_000 } });
+    const conns = subscribeDistinct(hub, 20);
+    await confirmed(hub, SHARDS);
+    const events = 400;
+    for (let i = 0; i < events; i++) publish(`lst-${i % 5}`, i);
+    expect(hub.stats().inbound.paused).toBe(true);
+    expect(hub.stats().inbound.chars).toBeLessThan(2_000 + 300); // the rest waits in the bus (Redis's output buffer)
+    await waitFor(() => total(conns) === events * conns.length, { timeoutMs: 10_000, intervalMs: 5, message: 'every event delivered' });
+    for (const c of conns) expect(received(c)).toEqual(Array.from({ length: events }, (_, i) => `e${i}`));
+    // Resumed at half the bound; the bus then hands over what it kept, which may pause it again.
+    expect(hub.stats().pauses).toBeGreaterThanOrEqual(1);
+    expect(hub.stats()).toMatchObject({ backfilled: 0, inbound: { messages: 0, chars: 0, paused: false } });
+  });
+
+  it('pauses the broker past the inbound bound and loses nothing when the bus drops the paused hub', async () => {
+    // ~10 envelopes fill the bound; the bus keeps 40 for the paused hub, then drops it as Redis would.
+    const { hub, publish } = setup(true, { flow: { sliceMs: 1, flushDelayMs: 5, maxInboundBytes: 2_000 }, bus: { pausedBufferLimit: 40 } });
+    const conns = subscribeDistinct(hub, 20);
+    await confirmed(hub, SHARDS);
+    const events = 400;
+    for (let i = 0; i < events; i++) publish(`lst-${i % 5}`, i);
+    // Bounded: the hub paused at the bound, the bus then kept 40 and dropped it; the hub, told `lost`,
+    // let its queue go (the back-fill re-reads it) and reads again so the connection can come back.
+    expect(hub.stats().pauses).toBe(1);
+    expect(hub.stats().inbound).toEqual({ messages: 0, chars: 0, paused: false });
+    await waitFor(() => total(conns) === events * conns.length, { timeoutMs: 10_000, intervalMs: 5, message: 'every event delivered' });
+    for (const c of conns) expect(received(c)).toEqual(Array.from({ length: events }, (_, i) => `e${i}`));
+    const stats = hub.stats();
+    expect(stats.pauses).toBeGreaterThanOrEqual(1);
+    expect(stats.backfilled).toBeGreaterThan(0); // the dropped part came back from history
+    expect(stats.inbound).toEqual({ messages: 0, chars: 0, paused: false });
+    // Live again after the recovery: plainly delivered.
+    publish('lst-a', events);
+    await waitFor(() => total(conns) === (events + 1) * conns.length, { timeoutMs: 2_000, intervalMs: 1 });
   });
 });

@@ -39,12 +39,17 @@ import {
   type ScaleRow,
 } from './report.js';
 import { runStack, type ProcessRun, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
-import { STACK_LABELS, STACK_SHORT, useBaseGateway, type StackName } from './servers.js';
+import { isGateway, STACK_LABELS, STACK_SHORT, useBaseGateway, type StackName } from './servers.js';
+import { burstSpec } from './burst.js';
+import { burstSection, heapLimitSection, memoryReturnSection } from './burst-sections.js';
+import { DEFAULT_UNBOUNDED_ENV } from './heap-limit.js';
+import { DEFAULT_MEMORY_VARIANTS, memoryReturnSpec } from './memory-return.js';
 import { logXLineChart, timelineChart } from './svg.js';
 
 const HELP = `fan-out bench: ours vs naive vs card stack (same run, same N, same events)
   --quick                      smoke run: small N, short traffic; prints only (unless --out)
-  --scenarios LIST             field,saturation,sweep (default), and scale (opt-in: ~19k-51k sockets, a few minutes)
+  --scenarios LIST             field,saturation,sweep (default), and scale (opt-in: ~19k-51k sockets, a few minutes);
+                               issue 18 (opt-in): burst, memory-return, heap-limit (see below)
   --stacks LIST                stacks for field/saturation: naive,card,ours,bare,bare-corked (default), and
                                ours-no-metrics (our gateway with GATEWAY_METRICS=false, issue 7); the bare uWS
                                reference points run in saturation only, they ignore filters
@@ -60,6 +65,17 @@ const HELP = `fan-out bench: ours vs naive vs card stack (same run, same N, same
   --saturation-sockets N       default 10000       --saturation-events E default 1000
   --sweep-sockets LIST         default 2000,8000   --sweep-distinct LIST default 1,100,1000
   --sweep-events E             default 200         --sweep-baselines   also run the card stack in the sweep
+  --burst-sockets N            default 10000       --burst-distinct D  default 1000   --burst-events E  default 200
+                               burst: our gateway stacks of --stacks and bare-corked, /healthz every 50 ms and the
+                               gateway's event-loop delay from /metrics during traffic
+  --settle-seconds S           memory-return: RSS every 1 s for S s after the last delivery (default 60)
+  --memory-variants LIST       memory-return: our gateway once per env variant, ';' between variants, ',' within one,
+                               'jemalloc' = LD_PRELOAD of libjemalloc.so.2 (default: the allocator/V8 candidates)
+  --heap-budget-mib M          heap-limit: memory budget (cgroup) of the gateway (default 512)
+  --heap-old-space-mib M       heap-limit: NODE_OPTIONS=--max-old-space-size=M (default 256)
+  --heap-scenarios LIST        heap-limit: saturation,burst (default both)
+  --heap-unbounded-env LIST    heap-limit: env that lifts the bounds (default GATEWAY_INBOUND_MAX_BYTES=1073741824,
+                               GATEWAY_MAX_BACKPRESSURE_BYTES=268435456)
   --drain-timeout S            default 20 (sweep 30, --quick 10): stop waiting for deliveries this long after the last publish
   --workers N                  load worker processes (default: max(2, N/19000))
   --node-env VALUE             NODE_ENV of every server process (default: production, as deployed; graphql-js and
@@ -87,6 +103,15 @@ const { values } = parseArgs({
     'sweep-distinct': { type: 'string' },
     'sweep-events': { type: 'string' },
     'sweep-baselines': { type: 'boolean', default: false },
+    'burst-sockets': { type: 'string' },
+    'burst-distinct': { type: 'string' },
+    'burst-events': { type: 'string' },
+    'settle-seconds': { type: 'string' },
+    'memory-variants': { type: 'string', default: DEFAULT_MEMORY_VARIANTS },
+    'heap-budget-mib': { type: 'string', default: '512' },
+    'heap-old-space-mib': { type: 'string', default: '256' },
+    'heap-scenarios': { type: 'string', default: 'saturation,burst' },
+    'heap-unbounded-env': { type: 'string', default: DEFAULT_UNBOUNDED_ENV },
     repeat: { type: 'string', default: '1' },
     'scale-single': { type: 'string' },
     'scale-multi': { type: 'string' },
@@ -126,7 +151,8 @@ const stacks = values.stacks.split(',') as StackName[];
 for (const s of stacks) if (!(s in STACK_LABELS)) throw new RangeError(`unknown stack "${s}": use ${Object.keys(STACK_LABELS).join(', ')}`);
 if (values['base-gateway'] !== undefined) useBaseGateway(values['base-gateway']);
 else if (stacks.includes('ours-base')) throw new RangeError('--stacks ours-base needs --base-gateway <checkout with apps/gateway built>');
-for (const s of scenarios) if (!['field', 'saturation', 'sweep', 'scale'].includes(s)) throw new RangeError(`unknown scenario "${s}": use field, saturation, sweep, scale`);
+const SCENARIOS = ['field', 'saturation', 'sweep', 'scale', 'burst', 'memory-return', 'heap-limit'];
+for (const s of scenarios) if (!SCENARIOS.includes(s)) throw new RangeError(`unknown scenario "${s}": use ${SCENARIOS.join(', ')}`);
 const repeat = Number(values.repeat);
 if (!Number.isInteger(repeat) || repeat < 1) throw new RangeError(`--repeat must be a positive integer, got ${values.repeat}`);
 
@@ -162,6 +188,23 @@ const sweepSockets = list(values['sweep-sockets'], [2_000, 8_000], [250, 500]);
 const sweepDistinct = list(values['sweep-distinct'], [1, 100, 1_000], [1, 10, 100]);
 const sweepEvents = num(values['sweep-events'], 200, 100);
 
+const burstSpecOfRun = burstSpec({
+  sockets: num(values['burst-sockets'], 10_000, 500),
+  distinct: num(values['burst-distinct'], 1_000, 50),
+  events: num(values['burst-events'], 200, 50),
+  filterKeys,
+  drainTimeoutMs: drainOverride ?? (quick ? 10_000 : 60_000),
+  idleMs,
+});
+const settleMs = num(values['settle-seconds'], 60, 10) * 1_000;
+const heapOptions = {
+  budgetBytes: num(values['heap-budget-mib'], 512, 512) * 1_048_576,
+  oldSpaceMb: num(values['heap-old-space-mib'], 256, 256),
+  unboundedEnv: values['heap-unbounded-env'],
+};
+const heapScenarios = values['heap-scenarios'].split(',');
+for (const s of heapScenarios) if (s !== 'saturation' && s !== 'burst') throw new RangeError(`--heap-scenarios: "${s}" is not saturation or burst`);
+
 const scaleSingle = num(values['scale-single'], 19_000, 2_000);
 const scaleMulti = ((): { processes: number; perProcess: number } | undefined => {
   const spec = values['scale-multi'] ?? (quick ? '3x1000' : '3x17000');
@@ -188,7 +231,10 @@ const scaleAddresses = (sockets: number): string[] => {
   return Array.from({ length: count }, (_, i) => `127.0.0.${i + 1}`);
 };
 
-const reportBase = values.report ?? (scenarios.size === 1 && scenarios.has('scale') ? 'fanout-scale' : 'fanout');
+const onlyOf = (...names: string[]): boolean => [...scenarios].every((s) => names.includes(s));
+const reportBase =
+  values.report ??
+  (onlyOf('scale') ? 'fanout-scale' : onlyOf('memory-return') ? 'memory-return' : onlyOf('burst', 'heap-limit') ? 'burst' : 'fanout');
 if (!/^[A-Za-z0-9_.-]+$/.test(reportBase)) throw new RangeError(`--report must be a plain file name (letters, digits, _ . -), got "${reportBase}"`);
 const reportName = `${reportBase}${quick ? '-quick' : ''}`;
 /** NAME-scenario.svg, or NAME.svg when the report is already named after the scenario (fanout-scale). */
@@ -211,7 +257,7 @@ async function main(): Promise<void> {
   const schema = loadWirestreamSchema(auctionSchemaPath);
   const route = schema.routes.get('listingUpdated');
   if (!route) throw new Error('the auction schema has no listingUpdated route');
-  const maxEvents = Math.max(fieldSpec.events, saturationSpec.events, sweepEvents, scaleEvents);
+  const maxEvents = Math.max(fieldSpec.events, saturationSpec.events, sweepEvents, scaleEvents, burstSpecOfRun.events);
   const corpus = prepareEvents(maxEvents, route, 'ws', LISTINGS);
 
   let redisServer: RedisServer | undefined;
@@ -326,6 +372,7 @@ async function main(): Promise<void> {
       log(`\n## Issue 4 targets\n\n${body}\n`);
       sections.unshift(`## Issue 4 targets (this run)\n\n${body}\n`);
     }
+    await runIssue18(ctx, sections, svgs);
     if (scenarios.has('sweep')) {
       const sweepStacks: StackName[] = values['sweep-baselines'] ? ['card', 'ours'] : ['ours'];
       log(`\n## Distinct operations sweep (${sweepStacks.join(', ')})\n`);
@@ -409,6 +456,7 @@ async function main(): Promise<void> {
         'other tenants\' benchmarks may run at the same time): compare ratios within one run, not absolute numbers across runs',
       `- command: \`node bench/fanout/dist/main.js ${process.argv.slice(2).join(' ')}\` (wall time ${minutes} min)`,
       `- gateway measured: \`${gatewayVersion()}\` (apps/gateway/dist as found; build it first)`,
+      ...(values['base-gateway'] === undefined ? [] : [`- base gateway (ours-base): \`${gatewayVersion(values['base-gateway'])}\` in ${values['base-gateway']}`]),
       `- servers: each stack its own \`node --expose-gc\` process (default heap limit), NODE_ENV=${values['node-env']}` +
         (values['gateway-env'] ? `, gateway env ${values['gateway-env']}` : ''),
       `- events: @wirestream/demo-events listing events (seed 42, ${LISTINGS} listings), snake_cased by @wirestream/transform, ` +
@@ -431,6 +479,31 @@ async function main(): Promise<void> {
     writeFileSync(join(outDir, `${reportName}.md`), `${header}\n${sections.join('\n')}`);
     for (const [name, svg] of svgs) writeFileSync(join(outDir, name), svg);
     log(`wrote ${relative(process.cwd(), outDir) || '.'}/${reportName}.md and ${svgs.length} SVG(s)`);
+  }
+}
+
+/** Issue 18's scenarios, in the order burst, heap-limit, memory-return. */
+async function runIssue18(ctx: RunContext, sections: string[], svgs: [string, string][]): Promise<void> {
+  const gatewayStacks = stacks.filter((s) => isGateway(s));
+  if (scenarios.has('burst')) {
+    const burstStacks: StackName[] = [...gatewayStacks, 'bare-corked'];
+    const { markdown, svg } = await burstSection(ctx, burstStacks, burstSpecOfRun, repeat, svgNameOf('burst'));
+    sections.push(markdown);
+    svgs.push([...svg]);
+  }
+  if (scenarios.has('heap-limit')) {
+    const specs = heapScenarios.map((name) => ({
+      name,
+      spec: name === 'burst' ? burstSpecOfRun : { ...saturationSpec, drainTimeoutMs: drainOverride ?? 60_000 },
+    }));
+    const { markdown, svg } = await heapLimitSection(ctx, gatewayStacks, specs, heapOptions, svgNameOf('heap-limit'));
+    sections.push(markdown);
+    svgs.push([...svg]);
+  }
+  if (scenarios.has('memory-return')) {
+    const { markdown, svg } = await memoryReturnSection(ctx, memoryReturnSpec(saturationSpec, settleMs), values['memory-variants'], svgNameOf('memory-return'));
+    sections.push(markdown);
+    svgs.push([...svg]);
   }
 }
 
@@ -559,17 +632,18 @@ function scaleTargetLines(rows: readonly ScaleRow[]): string[] {
 }
 
 /** The gateway version measured: last commit touching apps/gateway, and whether the tree differs from it. */
-function gatewayVersion(): string {
+function gatewayVersion(checkout = new URL('../../..', import.meta.url).pathname): string {
   const git = (...args: string[]): string => {
     try {
-      return execFileSync('git', args, { encoding: 'utf8', cwd: new URL('../../..', import.meta.url).pathname }).trim();
+      return execFileSync('git', args, { encoding: 'utf8', cwd: checkout }).trim();
     } catch {
       return '';
     }
   };
   const commit = git('log', '-1', '--format=%h %s', '--', 'apps/gateway');
   const dirty = git('status', '--porcelain', '--', 'apps/gateway') !== '';
-  return commit === '' ? 'unknown (not a git checkout)' : `${commit}${dirty ? ' + uncommitted changes' : ''}`;
+  const head = git('rev-parse', '--short', 'HEAD');
+  return commit === '' ? 'unknown (not a git checkout)' : `${commit}${dirty ? ' + uncommitted changes' : ''} (checkout at ${head})`;
 }
 
 /** The issue's targets, checked against this run (pass/fail with the number). */

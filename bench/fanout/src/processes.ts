@@ -37,10 +37,17 @@ function installHooks(): void {
 /**
  * Spawns `node <args>` with `env` added to ours. A detached watchdog SIGKILLs it if this process
  * dies without running exit handlers (SIGKILL, OOM), so no server outlives the bench.
+ *
+ * With `cgroupProcs` (a cgroup's `cgroup.procs`), a shell writes its own pid there and then execs
+ * node: the process is under that cgroup's limits from its first allocation on.
  */
-export function startNodeProcess(label: string, args: readonly string[], env: Record<string, string>): ManagedProcess {
+export function startNodeProcess(label: string, args: readonly string[], env: Record<string, string>, cgroupProcs?: string): ManagedProcess {
   installHooks();
-  const child = spawn(process.execPath, args, {
+  const [command, argv] =
+    cgroupProcs === undefined
+      ? [process.execPath, args]
+      : ['/bin/sh', ['-c', 'echo $$ > "$0" && exec "$@"', cgroupProcs, process.execPath, ...args]];
+  const child = spawn(command, argv, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -83,6 +90,17 @@ export function readRssBytes(pid: number): number | undefined {
   try {
     const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return match ? Number(match[1]) * 1_024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** RssAnon and RssFile of a process in bytes (/proc/<pid>/status), or undefined once it is gone. */
+export function readRssSplit(pid: number): { anonBytes: number; fileBytes: number } | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1_024;
+    return { anonBytes: kb('RssAnon'), fileBytes: kb('RssFile') + kb('RssShmem') };
   } catch {
     return undefined;
   }

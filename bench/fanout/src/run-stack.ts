@@ -2,8 +2,9 @@ import type { Redis } from 'ioredis';
 import { createLoadgen, variantOf, variantsOf, type BenchClock, type LatencySummary, type Loadgen, type OperationPlan } from '@wirestream/loadgen';
 import { channelName, shardOf, topicChannels, type SubscriptionRoute } from '@wirestream/schema';
 import os from 'node:os';
-import { readCpuTimes, readCpuTimesOf, readMachineBusyMs, readRssBytes, type CpuTimes } from './processes.js';
+import { readCpuTimes, readCpuTimesOf, readMachineBusyMs, readRssBytes, readRssSplit, type CpuTimes } from './processes.js';
 import { publishEvents, type EventCorpus } from './publisher.js';
+import { startProbe, type Probe, type ProbeSummary } from './probe.js';
 import { startSampler, type PhaseMark, type Sample, type Sampler } from './sampler.js';
 import { fetchMemory, fetchStats, startServer, type MemoryUsage, type ServerHandle, type StackName } from './servers.js';
 
@@ -28,6 +29,13 @@ export interface RunSpec {
   readonly processes?: number;
   /** Load client source addresses. @default loadgen's (127.0.0.1 … 127.0.0.4) */
   readonly sourceAddresses?: readonly string[];
+  /** Poll `/healthz` (and scrape `/metrics`) from the first publish to the end of the drain (probe.ts). @default false */
+  readonly probe?: boolean;
+  /**
+   * After the last delivery, read the server's RSS every second for this long, sockets still
+   * subscribed, before anything forces a GC: does the memory come back? @default 0
+   */
+  readonly settleMs?: number;
 }
 
 export interface RunContext {
@@ -47,6 +55,17 @@ export interface RunContext {
   readonly gatewayEnv?: Readonly<Record<string, string>>;
   /** Extra node flags per stack (e.g. --cpu-prof). */
   readonly nodeArgs?: (stack: StackName) => readonly string[];
+  /** `cgroup.procs` of a memory budget every server process of the run starts in (memory-budget.ts). */
+  readonly cgroupProcs?: string;
+}
+
+/** RSS of the server after the last delivery (RunSpec.settleMs). */
+export interface SettleSample {
+  /** Seconds since the last delivery. */
+  readonly afterS: number;
+  readonly rssBytes: number | undefined;
+  /** Anonymous part of the RSS (heap, malloc), without the file-backed part (code, mapped libraries). */
+  readonly anonBytes: number | undefined;
 }
 
 /** What one server process of a run measured: its own memory and CPU. */
@@ -136,6 +155,19 @@ export interface StackRun {
   readonly samples: readonly Sample[];
   readonly phases: readonly PhaseMark[];
   readonly serverExit: string | undefined;
+  /** The last lines the (first) server process wrote: a V8 "Reached heap limit" shows up here. */
+  readonly serverTail: string;
+  /** VmRSS of the (first) server right before the first publish (after the subscribed phase's forced GCs). */
+  readonly rssBeforeTraffic: number | undefined;
+  /** `/healthz` and `/metrics` during traffic, when the spec asked for the probe. */
+  readonly responsiveness: ProbeSummary | undefined;
+  /** RSS every second after the last delivery, when the spec asked for it (first process). */
+  readonly settle: readonly SettleSample[] | undefined;
+  /**
+   * With a settle time: VmRSS 3 s after every client left, after two forced GCs — what the
+   * sockets themselves held (per-socket buffers) against what the process keeps regardless.
+   */
+  readonly rssAfterClose: number | undefined;
 }
 
 export interface PerSocket {
@@ -200,6 +232,17 @@ async function waitServerSubscribed(
   }
 }
 
+/** VmRSS at 1 s, 2 s, … `settleMs` after the last delivery (slots already past are read at once). */
+async function sampleSettle(pid: number, lastDeliveryUs: number, settleMs: number, clock: BenchClock): Promise<SettleSample[]> {
+  const samples: SettleSample[] = [];
+  for (let s = 1; s <= Math.round(settleMs / 1_000); s++) {
+    const waitMs = (lastDeliveryUs + s * 1e6 - clock.nowUs()) / 1_000;
+    if (waitMs > 0) await sleep(waitMs);
+    samples.push({ afterS: (clock.nowUs() - lastDeliveryUs) / 1e6, rssBytes: readRssBytes(pid), anonBytes: readRssSplit(pid)?.anonBytes });
+  }
+  return samples;
+}
+
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
@@ -215,7 +258,7 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
   try {
     // One after the other: each picks its own free port.
     for (let i = 0; i < processCount; i++) {
-      const server = await startServer(stack, ctx.redisUrl, ctx.nodeArgs?.(stack) ?? [], { NODE_ENV: ctx.nodeEnv }, ctx.gatewayEnv ?? {});
+      const server = await startServer(stack, ctx.redisUrl, ctx.nodeArgs?.(stack) ?? [], { NODE_ENV: ctx.nodeEnv }, ctx.gatewayEnv ?? {}, ctx.cgroupProcs);
       servers.push(server);
       samplers.push(startSampler(server));
     }
@@ -290,6 +333,8 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
     const ownPids = [...loadgen.pids, ...serverPids, ...(ctx.redisPid === undefined ? [] : [ctx.redisPid]), process.pid];
     const ownBefore = readCpuTimesOf(ownPids);
     const machineBefore = readMachineBusyMs();
+    const rssBeforeTraffic = readRssBytes((servers[0] as ServerHandle).process.pid);
+    const probe: Probe | undefined = spec.probe ? startProbe({ httpBase: (servers[0] as ServerHandle).httpBase }) : undefined;
     const { firstPublishUs, lastPublishUs } = await publishEvents({
       redis,
       corpus,
@@ -339,6 +384,7 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
       }
       await sleep(20);
     }
+    const responsiveness = await probe?.stop();
     const cpuAfter = servers.map((s, i) => readCpuTimes(s.process.pid) ?? (cpuBefore[i] as CpuTimes));
     const clientCpuAfter = readCpuTimesOf(loadgen.pids);
     const ownAfter = readCpuTimesOf(ownPids);
@@ -348,9 +394,22 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
     const othersCpuPct = windowMs > 0 ? Math.max(0, ((machineAfter - machineBefore - ownMs) / windowMs) * 100) : 0;
     // The progress tick lags up to 250 ms: the report below has the exact counters.
     const report = await loadgen.report({ total: spec.events, perFilterKey });
+    let settle: SettleSample[] | undefined;
+    if ((spec.settleMs ?? 0) > 0) {
+      mark('settle');
+      settle = await sampleSettle((servers[0] as ServerHandle).process.pid, report.lastDeliveryUs || clock.nowUs(), spec.settleMs ?? 0, clock);
+    }
     const statsAfter = await Promise.all(servers.map((s) => fetchStats(s, 10_000)));
     mark('done');
     const afterTraffic = await Promise.all(servers.map((s) => fetchMemory(s, true, 5_000)));
+    let rssAfterClose: number | undefined;
+    if (settle !== undefined) {
+      mark('closed');
+      await loadgen.stop();
+      await sleep(3_000);
+      await fetchMemory(servers[0] as ServerHandle, true, 5_000);
+      rssAfterClose = readRssBytes((servers[0] as ServerHandle).process.pid);
+    }
     await sleep(250);
     for (const sampler of samplers) sampler.stop();
 
@@ -454,6 +513,11 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
       samples: first.samples,
       phases: first.phases,
       serverExit: first.serverExit ?? processes.map((p) => p.serverExit).find((e) => e !== undefined),
+      serverTail: (servers[0] as ServerHandle).process.tail(),
+      rssBeforeTraffic,
+      responsiveness,
+      settle,
+      rssAfterClose,
     };
   } finally {
     for (const sampler of samplers) sampler.stop();

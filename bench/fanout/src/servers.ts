@@ -77,6 +77,8 @@ export async function startServer(
   nodeArgs: readonly string[] = [],
   commonEnv: Readonly<Record<string, string>> = {},
   gatewayEnv: Readonly<Record<string, string>> = {},
+  /** `cgroup.procs` of a memory budget the server runs under (see memory-budget.ts). */
+  cgroupProcs?: string,
 ): Promise<ServerHandle> {
   const port = await freePort();
   const host = '127.0.0.1';
@@ -96,7 +98,7 @@ export async function startServer(
       ...gatewayEnv,
       // Last, so --gateway-env cannot turn the comparison into ours vs ours.
       ...(stack === 'ours-no-metrics' ? { GATEWAY_METRICS: 'false' } : {}),
-    });
+    }, cgroupProcs);
   } else {
     const file = { naive: 'naive.js', card: 'card-stack.js', bare: 'bare-uws.js', 'bare-corked': 'bare-uws.js' }[stack];
     proc = startNodeProcess(stack, ['--expose-gc', ...nodeArgs, baselineMain(file)], {
@@ -105,7 +107,7 @@ export async function startServer(
       REDIS_URL: redisUrl,
       BARE_CORK_BATCH: String(stack === 'bare-corked'),
       ...commonEnv,
-    });
+    }, cgroupProcs);
   }
   const httpBase = `http://${host}:${port}`;
   const readyPath = isGateway(stack) ? '/readyz' : '/healthz';

@@ -31,6 +31,8 @@ const PHASE_FILLS: Readonly<Record<string, string>> = {
   traffic: '#fdf1e6',
   drain: '#fbeaea',
   done: '#f7f7f7',
+  settle: '#f1eefa',
+  closed: '#f7f7f7',
 };
 
 function esc(text: string): string {

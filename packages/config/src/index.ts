@@ -24,4 +24,4 @@ export {
 } from './forms.js';
 export { loadConfig, type EnvSource, type LoadConfigOptions } from './load-config.js';
 export { renderConfigTable } from './render-config-table.js';
-export { loadConfigOrExit, EXIT_CONFIG } from './load-config-or-exit.js';
+export { buildOrExit, loadConfigOrExit, EXIT_CONFIG } from './load-config-or-exit.js';

@@ -20,3 +20,20 @@ export function loadConfigOrExit<S extends ConfigSpec>(spec: S, env: EnvSource, 
     throw err;
   }
 }
+
+/**
+ * For a process entry point: the value of `build` (e.g. client options made from several settings
+ * and the files they name), or every problem of its {@link ConfigError} on stderr and exit with
+ * {@link EXIT_CONFIG}. Other errors are rethrown.
+ */
+export async function buildOrExit<T>(build: () => Promise<T>): Promise<T> {
+  try {
+    return await build();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(EXIT_CONFIG);
+    }
+    throw err;
+  }
+}

@@ -166,6 +166,43 @@ describe('loadConfig', () => {
     expect(() => loadConfig(leaky, { API_TOKEN: 'sk_live_123' })).toThrow('API_TOKEN: bad token ****; received ****');
   });
 
+  describe('secrets from files (<NAME>_FILE)', () => {
+    const secretsDir = mkdtempSync(join(tmpdir(), 'wirestream-config-secret-'));
+    afterAll(() => rmSync(secretsDir, { recursive: true, force: true }));
+    const secretFile = (name: string, content: string): string => {
+      const path = join(secretsDir, name);
+      writeFileSync(path, content);
+      return path;
+    };
+    const { JWT_SECRET: _omitted, ...withoutSecret } = validEnv;
+
+    it('reads a secret from the file its _FILE variable names, without the trailing newline', () => {
+      const config = loadConfig(spec, { ...withoutSecret, JWT_SECRET_FILE: secretFile('jwt', 'a-secret-from-a-mounted-file\n') });
+      expect(config.jwtSecret).toBe('a-secret-from-a-mounted-file');
+    });
+
+    it('validates the file content like the variable, masked', () => {
+      const error = loadError({ ...withoutSecret, JWT_SECRET_FILE: secretFile('short', 'hunter2\n') });
+      expect(error.issues[0]).toMatchObject({ variable: 'JWT_SECRET', received: '****' });
+      expect(error.message).not.toContain('hunter2');
+    });
+
+    it('names the _FILE variable when both are set, the file is missing or empty', () => {
+      const both = loadError({ ...validEnv, JWT_SECRET_FILE: secretFile('both', 'a-secret-from-a-mounted-file') });
+      expect(both.issues[0]).toMatchObject({ variable: 'JWT_SECRET_FILE', problem: 'set JWT_SECRET or JWT_SECRET_FILE, not both' });
+      const absent = loadError({ ...withoutSecret, JWT_SECRET_FILE: join(secretsDir, 'nope') });
+      expect(absent.issues[0]?.variable).toBe('JWT_SECRET_FILE');
+      expect(absent.issues[0]?.problem).toMatch(/^could not read the file holding JWT_SECRET: ENOENT/);
+      const empty = loadError({ ...withoutSecret, JWT_SECRET_FILE: secretFile('empty', '\n') });
+      expect(empty.issues[0]).toMatchObject({ variable: 'JWT_SECRET_FILE', problem: 'the file holding JWT_SECRET is empty' });
+    });
+
+    it('ignores _FILE for variables that are not secrets', () => {
+      const config = loadConfig(spec, { ...validEnv, GATEWAY_PORT_FILE: secretFile('port', '5000') });
+      expect(config.port).toBe(4000);
+    });
+  });
+
   it('treats blank values as not set', () => {
     const config = loadConfig(spec, { ...validEnv, GATEWAY_PORT: '', ALLOWED_ORIGINS: '   ' });
     expect(config.port).toBe(4000);
@@ -261,7 +298,7 @@ describe('renderConfigTable', () => {
         '| `KAFKA_BROKERS` | *required* | Kafka bootstrap brokers |',
         '| `LOG_LEVEL` | `info` | Minimum level written |',
         '| `CONNECTION_INIT_TIMEOUT_MS` | `3000` | Time a socket has to send connection_init |',
-        '| `JWT_SECRET` | *required* | HMAC key for JWTs (secret) |',
+        '| `JWT_SECRET` | *required* | HMAC key for JWTs (secret; or a file holding it: `JWT_SECRET_FILE`) |',
         '| `ALLOWED_ORIGINS` | *optional* | Browser origins allowed to connect; unset allows none |',
         '| `HISTORY_ENABLED` | `true` | Keep per-channel history |',
       ].join('\n'),
@@ -276,7 +313,7 @@ describe('renderConfigTable', () => {
       }),
     );
     expect(table).toContain('| `BROKERS` | `a:1,b:2` | a \\| b |');
-    expect(table).toContain('| `DEV_KEY` | `****` | dev key (secret) |');
+    expect(table).toContain('| `DEV_KEY` | `****` | dev key (secret; or a file holding it: `DEV_KEY_FILE`) |');
     expect(table).not.toContain('dev-only');
   });
 });

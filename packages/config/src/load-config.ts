@@ -39,6 +39,11 @@ export function loadConfig<S extends ConfigSpec>(spec: S, env: EnvSource, option
   for (const [key, variable] of Object.entries(spec)) {
     let raw = present(env[variable.name]);
     let source: 'env' | 'file' = 'env';
+    if (variable.secret) {
+      const fromFile = readSecretFile(key, variable, env, raw !== undefined, issues);
+      if (fromFile === null) continue; // reported
+      raw ??= fromFile;
+    }
     if (raw === undefined) {
       raw = fileValues.get(variable.name);
       source = 'file';
@@ -65,6 +70,33 @@ export function loadConfig<S extends ConfigSpec>(spec: S, env: EnvSource, option
 
   if (issues.length > 0) throw new ConfigError(issues);
   return deepFreeze(result) as Config<S>;
+}
+
+/** Suffix of the variable naming a file that holds a secret's value (the Kubernetes-secret convention). */
+export const SECRET_FILE_SUFFIX = '_FILE';
+
+/**
+ * A secret may come from `<NAME>_FILE` (a mounted Kubernetes secret) instead of `<NAME>`: the
+ * file's content without its trailing newline. Undefined when not set; null when a problem was
+ * reported (both set, unreadable, empty). The value is never shown.
+ */
+function readSecretFile(key: string, variable: EnvVar<unknown>, env: EnvSource, alsoInEnv: boolean, issues: ConfigIssue[]): string | undefined | null {
+  const fileVariable = `${variable.name}${SECRET_FILE_SUFFIX}`;
+  const path = present(env[fileVariable]);
+  if (path === undefined) return undefined;
+  const issue = (problem: string): null => {
+    issues.push({ variable: fileVariable, key, source: 'env', problem, received: show(path) });
+    return null;
+  };
+  if (alsoInEnv) return issue(`set ${variable.name} or ${fileVariable}, not both`);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+  } catch (error) {
+    return issue(`could not read the file holding ${variable.name}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (text.trim() === '') return issue(`the file holding ${variable.name} is empty`);
+  return text;
 }
 
 // Blank counts as absent: Kubernetes `value: ""` and `FOO=` lines in .env files mean "not set".

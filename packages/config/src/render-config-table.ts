@@ -16,7 +16,7 @@ export function renderConfigTable(spec: ConfigSpec): string {
           : variable.secret
             ? '`****`'
             : code(formatDefault(variable.default));
-    const description = variable.secret ? `${variable.description} (secret)` : variable.description;
+    const description = variable.secret ? `${variable.description} (secret; or a file holding it: \`${variable.name}_FILE\`)` : variable.description;
     return `| \`${variable.name}\` | ${fallback} | ${escapeCell(description)} |`;
   });
   return ['| Variable | Default | Description |', '| --- | --- | --- |', ...rows].join('\n');

@@ -13,6 +13,15 @@ export interface Broker {
   subscribe(channel: string): Promise<void>;
   /** Stops receiving a channel. */
   unsubscribe(channel: string): Promise<void>;
+  /**
+   * Stops handing over messages (the hub's inbound queue is full): on Redis the socket is no longer
+   * read, so TCP pushes back into Redis's output buffer. Redis may then drop the connection (its
+   * `client-output-buffer-limit pubsub`): that is an ordinary `lost`, followed by `ready` and a
+   * back-fill from history. Idempotent.
+   */
+  pause(): void;
+  /** Hands over messages again, in order, after {@link pause}. Idempotent. */
+  resume(): void;
   /** True while connected: messages flow and subscriptions hold. */
   isReady(): boolean;
   /** The connection's state in a word or two, for `/readyz` when not ready (`connecting`, `reconnecting`…). */

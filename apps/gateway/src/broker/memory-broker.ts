@@ -47,12 +47,21 @@ interface Stream {
 export interface MemoryBusOptions {
   /** Entries read per page of `history.read`. @default 500 */
   readonly pageSize?: number;
+  /**
+   * Messages kept for a paused listener, like Redis's output buffer for a subscriber that does not
+   * read; one more and the bus drops the connection as Redis does (`lost`, then `ready` on the next
+   * turn, everything in between only in history). @default Infinity
+   */
+  readonly pausedBufferLimit?: number;
 }
 
 export function createMemoryBus(options: MemoryBusOptions = {}): MemoryBus {
-  const { pageSize = 500 } = options;
+  const { pageSize = 500, pausedBufferLimit = Infinity } = options;
   let listener: BrokerListener | undefined;
   let connected = true;
+  let paused = false;
+  /** What a paused listener has not been handed yet (Redis's output buffer). */
+  let buffered: [channel: string, envelope: string][] = [];
   let epoch: string | undefined;
   const subscribed = new Set<string>();
   const streams = new Map<string, Map<number, Stream>>();
@@ -85,9 +94,34 @@ export function createMemoryBus(options: MemoryBusOptions = {}): MemoryBus {
       subscribed.delete(channel);
       return Promise.resolve();
     },
+    pause() {
+      paused = true;
+    },
+    resume() {
+      paused = false;
+      const pending = buffered;
+      buffered = [];
+      for (const [channel, envelope] of pending) listener?.message(channel, envelope);
+    },
     isReady: () => connected,
     status: () => (connected ? 'memory ready' : 'memory disconnected'),
   };
+
+  function disconnect(): void {
+    if (!connected) return;
+    connected = false;
+    buffered = [];
+    listener?.lost();
+  }
+
+  /** Redis closes a subscriber whose output buffer passed its limit; the client reconnects. */
+  function dropSlowListener(): void {
+    disconnect();
+    setImmediate(() => {
+      connected = true;
+      listener?.ready();
+    });
+  }
 
   const history: HistoryReader = {
     loadEpoch() {
@@ -131,13 +165,15 @@ export function createMemoryBus(options: MemoryBusOptions = {}): MemoryBus {
     history,
     publish(channel, envelope, position) {
       if (position) append(channel, envelope, position);
-      if (connected && subscribed.has(channel)) listener?.message(channel, envelope);
+      if (!connected || !subscribed.has(channel)) return;
+      if (!paused) {
+        listener?.message(channel, envelope);
+        return;
+      }
+      buffered.push([channel, envelope]);
+      if (buffered.length > pausedBufferLimit) dropSlowListener();
     },
-    disconnect() {
-      if (!connected) return;
-      connected = false;
-      listener?.lost();
-    },
+    disconnect,
     reconnect() {
       if (connected) return;
       connected = true;

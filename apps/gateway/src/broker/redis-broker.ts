@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { createEnvelopeBatchAssembler } from '@wirestream/schema';
+import { createEnvelopeBatchAssembler, type EnvelopeBatchAssembler } from '@wirestream/schema';
 import type { Broker, BrokerListener } from './broker.js';
 
 export interface RedisBrokerOptions {
@@ -16,26 +16,31 @@ export interface RedisBrokerOptions {
 export function createRedisBroker(redis: Redis, options: RedisBrokerOptions = {}): Broker {
   const { onReconnecting } = options;
   let attached = false;
+  let paused = false;
   /** Channels subscribed, or with a SUBSCRIBE on its way: a chunk's parts are awaited on these. */
   const listening = new Set<string>();
+  let assembler: EnvelopeBatchAssembler | undefined;
   return {
     attach(listener: BrokerListener) {
       if (attached) throw new Error('a Redis broker has one listener: attach() was called twice');
       attached = true;
       let wasReady = redis.status === 'ready';
-      const assembler = createEnvelopeBatchAssembler({
+      const chunks = createEnvelopeBatchAssembler({
         emit: (channel, text) => listener.message(channel, text),
         listens: (channel) => listening.has(channel),
         onMalformed: (channel, text) => listener.message(channel, text),
       });
-      redis.on('message', (channel: string, text: string) => assembler.message(channel, channel, text));
+      assembler = chunks;
+      redis.on('message', (channel: string, text: string) => chunks.message(channel, channel, text));
       if (onReconnecting) redis.on('reconnecting', onReconnecting);
       // Pub/sub is at-most-once: from the moment the connection drops, anything published is only in history.
       redis.on('close', () => {
         // A chunk whose parts were cut off is re-read whole by the back-fill (from the last delivered position).
-        assembler.discard();
+        chunks.discard();
         if (wasReady) listener.lost();
       });
+      // A new socket after a reconnect starts flowing: keep it paused if the hub still is.
+      redis.on('connect', () => setReading(redis, !paused));
       redis.on('ready', () => {
         wasReady = true;
         listener.ready();
@@ -49,7 +54,27 @@ export function createRedisBroker(redis: Redis, options: RedisBrokerOptions = {}
       listening.delete(channel);
       await redis.unsubscribe(channel);
     },
+    pause() {
+      paused = true;
+      // Parts still unread in the socket: no incomplete chunk may go on while they wait.
+      assembler?.pause();
+      setReading(redis, false);
+    },
+    resume() {
+      paused = false;
+      assembler?.resume();
+      setReading(redis, true);
+    },
     isReady: () => redis.status === 'ready',
     status: () => `redis ${redis.status}`,
   };
+}
+
+/** Stops or restarts reading a connection's socket (ioredis parses replies as the socket emits data). */
+export function setReading(redis: Redis, reading: boolean): void {
+  // `stream` is unset before the first connect; `connect` applies the state then.
+  const stream = redis.stream as typeof redis.stream | undefined;
+  if (!stream) return;
+  if (reading) stream.resume();
+  else stream.pause();
 }

@@ -22,6 +22,7 @@ import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 import { createEnvelopeBatchAssembler, parseChannelName, type EnvelopeBatchAssembler, type RedisLayout } from '@wirestream/schema';
 import type { Logger } from '@wirestream/telemetry';
 import type { Broker, BrokerListener } from './broker.js';
+import { setReading } from './redis-broker.js';
 
 export interface RedisClusterBrokerOptions {
   /** Ordinary (non-subscriber) cluster client: slot map and partition counts. */
@@ -70,6 +71,8 @@ interface ClusterBrokerState extends RedisClusterBrokerOptions {
   reconciling: boolean;
   again: boolean;
   stopped: boolean;
+  /** The hub asked to stop receiving (its inbound queue is full): every subscriber socket is left unread. */
+  paused: boolean;
   pollTimer: NodeJS.Timeout | undefined;
   /** When a failed SSUBSCRIBE was last logged (a failover retries every 250 ms: log every few seconds). */
   lastFailureLogAt: number;
@@ -97,6 +100,7 @@ export function createRedisClusterBroker(options: RedisClusterBrokerOptions): Br
     reconciling: false,
     again: false,
     stopped: false,
+    paused: false,
     pollTimer: undefined,
     lastFailureLogAt: 0,
     failuresSinceLog: 0,
@@ -121,6 +125,8 @@ export function createRedisClusterBroker(options: RedisClusterBrokerOptions): Br
     },
     subscribe: (channel) => subscribeLogical(state, channel),
     unsubscribe: (channel) => unsubscribeLogical(state, channel),
+    pause: () => setClusterReading(state, false),
+    resume: () => setClusterReading(state, true),
     isReady: () => state.cluster.status === 'ready' && state.everReady && !state.recovering,
     status: () => describe(state),
     stop: () => stopBroker(state),
@@ -287,6 +293,18 @@ function refreshSlots(state: ClusterBrokerState): Promise<void> {
 
 // ---- per-primary subscriber connections ----
 
+/**
+ * Pauses or resumes reading every subscriber connection. While paused, SSUBSCRIBE answers wait too:
+ * a pause longer than COMMAND_TIMEOUT_MS counts the node as failing and recovers it, as a loss.
+ */
+function setClusterReading(state: ClusterBrokerState, reading: boolean): void {
+  state.paused = !reading;
+  // Parts still unread in the sockets: no incomplete chunk may go on while they wait.
+  if (reading) state.assembler?.resume();
+  else state.assembler?.pause();
+  for (const node of state.nodes.values()) setReading(node.redis, reading);
+}
+
 function connectionFor(state: ClusterBrokerState, key: string): NodeConnection {
   const known = state.nodes.get(key);
   if (known) return known;
@@ -308,6 +326,7 @@ function connectionFor(state: ClusterBrokerState, key: string): NodeConnection {
     if (entry) state.assembler?.message(wire, entry.logical, text);
   });
   redis.on('error', (err: Error) => onNodeError(state, node, err));
+  redis.on('connect', () => setReading(redis, !state.paused));
   // ioredis answers an SSUBSCRIBE refused with MOVED by this event only (the command never settles).
   redis.on('moved', () => {
     for (const fail of node.waiting) fail(new Error(`${key} answered MOVED: the slot map is stale`));

@@ -17,6 +17,11 @@ export interface RedisConnectOptions {
   readonly partitionsPollMs: number;
   readonly logger: Logger;
   readonly onReconnecting?: () => void;
+  /**
+   * ACL user, password and TLS options (`@wirestream/connect`'s `redisSecurity`), applied to every
+   * connection; they win over credentials in the URL.
+   */
+  readonly security?: Pick<RedisOptions, 'username' | 'password' | 'tls'>;
 }
 
 /** The broker and history reader of one mode, and how to close their connections. */
@@ -45,8 +50,9 @@ export function connectRedis(options: RedisConnectOptions): RedisConnections {
   return options.mode === 'cluster' ? connectCluster(options) : connectStandalone(options);
 }
 
-function connectStandalone({ url, historyPrefix, historyEnabled, logger, onReconnecting }: RedisConnectOptions): RedisConnections {
+function connectStandalone({ url, historyPrefix, historyEnabled, logger, onReconnecting, security }: RedisConnectOptions): RedisConnections {
   const redis = new Redis(url, {
+    ...security,
     // Subscriber connections cannot queue ordinary commands; retry forever with a capped backoff.
     maxRetriesPerRequest: null,
     retryStrategy,
@@ -55,7 +61,7 @@ function connectStandalone({ url, historyPrefix, historyEnabled, logger, onRecon
   redis.on('ready', () => logger.info('redis ready'));
   redis.on('error', (err: Error) => logger.warn({ err }, 'redis error'));
   // History reads need an ordinary connection: a subscriber-mode connection accepts only (P)SUBSCRIBE commands.
-  const historyRedis = historyEnabled ? new Redis(url, { maxRetriesPerRequest: 2, retryStrategy, connectionName: 'wirestream-gateway-history' }) : undefined;
+  const historyRedis = historyEnabled ? new Redis(url, { ...security, maxRetriesPerRequest: 2, retryStrategy, connectionName: 'wirestream-gateway-history' }) : undefined;
   historyRedis?.on('error', (err: Error) => logger.warn({ err }, 'redis (history) error'));
   return {
     broker: createRedisBroker(redis, onReconnecting ? { onReconnecting } : {}),
@@ -67,12 +73,13 @@ function connectStandalone({ url, historyPrefix, historyEnabled, logger, onRecon
   };
 }
 
-function connectCluster({ url, channelPrefix, historyPrefix, historyEnabled, partitionsPollMs, logger, onReconnecting }: RedisConnectOptions): RedisConnections {
+function connectCluster({ url, channelPrefix, historyPrefix, historyEnabled, partitionsPollMs, logger, onReconnecting, security }: RedisConnectOptions): RedisConnections {
   const seed = new URL(url);
   const nodeOptions: RedisOptions = {
     ...(seed.username ? { username: decodeURIComponent(seed.username) } : {}),
     ...(seed.password ? { password: decodeURIComponent(seed.password) } : {}),
     ...(seed.protocol === 'rediss:' ? { tls: {} } : {}),
+    ...security,
   };
   const cluster = new Cluster([{ host: seed.hostname, port: Number(seed.port || 6379) }], {
     redisOptions: { ...nodeOptions, connectionName: 'wirestream-gateway', maxRetriesPerRequest: 2 },

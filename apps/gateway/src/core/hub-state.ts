@@ -3,6 +3,8 @@ import type { WirestreamSchema } from '@wirestream/schema';
 import type { Logger } from '@wirestream/telemetry';
 import type { Broker, HistoryReader } from '../broker/broker.js';
 import type { ConnectionWriter } from './connection-writer.js';
+import type { Flush } from './flush.js';
+import type { FlowLimits, InboundQueue } from './inbound.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { CompiledSubscription } from './operations.js';
 import type { DeliveredMarks } from './positions.js';
@@ -53,6 +55,8 @@ export interface Group<C> {
   /** Positions of `pending` (partition, offset), for subscribers that are catching up. */
   pendingPartition: number[];
   pendingOffset: string[];
+  /** Characters of `pending`, for the flush's per-group bound. */
+  pendingChars: number;
   /** Sum of the subscribers' frame-head lengths, for bytes-out without a per-subscriber loop. */
   headBytes: number;
   /** Resolver context of this group (lazy: members are built on first use), if factories were given. */
@@ -100,6 +104,8 @@ export interface HubStats {
   badEnvelopes: number;
   executions: number;
   framesOut: number;
+  /** Times the broker was paused because the inbound queue passed its bound. */
+  pauses: number;
 }
 
 export interface HubDeps<C> {
@@ -119,10 +125,13 @@ export interface HubDeps<C> {
    * reconnect, and the epoch in positions. Without it the gateway is live-only.
    */
   readonly history?: HistoryReader | undefined;
+  /** Time slices and the inbound bound (inbound.ts). @default GATEWAY_DEFAULTS.sliceMs, .maxInboundBytes */
+  readonly flow?: FlowLimits | undefined;
 }
 
 /** Everything the hub knows, in one object that its module-level functions take. */
 export interface HubState<C> extends HubDeps<C> {
+  readonly flow: FlowLimits;
   /** By dedup key. */
   readonly groups: Map<string, Group<C>>;
   readonly channels: Map<string, ChannelState<C>>;
@@ -132,11 +141,27 @@ export interface HubState<C> extends HubDeps<C> {
   subscriberCount: number;
   /** Current history epoch; part of every position, so a client can tell positions of a lost history apart. */
   epoch: string | undefined;
-  /** While re-reading history after a broker reconnect, live messages queue here, then follow in order. */
-  inbound: [channel: string, text: string][] | undefined;
-  /** Groups with payloads to write at the end of this event-loop turn. */
+  /** Broker messages not processed yet, in arrival order (inbound.ts). */
+  readonly inbound: InboundQueue;
+  /** While re-reading history after a broker reconnect, the queue is held: live messages wait, then follow in order. */
+  held: boolean;
+  /** The broker was lost with history on: the next `ready` back-fills. */
+  backfillPending: boolean;
+  /** The held queue overflowed during a back-fill and was dropped: the back-fill makes one more pass. */
+  backfillAgain: boolean;
+  /** The broker is paused because the queue passed `flow.maxInboundBytes`. */
+  paused: boolean;
+  sliceScheduled: boolean;
+  /** True while a slice runs: payloads it renders are flushed at its end, not on a turn of their own. */
+  inSlice: boolean;
+  /** `runSlice` bound to this state once, so scheduling a slice allocates nothing. */
+  readonly runSlice: () => void;
+  /** Groups with payloads waiting for a flush (flush.ts). */
   dirty: Group<C>[];
-  flushScheduled: boolean;
-  /** `flushPending` bound to this state once, so scheduling a flush allocates nothing. */
-  readonly flush: () => void;
+  /** When the oldest of them got its first payload (performance.now()). */
+  pendingSince: number;
+  /** The most pending characters any of them holds. */
+  pendingLargest: number;
+  /** A flush being written across slices. */
+  flushing: Flush<C> | undefined;
 }

@@ -5,9 +5,10 @@
  * back-fill in backfill.ts; all of them are module-level functions over one {@link HubState}.
  */
 import { createLazyContext, disposeLazyContext } from '@wirestream/context';
+import { GATEWAY_DEFAULTS } from '../defaults.js';
 import { onBrokerLost, onBrokerReady } from './backfill.js';
-import { flushPending, onBrokerMessage } from './delivery.js';
 import type { ChannelState, Group, HubDeps, HubState, HubStats, Subscriber } from './hub-state.js';
+import { createInboundQueue, onBrokerMessage, queuedMessages, runSlice } from './inbound.js';
 import type { CompiledSubscription } from './operations.js';
 import { catchUp } from './recovery.js';
 import type { ResumeRequest } from './resume-request.js';
@@ -17,6 +18,8 @@ export interface HubSnapshot extends Readonly<HubStats> {
   readonly groups: number;
   readonly channels: number;
   readonly confirmedChannels: number;
+  /** Broker messages waiting for a slice, their characters, and whether the broker is paused. */
+  readonly inbound: { readonly messages: number; readonly chars: number; readonly paused: boolean };
 }
 
 export interface Hub<C> {
@@ -34,17 +37,26 @@ export interface Hub<C> {
 export function createHub<C>(deps: HubDeps<C>): Hub<C> {
   const state: HubState<C> = {
     ...deps,
+    flow: deps.flow ?? { sliceMs: GATEWAY_DEFAULTS.sliceMs, flushDelayMs: GATEWAY_DEFAULTS.flushDelayMs, maxInboundBytes: GATEWAY_DEFAULTS.maxInboundBytes },
     groups: new Map(),
     channels: new Map(),
     topics: new Map(),
     delivered: new Map(),
-    stats: { eventsIn: 0, backfilled: 0, resumes: 0, resumesNotRecovered: 0, replayed: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0 },
+    stats: { eventsIn: 0, backfilled: 0, resumes: 0, resumesNotRecovered: 0, replayed: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0, pauses: 0 },
     subscriberCount: 0,
     epoch: undefined,
-    inbound: undefined,
+    inbound: createInboundQueue(),
+    held: false,
+    backfillPending: false,
+    backfillAgain: false,
+    paused: false,
+    sliceScheduled: false,
+    inSlice: false,
+    runSlice: () => runSlice(state),
     dirty: [],
-    flushScheduled: false,
-    flush: () => flushPending(state),
+    pendingSince: 0,
+    pendingLargest: 0,
+    flushing: undefined,
   };
   const { broker, history, logger } = deps;
   broker.attach({
@@ -98,7 +110,7 @@ function removeSubscriber<C>(state: HubState<C>, subscriber: Subscriber<C>): voi
 function openGroup<C>(state: HubState<C>, op: CompiledSubscription): Group<C> {
   const { fieldName, topic } = op.route;
   const context = state.contextFactories ? createLazyContext(state.contextFactories, { dedupKey: op.dedupKey, fieldName, topic }) : undefined;
-  const group: Group<C> = { op, subscribers: new Set(), pending: [], pendingTs: [], pendingPartition: [], pendingOffset: [], headBytes: 0, context };
+  const group: Group<C> = { op, subscribers: new Set(), pending: [], pendingTs: [], pendingPartition: [], pendingOffset: [], pendingChars: 0, headBytes: 0, context };
   state.groups.set(op.dedupKey, group);
   retainTopic(state, topic);
   for (const channel of op.channels) retainChannel(state, channel, group);
@@ -178,5 +190,6 @@ function releaseChannel<C>(state: HubState<C>, channel: string, group: Group<C>)
 function snapshot<C>(state: HubState<C>): HubSnapshot {
   let confirmedChannels = 0;
   for (const channel of state.channels.values()) if (channel.confirmed) confirmedChannels++;
-  return { ...state.stats, subscribers: state.subscriberCount, groups: state.groups.size, channels: state.channels.size, confirmedChannels };
+  const inbound = { messages: queuedMessages(state.inbound), chars: state.inbound.chars, paused: state.paused };
+  return { ...state.stats, subscribers: state.subscriberCount, groups: state.groups.size, channels: state.channels.size, confirmedChannels, inbound };
 }

@@ -1,4 +1,17 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Counter, FastHistogram, Gauge, type Registry } from '@wirestream/telemetry';
+
+/** What the scrape-time gauges read. */
+export interface GaugeReadings {
+  readonly connections: number;
+  readonly subscriptions: number;
+  readonly operations: number;
+  /** Characters of queued, unprocessed broker messages. */
+  readonly inboundChars: number;
+}
+
+/** Sampling interval of the event-loop delay monitor (a libuv timer). */
+const EVENT_LOOP_RESOLUTION_MS = 20;
 
 /**
  * The gateway's Prometheus series. Hot-path series are unlabelled (or bound once), incremented
@@ -12,16 +25,20 @@ export interface GatewayMetrics {
   /** Observed per event and operation: a FastHistogram, because prom-client's costs ~0.5 µs per call. */
   readonly eventToWireSeconds: FastHistogram;
   readonly redisReconnects: Counter;
+  /** Times reading from Redis was paused because the inbound queue passed GATEWAY_INBOUND_MAX_BYTES. */
+  readonly redisPaused: Counter;
   /** Registers scrape-time gauges reading live counts (no per-event cost). */
-  observeGauges(read: () => { connections: number; subscriptions: number; operations: number }): void;
+  observeGauges(read: () => GaugeReadings): void;
 }
 
 export function createGatewayMetrics(registry: Registry): GatewayMetrics {
   const registers = [registry];
-  let read: () => { connections: number; subscriptions: number; operations: number } = () => ({ connections: 0, subscriptions: 0, operations: 0 });
+  let read: () => GaugeReadings = () => ({ connections: 0, subscriptions: 0, operations: 0, inboundChars: 0 });
   new Gauge({ name: 'wirestream_gateway_connections', help: 'Open WebSocket connections.', registers, collect() { this.set(read().connections); } });
   new Gauge({ name: 'wirestream_gateway_subscriptions', help: 'Active subscriptions.', registers, collect() { this.set(read().subscriptions); } });
   new Gauge({ name: 'wirestream_gateway_operations', help: 'Distinct operations (dedup groups): executions per event.', registers, collect() { this.set(read().operations); } });
+  new Gauge({ name: 'wirestream_gateway_inbound_queue_bytes', help: 'Received, unprocessed envelopes (characters, about bytes); reading from Redis pauses above GATEWAY_INBOUND_MAX_BYTES.', registers, collect() { this.set(read().inboundChars); } });
+  registerEventLoopDelay(registers);
   return {
     eventsIn: new Counter({ name: 'wirestream_gateway_events_in_total', help: 'Envelopes received from Redis for a subscribed channel.', registers }),
     framesOut: new Counter({ name: 'wirestream_gateway_frames_out_total', help: '`next` frames written to sockets.', registers }),
@@ -34,8 +51,34 @@ export function createGatewayMetrics(registry: Registry): GatewayMetrics {
       registers,
     }),
     redisReconnects: new Counter({ name: 'wirestream_gateway_redis_reconnects_total', help: 'Redis subscriber reconnection attempts.', registers }),
+    redisPaused: new Counter({ name: 'wirestream_gateway_redis_paused_total', help: 'Times reading from Redis paused because the inbound queue passed GATEWAY_INBOUND_MAX_BYTES.', registers }),
     observeGauges(reader) {
       read = reader;
     },
   };
+}
+
+/**
+ * Event-loop delay (`monitorEventLoopDelay`): quantiles 0.5, 0.99 and the maximum (quantile "1")
+ * over the interval since the previous scrape, which resets the monitor. A gateway whose loop is
+ * blocked answers probes and new sockets late; this is the series to alert on.
+ */
+function registerEventLoopDelay(registers: Registry[]): void {
+  const monitor = monitorEventLoopDelay({ resolution: EVENT_LOOP_RESOLUTION_MS });
+  monitor.enable();
+  new Gauge({
+    name: 'wirestream_gateway_event_loop_delay_seconds',
+    help: 'Event-loop delay since the previous scrape (beyond the monitor\'s 20 ms sampling interval): quantile 0.5, 0.99 and 1 (the maximum).',
+    labelNames: ['quantile'],
+    registers,
+    collect() {
+      // The monitor records the whole interval between its timer's runs: the delay is what exceeds
+      // the resolution. Without samples yet (a scrape within one interval of the last) it reads 0.
+      const seconds = (ns: number): number => (monitor.count > 0 ? Math.max(0, ns / 1e6 - EVENT_LOOP_RESOLUTION_MS) / 1e3 : 0);
+      this.set({ quantile: '0.5' }, seconds(monitor.percentile(50)));
+      this.set({ quantile: '0.99' }, seconds(monitor.percentile(99)));
+      this.set({ quantile: '1' }, seconds(monitor.max));
+      monitor.reset();
+    },
+  });
 }

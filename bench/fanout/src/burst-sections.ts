@@ -1,0 +1,137 @@
+/**
+ * The scenarios of issue 18 as report sections: burst, memory-return and heap-limit. Each runs its
+ * stacks, prints its table as it goes and returns the markdown section and its SVG.
+ */
+import os from 'node:os';
+import { BURST_HOW_TO_READ, burstTable, burstTargetLines, responsivenessOf } from './burst.js';
+import { deathLogs, heapLimitTable, runHeapLimit, type HeapLimitOptions } from './heap-limit.js';
+import { MEMORY_RETURN_HOW_TO_READ, memoryReturnTable, returnRatio, RETURN_TARGET, type MemoryReturnRow } from './memory-return.js';
+import { fmtInt, fmtMb, fmtMs, notesOf } from './report.js';
+import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
+import { STACK_LABELS, STACK_SHORT, type StackName } from './servers.js';
+import { timelineChart, type TimelinePanel } from './svg.js';
+import { parseVariants, runVariant } from './variants.js';
+
+export interface Section {
+  readonly markdown: string;
+  readonly svg: readonly [name: string, svg: string];
+}
+
+const NOTE = `phases: idle → connect → subscribed (forced GC) → traffic → drain · ${os.cpus().length} cores · node ${process.version}`;
+
+function panelOf(title: string, r: StackRun, extra: string): TimelinePanel {
+  return {
+    title,
+    subtitle: [`${fmtInt(r.unique)}/${fmtInt(r.expected)} · ${fmtInt(r.deliveriesPerSec)}/s · p99 ${fmtMs(r.latencyMs.p99)}`, extra],
+    samples: r.samples,
+    phases: r.phases,
+  };
+}
+
+/** Burst: every stack in turn (interleaved with --repeat), issue 18's targets and ratios on top. */
+export async function burstSection(ctx: RunContext, stacks: readonly StackName[], spec: RunSpec, repeat: number, svgName: string): Promise<Section & { runs: StackRun[] }> {
+  const title = `Burst: N = ${fmtInt(spec.sockets)} over ${fmtInt(spec.plan.distinctOperations ?? 0)} distinct operations, ${fmtInt(spec.events)} events back-to-back`;
+  ctx.log(`\n## ${title}\n`);
+  const runs: StackRun[] = [];
+  for (let rep = 1; rep <= repeat; rep++) {
+    for (const stack of stacks) {
+      ctx.log(`  ${STACK_LABELS[stack]}${repeat > 1 ? ` (${rep}/${repeat})` : ''} …`);
+      const run = { ...(await runStack(stack, spec, ctx)), repeat: rep };
+      runs.push(run);
+      const x = run.responsiveness ? responsivenessOf(run.responsiveness) : undefined;
+      ctx.log(
+        `    ${fmtInt(run.unique)}/${fmtInt(run.expected)}, ${fmtInt(run.duplicates)} dup, ${fmtInt(run.deliveriesPerSec)}/s, p99 ${fmtMs(run.latencyMs.p99)}, ` +
+          `peak RSS ${fmtMb(run.memory.peakRss)} MB` +
+          (x ? `; /healthz > 100 ms ${(x.over100Share * 100).toFixed(1)} %, unanswered ${(x.unansweredShare * 100).toFixed(1)} %, ELD p99 ${x.eldP99Ms === undefined ? 'n/a' : fmtMs(x.eldP99Ms)}` : ''),
+      );
+    }
+  }
+  const label = (r: StackRun): string => `${STACK_SHORT[r.stack]}${repeat > 1 ? ` #${r.repeat}` : ''}`;
+  const targets = burstTargetLines(runs.filter((r) => r.repeat === 1));
+  const body = [
+    '**Issue 18 targets (first repetition)**',
+    '',
+    ...targets.map((t) => `- ${t}`),
+    '',
+    burstTable(runs, label),
+    '',
+    BURST_HOW_TO_READ,
+    '',
+    ...notesOf(runs, label).map((n) => `- ${n}`),
+  ].join('\n');
+  ctx.log(`\n${body}\n`);
+  const svg = timelineChart(
+    title,
+    NOTE,
+    runs.filter((r) => r.repeat === 1).map((r) => {
+      const x = r.responsiveness ? responsivenessOf(r.responsiveness) : undefined;
+      return panelOf(STACK_SHORT[r.stack], r, x ? `/healthz > 100 ms ${(x.over100Share * 100).toFixed(1)} % · ELD p99 ${x.eldP99Ms === undefined ? 'n/a' : fmtMs(x.eldP99Ms)}` : '');
+    }),
+  );
+  return { markdown: `## ${title}\n\n${body}\n\n![burst](${svgName})\n`, svg: [svgName, svg], runs };
+}
+
+/** Memory-return: our gateway through the saturation burst once per env variant, then 60 s of RSS. */
+export async function memoryReturnSection(ctx: RunContext, spec: RunSpec, variantsSpec: string, svgName: string): Promise<Section> {
+  const settleS = Math.round((spec.settleMs ?? 0) / 1_000);
+  const title = `Memory return: N = ${fmtInt(spec.sockets)} on one operation, ${fmtInt(spec.events)} events back-to-back, then ${settleS} s with every socket subscribed`;
+  ctx.log(`\n## ${title}\n`);
+  const rows: MemoryReturnRow[] = [];
+  for (const variant of parseVariants(variantsSpec)) {
+    ctx.log(`  ours with ${variant.label} …`);
+    const run = await runVariant('ours', spec, ctx, variant.env);
+    rows.push({ variant, run });
+    const ratio = returnRatio(run);
+    ctx.log(
+      `    ${fmtInt(run.unique)}/${fmtInt(run.expected)}, ${fmtInt(run.deliveriesPerSec)}/s; RSS before ${fmtMb(run.rssBeforeTraffic)} MB, ` +
+        `peak ${fmtMb(run.memory.peakRss)} MB, +${settleS} s ${fmtMb(run.settle?.at(-1)?.rssBytes)} MB = ${ratio.toFixed(2)}× (target ≤ ${RETURN_TARGET})`,
+    );
+  }
+  // The reference: bare uWS (no GraphQL, same uWS) through the same burst — what uWS and the allocator keep on their own.
+  ctx.log('  bare uWS corked (reference) …');
+  const bare = await runStack('bare-corked', spec, ctx);
+  rows.push({ variant: { label: 'bare uWS corked (reference)', env: {} }, run: bare });
+  ctx.log(`    RSS before ${fmtMb(bare.rssBeforeTraffic)} MB, +${settleS} s ${fmtMb(bare.settle?.at(-1)?.rssBytes)} MB = ${returnRatio(bare).toFixed(2)}×`);
+  const body = [memoryReturnTable(rows), '', MEMORY_RETURN_HOW_TO_READ, '', ...notesOf(rows.map((r) => r.run), (r) => rows.find((x) => x.run === r)?.variant.label ?? '').map((n) => `- ${n}`)].join('\n');
+  ctx.log(`\n${body}\n`);
+  const svg = timelineChart(
+    title,
+    `${NOTE} → settle (RSS every 1 s, no forced GC)`,
+    rows.map(({ variant, run }) => panelOf(variant.label, run, `RSS +${settleS} s / before burst: ${returnRatio(run).toFixed(2)}×`)),
+  );
+  return { markdown: `## ${title}\n\n${body}\n\n![memory return](${svgName})\n`, svg: [svgName, svg] };
+}
+
+/** Heap-limit: every gateway stack × scenario × bounds in a memory budget. */
+export async function heapLimitSection(
+  ctx: RunContext,
+  stacks: readonly StackName[],
+  scenarios: readonly { name: string; spec: RunSpec }[],
+  options: HeapLimitOptions,
+  svgName: string,
+): Promise<Section> {
+  const title = `Heap limit: NODE_OPTIONS=--max-old-space-size=${options.oldSpaceMb} in a ${fmtMb(options.budgetBytes)} MB budget, ${scenarios.map((s) => s.name).join(' and ')}, bounds as shipped and lifted`;
+  ctx.log(`\n## ${title}\n`);
+  const rows = await runHeapLimit(ctx, stacks, scenarios, options);
+  const logs = deathLogs(rows);
+  const body = [
+    `- budget: ${rows[0]?.budget ?? 'n/a'} (one fresh cgroup per run; the kernel OOM-kills a process over it, SIGKILL, as it would a pod over its limit)`,
+    `- bounds lifted: \`${options.unboundedEnv}\``,
+    '',
+    heapLimitTable(rows),
+    '',
+    'How to read: "outcome" says whether the gateway process exited before the bench stopped it (exit code or signal; "heap limit" when V8\'s ' +
+      '"Reached heap limit" / "heap out of memory" is in its log; OOM-killed when the budget\'s oom_kill counter rose). "budget peak" is the ' +
+      'cgroup\'s own high-water mark (RSS plus page cache charged to it). Sockets closed by the server are the slow-consumer policy at work ' +
+      '(1013, the client may resume); their events count as not delivered here, since the load client does not resume.',
+    '',
+    ...(logs.length > 0 ? ['Last log lines of each process that died:', '', ...logs, ''] : []),
+  ].join('\n');
+  ctx.log(`\n${body}\n`);
+  const svg = timelineChart(
+    title,
+    `${NOTE} · budget ${fmtMb(options.budgetBytes)} MB`,
+    rows.flatMap((row) => (row.run ? [panelOf(`${STACK_SHORT[row.stack]}, ${row.scenario}, bounds ${row.bounds}`, row.run, row.run.serverExit === undefined ? 'survived' : `died: ${row.run.serverExit}`)] : [])),
+  );
+  return { markdown: `## ${title}\n\n${body}\n\n![heap limit](${svgName})\n`, svg: [svgName, svg] };
+}

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { parseMetrics, quantile } from './probe.js';
+import { responsivenessOf } from './burst.js';
+import { JEMALLOC, parseEnvList, parseVariants } from './variants.js';
+
+describe('parseMetrics', () => {
+  it("reads the gateway's event-loop delay quantiles in ms, the inbound queue and the pause counter", () => {
+    const text = [
+      '# HELP wirestream_gateway_event_loop_delay_seconds Event-loop delay since the previous scrape.',
+      '# TYPE wirestream_gateway_event_loop_delay_seconds summary',
+      'wirestream_gateway_event_loop_delay_seconds{quantile="0.5"} 0.0105',
+      'wirestream_gateway_event_loop_delay_seconds{quantile="0.99"} 0.0421',
+      'wirestream_gateway_event_loop_delay_seconds{quantile="1"} 0.25',
+      'wirestream_gateway_inbound_queue_bytes 1048576',
+      'wirestream_gateway_redis_paused_total 3',
+      'wirestream_gateway_connections 10000',
+    ].join('\n');
+    const m = parseMetrics(text, 1_000);
+    expect(m.eldP50Ms).toBeCloseTo(10.5);
+    expect(m.eldP99Ms).toBeCloseTo(42.1);
+    expect(m.eldMaxMs).toBeCloseTo(250);
+    expect(m.inboundQueueBytes).toBe(1_048_576);
+    expect(m.redisPausedTotal).toBe(3);
+    expect(m.atMs).toBe(1_000);
+  });
+
+  it('leaves what a build does not expose undefined, and ignores NaN quantiles of an empty interval', () => {
+    const m = parseMetrics('wirestream_gateway_connections 5\nwirestream_gateway_event_loop_delay_seconds{quantile="0.99"} NaN\n', 0);
+    expect(m.eldP99Ms).toBeUndefined();
+    expect(m.eldMaxMs).toBeUndefined();
+    expect(m.inboundQueueBytes).toBeUndefined();
+  });
+});
+
+describe('quantile and responsivenessOf', () => {
+  it('nearest rank on ascending values', () => {
+    const values = Array.from({ length: 100 }, (_, i) => i + 1);
+    expect(quantile(values, 0.5)).toBe(50);
+    expect(quantile(values, 0.99)).toBe(99);
+    expect(quantile(values, 1)).toBe(100);
+    expect(quantile([], 0.5)).toBeNaN();
+  });
+
+  it('counts unanswered polls as slower than any answer, in the shares and the quantiles', () => {
+    const x = responsivenessOf({
+      polls: 4,
+      answeredMs: [5, 20, 150],
+      unanswered: 1,
+      over100Ms: 2,
+      suspect: 0,
+      ownLagP99Ms: 1,
+      ownLagMaxMs: 2,
+      scrapes: [
+        { atMs: 1_000, eldP50Ms: 10, eldP99Ms: 30, eldMaxMs: 60, inboundQueueBytes: 10, redisPausedTotal: 0 },
+        { atMs: 2_000, eldP50Ms: 10, eldP99Ms: 45, eldMaxMs: 50, inboundQueueBytes: 99, redisPausedTotal: 1 },
+      ],
+      scrapesUnanswered: 0,
+      eldExposed: true,
+    });
+    expect(x.over100Share).toBe(0.5);
+    expect(x.unansweredShare).toBe(0.25);
+    expect(x.healthzMaxMs).toBe(Number.POSITIVE_INFINITY);
+    expect(x.healthzP50Ms).toBe(20);
+    expect(x.eldP99Ms).toBe(45);
+    expect(x.eldMaxMs).toBe(60);
+    expect(x.inboundQueuePeakBytes).toBe(99);
+    expect(x.redisPausedTotal).toBe(1);
+  });
+});
+
+describe('env variants', () => {
+  it('splits variants on ";" and entries on ",", with "default" and "jemalloc" as words', () => {
+    const variants = parseVariants('default; MALLOC_ARENA_MAX=2,MALLOC_TRIM_THRESHOLD_=131072 ;jemalloc;NODE_OPTIONS=--max-semi-space-size=4');
+    expect(variants.map((v) => v.env)).toEqual([
+      {},
+      { MALLOC_ARENA_MAX: '2', MALLOC_TRIM_THRESHOLD_: '131072' },
+      { LD_PRELOAD: JEMALLOC },
+      { NODE_OPTIONS: '--max-semi-space-size=4' },
+    ]);
+  });
+
+  it('refuses an entry without NAME=VALUE, naming it', () => {
+    expect(() => parseEnvList('MALLOC_ARENA_MAX')).toThrow(/"MALLOC_ARENA_MAX": expected NAME=VALUE/);
+    expect(() => parseVariants(' ; ')).toThrow(/no variants/);
+  });
+});
