@@ -362,13 +362,13 @@ function ingestFigures(sources) {
   const [bytesRow] = rowsWhere(file, bytes, (c) => c('variant').startsWith('app defaults'), 'variant "app defaults…"');
   const quiet = cellOf(file, bytes, bytesRow, 'CPU µs/event', bytesRow[0]);
   return {
-    cpuUsPerEvent: { value: cpu.value, unit: 'µs', what: 'ingest CPU per event (one process; byte path, XADD history + PUBLISH)', source: cpu.source },
+    cpuUsPerEvent: { value: cpu.value, unit: 'µs', what: 'ingest CPU per event (one process; byte path, batch forms: one XADD per chunk, one PUBLISH per key shard per chunk)', source: cpu.source },
     cpuUsPerEventHistoryOff: { value: off.value, unit: 'µs', what: 'the same run with history off (for comparison only)', source: off.source },
     cpuUsPerEventQuieter: { value: quiet.value, unit: 'µs', what: 'byte path without history, a quieter run (for comparison only)', source: quiet.source },
     redisUsPerEvent: {
       value: (redisCore / eventsPerS.value) * 1e6,
       unit: 'µs',
-      what: 'Redis CPU per published event, single Redis, no subscriber (XADD + PUBLISH): redis CPU ÷ events/s, medians',
+      what: 'Redis CPU per published event, single Redis, no subscriber (batch XADD + PUBLISH per key shard per chunk): redis CPU ÷ events/s, medians',
       source: `${redisCpu.source} ÷ events/s (median): "${row[table.header.indexOf('events/s (median)')]}"`,
     },
   };

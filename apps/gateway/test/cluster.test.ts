@@ -2,11 +2,12 @@
 // hash tag, and the two topology faults of the gateway's side — a slot moved and a primary SIGKILLed
 // mid-stream — each with every event delivered exactly once to filtered and unfiltered clients.
 // The publisher writes as ingest does in cluster mode (one pipeline per partition's slot: XADD,
-// WAIT for a replica, SPUBLISH; redone whole when it fails), so the gateway side is tested alone.
+// WAIT for a replica, SPUBLISH; redone whole when it fails), so the gateway side is tested alone,
+// in ingest's batch forms (decision 0010): a chunk is one history entry and one part per key shard.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisLayout, encodeEnvelope, HISTORY_ALREADY_STORED, historyEntryArgs, partitionHashTag, RAISE_PARTITION_COUNT_SCRIPT, shardOf, type RedisLayout } from '@wirestream/schema';
+import { createRedisLayout, encodeEnvelope, encodeEnvelopeBatch, HISTORY_ALREADY_STORED, historyBatchArgs, partitionHashTag, RAISE_PARTITION_COUNT_SCRIPT, shardOf, type RedisLayout } from '@wirestream/schema';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import { startRedisCluster, uniqueName, waitFor, type RedisCluster } from '@wirestream/testkit';
 import { connectRedis, createGateway, type Gateway, type RedisConnections } from '../src/index.js';
@@ -32,16 +33,23 @@ function createClusterPublisher(cluster: Cluster, layout: RedisLayout, topic: st
   let seq = 0;
   let failedAttempts = 0;
 
-  async function publishOnce(partition: number, offset: string, listing: string): Promise<void> {
-    const shard = shardOf(listing, SHARDS);
-    const payload = JSON.stringify({ event_id: `e-${partition}-${offset}`, event_type: 'ListingUpdated', listing_id: listing, occurred_at: 'now' });
-    const envelope = encodeEnvelope({ topic, partition, offset, key: listing, ts: Date.now() }, payload);
-    const results = await cluster
+  /** One chunk of consecutive offsets from `first`, one event per listing. */
+  async function publishOnce(partition: number, first: number, listings: readonly string[]): Promise<void> {
+    const offsets = listings.map((_, i) => String(first + i));
+    const shards = listings.map((listing) => shardOf(listing, SHARDS));
+    const envelopes = listings.map((listing, i) => {
+      const offset = offsets[i] as string;
+      const payload = JSON.stringify({ event_id: `e-${partition}-${offset}`, event_type: 'ListingUpdated', listing_id: listing, occurred_at: 'now' });
+      return Buffer.from(encodeEnvelope({ topic, partition, offset, key: listing, ts: Date.now() }, payload));
+    });
+    const parts = encodeEnvelopeBatch(partition, offsets, shards, envelopes);
+    const stored = parts.map((p) => ({ channel: layout.channel(topic, p.shard), bytes: p.bytes }));
+    const pipeline = cluster
       .pipeline()
-      .call('xadd', historyEntryArgs(layout.streamKey(topic, partition), offset, layout.channel(topic, shard), envelope))
-      .call('wait', '1', '50') // short: after the failover the promoted primary has no replica to wait for
-      .spublish(layout.wireChannel(topic, partition, shard), envelope)
-      .exec();
+      .call('xadd', historyBatchArgs(layout.streamKey(topic, partition), offsets.at(-1) as string, stored))
+      .call('wait', '1', '50'); // short: after the failover the promoted primary has no replica to wait for
+    for (const { shard, bytes } of parts) pipeline.spublish(layout.wireChannel(topic, partition, shard), bytes);
+    const results = await pipeline.exec();
     for (const [err] of results ?? []) {
       if (!err || err.message.includes(HISTORY_ALREADY_STORED)) continue;
       // ioredis redirects a pipeline only when every command failed alike; with WAIT's success in it
@@ -56,14 +64,14 @@ function createClusterPublisher(cluster: Cluster, layout: RedisLayout, topic: st
     await publishAt(seq % PARTITIONS);
   }
 
-  async function publishAt(partition: number): Promise<void> {
-    const listing = LISTINGS[seq % LISTINGS.length] as string;
-    seq++;
-    const offset = String(next[partition] ?? 0);
-    next[partition] = (next[partition] ?? 0) + 1;
+  /** A chunk of `size` events on `partition` (one by default), each on the next listing. */
+  async function publishAt(partition: number, size = 1): Promise<void> {
+    const listings = Array.from({ length: size }, () => LISTINGS[seq++ % LISTINGS.length] as string);
+    const first = next[partition] ?? 0;
+    next[partition] = first + size;
     for (;;) {
       try {
-        await publishOnce(partition, offset, listing);
+        await publishOnce(partition, first, listings);
         break;
       } catch (err) {
         if (process.env['WIRESTREAM_DEBUG'] && failedAttempts % 50 === 0) console.info(`publish failed: ${String(err)}`);
@@ -71,7 +79,7 @@ function createClusterPublisher(cluster: Cluster, layout: RedisLayout, topic: st
         await sleep(50);
       }
     }
-    sent.push({ partition, offset, listing });
+    listings.forEach((listing, i) => sent.push({ partition, offset: String(first + i), listing }));
   }
 
   return { sent, publishNext, publishAt, failedAttempts: () => failedAttempts };
@@ -189,6 +197,20 @@ describe('gateway on Redis Cluster (sharded pub/sub)', () => {
     await waitFor(() => positionsOf(pair.all.results).length >= 150, { timeoutMs: 10_000, message: 'unfiltered client received the stream' });
     await sleep(200);
     assertExactlyOnce(pair, 'steady');
+    await release(pair);
+  });
+
+  it('re-assembles chunks of several shards per partition: each partition in offset order, exactly once', async () => {
+    const pair = await subscribePair();
+    for (let i = 0; i < 12; i++) await publisher.publishAt(i % PARTITIONS, 7);
+    const expected = publisher.sent.slice(pair.from);
+    await waitFor(() => positionsOf(pair.all.results).length >= expected.length, { timeoutMs: 10_000, message: 'unfiltered client received the chunks' });
+    await sleep(200);
+    assertExactlyOnce(pair, 'chunks of 7');
+    for (let p = 0; p < PARTITIONS; p++) {
+      const got = positionsOf(pair.all.results).filter((x) => x.startsWith(`${p}:`));
+      expect(got, `partition ${p} in offset order`).toEqual(expected.filter((s) => s.partition === p).map((s) => `${p}:${s.offset}`));
+    }
     await release(pair);
   });
 

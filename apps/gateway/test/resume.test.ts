@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { channelName, encodeEnvelope, historyAppendArgs, historyPartitionsKey, shardOf } from '@wirestream/schema';
+import { channelName, encodeEnvelope, encodeEnvelopeBatch, historyAppendArgs, historyBatchArgs, historyPartitionsKey, historyStreamKey, shardOf } from '@wirestream/schema';
 import { waitFor } from '@wirestream/testkit';
 import { collect, rawSocket, startTestGateway, type ExecutionResult, type TestGateway } from './support.js';
 
@@ -112,6 +112,111 @@ describe('resume from history', () => {
     const worse = collect(t.connect(), QUERY, undefined, { resume: { epoch: 'e', positions: { '0': 'x' } } });
     await waitFor(() => worse.errors.length === 1, { message: 'an error' });
     expect(JSON.stringify(worse.errors[0])).toContain('decimal string');
+  });
+});
+
+describe('batch history entries (one per ingest chunk, INGEST_HISTORY_FORMAT=batch)', () => {
+  const PARTITION = 3;
+  /** Stores offsets [from, to] of a partition (3 unless said) as one batch entry, as ingest does for a chunk (nothing live: only history has them). */
+  async function storeChunk(publisher: Redis, from: number, to: number, partition = PARTITION): Promise<void> {
+    const offsets: string[] = [];
+    const shards: number[] = [];
+    const envelopes: Buffer[] = [];
+    for (let i = from; i <= to; i++) {
+      const listingId = `lst-${i % 5}`;
+      const payload = JSON.stringify({ event_id: `batch-${i}`, event_type: 'ListingUpdated', listing_id: listingId, occurred_at: 'now' });
+      offsets.push(String(i));
+      shards.push(shardOf(listingId, 16));
+      envelopes.push(Buffer.from(encodeEnvelope({ topic: t.topic, partition, offset: String(i), key: listingId, ts: Date.now() }, payload)));
+    }
+    const parts = encodeEnvelopeBatch(partition, offsets, shards, envelopes).map((p) => ({ channel: channelName('ws', t.topic, p.shard), bytes: p.bytes }));
+    await publisher.call('XADD', ...historyBatchArgs(historyStreamKey('wsh', t.topic, partition), String(to), parts));
+    await publisher.sadd(historyPartitionsKey('wsh', t.topic), String(partition));
+  }
+  const ofPartition = (results: readonly ExecutionResult[], partition = PARTITION): string[] =>
+    results.flatMap((r) => (positionOf(r)?.partition === partition ? [positionOf(r)?.offset as string] : []));
+  const range = (from: number, to: number): string[] => Array.from({ length: to - from + 1 }, (_, i) => String(from + i));
+
+  it('resumes exactly after a position inside a batch, and replays an offset stored twice (a redone chunk) once; lostAfter reads the oldest event, not the id', async () => {
+    const publisher = new Redis(t.redisServer.url);
+    try {
+      await storeChunk(publisher, 0, 4);
+      await storeChunk(publisher, 5, 9);
+      // Another owner redid the chunk from 3 with other boundaries: 3–9 are stored a second time.
+      await storeChunk(publisher, 3, 12);
+      const probe = collect(t.connect(), QUERY);
+      await subscribed(1);
+      await t.publishListing('lst-epoch'); // only to learn the epoch from a position
+      await waitFor(() => probe.results.length === 1, { message: 'the probe event' });
+      const { epoch } = positionOf(probe.results[0] as ExecutionResult) as Position;
+      probe.dispose();
+      await waitFor(() => t.gateway.stats().subscriptions === 0, { message: 'probe gone' });
+
+      const inside = collect(t.connect(), QUERY, undefined, { resume: { epoch, positions: { [PARTITION]: '6' } } });
+      await waitFor(() => ofPartition(inside.results).length === 6, { message: 'offsets 7–12' });
+      expect(recoveryOf(inside.results[0] as ExecutionResult)).toMatchObject({ recovered: true });
+      // Nothing more arrives for the partition: every offset once, in order.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(ofPartition(inside.results)).toEqual(range(7, 12));
+      inside.dispose();
+      await waitFor(() => t.gateway.stats().subscriptions === 0, { message: 'gone' });
+
+      // Retention took the first entry (0–4): its id is 4-1, the next entry's 9-1 holds 5 onwards.
+      await publisher.xtrim(historyStreamKey('wsh', t.topic, PARTITION), 'MINID', '5-0');
+      const covered = collect(t.connect(), QUERY, undefined, { resume: { epoch, positions: { [PARTITION]: '4' } } });
+      await waitFor(() => ofPartition(covered.results).length === 8, { message: 'offsets 5–12' });
+      expect(recoveryOf(covered.results[0] as ExecutionResult)).toMatchObject({ recovered: true });
+      expect(ofPartition(covered.results)).toEqual(range(5, 12));
+      covered.dispose();
+      await waitFor(() => t.gateway.stats().subscriptions === 0, { message: 'gone' });
+
+      const gap = collect(t.connect(), QUERY, undefined, { resume: { epoch, positions: { [PARTITION]: '2' } } });
+      await waitFor(() => ofPartition(gap.results).length === 8, { message: 'what history still has: 5–12' });
+      expect(recoveryOf(gap.results[0] as ExecutionResult)).toMatchObject({ recovered: false, partitions: [PARTITION] });
+      expect(ofPartition(gap.results)).toEqual(range(5, 12));
+      gap.dispose();
+    } finally {
+      publisher.disconnect();
+    }
+  });
+});
+
+describe('batch history entries, many of them', () => {
+  it('replays every event once across pages sized in chunks (a page holds about 500 events, not 500 entries)', async () => {
+    const partition = 4;
+    const publisher = new Redis(t.redisServer.url);
+    const writer = async (from: number, to: number): Promise<void> => {
+      const offsets: string[] = [];
+      const shards: number[] = [];
+      const envelopes: Buffer[] = [];
+      for (let i = from; i <= to; i++) {
+        const listingId = `lst-${i % 9}`;
+        const payload = JSON.stringify({ event_id: `many-${i}`, event_type: 'ListingUpdated', listing_id: listingId, occurred_at: 'now' });
+        offsets.push(String(i));
+        shards.push(shardOf(listingId, 16));
+        envelopes.push(Buffer.from(encodeEnvelope({ topic: t.topic, partition, offset: String(i), key: listingId, ts: Date.now() }, payload)));
+      }
+      const parts = encodeEnvelopeBatch(partition, offsets, shards, envelopes).map((p) => ({ channel: channelName('ws', t.topic, p.shard), bytes: p.bytes }));
+      await publisher.call('XADD', ...historyBatchArgs(historyStreamKey('wsh', t.topic, partition), String(to), parts));
+    };
+    try {
+      for (let chunk = 0; chunk < 24; chunk++) await writer(chunk * 100, chunk * 100 + 99);
+      await publisher.sadd(historyPartitionsKey('wsh', t.topic), String(partition));
+      const probe = collect(t.connect(), QUERY);
+      await subscribed(1);
+      await t.publishListing('lst-epoch-2');
+      await waitFor(() => probe.results.length === 1, { message: 'the probe event' });
+      const { epoch } = positionOf(probe.results[0] as ExecutionResult) as Position;
+      probe.dispose();
+      await waitFor(() => t.gateway.stats().subscriptions === 0, { message: 'probe gone' });
+      const resumed = collect(t.connect(), QUERY, undefined, { resume: { epoch, positions: { [partition]: '49' } } });
+      const got = (): string[] => resumed.results.flatMap((r) => (positionOf(r)?.partition === partition ? [positionOf(r)?.offset as string] : []));
+      await waitFor(() => got().length === 2_350, { message: 'offsets 50–2399', timeoutMs: 20_000 });
+      expect(got()).toEqual(Array.from({ length: 2_350 }, (_, i) => String(50 + i)));
+      resumed.dispose();
+    } finally {
+      publisher.disconnect();
+    }
   });
 });
 

@@ -12,12 +12,14 @@ import { createAuctionEventGenerator, type DemoEvent } from '@wirestream/demo-ev
 import { loadConfig } from '@wirestream/config';
 import {
   auctionSchemaPath,
+  createEnvelopeBatchAssembler,
   createRedisLayout,
   createWirestreamSchema,
   decodeEnvelope,
   historyEntryId,
-  parseHistoryEntry,
+  parseHistoryEntries,
   shardOf,
+  type HistoryEntry,
   type Envelope,
   type RedisLayout,
 } from '@wirestream/schema';
@@ -97,11 +99,19 @@ function untilReady(client: Cluster): Promise<unknown> {
 function createShardedSubscriber(onLive: ((envelope: Envelope) => void) | undefined): { client: Cluster; received: Received[] } {
   const received: Received[] = [];
   const client = new Cluster([...redisCluster.startupNodes], { shardedSubscribers: true });
-  client.on('smessage', (channel: string, text: string) => {
-    const envelope = decodeEnvelope(text);
-    received.push({ at: Date.now(), channel, text, envelope });
-    onLive?.(envelope);
+  // As the gateway's broker does: batch parts re-assembled into their chunk's envelopes, in offset order.
+  const assembler = createEnvelopeBatchAssembler({
+    emit: (channel, text) => {
+      const envelope = decodeEnvelope(text);
+      received.push({ at: Date.now(), channel, text, envelope });
+      onLive?.(envelope);
+    },
+    listens: () => true,
+    onMalformed: (channel, _text, err) => {
+      throw new Error(`a malformed batch part on ${channel}`, { cause: err });
+    },
   });
+  client.on('smessage', (channel: string, text: string) => assembler.message(channel, channel, text));
   client.on('nodeError', (error: Error) => {
     if (error.message.includes('sunsubscribe')) client.refreshSlotsCache();
   });
@@ -129,11 +139,14 @@ function createHistoryCheck(reader: Cluster, layout: RedisLayout) {
   return {
     onLive: (envelope: Envelope): void => {
       const { topic, partition, offset } = envelope;
+      // The entry holding the offset is the first at or above its id (one per event, or per chunk in the batch form).
       const id = historyEntryId(offset);
-      const check = reader.xrange(layout.streamKey(topic, partition), id, id).then(
+      const check = reader.xrange(layout.streamKey(topic, partition), id, '+', 'COUNT', 1).then(
         (entries) => {
           result.checked++;
-          if (entries.length === 0) result.liveBeforeHistory.push(`${topic}[${partition}]@${offset}`);
+          const [entry] = entries;
+          const held = entry !== undefined && parseHistoryEntries(entry[0], entry[1]).some((e) => e.offset === offset);
+          if (!held) result.liveBeforeHistory.push(`${topic}[${partition}]@${offset}`);
         },
         (err: unknown) => {
           result.errors.push(`${topic}[${partition}]@${offset}: ${String(err)}`);
@@ -266,11 +279,14 @@ function allOffsets(high: bigint): string[] {
 /** The history of one partition as the cluster serves it now (from whichever primary owns its slot). */
 async function historyOf(pipeline: ClusterPipeline, topic: string, partition: number) {
   const entries = await pipeline.reader.xrange(pipeline.layout.streamKey(topic, partition), '-', '+');
-  return entries.map(([id, fields]) => {
-    const entry = parseHistoryEntry(id, fields);
-    if (entry === undefined) throw new Error(`history entry ${id} of ${topic}[${partition}] lacks a field: ${JSON.stringify(fields)}`);
-    return entry;
-  });
+  // As a gateway reads it: every event of either entry form, offsets strictly rising.
+  const events: HistoryEntry[] = [];
+  for (const [id, fields] of entries) {
+    const inEntry = parseHistoryEntries(id, fields, events.at(-1)?.offset);
+    if (inEntry.length === 0 && parseHistoryEntries(id, fields).length === 0) throw new Error(`history entry ${id} of ${topic}[${partition}] lacks a field: ${JSON.stringify(fields)}`);
+    events.push(...inEntry);
+  }
+  return events;
 }
 
 /** Offsets the subscriber received for one partition, in arrival order. */

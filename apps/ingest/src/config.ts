@@ -1,6 +1,6 @@
 import { booleanFlag, csvList, defineConfigSpec, durationMs, envVar, hostPort, integer, port, url, z } from '@wirestream/config';
 import { kafkaSecuritySpec, redisSecuritySpec } from '@wirestream/connect';
-import { REDIS_MODES } from '@wirestream/schema';
+import { HISTORY_FORMATS, PUBLISH_FORMATS, REDIS_MODES } from '@wirestream/schema';
 import { LOG_LEVELS } from '@wirestream/telemetry';
 import { INGEST_DEFAULTS } from './defaults.js';
 
@@ -23,7 +23,9 @@ export const ingestConfigSpec = defineConfigSpec({
   publishChunkSize: envVar({ name: 'INGEST_PUBLISH_CHUNK', schema: integer({ min: 1, max: 100_000 }), default: INGEST_DEFAULTS.publishChunkSize, description: 'Messages per Redis pipeline and per offset commit.' }),
   partitionsConcurrently: envVar({ name: 'INGEST_PARTITIONS_CONCURRENTLY', schema: integer({ min: 1, max: 1_000 }), default: INGEST_DEFAULTS.partitionsConcurrently, description: 'Partitions one replica processes at once.' }),
   fetchMaxWaitMs: envVar({ name: 'INGEST_FETCH_MAX_WAIT_MS', schema: integer({ min: 10, max: 60_000 }), default: INGEST_DEFAULTS.fetchMaxWaitMs, description: 'Longest a Kafka fetch waits for data (also bounds shutdown time).' }),
-  historyLength: envVar({ name: 'INGEST_HISTORY_LENGTH', schema: integer({ min: 0, max: 10_000_000 }), default: INGEST_DEFAULTS.historyLength, description: 'History entries kept per partition (Redis Stream, MAXLEN ~) for resume and back-fill; 0 writes no history.' }),
+  historyLength: envVar({ name: 'INGEST_HISTORY_LENGTH', schema: integer({ min: 0, max: 10_000_000 }), default: INGEST_DEFAULTS.historyLength, description: 'History kept per partition (Redis Stream) for resume and back-fill: about this many offsets (batch form, MINID ~) or entries (event form, MAXLEN ~); 0 writes no history.' }),
+  historyFormat: envVar({ name: 'INGEST_HISTORY_FORMAT', schema: z.enum(HISTORY_FORMATS), default: INGEST_DEFAULTS.historyFormat, description: 'batch: one history entry (XADD) per chunk holding its events; event: one per event, the only form gateways before this version read: keep it until every gateway is upgraded (docs/operations.md, rolling upgrade).' }),
+  publishFormat: envVar({ name: 'INGEST_PUBLISH_FORMAT', schema: z.enum(PUBLISH_FORMATS), default: INGEST_DEFAULTS.publishFormat, description: 'batch: one PUBLISH per key shard per chunk, re-assembled in offset order by the gateway; event: one per event, the only form gateways before this version read: keep it until every gateway is upgraded (docs/operations.md, rolling upgrade).' }),
   historyPrefix: envVar({ name: 'REDIS_HISTORY_PREFIX', schema: z.string().trim().regex(/^[A-Za-z0-9_.-]+$/), default: INGEST_DEFAULTS.historyPrefix, description: 'Prefix of the Redis history keys; must match the gateway.' }),
   maxRetries: envVar({ name: 'INGEST_MAX_RETRIES', schema: integer({ min: 0, max: 100 }), default: INGEST_DEFAULTS.maxRetries, description: 'Re-runs of a message whose processing throws before it is dead-lettered.' }),
   fromBeginning: envVar({ name: 'INGEST_FROM_BEGINNING', schema: booleanFlag(), default: INGEST_DEFAULTS.fromBeginning, description: 'A new consumer group starts at the earliest offset.' }),

@@ -27,8 +27,12 @@ export const INGEST_DEFAULTS = Object.freeze({
   partitionsConcurrently: 3,
   fromBeginning: true,
   fetchMaxWaitMs: 1_000, // 1 second (kafkajs's own default is 5 s)
-  /** Entries kept per partition stream; 0 writes no history. */
+  /** Offsets (batch form) or entries (event form) kept per partition stream; 0 writes no history. */
   historyLength: 10_000,
+  /** One history entry per chunk (`batch`) or per event (`event`, what gateways before 0010 read). */
+  historyFormat: 'batch',
+  /** One live message per key shard per chunk (`batch`) or per event (`event`, what gateways before 0010 read). */
+  publishFormat: 'batch',
   /** Must match the gateway's. */
   historyPrefix: DEFAULT_HISTORY_PREFIX,
   maxRetries: 3,

@@ -11,15 +11,22 @@ import { createAuctionEventGenerator, type DemoEvent } from '@wirestream/demo-ev
 import {
   auctionSchemaPath,
   channelName,
+  createEnvelopeBatchAssembler,
   createWirestreamSchema,
+  encodeEnvelopeBatch,
   decodeEnvelope,
+  isEnvelopeBatchPart,
+  parseEnvelopeBatchPart,
   historyAppendArgs,
+  historyBatchArgs,
   historyEntryId,
   historyEpochKey,
   historyPartitionsKey,
   historyStreamKey,
   offsetOfHistoryId,
+  parseHistoryEntries,
   shardOf,
+  type HistoryEntry,
   type Envelope,
 } from '@wirestream/schema';
 import { createLogger, createMemorySink, createMetricsRegistry } from '@wirestream/telemetry';
@@ -129,8 +136,19 @@ async function createPipeline({ redisUrl = redisServer.url, publisherUrl = redis
   const subscriber = new Redis(redisUrl, { connectionName: 'ingest-test-subscriber' });
   subscriber.on('error', (err: Error) => logger.debug({ err }, 'subscriber error'));
   const received: Received[] = [];
+  // As the gateway's broker does: batch parts re-assembled into their chunk's envelopes, in offset order.
+  const assembler = createEnvelopeBatchAssembler({
+    emit: (channel, text) => received.push({ channel, text, envelope: decodeEnvelope(text) }),
+    listens: () => true,
+    onMalformed: (channel, _text, err) => {
+      throw new Error(`a malformed batch part on ${channel}`, { cause: err });
+    },
+  });
+  /** Every message as Redis delivered it (batch parts before re-assembly). */
+  const raw: { channel: string; text: string }[] = [];
   subscriber.on('pmessage', (_pattern: string, channel: string, text: string) => {
-    received.push({ channel, text, envelope: decodeEnvelope(text) });
+    raw.push({ channel, text });
+    assembler.message(channel, channel, text);
   });
   await subscriber.psubscribe(`${CHANNEL_PREFIX}:${listingTopic}:*`, `${CHANNEL_PREFIX}:${bidTopic}:*`);
 
@@ -154,6 +172,7 @@ async function createPipeline({ redisUrl = redisServer.url, publisherUrl = redis
     groupId,
     sink,
     received,
+    raw,
     topicOf,
     timestamps,
     registry,
@@ -300,12 +319,25 @@ function metricValue(text: string, name: string): number {
   return [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].reduce((total, m) => total + Number(m[1]), 0);
 }
 
+/** The events of a history stream as a gateway reads them: either entry form, offsets strictly rising. */
+async function historyEvents(reader: Redis, key: string): Promise<HistoryEntry[]> {
+  const events: HistoryEntry[] = [];
+  let after: string | undefined;
+  for (const [id, fields] of await reader.xrange(key, '-', '+')) {
+    for (const event of parseHistoryEntries(id, fields, after)) {
+      events.push(event);
+      after = event.offset;
+    }
+  }
+  return events;
+}
+
 /** Offsets in the history stream of each partition of `topic`. */
 async function historyOffsets(reader: Redis, pipeline: Pipeline, topic: string): Promise<Map<number, string[]>> {
   const result = new Map<number, string[]>();
   for (let partition = 0; partition < PARTITIONS; partition++) {
-    const entries = await reader.xrange(historyStreamKey(pipeline.historyPrefix, topic, partition), '-', '+');
-    result.set(partition, entries.map(([id]) => offsetOfHistoryId(id)));
+    const events = await historyEvents(reader, historyStreamKey(pipeline.historyPrefix, topic, partition));
+    result.set(partition, events.map((e) => e.offset));
   }
   return result;
 }
@@ -419,6 +451,39 @@ describe('publishing', () => {
     expect(ingest.stats).toMatchObject({ consumed: events.length, published: events.length, deadLettered: 0 });
     expect(ingest.isReady()).toBe(true);
     expect(pipeline.sink.lines.some((l) => l['msg'] === 'joined consumer group' && l['groupId'] === pipeline.groupId)).toBe(true);
+  });
+
+  it('batch form (the default): one message per key shard per chunk, holding the events of that shard in the chunk; event form: one v1 envelope each', async () => {
+    const batch = await createPipeline({ options: { publishChunkSize: 20 } });
+    await batch.startIngest();
+    const events = demoEvents(60, 21);
+    await batch.produce(events);
+    await waitForCommittedToEnd(batch);
+    await waitFor(() => batch.received.length === events.length, { message: 'every event re-assembled' });
+    await expectEveryOffsetOnce(batch, batch.received);
+    expect(batch.raw.length).toBeLessThan(events.length);
+    let envelopes = 0;
+    for (const { channel, text } of batch.raw) {
+      const part = parseEnvelopeBatchPart(text);
+      envelopes += part.envelopes.length;
+      for (const envelope of part.envelopes) {
+        const e = decodeEnvelope(envelope);
+        // Each on the channel of its key's shard, which the head lists among the chunk's shards.
+        const shard = shardOf(e.key ?? '', 16);
+        expect(channel).toBe(channelName(CHANNEL_PREFIX, e.topic, shard));
+        expect(part.shards).toContain(shard);
+        expect(e.partition).toBe(part.partition);
+      }
+    }
+    expect(envelopes).toBe(events.length);
+
+    const single = await createPipeline({ options: { publishFormat: 'event', historyFormat: 'event' } });
+    await single.startIngest();
+    await single.produce(events);
+    await waitForCommittedToEnd(single);
+    await waitFor(() => single.received.length === events.length, { message: 'every event' });
+    expect(single.raw.map((r) => r.text)).toEqual(single.received.map((r) => r.text));
+    expect(single.raw.every((r) => !isEnvelopeBatchPart(r.text))).toBe(true);
   });
 
   it('commits after publishing: the group ends at the high watermark of every partition', async () => {
@@ -753,9 +818,74 @@ describe('Redis that does not answer', () => {
 });
 
 describe('history', () => {
-  it('writes each published envelope to its partition stream (id = offset, same channel and bytes) and trims by MAXLEN ~', async () => {
+  it('batch form (the default): one entry per chunk, id = its last offset, every event with its offset, channel and bytes; trims by MINID ~', async () => {
     const historyLength = 50;
-    const pipeline = await createPipeline({ options: { historyLength } });
+    const publishChunkSize = 7;
+    const pipeline = await createPipeline({ options: { historyLength, publishChunkSize } });
+    const ingest = await pipeline.startIngest();
+    const reader = new Redis(redisServer.url);
+    onTestFinished(() => reader.disconnect());
+    const events = demoEvents(60, 15);
+    await pipeline.produce(events);
+    await waitForCommittedToEnd(pipeline);
+    await waitFor(() => pipeline.received.length === events.length, { message: 'every event on Redis' });
+
+    const published = new Map(pipeline.received.map((r) => [`${r.envelope.topic}:${r.envelope.partition}:${r.envelope.offset}`, r]));
+    let batchEntries = 0;
+    for (const topic of pipeline.topics) {
+      for (const [partition, high] of await highWatermarks(topic)) {
+        const key = historyStreamKey(pipeline.historyPrefix, topic, partition);
+        const entries = await reader.xrange(key, '-', '+');
+        for (const [id, fields] of entries) {
+          const inEntry = parseHistoryEntries(id, fields);
+          expect(inEntry.length, `${topic}[${partition}] ${id}`).toBeGreaterThan(0);
+          expect(inEntry.length).toBeLessThanOrEqual(publishChunkSize);
+          if (inEntry.length > 1) batchEntries++;
+          // Exactly what the shared contract appends (no trim yet: id and fields only), byte for byte.
+          const sent = inEntry.map((e) => published.get(`${topic}:${partition}:${e.offset}`));
+          if (sent.some((x) => x === undefined)) throw new Error(`a history entry for an offset that was not published: ${topic}[${partition}] ${id}`);
+          const parts = encodeEnvelopeBatch(
+            partition,
+            inEntry.map((e) => e.offset),
+            sent.map((x) => Number(x?.channel.slice(x.channel.lastIndexOf(':') + 1))),
+            sent.map((x) => Buffer.from(x?.text ?? '')),
+          );
+          const named = parts.map((part) => ({ channel: channelName(CHANNEL_PREFIX, topic, part.shard), bytes: part.bytes.toString('utf8') }));
+          expect([key, id, ...fields]).toEqual(historyBatchArgs(key, inEntry.at(-1)?.offset ?? '', named));
+        }
+        expect((await historyEvents(reader, key)).map((e) => e.offset), `${topic}[${partition}]`).toEqual(Array.from({ length: Number(high) }, (_, offset) => String(offset)));
+      }
+    }
+    // 60 events over 6 partitions in chunks of at most 7: most entries hold several events.
+    expect(batchEntries).toBeGreaterThan(0);
+
+    // Far more than historyLength on one partition: trimmed by offset (whole entries), newest kept.
+    const generator = createAuctionEventGenerator({ seed: 16, listings: 4 });
+    const many: Message[] = Array.from({ length: 400 }, () => {
+      const event = generator.listingEvent();
+      return { partition: 0, key: event.key, value: JSON.stringify(event.value) };
+    });
+    await producer.send({ topic: pipeline.listingTopic, acks: -1, messages: many });
+    await waitForCommittedToEnd(pipeline);
+    const high = Number((await highWatermarks(pipeline.listingTopic)).get(0));
+    const key = historyStreamKey(pipeline.historyPrefix, pipeline.listingTopic, 0);
+    const kept = (await historyEvents(reader, key)).map((e) => Number(e.offset));
+    expect(kept.length).toBeGreaterThanOrEqual(historyLength);
+    expect(kept.length).toBeLessThan(historyLength + 2 * publishChunkSize);
+    expect(kept).toEqual(Array.from({ length: kept.length }, (_, i) => high - kept.length + i));
+    const info = (await reader.call('XINFO', 'STREAM', key)) as unknown[];
+    const field = (name: string) => info[info.indexOf(name) + 1];
+    expect(field('last-generated-id')).toBe(historyEntryId(String(high - 1)));
+    // What a gateway reads to detect a gap history no longer covers: something was trimmed, and the oldest kept event.
+    expect(Number(field('entries-added'))).toBeGreaterThan(Number(field('length')));
+    const [firstId, firstFields] = field('first-entry') as [string, string[]];
+    expect(parseHistoryEntries(firstId, firstFields)[0]?.offset).toBe(String(kept[0]));
+    expect(ingest.stats.pauses).toBe(0);
+  });
+
+  it('event form (INGEST_HISTORY_FORMAT=event): each published envelope in its own entry (id = offset, same channel and bytes), trimmed by MAXLEN ~', async () => {
+    const historyLength = 50;
+    const pipeline = await createPipeline({ options: { historyLength, historyFormat: 'event' } });
     const ingest = await pipeline.startIngest();
     const reader = new Redis(redisServer.url);
     onTestFinished(() => reader.disconnect());
@@ -822,9 +952,11 @@ describe('history', () => {
     await waitForCommittedToEnd(pipeline);
     await waitFor(() => pipeline.received.length === events.length, { message: 'the first publish' });
 
-    // A second group reads the same offsets again: every XADD is refused as already stored.
+    // A second group reads the same offsets again, in other chunks: an XADD whose chunk ends at or
+    // below the stream's top is refused as already stored; one that ends above it is stored again
+    // whole, and readers skip the offsets they passed.
     const groupId = `${pipeline.groupId}-again`;
-    const again = await pipeline.startIngest({ groupId });
+    const again = await pipeline.startIngest({ groupId, publishChunkSize: 3 });
     await waitForCommittedToEnd(pipeline, groupId);
     await waitFor(() => pipeline.received.length === 2 * events.length, { message: 'the re-publish' });
     expect(again.stats).toMatchObject({ published: events.length, pauses: 0 });
@@ -832,7 +964,8 @@ describe('history', () => {
     onTestFinished(() => reader.disconnect());
     for (const topic of pipeline.topics) {
       for (const [partition, high] of await highWatermarks(topic)) {
-        expect(await reader.xlen(historyStreamKey(pipeline.historyPrefix, topic, partition))).toBe(Number(high));
+        const offsets = (await historyEvents(reader, historyStreamKey(pipeline.historyPrefix, topic, partition))).map((e) => e.offset);
+        expect(offsets, `${topic}[${partition}]`).toEqual(Array.from({ length: Number(high) }, (_, offset) => String(offset)));
       }
     }
   });

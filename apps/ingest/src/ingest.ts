@@ -1,6 +1,6 @@
 import { Partitioners, type Kafka } from 'kafkajs';
 import type { Logger } from '@wirestream/telemetry';
-import { createRedisLayout, REDIS_MODES, type RedisMode, type WirestreamSchema } from '@wirestream/schema';
+import { createRedisLayout, HISTORY_FORMATS, PUBLISH_FORMATS, REDIS_MODES, type HistoryFormat, type PublishFormat, type RedisMode, type WirestreamSchema } from '@wirestream/schema';
 import { createBatchProcessor, type BatchProcessor } from './batch-processor.js';
 import { createChunkBuilder } from './chunk-builder.js';
 import { INGEST_DEFAULTS } from './defaults.js';
@@ -62,8 +62,23 @@ export interface IngestOptions {
    * (kafkajs's own default is 5 s). @default INGEST_DEFAULTS.fetchMaxWaitMs
    */
   readonly fetchMaxWaitMs?: number;
-  /** History entries kept per partition stream (`XADD … MAXLEN ~`); 0 writes no history. @default INGEST_DEFAULTS.historyLength */
+  /**
+   * History kept per partition stream: about this many offsets (batch form, `XADD … MINID ~`) or
+   * entries (event form, `MAXLEN ~`); 0 writes no history. @default INGEST_DEFAULTS.historyLength
+   */
   readonly historyLength?: number;
+  /**
+   * `'batch'`: one history entry per chunk holding all its events (one XADD per chunk; gateways
+   * from this version on read it); `'event'`: one entry per event, what older gateways read: keep it
+   * until every gateway is upgraded (docs/operations.md). @default INGEST_DEFAULTS.historyFormat
+   */
+  readonly historyFormat?: HistoryFormat;
+  /**
+   * `'batch'`: one message per key shard per chunk, which gateways from this version on re-assemble
+   * in offset order; `'event'`: one message per event, what older gateways read: keep it until every
+   * gateway is upgraded (docs/operations.md). @default INGEST_DEFAULTS.publishFormat
+   */
+  readonly publishFormat?: PublishFormat;
   /** Prefix of the history keys (must match the gateway's). @default INGEST_DEFAULTS.historyPrefix */
   readonly historyPrefix?: string;
   /**
@@ -136,6 +151,8 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     fromBeginning = INGEST_DEFAULTS.fromBeginning,
     fetchMaxWaitMs = INGEST_DEFAULTS.fetchMaxWaitMs,
     historyLength = INGEST_DEFAULTS.historyLength,
+    historyFormat = INGEST_DEFAULTS.historyFormat,
+    publishFormat = INGEST_DEFAULTS.publishFormat,
     historyPrefix = INGEST_DEFAULTS.historyPrefix,
     redisMode = INGEST_DEFAULTS.redisMode,
     redisWaitReplicas = INGEST_DEFAULTS.redisWaitReplicas,
@@ -146,6 +163,12 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     redisTimeoutMs = INGEST_DEFAULTS.redisTimeoutMs,
   } = options;
   validateOptions(schema, { publishChunkSize, historyLength, maxRetries, dlqSuffix });
+  if (!HISTORY_FORMATS.includes(historyFormat)) {
+    throw new RangeError(`historyFormat (INGEST_HISTORY_FORMAT) must be one of ${HISTORY_FORMATS.join(', ')}, got ${JSON.stringify(historyFormat)}`);
+  }
+  if (!PUBLISH_FORMATS.includes(publishFormat)) {
+    throw new RangeError(`publishFormat (INGEST_PUBLISH_FORMAT) must be one of ${PUBLISH_FORMATS.join(', ')}, got ${JSON.stringify(publishFormat)}`);
+  }
   validateRedisOptions(redis, { redisMode, redisWaitReplicas, redisWaitTimeoutMs, redisTimeoutMs, historyLength });
 
   const state = createIngestState();
@@ -160,6 +183,8 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     logger,
     metrics,
     historyLength,
+    historyFormat,
+    publishFormat,
     redisTimeoutMs,
     waitReplicas: redisWaitReplicas,
     waitTimeoutMs: redisWaitTimeoutMs,

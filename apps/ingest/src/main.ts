@@ -81,6 +81,8 @@ const ingest = createIngest(
     fromBeginning: config.fromBeginning,
     fetchMaxWaitMs: config.fetchMaxWaitMs,
     historyLength: config.historyLength,
+    historyFormat: config.historyFormat,
+    publishFormat: config.publishFormat,
     historyPrefix: config.historyPrefix,
     redisMode: config.redisMode,
     redisWaitReplicas: config.redisWaitReplicas,

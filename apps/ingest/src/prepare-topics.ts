@@ -2,6 +2,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import kafkajs, { type Admin, type Kafka } from 'kafkajs';
 import { toError, type Logger } from '@wirestream/telemetry';
 
+// A default import: Node's ESM loader does not see ConfigResourceTypes among kafkajs's CommonJS
+// exports, so a named import made the built app (node dist/main.js) fail at start.
+const { ConfigResourceTypes } = kafkajs;
+
 export interface PrepareTopicsOptions {
   readonly kafka: Kafka;
   /** The schema's source topics. */

@@ -1,7 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { ChainableCommander, Cluster } from 'ioredis';
 import type { Logger } from '@wirestream/telemetry';
-import { HISTORY_ALREADY_STORED, historyEntryArgs, historyEntryId, historyEpochCommand, RAISE_PARTITION_COUNT_SCRIPT, type RedisLayout } from '@wirestream/schema';
+import {
+  encodeEnvelopeBatch,
+  HISTORY_ALREADY_STORED,
+  historyBatchArgs,
+  historyBatchMinId,
+  historyEntryArgs,
+  historyEntryId,
+  historyEpochCommand,
+  RAISE_PARTITION_COUNT_SCRIPT,
+  type EncodedBatchPart,
+  type HistoryFormat,
+  type PublishFormat,
+  type RedisLayout,
+} from '@wirestream/schema';
 import type { Chunk } from './chunk-builder.js';
 import type { IngestMetrics } from './metrics.js';
 import { definePublishIfStored, PUBLISH_IF_STORED, type PublishIfStoredPipeline } from './publish-if-stored.js';
@@ -16,8 +29,12 @@ export interface RedisPublisherOptions {
   readonly shards: ReadonlyMap<string, number>;
   readonly logger: Logger;
   readonly metrics: IngestMetrics | undefined;
-  /** History entries kept per partition stream; 0 writes no history (and no epoch). */
+  /** Offsets (batch form) or entries (event form) kept per partition stream; 0 writes no history (and no epoch). */
   readonly historyLength: number;
+  /** `batch`: one XADD per chunk holding all its events; `event`: one XADD per event (what gateways before the batch form read). */
+  readonly historyFormat: HistoryFormat;
+  /** `batch`: one message per key shard per chunk (envelope-batch.ts in @wirestream/schema); `event`: one per event (what gateways before it read). */
+  readonly publishFormat: PublishFormat;
   /** A pipeline not answered within this is treated as Redis being down. */
   readonly redisTimeoutMs: number;
   /** Replicas a chunk's XADDs must reach (WAIT) before its publishes; 0 sends no WAIT. */
@@ -32,7 +49,9 @@ export interface RedisPublisher {
    * One pipeline per chunk, on one connection (standalone) or one node (cluster: a chunk is one
    * partition, so one hash tag and one slot). Each event's history XADD goes before its publish,
    * so a gateway that saw the live event always finds it in history too:
-   * - standalone: [SADD partition] then per event [XADD, PUBLISH];
+   * - standalone, batch history (the default): [SADD partition] [XADD batch entry] [PUBLISH…];
+   *   below, "[XADD…]" is that one batch XADD, or one per event in the event form;
+   * - standalone, event history: [SADD partition] then per event [XADD, PUBLISH];
    * - with WAIT (INGEST_REDIS_WAIT_REPLICAS): [SADD] [XADD…] [WAIT n t] [PUBLISH…], so the history
    *   reached n replicas before any gateway can see the events;
    * - cluster: [XADD…] [WAIT n t]? [EVALSHA publish-if-stored]: one script call SPUBLISHes the
@@ -94,6 +113,11 @@ interface PublisherState {
   readonly metrics: IngestMetrics | undefined;
   readonly redisTimeoutMs: number;
   readonly history: boolean;
+  /** One XADD per chunk (a batch entry) instead of one per event. */
+  readonly historyBatch: boolean;
+  /** One publish per key shard per chunk (a batch part) instead of one per event. */
+  readonly publishBatch: boolean;
+  readonly historyLength: number;
   /** `historyLength` as the XADD's MAXLEN argument, made once. */
   readonly historyMaxLen: string;
   readonly cluster: boolean;
@@ -130,6 +154,9 @@ export function createRedisPublisher(options: RedisPublisherOptions): RedisPubli
     metrics: options.metrics,
     redisTimeoutMs: options.redisTimeoutMs,
     history: historyLength > 0,
+    historyBatch: historyLength > 0 && options.historyFormat === 'batch',
+    publishBatch: options.publishFormat === 'batch',
+    historyLength,
     historyMaxLen: String(historyLength),
     cluster,
     publishIfStored,
@@ -173,7 +200,11 @@ async function publishChunk(state: PublisherState, topic: string, partition: num
   const p = partitionKeys(state, keys, partition);
   if (cluster && needsRegistration(state, keys, p, partition)) await registerPartition(state, keys, p, partition);
   const pipeline = redis.pipeline();
-  const waitIndex = wait || cluster ? queueSplit(state, pipeline, keys, p, partition, chunk) : queueInterleaved(state, pipeline, keys, p, partition, chunk);
+  // Batch forms: the chunk's parts, one per key shard with events (their envelopes copied once,
+  // here), published and stored in history as they are.
+  const parts = state.publishBatch || state.historyBatch ? encodeEnvelopeBatch(partition, chunk.offsets, chunk.shards, chunk.bodies) : undefined;
+  const waitIndex =
+    wait || cluster || parts !== undefined ? queueSplit(state, pipeline, keys, p, partition, chunk, parts) : queueInterleaved(state, pipeline, keys, p, partition, chunk);
   const started = performance.now();
   const results = await answeredWithin(redis, redisTimeoutMs, pipeline.exec(), `the pipeline for ${topic}[${partition}]`);
   metrics?.redisPublishSeconds.observe((performance.now() - started) / 1_000);
@@ -184,8 +215,10 @@ async function publishChunk(state: PublisherState, topic: string, partition: num
       if (i === waitIndex && (reply as number) < waitReplicas) onShortWait(state, topic, partition, reply as number);
       continue;
     }
-    // An XADD at or below the stream's top: this event is already in history (a re-publish after
-    // a crash or a rebalance). Its publish still went out; the gateway drops the duplicate position.
+    // An XADD at or below the stream's top: this event (batch form: the whole chunk) is already in
+    // history (a re-publish after a crash or a rebalance). Its publish still went out; the gateway
+    // drops the duplicate position. A redone chunk that ends past the top is stored again whole:
+    // readers skip the offsets they already passed (parseHistoryEntries).
     if (err.message.includes(HISTORY_ALREADY_STORED)) continue;
     // ioredis follows a redirection itself only when every command of the pipeline got the same
     // one; with a WAIT in it (any node answers that) it did not even update its slots: make it, or
@@ -194,10 +227,11 @@ async function publishChunk(state: PublisherState, topic: string, partition: num
     if (refreshSlots !== undefined && REDIRECTION.test(err.message)) refreshSlots();
     throw new Error(`Redis rejected a command for ${topic}[${partition}]: ${err.message}`, { cause: err });
   }
-  // publish-if-stored, the last command, answers how many envelopes it published.
-  const published = state.publishIfStored ? results[results.length - 1]?.[1] : chunk.offsets.length;
-  if (published !== chunk.offsets.length) {
-    throw new Error(`Redis published ${String(published)} of the ${chunk.offsets.length} envelopes of the chunk for ${topic}[${partition}]; redoing it`);
+  // publish-if-stored, the last command, answers how many messages (envelopes, or parts) it published.
+  const messages = state.publishBatch ? (parts?.length ?? 0) : chunk.offsets.length;
+  const published = state.publishIfStored ? results[results.length - 1]?.[1] : messages;
+  if (published !== messages) {
+    throw new Error(`Redis published ${String(published)} of the ${messages} messages of the chunk for ${topic}[${partition}]; redoing it`);
   }
 }
 
@@ -222,12 +256,33 @@ function queueInterleaved(state: PublisherState, pipeline: ChainableCommander, k
 }
 
 /**
- * Every XADD, then the WAIT, then the publishes: one publish-if-stored call in cluster mode with
+ * The chunk's history as one batch entry (id: its last offset; per key shard the logical channel
+ * and the part, the same bytes as its publish), trimmed to about the newest `historyLength`
+ * offsets: one command of a few arguments instead of one per event (ioredis encodes every argument
+ * on its own: bench/ingest's profile put ioredis at 42 % of the CPU with an XADD per event).
+ */
+function queueHistoryBatch(state: PublisherState, pipeline: ChainableCommander, keys: TopicKeys, p: PartitionKeys, chunk: Chunk, parts: readonly EncodedBatchPart[]): void {
+  const last = chunk.offsets[chunk.offsets.length - 1] as string;
+  const named = parts.map(({ shard, bytes }) => ({ channel: keys.channels[shard] ?? nameChannel(state, keys, shard), bytes }));
+  pipeline.call('xadd', historyBatchArgs(p.streamKey, last, named, historyBatchMinId(last, state.historyLength)));
+}
+
+/**
+ * Every XADD (or the chunk's one batch XADD), then the WAIT, then the publishes: one publish-if-stored call in cluster mode with
  * history, else a PUBLISH (standalone) or SPUBLISH on the wire channel (cluster) per event; history
  * records the logical channel. Returns the WAIT's index in the replies, or -1.
  */
-function queueSplit(state: PublisherState, pipeline: ChainableCommander, keys: TopicKeys, p: PartitionKeys, partition: number, chunk: Chunk): number {
+function queueSplit(
+  state: PublisherState,
+  pipeline: ChainableCommander,
+  keys: TopicKeys,
+  p: PartitionKeys,
+  partition: number,
+  chunk: Chunk,
+  allParts: readonly EncodedBatchPart[] | undefined,
+): number {
   const { history, historyMaxLen, cluster, wait } = state;
+  const parts = state.publishBatch ? allParts : undefined;
   const { shards, bodies, offsets } = chunk;
   let queued = 0;
   if (history) {
@@ -235,17 +290,29 @@ function queueSplit(state: PublisherState, pipeline: ChainableCommander, keys: T
       pipeline.sadd(keys.partitionsKey, partition);
       queued++;
     }
-    // Deliberately imperative, one command per event per loop ('xadd' lower case: see queueInterleaved).
-    for (let i = 0; i < offsets.length; i++) {
-      const shard = shards[i] as number;
-      const channel = keys.channels[shard] ?? nameChannel(state, keys, shard);
-      pipeline.call('xadd', historyEntryArgs(p.streamKey, offsets[i] as string, channel, bodies[i] as Buffer, historyMaxLen));
+    if (state.historyBatch && allParts !== undefined) {
+      queueHistoryBatch(state, pipeline, keys, p, chunk, allParts);
+      queued++;
+    } else {
+      // Deliberately imperative, one command per event per loop ('xadd' lower case: see queueInterleaved).
+      for (let i = 0; i < offsets.length; i++) {
+        const shard = shards[i] as number;
+        const channel = keys.channels[shard] ?? nameChannel(state, keys, shard);
+        pipeline.call('xadd', historyEntryArgs(p.streamKey, offsets[i] as string, channel, bodies[i] as Buffer, historyMaxLen));
+      }
+      queued += offsets.length;
     }
-    queued += offsets.length;
   }
   if (wait) pipeline.wait(state.waitReplicas, state.waitTimeoutMs);
   if (state.publishIfStored) {
-    queuePublishIfStored(state, pipeline as PublishIfStoredPipeline, keys, p, partition, chunk);
+    queuePublishIfStored(state, pipeline as PublishIfStoredPipeline, keys, p, partition, chunk, parts);
+    return wait ? queued : -1;
+  }
+  if (parts !== undefined) {
+    for (const { shard, bytes } of parts) {
+      if (cluster) pipeline.spublish(p.wireChannels[shard] ?? nameWireChannel(state, keys, p, partition, shard), bytes);
+      else pipeline.publish(keys.channels[shard] ?? nameChannel(state, keys, shard), bytes);
+    }
     return wait ? queued : -1;
   }
   for (let i = 0; i < offsets.length; i++) {
@@ -261,13 +328,25 @@ function queueSplit(state: PublisherState, pipeline: ChainableCommander, keys: T
  * two slots of one array (its channel's KEYS index, a string made once per shard, and its envelope)
  * instead of a command, a promise and a reply each. Deliberately imperative: this loop runs per event.
  */
-function queuePublishIfStored(state: PublisherState, pipeline: PublishIfStoredPipeline, keys: TopicKeys, p: PartitionKeys, partition: number, chunk: Chunk): void {
+function queuePublishIfStored(
+  state: PublisherState,
+  pipeline: PublishIfStoredPipeline,
+  keys: TopicKeys,
+  p: PartitionKeys,
+  partition: number,
+  chunk: Chunk,
+  parts: readonly EncodedBatchPart[] | undefined,
+): void {
   const { shards, bodies, offsets } = chunk;
   const publishKeys = p.publishKeys ?? namePublishKeys(state, keys, p, partition);
   const { keyIndexArgs } = keys;
   const argv: (string | Buffer)[] = [historyEntryId(offsets[offsets.length - 1] as string)];
-  for (let i = 0; i < offsets.length; i++) {
-    argv.push(keyIndexArgs[shards[i] as number] as string, bodies[i] as Buffer);
+  if (parts !== undefined) {
+    for (const { shard, bytes } of parts) argv.push(keyIndexArgs[shard] as string, bytes);
+  } else {
+    for (let i = 0; i < offsets.length; i++) {
+      argv.push(keyIndexArgs[shards[i] as number] as string, bodies[i] as Buffer);
+    }
   }
   pipeline[PUBLISH_IF_STORED](publishKeys.length, publishKeys, argv);
 }

@@ -185,7 +185,10 @@ function report(
   const base = medianOf(names[0] ?? '', (r) => r.eventsPerS);
   out.push(
     markdownTable(
-      ['variant', 'events/s', 'best ev/s', 'steady ev/s', 'vs first', 'runs (events/s each)', 'CPU %', 'CPU µs/event', 'peak RSS MiB', 'broker CPU %', 'redis CPU %', 'machine busy / steal %', 'startup ms', 'PUBLISH calls'],
+      [
+        'variant', 'events/s', 'best ev/s', 'steady ev/s', 'vs first', 'runs (events/s each)', 'CPU %', 'CPU µs/event', 'peak RSS MiB', 'broker CPU %', 'redis CPU %',
+        'redis CPU ms / 10k ev', 'redis cmds / event', 'machine busy / steal %', 'startup ms', 'PUBLISH calls', 'events published',
+      ],
       names.map((name) => {
         const runs = results.filter((r) => r.variant === name);
         const eps = medianOf(name, (r) => r.eventsPerS);
@@ -201,9 +204,12 @@ function report(
           fixed(medianOf(name, (r) => r.peakRssMiB), 0),
           fixed(medianOf(name, (r) => r.brokerCpuPct), 0),
           fixed(medianOf(name, (r) => r.redisCpuPct), 0),
+          fixed(medianOf(name, (r) => r.redisCpuMsPer10k), 1),
+          fixed(medianOf(name, (r) => r.redisCommandsPerEvent), 3),
           `${fixed(medianOf(name, (r) => r.machineBusyPct), 0)} / ${fixed(medianOf(name, (r) => r.machineStealPct), 1)}`,
           int(medianOf(name, (r) => r.startupMs)),
           runs.map((r) => int(r.publishes)).join(' '),
+          runs.map((r) => (Number.isNaN(r.eventsPublished) ? '–' : int(r.eventsPublished))).join(' '),
         ];
       }),
     ),

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
@@ -21,8 +22,13 @@ export interface Variant {
   readonly nodeArgs?: readonly string[];
   /** Modules loaded with `node --import` before the script (the kafkajs options / profiling hooks). */
   readonly imports?: readonly string[];
-  /** What marks an event done: its Redis PUBLISH (pipelines) or its committed offset (consume-only loops). */
+  /**
+   * What marks an event done: its Redis PUBLISH (one per event), or its committed offset (the app:
+   * its batch form publishes one message per key shard per chunk; and the consume-only loops).
+   */
   readonly progress: 'publishes' | 'commits';
+  /** The app's /metrics: read at the end for the events it published (`wirestream_ingest_published_total`). */
+  readonly metrics?: boolean;
 }
 
 export interface RunResult {
@@ -49,8 +55,14 @@ export interface RunResult {
   /** Whole machine over the window, % of all cores: busy (all processes) and stolen by the hypervisor. */
   readonly machineBusyPct: number;
   readonly machineStealPct: number;
-  /** Redis PUBLISH calls counted (must equal events for a publishing variant: no duplicates). */
+  /** Redis PUBLISH calls counted (equal to events for one message per event: no duplicates). */
   readonly publishes: number;
+  /** Events the app says it published (its metric; must equal events: no duplicates), NaN for the loops. */
+  readonly eventsPublished: number;
+  /** Every command Redis executed in the run (INFO commandstats, the bench's own INFO/CONFIG/FLUSHALL left out), per event. */
+  readonly redisCommandsPerEvent: number;
+  /** redis-server CPU (utime + stime, as INFO cpu's used_cpu_user + used_cpu_sys) over the window, ms per 10,000 events. */
+  readonly redisCpuMsPer10k: number;
   readonly committed: number;
 }
 
@@ -77,6 +89,7 @@ export async function runOnce(ctx: RunContext, variant: Variant): Promise<RunRes
   // all be refused as already stored and the write cost of history would not be measured.
   await monitor.flushall();
 
+  const metricsPort = variant.metrics === true ? await freePort() : 0;
   const nodeArgs: string[] = [...(variant.nodeArgs ?? [])];
   if (cpuProfileDir !== undefined) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`);
   for (const module of variant.imports ?? []) nodeArgs.push('--import', module);
@@ -89,7 +102,7 @@ export async function runOnce(ctx: RunContext, variant: Variant): Promise<RunRes
       KAFKA_GROUP_ID: groupId,
       LOG_LEVEL: 'warn',
       // The app's health/metrics server: a free port, so runs never fight over the default 9464.
-      INGEST_HTTP_PORT: '0',
+      INGEST_HTTP_PORT: String(metricsPort),
       ...variant.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -118,6 +131,8 @@ export async function runOnce(ctx: RunContext, variant: Variant): Promise<RunRes
   let firstIndex = -1;
   let endIndex = -1;
   let committedAt = NaN;
+  let eventsPublished = NaN;
+  let redisCommands = NaN;
 
   const readPublishes = async (): Promise<number> => {
     const info = await monitor.info('commandstats');
@@ -160,7 +175,9 @@ export async function runOnce(ctx: RunContext, variant: Variant): Promise<RunRes
         if (variant.progress === 'publishes') committed = await readCommitted();
         if (committed >= total) {
           committedAt = performance.now();
-          if (variant.progress === 'publishes') publishes = await readPublishes();
+          publishes = await readPublishes();
+          redisCommands = await readRedisCommands(monitor);
+          if (variant.metrics === true) eventsPublished = await readPublishedMetric(metricsPort);
           break;
         }
       }
@@ -185,6 +202,9 @@ export async function runOnce(ctx: RunContext, variant: Variant): Promise<RunRes
   if (error !== undefined || start === undefined || end === undefined || firstIndex < 0) {
     return failed(variant.name, total, error ?? 'no progress recorded', publishes, committed);
   }
+  if (variant.metrics === true && eventsPublished !== total) {
+    return failed(variant.name, total, `the app published ${eventsPublished} events, expected exactly ${total} (duplicates or losses)`, publishes, committed);
+  }
   const wallMs = end.t - start.t;
   const cpuS = end.cpu - start.cpu;
   const at = (fraction: number): number => timeAt(samples, total * fraction);
@@ -203,11 +223,39 @@ export async function runOnce(ctx: RunContext, variant: Variant): Promise<RunRes
     peakRssMiB,
     brokerCpuPct: ((end.brokerCpu - start.brokerCpu) / (wallMs / 1000)) * 100,
     redisCpuPct: ((end.redisCpu - start.redisCpu) / (wallMs / 1000)) * 100,
+    redisCpuMsPer10k: ((end.redisCpu - start.redisCpu) * 1000 * 10_000) / total,
+    redisCommandsPerEvent: redisCommands / total,
+    eventsPublished,
     machineBusyPct: ((end.machine.busy - start.machine.busy) / (end.machine.total - start.machine.total)) * 100,
     machineStealPct: ((end.machine.steal - start.machine.steal) / (end.machine.total - start.machine.total)) * 100,
     publishes,
     committed,
   };
+}
+
+/** A free TCP port on the loopback (for the app's health/metrics server). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Sum of the app's `wirestream_ingest_published_total` series. */
+async function readPublishedMetric(port: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  return [...text.matchAll(/^wirestream_ingest_published_total(?:\{[^}]*\})? (\S+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+}
+
+/** Commands Redis executed since CONFIG RESETSTAT, without the bench's own (INFO, CONFIG, FLUSHALL). */
+async function readRedisCommands(monitor: Redis): Promise<number> {
+  const info = await monitor.info('commandstats');
+  let sum = 0;
+  for (const m of info.matchAll(/^cmdstat_([a-z|_-]+):calls=(\d+)/gm)) {
+    if (!['info', 'config', 'config|resetstat', 'flushall'].includes(m[1] as string)) sum += Number(m[2]);
+  }
+  return sum;
 }
 
 /** Time at which `done` first reached `target`, linearly interpolated between samples. */
@@ -242,6 +290,9 @@ function failed(variant: string, events: number, error: string, publishes: numbe
     machineBusyPct: NaN,
     machineStealPct: NaN,
     publishes,
+    eventsPublished: NaN,
+    redisCommandsPerEvent: NaN,
+    redisCpuMsPer10k: NaN,
     committed,
   };
 }

@@ -18,7 +18,9 @@ function app(name: string, env: Record<string, string> = {}, consumer?: Record<s
     nodeArgs,
     env: consumer === undefined ? env : { ...env, BENCH_KAFKAJS_CONSUMER: JSON.stringify(consumer) },
     imports: [childHooks],
-    progress: 'publishes',
+    // Committed offsets, not PUBLISH calls: the batch form publishes one message per key shard per chunk.
+    progress: 'commits',
+    metrics: true,
   };
 }
 
@@ -45,8 +47,11 @@ export function baseVariant(appDir: string): Variant {
 export const VARIANTS: Readonly<Record<string, Variant>> = {
   // apps/ingest as built, configured only through its env vars.
   app: app('app defaults (chunk 500, conc 3)'),
-  // The same app without its history writes (XADD per event): what history costs.
+  // The same app without its history writes: what history costs.
   'app-history-off': app('app, history off (INGEST_HISTORY_LENGTH=0)', { INGEST_HISTORY_LENGTH: '0' }),
+  // The forms gateways before decision 0010 read (one message and one history entry per event), and the two batch forms apart.
+  'app-event': app('app, event forms (INGEST_PUBLISH_FORMAT=event, INGEST_HISTORY_FORMAT=event)', { INGEST_PUBLISH_FORMAT: 'event', INGEST_HISTORY_FORMAT: 'event' }),
+  'app-history-batch': app('app, batch history, event publish (INGEST_PUBLISH_FORMAT=event)', { INGEST_PUBLISH_FORMAT: 'event' }),
   'app-chunk100': app('app chunk 100', { INGEST_PUBLISH_CHUNK: '100' }),
   'app-chunk2000': app('app chunk 2000', { INGEST_PUBLISH_CHUNK: '2000' }),
   'app-chunk5000': app('app chunk 5000', { INGEST_PUBLISH_CHUNK: '5000' }),
@@ -58,10 +63,6 @@ export const VARIANTS: Readonly<Record<string, Variant>> = {
   'app-fetch2m': app('app fetch 2 MiB/partition, 50 MiB', {}, { maxBytesPerPartition: 2 * MiB, maxBytes: 50 * MiB }),
   'app-fetch4m': app('app fetch 4 MiB/partition, 50 MiB', {}, { maxBytesPerPartition: 4 * MiB, maxBytes: 50 * MiB }),
   'app-fetch8m-conc12': app('app fetch 8 MiB/p, 100 MiB, conc 12', { INGEST_PARTITIONS_CONCURRENTLY: '12' }, { maxBytesPerPartition: 8 * MiB, maxBytes: 100 * MiB }),
-  // apps/ingest rebuilt with the changes this bench proposes (patches/*.diff; see the README).
-  'app-batch': app('app + publish-batch-script.diff', {}, undefined, [], ['publish-batch-script']),
-  'app-batch-fetch4m': app('app + publish-batch-script.diff + fetch 4 MiB/p', {}, { maxBytesPerPartition: 4 * MiB, maxBytes: 50 * MiB }, [], ['publish-batch-script']),
-  'app-proposed': app('app + publish-batch-script.diff + fetch-options.diff', {}, undefined, [], ['publish-batch-script', 'fetch-options']),
   // V8 young generation (default 16 MiB semi-spaces on 64-bit): fewer scavenges, fewer promotions.
   'app-semi32': app('app --max-semi-space-size=32', {}, undefined, ['--max-semi-space-size=32']),
   'app-semi64': app('app --max-semi-space-size=64', {}, undefined, ['--max-semi-space-size=64']),
@@ -92,10 +93,10 @@ export const PRESETS: Readonly<Record<string, readonly string[]>> = {
   final: [
     'app', 'app-chunk100', 'app-chunk2000', 'app-chunk5000', 'app-conc1', 'app-conc6', 'app-conc12',
     'app-fetch256k', 'app-fetch4m', 'app-semi64',
-    'app-batch', 'app-proposed',
     'kafkajs-loop', 'kafkajs-loop-lua', 'kafkajs-loop-bytes', 'kafkajs-loop-bytes-lua',
     'platformatic-loop', 'kafkajs-consume', 'platformatic-consume', 'kafkajs-consume-big', 'platformatic-consume-big',
   ],
-  headline: ['app', 'app-chunk2000', 'app-conc12', 'app-fetch4m', 'app-batch', 'app-proposed'],
-  proposed: ['app', 'app-fetch4m', 'app-batch', 'app-proposed', 'kafkajs-loop-bytes-lua'],
+  // Decision 0010: the batch forms against the event forms and the consume-only ceiling.
+  batching: ['app', 'app-history-batch', 'app-event', 'app-history-off', 'kafkajs-consume'],
+  headline: ['app', 'app-chunk2000', 'app-conc12', 'app-fetch4m', 'app-event', 'kafkajs-consume'],
 };

@@ -12,10 +12,24 @@ export {
 export { DEFAULT_CHANNEL_PREFIX, shardOf, channelName, topicChannels } from './channels.js';
 export { encodeEnvelope, encodeEnvelopeHead, createEnvelopeHeadEncoder, decodeEnvelope, EnvelopeError, type Envelope, type EnvelopeMeta, type EnvelopeHeadEncoder } from './envelope.js';
 export {
+  PUBLISH_FORMATS,
+  encodeEnvelopeBatch,
+  parseEnvelopeBatchPart,
+  isEnvelopeBatchPart,
+  createEnvelopeBatchAssembler,
+  type PublishFormat,
+  type EnvelopeBatchPart,
+  type EncodedBatchPart,
+  type EnvelopeBatchAssembler,
+  type EnvelopeBatchAssemblerOptions,
+} from './envelope-batch.js';
+export {
   DEFAULT_HISTORY_PREFIX,
   HISTORY_FIELD_CHANNEL,
   HISTORY_FIELD_ENVELOPE,
   HISTORY_ALREADY_STORED,
+  HISTORY_FIELD_PART,
+  HISTORY_FORMATS,
   historyStreamKey,
   historyPartitionsKey,
   historyEpochKey,
@@ -24,8 +38,13 @@ export {
   historyAppendArgs,
   historyEntryArgs,
   parseHistoryEntry,
+  parseHistoryEntries,
+  historyBatchArgs,
+  historyBatchMinId,
+  firstOffsetOfHistoryEntry,
   historyEpochCommand,
   type HistoryEntry,
+  type HistoryFormat,
 } from './history.js';
 export { filterClauses, matchesFilter, subscriptionChannels, type FilterClause } from './routing.js';
 export {

@@ -13,7 +13,7 @@ describe('fault 7: history too short for the gap', () => {
     const startedAt = Date.now();
     const harness = await createFaultHarness({ brokers: sharedKafkaFromEnv()?.brokers ?? [] });
     onTestFinished(() => harness.close());
-    // ~100 entries per partition (MAXLEN ~ trims whole macro nodes, so a little more may stay).
+    // ~100 offsets per partition (MINID ~ trims whole chunk entries, so a little more may stay).
     await harness.startIngest({ env: { INGEST_HISTORY_LENGTH: '100' } });
     const gateway = await harness.startGateway();
     const [watcher] = await harness.connectClients(gateway, 1); // sees everything, for the totals

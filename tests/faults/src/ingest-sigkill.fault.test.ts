@@ -2,6 +2,7 @@
 // committed is published again by the restarted one; the gateway drops those positions.
 import { Redis } from 'ioredis';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { isEnvelopeBatchPart, parseEnvelopeBatchPart } from '@wirestream/schema';
 import { sharedKafkaFromEnv, waitFor } from '@wirestream/testkit';
 import { createFaultHarness, describeCounts } from './harness.js';
 
@@ -19,8 +20,11 @@ describe('fault 1: ingest SIGKILLed mid-stream', () => {
     const watcher = new Redis(harness.redis.url);
     onTestFinished(() => watcher.disconnect());
     let seen = 0;
-    watcher.on('pmessage', () => {
-      if (++seen === 700) ingest.child.kill('SIGKILL');
+    // Envelopes, not messages: ingest's batch form carries a chunk's events of one key shard per message.
+    watcher.on('pmessage', (_pattern: string, _channel: string, text: string) => {
+      const before = seen;
+      seen += isEnvelopeBatchPart(text) ? parseEnvelopeBatchPart(text).envelopes.length : 1;
+      if (before < 700 && seen >= 700) ingest.child.kill('SIGKILL');
     });
     await watcher.psubscribe(`ws:${harness.listingTopic}:*`);
 

@@ -19,7 +19,7 @@
  */
 import calculateSlot from 'cluster-key-slot';
 import { Redis, type Cluster, type RedisOptions } from 'ioredis';
-import { parseChannelName, type RedisLayout } from '@wirestream/schema';
+import { createEnvelopeBatchAssembler, parseChannelName, type EnvelopeBatchAssembler, type RedisLayout } from '@wirestream/schema';
 import type { Logger } from '@wirestream/telemetry';
 import type { Broker, BrokerListener } from './broker.js';
 import { setReading } from './redis-broker.js';
@@ -55,6 +55,8 @@ interface NodeConnection {
 
 interface ClusterBrokerState extends RedisClusterBrokerOptions {
   listener: BrokerListener | undefined;
+  /** Re-assembles ingest's batch parts (a chunk's parts share its partition's slot, so one node connection) into envelopes in offset order. */
+  assembler: EnvelopeBatchAssembler | undefined;
   /** Logical channels the hub subscribed, taken apart once. */
   readonly logical: Map<string, { topic: string; shard: number }>;
   /** Known partition count per topic of a subscribed channel (0 until ingest wrote one). */
@@ -88,6 +90,7 @@ export function createRedisClusterBroker(options: RedisClusterBrokerOptions): Br
   const state: ClusterBrokerState = {
     ...options,
     listener: undefined,
+    assembler: undefined,
     logical: new Map(),
     partitionCounts: new Map(),
     wires: new Map(),
@@ -106,6 +109,12 @@ export function createRedisClusterBroker(options: RedisClusterBrokerOptions): Br
     attach(listener) {
       if (state.listener) throw new Error('a Redis Cluster broker has one listener: attach() was called twice');
       state.listener = listener;
+      state.assembler = createEnvelopeBatchAssembler({
+        emit: (channel, text) => listener.message(channel, text),
+        // A wire the hub wants (subscribed, or being placed): its part of a chunk is awaited.
+        listens: (wire) => state.wires.has(wire),
+        onMalformed: (channel, text) => listener.message(channel, text),
+      });
       const onClusterReady = (): void => {
         if (!state.everReady && !state.reconciling) void reconcile(state);
       };
@@ -182,6 +191,8 @@ function startRecovery(state: ClusterBrokerState, reason: string): void {
     state.recovering = true;
     state.logger.warn({ reason }, 'Redis Cluster subscriptions interrupted: live events wait for a back-fill from history');
     state.onReconnecting?.();
+    // A chunk whose parts were cut off is re-read whole by the back-fill (from the last delivered position).
+    state.assembler?.discard();
     state.listener?.lost();
   }
   void reconcile(state);
@@ -288,6 +299,9 @@ function refreshSlots(state: ClusterBrokerState): Promise<void> {
  */
 function setClusterReading(state: ClusterBrokerState, reading: boolean): void {
   state.paused = !reading;
+  // Parts still unread in the sockets: no incomplete chunk may go on while they wait.
+  if (reading) state.assembler?.resume();
+  else state.assembler?.pause();
   for (const node of state.nodes.values()) setReading(node.redis, reading);
 }
 
@@ -309,7 +323,7 @@ function connectionFor(state: ClusterBrokerState, key: string): NodeConnection {
   state.nodes.set(key, node);
   redis.on('smessage', (wire: string, text: string) => {
     const entry = state.wires.get(wire);
-    if (entry) state.listener?.message(entry.logical, text);
+    if (entry) state.assembler?.message(wire, entry.logical, text);
   });
   redis.on('error', (err: Error) => onNodeError(state, node, err));
   redis.on('connect', () => setReading(redis, !state.paused));

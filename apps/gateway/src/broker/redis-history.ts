@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { createRedisLayout, historyEntryId, historyEpochCommand, offsetOfHistoryId, parseHistoryEntry, type HistoryEntry, type RedisLayout } from '@wirestream/schema';
+import { createRedisLayout, firstOffsetOfHistoryEntry, historyEntryId, historyEpochCommand, offsetOfHistoryId, parseHistoryEntries, type HistoryEntry, type RedisLayout } from '@wirestream/schema';
 import type { HistoryReader } from './broker.js';
 
-/** Entries per XRANGE round trip: large enough to amortize it, small enough to yield between pages. */
+/** Events per XRANGE round trip: large enough to amortize it, small enough to yield between pages. */
 const PAGE = 500;
+/**
+ * Entries asked for by a read's first XRANGE. An entry is one event or one ingest chunk (batch form,
+ * up to INGEST_PUBLISH_CHUNK events), so the page is sized in entries from what the last one held.
+ */
+const FIRST_PAGE_ENTRIES = 4;
 
 /**
  * The history reader on Redis Streams, over an ordinary (non-subscriber) connection: a `Redis`, or a
@@ -59,25 +64,34 @@ export function createRedisHistory(redis: Redis | Cluster, layoutOrPrefix: Redis
       const added = Number(field('entries-added') ?? length);
       if (added <= length) return false; // nothing was ever trimmed
       const first = field('first-entry') as [string, string[]] | null | undefined;
-      // Trimmed entries all precede the oldest retained one; everything trimmed when none is left.
-      const oldest = first ? offsetOf(first[0]) : offsetOf(field('last-generated-id')) + 1n;
+      // Trimmed entries all precede the oldest retained event; everything trimmed when none is left.
+      const oldest = first ? BigInt(firstOffsetOfHistoryEntry(first[0], first[1])) : offsetOf(field('last-generated-id')) + 1n;
       return oldest > after + 1n;
     },
 
     async *read(topic, partition, afterOffset) {
       const key = layout.streamKey(topic, partition);
       let start = afterOffset === undefined ? '-' : `(${historyEntryId(afterOffset)}`;
+      // Events at or below this are skipped: the first batch entry after a position may hold some,
+      // and a chunk redone with other boundaries stores some twice. Offsets come out strictly rising.
+      let after = afterOffset;
+      let count = FIRST_PAGE_ENTRIES;
       for (;;) {
-        const page = (await redis.xrange(key, start, '+', 'COUNT', PAGE)) as [string, string[]][];
+        const page = (await redis.xrange(key, start, '+', 'COUNT', count)) as [string, string[]][];
         if (page.length === 0) return;
         const entries: HistoryEntry[] = [];
         for (const [id, fields] of page) {
-          const entry = parseHistoryEntry(id, fields);
-          if (entry) entries.push(entry);
+          for (const entry of parseHistoryEntries(id, fields, after)) {
+            entries.push(entry);
+            after = entry.offset;
+          }
         }
         yield entries;
-        if (page.length < PAGE) return;
+        if (page.length < count) return;
         start = `(${(page[page.length - 1] as [string, string[]])[0]}`;
+        // Events per entry as this page held them (an entry is one event, or one chunk).
+        const eventsPerEntry = Math.max(1, entries.length / page.length);
+        count = Math.max(1, Math.min(PAGE, Math.round(PAGE / eventsPerEntry)));
       }
     },
   };

@@ -1,0 +1,258 @@
+/**
+ * The live batch form (decision 0010): one PUBLISH per key shard per ingest chunk instead of one per
+ * event. A chunk is one Kafka partition's consecutive events; its events on shard s go out as one
+ * *part* on channel s:
+ *
+ *   {"v":2,"p":<partition>,"l":"<last offset of the chunk>","n":<events in the chunk>,"s":[<shards with events>],"i":[<index in the chunk of each envelope below>],"o":["<its offset>",…]}
+ *   <v1 envelope>
+ *   <v1 envelope>…
+ *
+ * one line each (an envelope never holds a raw newline: its head is JSON.stringify'd, and the payload
+ * comes from the transform, which drops whitespace and refuses raw control characters in strings).
+ *
+ * Per-partition order is what gateways' duplicate marks and every client's resume position rest on,
+ * and parts of several shards interleave in offsets. So a subscriber re-assembles a chunk from the
+ * parts on the channels it listens to ({@link createEnvelopeBatchAssembler}) and hands its envelopes
+ * on in chunk order, as if they had been published one by one. `s` tells it which parts to wait for;
+ * `l` tells one chunk from the next (a partition's chunks are published one after the other).
+ * `o` lets a history reader skip events by position without parsing them: a chunk's history entry
+ * holds the same parts (history.ts).
+ */
+import { EnvelopeError } from './envelope.js';
+
+/** Prefix of a part; a single envelope starts with `{"v":1,`. */
+const PART_MARK = '{"v":2,';
+/** 0x0a, the line separator of a part. */
+const NEWLINE = 10;
+
+/** How ingest publishes live: one message per event (`event`), or one part per shard per chunk (`batch`). */
+export const PUBLISH_FORMATS = ['batch', 'event'] as const;
+export type PublishFormat = (typeof PUBLISH_FORMATS)[number];
+
+/** One part as read back. `envelopes[j]` is the chunk's event number `indexes[j]`, at Kafka offset `offsets[j]`. */
+export interface EnvelopeBatchPart {
+  readonly partition: number;
+  readonly last: string;
+  readonly count: number;
+  readonly shards: readonly number[];
+  readonly indexes: readonly number[];
+  readonly offsets: readonly string[];
+  readonly envelopes: readonly string[];
+}
+
+/** One part as encoded: the shard whose channel carries it, and its bytes. */
+export interface EncodedBatchPart {
+  readonly shard: number;
+  readonly bytes: Buffer;
+}
+
+/** Whether a message is a part (else it is a single envelope). */
+export function isEnvelopeBatchPart(text: string): boolean {
+  return text.startsWith(PART_MARK);
+}
+
+/**
+ * Encodes a chunk's parts: for each shard that has events, in ascending shard order, the part's
+ * bytes (one buffer, the envelopes copied once). `offsets[i]`, `shards[i]` and `envelopes[i]` are the
+ * chunk's event i, in offset order. Deliberately imperative: loops run per event.
+ */
+export function encodeEnvelopeBatch(partition: number, offsets: readonly string[], shards: readonly number[], envelopes: readonly Buffer[]): EncodedBatchPart[] {
+  const count = envelopes.length;
+  const last = offsets[count - 1];
+  if (last === undefined) throw new RangeError('encodeEnvelopeBatch needs at least one event');
+  const byShard = new Map<number, number[]>();
+  for (let i = 0; i < count; i++) {
+    const shard = shards[i] as number;
+    let indexes = byShard.get(shard);
+    if (indexes === undefined) byShard.set(shard, (indexes = []));
+    indexes.push(i);
+  }
+  const present = [...byShard.keys()].sort((a, b) => a - b);
+  const head = `{"v":2,"p":${partition},"l":"${last}","n":${count},"s":[${present.join(',')}],"i":[`;
+  return present.map((shard) => {
+    const indexes = byShard.get(shard) as number[];
+    let listed = '';
+    for (const i of indexes) listed += (listed === '' ? '"' : ',"') + (offsets[i] as string) + '"';
+    const first = Buffer.from(`${head}${indexes.join(',')}],"o":[${listed}]}`);
+    let length = first.length;
+    for (const i of indexes) length += 1 + (envelopes[i] as Buffer).length;
+    const bytes = Buffer.allocUnsafe(length);
+    let at = first.copy(bytes, 0);
+    for (const i of indexes) {
+      bytes[at++] = NEWLINE;
+      at += (envelopes[i] as Buffer).copy(bytes, at);
+    }
+    return { shard, bytes };
+  });
+}
+
+/** Reads one part (external input: validated; throws {@link EnvelopeError} naming the field). The envelopes are not parsed. */
+export function parseEnvelopeBatchPart(text: string): EnvelopeBatchPart {
+  const end = text.indexOf('\n');
+  const headText = end < 0 ? text : text.slice(0, end);
+  let head: unknown;
+  try {
+    head = JSON.parse(headText);
+  } catch (err) {
+    throw new EnvelopeError(`batch part head is not JSON: ${(err as Error).message}`);
+  }
+  const h = head as Record<string, unknown>;
+  if (h['v'] !== 2) throw new EnvelopeError(`batch part v must be 2, got ${JSON.stringify(h['v'])}`);
+  const { p: partition, l: last, n: count, s: shards, i: indexes, o: offsets } = h;
+  if (!Number.isInteger(partition) || (partition as number) < 0) throw new EnvelopeError(`batch part p must be a partition number, got ${JSON.stringify(partition)}`);
+  if (typeof last !== 'string' || !/^\d+$/.test(last)) throw new EnvelopeError(`batch part l must be an offset as a decimal string, got ${JSON.stringify(last)}`);
+  if (!Number.isInteger(count) || (count as number) < 1) throw new EnvelopeError(`batch part n must be a positive integer, got ${JSON.stringify(count)}`);
+  if (!isIntArray(shards, Infinity)) throw new EnvelopeError(`batch part s must be an array of shard numbers, got ${JSON.stringify(shards)}`);
+  if (!isIntArray(indexes, count as number)) throw new EnvelopeError(`batch part i must be ascending indexes below n (${String(count)}), got ${JSON.stringify(indexes)}`);
+  if (!Array.isArray(offsets) || offsets.length !== indexes.length || !offsets.every((o) => typeof o === 'string' && /^\d+$/.test(o))) {
+    throw new EnvelopeError(`batch part o must list an offset (decimal string) per index, got ${JSON.stringify(offsets)}`);
+  }
+  const envelopes = end < 0 ? [] : text.slice(end + 1).split('\n');
+  if (envelopes.length !== indexes.length) throw new EnvelopeError(`batch part holds ${envelopes.length} envelopes, its head lists ${indexes.length}`);
+  return { partition: partition as number, last, count: count as number, shards, indexes, offsets: offsets as string[], envelopes };
+}
+
+/** Ascending non-negative integers below `below`. */
+function isIntArray(value: unknown, below: number): value is number[] {
+  if (!Array.isArray(value)) return false;
+  let previous = -1;
+  for (const x of value) {
+    if (!Number.isInteger(x) || (x as number) <= previous || (x as number) >= below) return false;
+    previous = x as number;
+  }
+  return true;
+}
+
+export interface EnvelopeBatchAssemblerOptions {
+  /** Each envelope, single or from a re-assembled chunk in chunk (offset) order, with the channel it came under. */
+  readonly emit: (channel: string, envelope: string) => void;
+  /**
+   * Whether this process listens on a wire channel, or is about to (its subscribe sent): a chunk's
+   * parts are awaited only on those.
+   */
+  readonly listens: (wireChannel: string) => boolean;
+  /** A message that starts like a part but is not one (the assembler drops it; a gateway hands it on, to be counted and logged as a malformed envelope). */
+  readonly onMalformed: (channel: string, text: string, err: unknown) => void;
+  /**
+   * How long an incomplete chunk waits for its missing parts before what arrived is handed on: a
+   * part published just before its channel's subscribe took effect never comes (its events were
+   * published before that channel's first subscriber could see them). @default 50
+   */
+  readonly waitMs?: number;
+}
+
+export interface EnvelopeBatchAssembler {
+  /** A message as received: `wireChannel` as Redis named it, `channel` what to hand on with it (the logical channel). */
+  message(wireChannel: string, channel: string, text: string): void;
+  /**
+   * Forgets every incomplete chunk: the connection is gone, and a gateway's back-fill re-reads them
+   * from history after its last delivered position. Handing on part of a chunk would move that
+   * position past the events of the missing parts.
+   */
+  discard(): void;
+  /**
+   * The connection is not read for now (the gateway's inbound queue is full): the missing parts
+   * wait in the socket, so no incomplete chunk may be handed on meanwhile. Idempotent.
+   */
+  pause(): void;
+  /** Reading again: incomplete chunks wait `waitMs` from now for their missing parts. Idempotent. */
+  resume(): void;
+}
+
+interface PendingChunk {
+  readonly key: string;
+  readonly last: string;
+  readonly envelopes: (string | undefined)[];
+  readonly channels: (string | undefined)[];
+  /** Wire channels whose part has not arrived yet. */
+  readonly waiting: Set<string>;
+  timer: NodeJS.Timeout | undefined;
+}
+
+/**
+ * Re-assembles chunks from their parts (see the module comment). Single envelopes pass through.
+ * Wire channels are `<base>:<shard>` in every layout (`RedisLayout`), so the parts of one chunk are
+ * on `<base>:<s>` for each `s` of the head, and a chunk is known by its base and partition.
+ */
+export function createEnvelopeBatchAssembler({ emit, listens, onMalformed, waitMs = 50 }: EnvelopeBatchAssemblerOptions): EnvelopeBatchAssembler {
+  const pending = new Map<string, PendingChunk>();
+  let paused = false;
+
+  function arm(chunk: PendingChunk): void {
+    if (paused || chunk.timer !== undefined) return;
+    chunk.timer = setTimeout(() => complete(chunk), waitMs);
+    chunk.timer.unref();
+  }
+
+  function complete(chunk: PendingChunk): void {
+    if (pending.get(chunk.key) !== chunk) return;
+    pending.delete(chunk.key);
+    clearTimeout(chunk.timer);
+    const { envelopes, channels } = chunk;
+    // Deliberately imperative: runs per event. Holes are events on shards this process does not listen to.
+    for (let i = 0; i < envelopes.length; i++) {
+      const envelope = envelopes[i];
+      if (envelope !== undefined) emit(channels[i] as string, envelope);
+    }
+  }
+
+  function start(key: string, base: string, part: EnvelopeBatchPart): PendingChunk {
+    const waiting = new Set<string>();
+    for (const shard of part.shards) {
+      const wire = base + shard;
+      if (listens(wire)) waiting.add(wire);
+    }
+    const chunk: PendingChunk = { key, last: part.last, envelopes: new Array<string | undefined>(part.count), channels: new Array<string | undefined>(part.count), waiting, timer: undefined };
+    pending.set(key, chunk);
+    return chunk;
+  }
+
+  return {
+    message(wireChannel, channel, text) {
+      if (!isEnvelopeBatchPart(text)) {
+        emit(channel, text);
+        return;
+      }
+      let part: EnvelopeBatchPart;
+      try {
+        part = parseEnvelopeBatchPart(text);
+      } catch (err) {
+        onMalformed(channel, text, err);
+        return;
+      }
+      const base = wireChannel.slice(0, wireChannel.lastIndexOf(':') + 1);
+      const key = `${part.partition}@${base}`;
+      let chunk = pending.get(key);
+      // A partition's chunks are published one after the other: a part of the next one means the last is all here.
+      if (chunk !== undefined && (chunk.last !== part.last || chunk.envelopes.length !== part.count)) {
+        complete(chunk);
+        chunk = undefined;
+      }
+      chunk ??= start(key, base, part);
+      const { indexes, envelopes } = part;
+      for (let j = 0; j < indexes.length; j++) {
+        const i = indexes[j] as number;
+        chunk.envelopes[i] = envelopes[j];
+        chunk.channels[i] = channel;
+      }
+      chunk.waiting.delete(wireChannel);
+      if (chunk.waiting.size === 0) complete(chunk);
+      else arm(chunk);
+    },
+    discard() {
+      for (const chunk of pending.values()) clearTimeout(chunk.timer);
+      pending.clear();
+    },
+    pause() {
+      paused = true;
+      for (const chunk of pending.values()) {
+        clearTimeout(chunk.timer);
+        chunk.timer = undefined;
+      }
+    },
+    resume() {
+      paused = false;
+      for (const chunk of pending.values()) arm(chunk);
+    },
+  };
+}
