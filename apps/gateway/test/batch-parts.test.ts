@@ -1,4 +1,4 @@
-// Ingest's live batch form (decision 0010): one message per key shard per chunk. The broker
+// Ingest's live batch form (decision 0012): one message per key shard per chunk. The broker
 // re-assembles a chunk from its parts, so clients still see each partition in offset order, and
 // duplicate marks and resume positions work per event as with one message per event.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

@@ -3,7 +3,7 @@
 // mid-stream — each with every event delivered exactly once to filtered and unfiltered clients.
 // The publisher writes as ingest does in cluster mode (one pipeline per partition's slot: XADD,
 // WAIT for a replica, SPUBLISH; redone whole when it fails), so the gateway side is tested alone,
-// in ingest's batch forms (decision 0010): a chunk is one history entry and one part per key shard.
+// in ingest's batch forms (decision 0012): a chunk is one history entry and one part per key shard.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

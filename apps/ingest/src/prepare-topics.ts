@@ -31,9 +31,6 @@ export interface PreparedTopics {
   readonly deadLetterLimits: ReadonlyMap<string, number>;
 }
 
-// kafkajs is CommonJS and Node's named-export detection misses this one: read it off the module.
-const { ConfigResourceTypes } = kafkajs;
-
 /** Room for the dead letter's headers and the record batch's framing on top of the value. */
 export const DEAD_LETTER_HEADROOM_BYTES = 65_536;
 

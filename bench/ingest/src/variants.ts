@@ -49,7 +49,7 @@ export const VARIANTS: Readonly<Record<string, Variant>> = {
   app: app('app defaults (chunk 500, conc 3)'),
   // The same app without its history writes: what history costs.
   'app-history-off': app('app, history off (INGEST_HISTORY_LENGTH=0)', { INGEST_HISTORY_LENGTH: '0' }),
-  // The forms gateways before decision 0010 read (one message and one history entry per event), and the two batch forms apart.
+  // The forms gateways before decision 0012 read (one message and one history entry per event), and the two batch forms apart.
   'app-event': app('app, event forms (INGEST_PUBLISH_FORMAT=event, INGEST_HISTORY_FORMAT=event)', { INGEST_PUBLISH_FORMAT: 'event', INGEST_HISTORY_FORMAT: 'event' }),
   'app-history-batch': app('app, batch history, event publish (INGEST_PUBLISH_FORMAT=event)', { INGEST_PUBLISH_FORMAT: 'event' }),
   'app-chunk100': app('app chunk 100', { INGEST_PUBLISH_CHUNK: '100' }),

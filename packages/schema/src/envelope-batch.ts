@@ -1,5 +1,5 @@
 /**
- * The live batch form (decision 0010): one PUBLISH per key shard per ingest chunk instead of one per
+ * The live batch form (decision 0012): one PUBLISH per key shard per ingest chunk instead of one per
  * event. A chunk is one Kafka partition's consecutive events; its events on shard s go out as one
  * *part* on channel s:
  *

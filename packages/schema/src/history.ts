@@ -9,7 +9,7 @@ import { parseEnvelopeBatchPart, type EnvelopeBatchPart } from './envelope-batch
  * "everything after offset o" one `XRANGE key (<o>-1 +` and makes a re-publish after an ingest
  * crash a rejected XADD (the stream's top is already at or past it) instead of a duplicate.
  *
- * Two entry forms, which every reader must understand (decision 0010):
+ * Two entry forms, which every reader must understand (decision 0012):
  * - **event** (one entry per event): `c <channel> e <envelope>`, id `<offset>-1`; trimmed `MAXLEN ~ n`.
  * - **batch** (one entry per ingest chunk, the default): `c <channel> p <part>` per key shard with
  *   events, the part exactly as the live batch form publishes it (envelope-batch.ts: a head listing

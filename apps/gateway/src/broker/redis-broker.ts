@@ -11,7 +11,7 @@ export interface RedisBrokerOptions {
  * The broker on Redis pub/sub, over a connection the gateway dedicates to SUBSCRIBE (ioredis puts
  * it in subscriber mode; it re-subscribes every channel itself after a reconnect, before `ready`).
  * Ingest's batch parts (one message per key shard per chunk) are re-assembled here and handed to
- * the hub one envelope at a time, in offset order, as if published one by one (decision 0010).
+ * the hub one envelope at a time, in offset order, as if published one by one (decision 0012).
  */
 export function createRedisBroker(redis: Redis, options: RedisBrokerOptions = {}): Broker {
   const { onReconnecting } = options;
