@@ -453,8 +453,8 @@ describe('publishing', () => {
     expect(pipeline.sink.lines.some((l) => l['msg'] === 'joined consumer group' && l['groupId'] === pipeline.groupId)).toBe(true);
   });
 
-  it('batch form (the default): one message per key shard per chunk, holding the events of that shard in the chunk; event form: one v1 envelope each', async () => {
-    const batch = await createPipeline({ options: { publishChunkSize: 20 } });
+  it('batch form (INGEST_PUBLISH_FORMAT=batch): one message per key shard per chunk, holding the events of that shard in the chunk; event form: one v1 envelope each', async () => {
+    const batch = await createPipeline({ options: { publishChunkSize: 20, publishFormat: 'batch', historyFormat: 'batch' } });
     await batch.startIngest();
     const events = demoEvents(60, 21);
     await batch.produce(events);
@@ -818,10 +818,10 @@ describe('Redis that does not answer', () => {
 });
 
 describe('history', () => {
-  it('batch form (the default): one entry per chunk, id = its last offset, every event with its offset, channel and bytes; trims by MINID ~', async () => {
+  it('batch form (INGEST_HISTORY_FORMAT=batch): one entry per chunk, id = its last offset, every event with its offset, channel and bytes; trims by MINID ~', async () => {
     const historyLength = 50;
     const publishChunkSize = 7;
-    const pipeline = await createPipeline({ options: { historyLength, publishChunkSize } });
+    const pipeline = await createPipeline({ options: { historyLength, publishChunkSize, historyFormat: 'batch' } });
     const ingest = await pipeline.startIngest();
     const reader = new Redis(redisServer.url);
     onTestFinished(() => reader.disconnect());
@@ -883,7 +883,7 @@ describe('history', () => {
     expect(ingest.stats.pauses).toBe(0);
   });
 
-  it('event form (INGEST_HISTORY_FORMAT=event): each published envelope in its own entry (id = offset, same channel and bytes), trimmed by MAXLEN ~', async () => {
+  it('event form (INGEST_HISTORY_FORMAT=event, the default): each published envelope in its own entry (id = offset, same channel and bytes), trimmed by MAXLEN ~', async () => {
     const historyLength = 50;
     const pipeline = await createPipeline({ options: { historyLength, historyFormat: 'event' } });
     const ingest = await pipeline.startIngest();

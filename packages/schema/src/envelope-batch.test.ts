@@ -87,6 +87,19 @@ describe('createEnvelopeBatchAssembler', () => {
     expect(out.map(([, o]) => o)).toEqual([11, 14, 17, 20]);
   });
 
+  it('keeps two ingests redoing a partition apart (a rebalance): interleaved parts of overlapping chunks each arrive whole', () => {
+    const { a, out } = assembler();
+    // The old owner's chunk 10…15 and the new owner's redo 12…17 (other boundaries), parts interleaved.
+    const old = chunkParts(10).parts;
+    const redo = chunkParts(12).parts;
+    for (let i = 0; i < 3; i++) {
+      a.message(old[i]?.wire as string, old[i]?.wire as string, old[i]?.text as string);
+      a.message(redo[i]?.wire as string, redo[i]?.wire as string, redo[i]?.text as string);
+    }
+    // Each chunk is handed on whole and in offset order; the gateway's position dedup drops the overlap.
+    expect(out.map(([, o]) => o)).toEqual([10, 11, 12, 13, 14, 15, 12, 13, 14, 15, 16, 17]);
+  });
+
   it('hands on no incomplete chunk while paused (its missing parts wait unread in the socket); waits waitMs again after resume', async () => {
     const { a, out } = assembler();
     const { parts } = chunkParts(10);

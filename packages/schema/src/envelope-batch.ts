@@ -161,6 +161,8 @@ export interface EnvelopeBatchAssembler {
 
 interface PendingChunk {
   readonly key: string;
+  /** Partition and channel base: the chunks of one partition on one process. */
+  readonly partitionKey: string;
   readonly last: string;
   readonly envelopes: (string | undefined)[];
   readonly channels: (string | undefined)[];
@@ -175,7 +177,9 @@ interface PendingChunk {
  * on `<base>:<s>` for each `s` of the head, and a chunk is known by its base and partition.
  */
 export function createEnvelopeBatchAssembler({ emit, listens, onMalformed, waitMs = 50 }: EnvelopeBatchAssemblerOptions): EnvelopeBatchAssembler {
+  /** By partition, base, last offset and count: two ingests redoing a partition (a rebalance) may interleave their chunks. */
   const pending = new Map<string, PendingChunk>();
+  const openByPartition = new Map<string, Set<PendingChunk>>();
   let paused = false;
 
   function arm(chunk: PendingChunk): void {
@@ -187,6 +191,9 @@ export function createEnvelopeBatchAssembler({ emit, listens, onMalformed, waitM
   function complete(chunk: PendingChunk): void {
     if (pending.get(chunk.key) !== chunk) return;
     pending.delete(chunk.key);
+    const open = openByPartition.get(chunk.partitionKey);
+    open?.delete(chunk);
+    if (open?.size === 0) openByPartition.delete(chunk.partitionKey);
     clearTimeout(chunk.timer);
     const { envelopes, channels } = chunk;
     // Deliberately imperative: runs per event. Holes are events on shards this process does not listen to.
@@ -196,15 +203,36 @@ export function createEnvelopeBatchAssembler({ emit, listens, onMalformed, waitM
     }
   }
 
-  function start(key: string, base: string, part: EnvelopeBatchPart): PendingChunk {
+  function start(key: string, partitionKey: string, base: string, part: EnvelopeBatchPart): PendingChunk {
     const waiting = new Set<string>();
     for (const shard of part.shards) {
       const wire = base + shard;
       if (listens(wire)) waiting.add(wire);
     }
-    const chunk: PendingChunk = { key, last: part.last, envelopes: new Array<string | undefined>(part.count), channels: new Array<string | undefined>(part.count), waiting, timer: undefined };
+    const chunk: PendingChunk = { key, partitionKey, last: part.last, envelopes: new Array<string | undefined>(part.count), channels: new Array<string | undefined>(part.count), waiting, timer: undefined };
     pending.set(key, chunk);
+    let open = openByPartition.get(partitionKey);
+    if (!open) openByPartition.set(partitionKey, (open = new Set()));
+    open.add(chunk);
     return chunk;
+  }
+
+  /**
+   * A part of a chunk that comes after an open one (every offset of the part above the open chunk's
+   * last): one publisher sends a partition's chunks one after the other, so the open one is all here.
+   * A part that overlaps an open chunk is another ingest redoing it (a rebalance): both stay open.
+   */
+  function completeEarlier(partitionKey: string, part: EnvelopeBatchPart): void {
+    const open = openByPartition.get(partitionKey);
+    if (!open) return;
+    let lowest: bigint | undefined;
+    for (const offset of part.offsets) {
+      const o = BigInt(offset);
+      if (lowest === undefined || o < lowest) lowest = o;
+    }
+    if (lowest === undefined) return;
+    const below = [...open].filter((c) => BigInt(c.last) < lowest).sort((a, b) => (BigInt(a.last) < BigInt(b.last) ? -1 : 1));
+    for (const chunk of below) complete(chunk);
   }
 
   return {
@@ -221,14 +249,13 @@ export function createEnvelopeBatchAssembler({ emit, listens, onMalformed, waitM
         return;
       }
       const base = wireChannel.slice(0, wireChannel.lastIndexOf(':') + 1);
-      const key = `${part.partition}@${base}`;
+      const partitionKey = `${part.partition}@${base}`;
+      const key = `${partitionKey}|${part.last}|${part.count}`;
       let chunk = pending.get(key);
-      // A partition's chunks are published one after the other: a part of the next one means the last is all here.
-      if (chunk !== undefined && (chunk.last !== part.last || chunk.envelopes.length !== part.count)) {
-        complete(chunk);
-        chunk = undefined;
+      if (chunk === undefined) {
+        completeEarlier(partitionKey, part);
+        chunk = start(key, partitionKey, base, part);
       }
-      chunk ??= start(key, base, part);
       const { indexes, envelopes } = part;
       for (let j = 0; j < indexes.length; j++) {
         const i = indexes[j] as number;
@@ -242,6 +269,7 @@ export function createEnvelopeBatchAssembler({ emit, listens, onMalformed, waitM
     discard() {
       for (const chunk of pending.values()) clearTimeout(chunk.timer);
       pending.clear();
+      openByPartition.clear();
     },
     pause() {
       paused = true;
