@@ -7,6 +7,7 @@
 #                             [--timeout SECONDS] [--watch-pid PID]
 #                             [--node-id ID --controller-quorum-voters VOTERS --cluster-id CID
 #                              --replication-factor RF --min-insync-replicas MIN --wait-brokers N]
+#                             [--security [--sasl-ssl-port N] [--ssl-port N] [--sasl-plaintext-port N]]
 #   --port             client (PLAINTEXT) port                    default 9092
 #   --controller-port  KRaft controller port                      default port+1
 #   --data-dir         config, logs, pid file, partitions          default <repo>/.wirestream/kafka-<port>
@@ -22,6 +23,16 @@
 #   --min-insync-replicas       for acks=all writes                          default 1
 #   --wait-brokers              ready also needs this many live brokers in    default 1
 #                               this node's metadata
+#   security (single node only; see security.sh and README.md for listeners, users, certificates):
+#   --security             adds SASL_SSL (PLAIN, SCRAM-SHA-256/512,  default: off, PLAINTEXT only
+#                          OAUTHBEARER unsecured), SSL with mTLS and
+#                          SASL_PLAINTEXT listeners next to PLAINTEXT,
+#                          turns the StandardAuthorizer on, writes a
+#                          throwaway CA and certificates and
+#                          DIR/security/clients.json
+#   --sasl-ssl-port        SASL_SSL listener port                     default port+2
+#   --ssl-port             SSL (client certificate required) port    default port+3
+#   --sasl-plaintext-port  SASL_PLAINTEXT listener port               default port+4
 # Env: KAFKA_HEAP_OPTS (default -Xms256m -Xmx512m), KAFKA_JVM_OPTS (extra JVM flags).
 #
 # Re-running with an existing data dir keeps its data (storage is formatted only once), so a test
@@ -33,6 +44,8 @@ repo="$(cd "$here/../.." && pwd)"
 lib="$here/lib"
 # shellcheck source=common.sh
 source "$here/common.sh"
+# shellcheck source=security.sh
+source "$here/security.sh"
 
 port=9092
 controller_port=""
@@ -45,6 +58,10 @@ cluster_id=""
 replication_factor=1
 min_insync_replicas=1
 wait_brokers=1
+security=0
+sasl_ssl_port=""
+ssl_port=""
+sasl_plaintext_port=""
 
 die() { echo "start.sh: $*" >&2; exit 2; }
 need_value() { [[ $# -ge 2 && -n "$2" ]] || die "$1 needs a value"; }
@@ -61,7 +78,11 @@ while [[ $# -gt 0 ]]; do
     --replication-factor) need_value "$@"; replication_factor="$2"; shift 2 ;;
     --min-insync-replicas) need_value "$@"; min_insync_replicas="$2"; shift 2 ;;
     --wait-brokers) need_value "$@"; wait_brokers="$2"; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    --security) security=1; shift ;;
+    --sasl-ssl-port) need_value "$@"; sasl_ssl_port="$2"; shift 2 ;;
+    --ssl-port) need_value "$@"; ssl_port="$2"; shift 2 ;;
+    --sasl-plaintext-port) need_value "$@"; sasl_plaintext_port="$2"; shift 2 ;;
+    -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -71,6 +92,21 @@ data_dir="${data_dir:-$repo/.wirestream/kafka-$port}"
 is_port "$port" || die "--port must be 1..65535, got '$port'"
 is_port "$controller_port" || die "--controller-port must be 1..65535, got '$controller_port'"
 [[ "$port" != "$controller_port" ]] || die "--port and --controller-port must differ (both $port)"
+all_ports=("$port" "$controller_port")
+if (( security )); then
+  [[ -z "$voters" ]] || die "--security is for a single node; it cannot be combined with --controller-quorum-voters"
+  sasl_ssl_port="${sasl_ssl_port:-$((port + 2))}"
+  ssl_port="${ssl_port:-$((port + 3))}"
+  sasl_plaintext_port="${sasl_plaintext_port:-$((port + 4))}"
+  for opt in sasl_ssl_port ssl_port sasl_plaintext_port; do
+    is_port "${!opt}" || die "--${opt//_/-} must be 1..65535, got '${!opt}'"
+  done
+  all_ports+=("$sasl_ssl_port" "$ssl_port" "$sasl_plaintext_port")
+  [[ "$(printf '%s\n' "${all_ports[@]}" | sort -u | wc -l)" == 5 ]] \
+    || die "--port, --controller-port, --sasl-ssl-port, --ssl-port and --sasl-plaintext-port must all differ (got ${all_ports[*]})"
+elif [[ -n "$sasl_ssl_port$ssl_port$sasl_plaintext_port" ]]; then
+  die "--sasl-ssl-port, --ssl-port and --sasl-plaintext-port need --security"
+fi
 [[ "$timeout_s" =~ ^[0-9]+$ ]] || die "--timeout must be whole seconds, got '$timeout_s'"
 [[ -z "$watch_pid" || "$watch_pid" =~ ^[0-9]+$ ]] || die "--watch-pid must be a pid, got '$watch_pid'"
 for opt in node_id replication_factor min_insync_replicas wait_brokers; do
@@ -95,9 +131,14 @@ if [[ -f "$pid_file" ]] && alive "$(cat "$pid_file")"; then
   echo "start.sh: a broker already runs from $data_dir (pid $(cat "$pid_file")); stop it with infra/kafka/stop.sh --data-dir $data_dir" >&2
   exit 1
 fi
-for p in "$port" "$controller_port"; do
-  if port_taken "$p"; then echo "start.sh: 127.0.0.1:$p is already in use; pick another --port/--controller-port" >&2; exit 1; fi
+for p in "${all_ports[@]}"; do
+  if port_taken "$p"; then echo "start.sh: 127.0.0.1:$p is already in use; pick another port (see --help)" >&2; exit 1; fi
 done
+if (( security )); then
+  [[ ! -f "$data_dir/data/meta.properties" || -f "$data_dir/security/scram-users-added" ]] \
+    || { echo "start.sh: $data_dir was formatted without --security (no SCRAM users); use a fresh --data-dir" >&2; exit 1; }
+  security_make_files "$data_dir/security" || exit 1
+fi
 
 # Rewritten on every start so a changed port takes effect on an existing data dir.
 cat >"$props" <<PROPS
@@ -109,9 +150,13 @@ $(if [[ -n "$voters" ]]; then
 else
   echo "controller.quorum.bootstrap.servers=127.0.0.1:$controller_port"
 fi)
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+$(if (( security )); then
+  security_listener_props "$port" "$controller_port" "$sasl_ssl_port" "$ssl_port" "$sasl_plaintext_port"
+else
+  echo "listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port"
+  echo "advertised.listeners=PLAINTEXT://127.0.0.1:$port"
+  echo "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+fi)
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
 log.dirs=$data_dir/data
@@ -146,6 +191,7 @@ num.io.threads=4
 log.segment.bytes=16777216
 log.retention.hours=24
 log.cleaner.dedupe.buffer.size=16777216
+$( (( ! security )) || security_props "$data_dir/security")
 PROPS
 
 # log4j2 (Kafka 4.x): console -> server.log. The 'Kafka Server started' line comes from
@@ -173,6 +219,7 @@ if [[ ! -f "$data_dir/data/meta.properties" ]]; then
   # A static quorum (controller.quorum.voters) is named by the config: StorageTool refuses --standalone.
   quorum_args=(--standalone)
   [[ -z "$voters" ]] || quorum_args=()
+  (( ! security )) || mapfile -t -O "${#quorum_args[@]}" quorum_args < <(security_scram_format_args)
   # C1 only + SerialGC: a short-lived tool, ~0.1 s faster to start.
   if ! java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -cp "$lib/*" -Dlog4j2.configurationFile="$data_dir/log4j2.properties" \
       kafka.tools.StorageTool format --config "$props" --cluster-id "$cluster_id" "${quorum_args[@]}" \
@@ -181,7 +228,9 @@ if [[ ! -f "$data_dir/data/meta.properties" ]]; then
     echo "start.sh: formatting storage in $data_dir/data failed (see above)" >&2
     exit 1
   fi
+  (( ! security )) || touch "$data_dir/security/scram-users-added"
 fi
+(( ! security )) || security_write_clients_json "$data_dir/security" "$port" "$sasl_ssl_port" "$ssl_port" "$sasl_plaintext_port"
 
 start_ns=$(date +%s%N)
 rm -f "$pid_file" # a stale one (SIGKILLed broker) would be read back below as the new pid
@@ -216,6 +265,10 @@ fi
 # broker: a client bootstrapping from any node then sees the whole cluster.
 ready() {
   api_versions_ok "$port" || return 1
+  if (( security )); then
+    # All listeners open together; a TCP accept on each is enough (their handshakes need a client).
+    port_taken "$sasl_ssl_port" && port_taken "$ssl_port" && port_taken "$sasl_plaintext_port" || return 1
+  fi
   (( wait_brokers <= 1 )) || (( $(metadata_broker_count "$port" || echo 0) >= wait_brokers ))
 }
 deadline=$(( $(date +%s) + timeout_s ))

@@ -28,8 +28,13 @@ export const GATEWAY_DEFAULTS = Object.freeze({
   idleTimeoutSeconds: 60,
   drainBatchSize: 500, // sockets closed per event-loop turn
 
+  // ---- bandwidth ----
+  compression: 'off' as const, // permessage-deflate: CPU per socket per frame, so opt-in
+  deltaEnabled: true, // honour a subscription's extensions.delta: CPU once per group per event, only when asked
+
   // ---- engine: time slices and the inbound bound ----
   sliceMs: 10, // processing budget before yielding to the event loop
+  flushDelayMs: 1_000, // longest a payload waits for its write while messages are queued
   maxInboundBytes: 16_777_216, // 16 MiB of queued envelopes pauses reading from Redis
 
   // ---- admission ----

@@ -17,6 +17,7 @@ import { createRateLimiter } from './core/rate-limit.js';
 import { GATEWAY_DEFAULTS } from './defaults.js';
 import { createAdmission } from './transport/admission.js';
 import { backpressureLimits } from './transport/backpressure.js';
+import type { CompressionMode } from './transport/compression.js';
 import { registerConsoleRoutes, type ConsoleSite } from './transport/console.js';
 import { registerHttpRoutes, registerNotFound } from './transport/http-routes.js';
 import { createUwsServer } from './transport/uws-server.js';
@@ -64,11 +65,27 @@ export interface GatewayOptions {
    */
   readonly sliceMs?: number;
   /**
+   * Longest a rendered payload waits for its write while more messages are queued (a caught-up
+   * gateway writes at once); within it the wait follows the cost of the last write (flush.ts).
+   * More events per corked write (one syscall per socket) is most of a busy gateway's CPU.
+   */
+  readonly flushDelayMs?: number;
+  /**
    * Characters (≈ bytes) of queued, unprocessed envelopes above which reading from Redis pauses
    * until the queue is half empty; bounds the gateway's memory under any burst. Redis may drop a
    * subscriber paused too long: the gateway then back-fills from history (nothing is lost).
    */
   readonly maxInboundBytes?: number;
+  /**
+   * permessage-deflate offered to clients: `off` or `shared` (uWS's shared compressor: no memory
+   * per socket, each frame compressed alone). Costs CPU per socket per frame (compression.ts).
+   */
+  readonly compression?: CompressionMode;
+  /**
+   * Honour a subscription's `extensions.delta` ("fossil"): deltas from the previous payload of the
+   * group, computed once per group and event. Off: such subscriptions receive full payloads.
+   */
+  readonly deltaEnabled?: boolean;
   /** Serve `GET /debug/memory`, for benchmarks that measure bytes per socket. Off in production. */
   readonly debugEndpoints?: boolean;
   /**
@@ -125,12 +142,12 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     ...(o.documentLimits ? { documentLimits: o.documentLimits } : {}),
   });
 
-  const writer = createUwsWriter(backpressure, () => metrics?.series.slowConsumers.inc());
-  const flow = { sliceMs: o.sliceMs, maxInboundBytes: o.maxInboundBytes };
+  const writer = createUwsWriter(backpressure, () => metrics?.series.slowConsumers.inc(), o.compression !== 'off');
+  const flow = { sliceMs: o.sliceMs, flushDelayMs: o.flushDelayMs, maxInboundBytes: o.maxInboundBytes };
   const hub = createHub({ schema, broker, history, logger, writer, metrics: metrics?.series, contextFactories, flow });
   const protocol = createProtocol(
     { schema, compiler, hub, writer, authenticator, subscribeRateLimiter, logger },
-    { connectionInitWaitTimeoutMs: o.connectionInitWaitTimeoutMs, maxSubscriptionsPerConnection: o.maxSubscriptionsPerConnection },
+    { connectionInitWaitTimeoutMs: o.connectionInitWaitTimeoutMs, maxSubscriptionsPerConnection: o.maxSubscriptionsPerConnection, allowDelta: o.deltaEnabled },
   );
   const admission = createAdmission(o);
   const server = createUwsServer(

@@ -9,6 +9,7 @@ export type { ConnectionWriter } from './core/connection-writer.js';
 export { createProtocol, createConnectionState, type Connection, type Protocol } from './core/protocol.js';
 export { createRateLimiter } from './core/rate-limit.js';
 export { createOperationCompiler, type CompiledSubscription } from './core/operations.js';
+export { compileProjector, type Projector, type ProjectableOperation } from './core/projector.js';
 export { checkDocumentLimits, checkDocumentNesting, resolveDocumentLimits, type DocumentLimits } from './core/document-limits.js';
 export { createGatewayMetrics, type GatewayMetrics } from './core/metrics.js';
 // Brokers and history.

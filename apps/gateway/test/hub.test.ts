@@ -266,7 +266,7 @@ describe('bounded event loop', () => {
   const total = (conns: readonly TestConn[]): number => conns.reduce((n, c) => n + c.frames.length, 0);
 
   it('processes a burst in time slices and yields to the event loop between them, in order', async () => {
-    const { hub, publish } = setup(true, { flow: { sliceMs: 1, maxInboundBytes: 1e9 } });
+    const { hub, publish } = setup(true, { flow: { sliceMs: 1, flushDelayMs: 5, maxInboundBytes: 1e9 } });
     const conns = subscribeDistinct(hub, 50);
     await confirmed(hub, SHARDS);
     const events = 300;
@@ -284,8 +284,41 @@ describe('bounded event loop', () => {
     expect(hub.stats().inbound).toEqual({ messages: 0, chars: 0, paused: false });
   });
 
+  it('writes a large group across slices: every subscriber gets every payload once, in order; one that left is skipped', async () => {
+    const bus = createMemoryBus();
+    const slowWriter = recordingWriter();
+    const record = slowWriter.sendFrames.bind(slowWriter);
+    // Each write costs ~50 µs, like a corked socket write: 2,000 of them cannot fit one 1 ms slice.
+    slowWriter.sendFrames = (c, head, payloads) => {
+      const until = performance.now() + 0.05;
+      while (performance.now() < until);
+      record(c, head, payloads);
+    };
+    const hub = createHub<TestConn>({ schema, broker: bus.broker, logger: createLogger({ name: 'hub-test', destination: createMemorySink() }), writer: slowWriter, flow: { sliceMs: 1, flushDelayMs: 0, maxInboundBytes: 1e9 } });
+    const conns = Array.from({ length: 2_000 }, (_, i) => conn(`c${i}`));
+    const subs = conns.map((c) => hub.subscribe(c, '1', ALL));
+    await confirmed(hub, SHARDS);
+    for (let i = 0; i < 3; i++) {
+      const text = encodeEnvelope({ topic: TOPIC, partition: 0, offset: String(i), key: 'lst-a', ts: Date.now() }, JSON.stringify({ listing_id: 'lst-a', event_type: `e${i}` }));
+      bus.publish(channelName('ws', TOPIC, shardOf('lst-a', SHARDS)), text, { topic: TOPIC, partition: 0, offset: String(i) });
+    }
+    let turns = 0;
+    let left = false;
+    while (conns.reduce((n, c) => n + c.frames.length, 0) < 3 * (conns.length - 1)) {
+      await new Promise((resolve) => setImmediate(resolve));
+      turns++;
+      if (!left && conns[0]?.frames.length) {
+        hub.unsubscribe(subs[conns.length - 1] as (typeof subs)[number]); // the last one leaves mid-flush
+        left = true;
+      }
+    }
+    expect(turns).toBeGreaterThan(5); // the write of one flush was spread over many turns
+    for (const c of conns.slice(0, -1)) expect(received(c)).toEqual(['e0', 'e1', 'e2']);
+    expect(conns.at(-1)?.frames).toEqual([]);
+  });
+
   it('pauses the broker past the inbound bound and resumes it once the queue is half empty', async () => {
-    const { hub, publish } = setup(true, { flow: { sliceMs: 1, maxInboundBytes: 2_000 } });
+    const { hub, publish } = setup(true, { flow: { sliceMs: 1, flushDelayMs: 5, maxInboundBytes: 2_000 } });
     const conns = subscribeDistinct(hub, 20);
     await confirmed(hub, SHARDS);
     const events = 400;
@@ -301,7 +334,7 @@ describe('bounded event loop', () => {
 
   it('pauses the broker past the inbound bound and loses nothing when the bus drops the paused hub', async () => {
     // ~10 envelopes fill the bound; the bus keeps 40 for the paused hub, then drops it as Redis would.
-    const { hub, publish } = setup(true, { flow: { sliceMs: 1, maxInboundBytes: 2_000 }, bus: { pausedBufferLimit: 40 } });
+    const { hub, publish } = setup(true, { flow: { sliceMs: 1, flushDelayMs: 5, maxInboundBytes: 2_000 }, bus: { pausedBufferLimit: 40 } });
     const conns = subscribeDistinct(hub, 20);
     await confirmed(hub, SHARDS);
     const events = 400;

@@ -1,7 +1,8 @@
-import type { EachBatchPayload, KafkaMessage, Producer } from 'kafkajs';
+import type { EachBatchPayload, KafkaMessage, Message, Producer } from 'kafkajs';
 import type { Logger } from '@wirestream/telemetry';
 import { backoffMs } from './backoff.js';
 import type { Chunk, ChunkBuilder } from './chunk-builder.js';
+import { deadLetterBytes, truncateDeadLetter } from './dead-letter.js';
 import type { FlowControl, PauseKind } from './flow-control.js';
 import type { IngestState } from './ingest-state.js';
 import type { IngestMetrics } from './metrics.js';
@@ -68,7 +69,7 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
     for (let attempt = 0; ; attempt++) {
       try {
         if (!deadLettersSent) {
-          await (state.producer as Producer).send({ topic: topic + dlqSuffix, acks: -1, messages: chunk.deadLetters });
+          await sendDeadLetters(state.producer as Producer, topic + dlqSuffix, chunk.deadLetters);
           deadLettersSent = true;
           state.stats.deadLettered += chunk.deadLetters.length;
           series?.deadLettered.inc(chunk.deadLetters.length);
@@ -90,6 +91,39 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
     }
   }
 
+  /**
+   * A chunk's dead letters to their topic. Ones it refuses as too large (its `max.message.bytes`)
+   * are sent one by one, cut to fit, so one message can never stop its partition.
+   */
+  async function sendDeadLetters(producer: Producer, dlq: string, letters: Message[]): Promise<void> {
+    try {
+      await producer.send({ topic: dlq, acks: -1, messages: letters });
+      return;
+    } catch (err) {
+      if (!isTooLarge(err)) throw err;
+    }
+    for (const letter of letters) {
+      let limit = state.deadLetterLimits.get(dlq) ?? KAFKA_DEFAULT_MAX_MESSAGE_BYTES;
+      for (let attempt = 0; ; attempt++) {
+        const fitted = truncateDeadLetter(letter, limit);
+        try {
+          await producer.send({ topic: dlq, acks: -1, messages: [fitted] });
+          if (fitted !== letter) {
+            logger.warn(
+              { topic: dlq, originalBytes: deadLetterBytes(letter), sentBytes: deadLetterBytes(fitted), limit },
+              `dead-letter topic ${dlq} refused a dead letter of ${deadLetterBytes(letter)} bytes (MESSAGE_TOO_LARGE: max.message.bytes ${limit}); sent it truncated, with its original size and SHA-256 in headers`,
+            );
+          }
+          break;
+        } catch (err) {
+          // The broker's limit is lower than read (another setting wins): halve until it fits.
+          if (!isTooLarge(err) || attempt >= MAX_TRUNCATIONS) throw err;
+          limit = Math.floor(limit / 2);
+        }
+      }
+    }
+  }
+
   /** Commits past the chunk's last offset, once its dead letters and envelopes were acknowledged. */
   async function commitChunk(payload: EachBatchPayload, last: string): Promise<void> {
     const { topic, partition, highWatermark } = payload.batch;
@@ -104,4 +138,19 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
   }
 
   return { handleBatch };
+}
+
+/** Kafka's default `max.message.bytes`, assumed for a dead-letter topic whose setting could not be read. */
+const KAFKA_DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;
+/** Halvings of the limit tried for one dead letter before giving up (then the chunk is retried). */
+const MAX_TRUNCATIONS = 8;
+
+/** The broker refused a record or batch as too large (kafkajs wraps the protocol error). */
+function isTooLarge(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e !== null && typeof e === 'object' && depth < 10; depth++) {
+    const type = (e as { type?: unknown }).type;
+    if (type === 'MESSAGE_TOO_LARGE' || type === 'RECORD_LIST_TOO_LARGE') return true;
+    e = (e as { originalError?: unknown; cause?: unknown }).originalError ?? (e as { cause?: unknown }).cause;
+  }
+  return false;
 }

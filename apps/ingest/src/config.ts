@@ -1,4 +1,5 @@
 import { booleanFlag, csvList, defineConfigSpec, durationMs, envVar, hostPort, integer, port, url, z } from '@wirestream/config';
+import { kafkaSecuritySpec, redisSecuritySpec } from '@wirestream/connect';
 import { REDIS_MODES } from '@wirestream/schema';
 import { LOG_LEVELS } from '@wirestream/telemetry';
 import { INGEST_DEFAULTS } from './defaults.js';
@@ -6,10 +7,12 @@ import { INGEST_DEFAULTS } from './defaults.js';
 /** Every setting of ingest, read once from the environment by `main.ts`. Defaults: {@link INGEST_DEFAULTS}. */
 export const ingestConfigSpec = defineConfigSpec({
   kafkaBrokers: envVar({ name: 'KAFKA_BROKERS', schema: csvList(hostPort()), default: [...INGEST_DEFAULTS.kafkaBrokers], description: 'Kafka bootstrap brokers, comma-separated host:port.' }),
+  ...kafkaSecuritySpec,
   kafkaClientId: envVar({ name: 'KAFKA_CLIENT_ID', schema: z.string().trim().min(1), default: INGEST_DEFAULTS.kafkaClientId, description: 'Kafka client id (shows in broker logs and quotas).' }),
   groupId: envVar({ name: 'KAFKA_GROUP_ID', schema: z.string().trim().min(1), default: INGEST_DEFAULTS.groupId, description: 'Consumer group shared by all ingest replicas.' }),
   redisUrl: envVar({ name: 'REDIS_URL', schema: url({ protocols: ['redis', 'rediss'] }), default: INGEST_DEFAULTS.redisUrl, description: 'Redis that ingest publishes to; in cluster mode any one node (the others are discovered; its user, password and rediss:// TLS apply to all).' }),
   redisMode: envVar({ name: 'REDIS_MODE', schema: z.enum(REDIS_MODES), default: INGEST_DEFAULTS.redisMode, description: 'standalone, or cluster: Redis Cluster with sharded pub/sub (SPUBLISH) and per-partition hash tags; must match the gateway.' }),
+  ...redisSecuritySpec,
   redisWaitReplicas: envVar({ name: 'INGEST_REDIS_WAIT_REPLICAS', schema: integer({ min: 0, max: 100 }), default: INGEST_DEFAULTS.redisWaitReplicas, description: "Replicas each chunk's history must reach (WAIT) before its events are published, so a primary's crash loses no history; 0 does not wait." }),
   redisWaitTimeoutMs: envVar({ name: 'INGEST_REDIS_WAIT_TIMEOUT_MS', schema: durationMs({ minMs: 1, maxMs: 5_000 }), default: INGEST_DEFAULTS.redisWaitTimeoutMs, description: 'Longest one WAIT holds a chunk; fewer replicas by then is counted and logged, and the chunk is still published.' }),
   channelPrefix: envVar({ name: 'REDIS_CHANNEL_PREFIX', schema: z.string().trim().regex(/^[A-Za-z0-9_.-]+$/), default: INGEST_DEFAULTS.channelPrefix, description: 'Prefix of Redis channels; must match the gateway.' }),

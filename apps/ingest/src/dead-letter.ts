@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { IHeaders, KafkaMessage, Message } from 'kafkajs';
 
 /** Why a message could not be published; `code` is stable for alerting, `message` is for humans. */
@@ -15,6 +16,53 @@ export const DEAD_LETTER_HEADERS = Object.freeze({
   offset: 'wirestream-dlq-original-offset',
   timestamp: 'wirestream-dlq-original-timestamp',
 });
+
+/** Added to a dead letter only when its topic could not hold the value (the value is then its first bytes). */
+export const DEAD_LETTER_TRUNCATION_HEADERS = Object.freeze({
+  truncated: 'wirestream-dlq-truncated',
+  originalSize: 'wirestream-dlq-original-size',
+  originalSha256: 'wirestream-dlq-original-sha256',
+});
+
+/** What a record's headers, key and framing may take besides the value (a conservative estimate). */
+const RECORD_OVERHEAD_BYTES = 4_096;
+
+/** Bytes of a dead letter as the broker counts them, about: value, key and headers. */
+export function deadLetterBytes(message: Message): number {
+  let bytes = RECORD_OVERHEAD_BYTES + byteLength(message.value) + byteLength(message.key);
+  for (const [name, value] of Object.entries(message.headers ?? {})) bytes += name.length + byteLength(value);
+  return bytes;
+}
+
+function byteLength(value: Buffer | string | null | undefined | readonly (Buffer | string)[]): number {
+  if (value === null || value === undefined) return 0;
+  if (typeof value === 'string') return Buffer.byteLength(value);
+  if (Buffer.isBuffer(value)) return value.length;
+  let n = 0;
+  for (const v of value) n += byteLength(v);
+  return n;
+}
+
+/**
+ * A dead letter cut to fit a topic that accepts records up to `limit` bytes: the value becomes its
+ * first bytes, and the headers say so with the original size and SHA-256 (the original stays in the
+ * source topic at its offset, also in the headers). Unchanged when it fits.
+ */
+export function truncateDeadLetter(message: Message, limit: number): Message {
+  const value = message.value === null || message.value === undefined ? Buffer.alloc(0) : Buffer.from(message.value);
+  if (deadLetterBytes(message) <= limit) return message;
+  const keep = Math.max(0, limit - (deadLetterBytes({ ...message, value: null }) + 256));
+  return {
+    ...message,
+    value: value.subarray(0, keep),
+    headers: {
+      ...message.headers,
+      [DEAD_LETTER_TRUNCATION_HEADERS.truncated]: 'true',
+      [DEAD_LETTER_TRUNCATION_HEADERS.originalSize]: String(value.length),
+      [DEAD_LETTER_TRUNCATION_HEADERS.originalSha256]: createHash('sha256').update(value).digest('hex'),
+    },
+  };
+}
 
 /** The dead letter keeps the original key, value and headers untouched: nothing is lost. */
 export function createDeadLetter(topic: string, partition: number, message: KafkaMessage, reason: DeadLetterReason): Message {

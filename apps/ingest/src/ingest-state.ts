@@ -25,6 +25,8 @@ export interface IngestState {
   stopped: boolean;
   /** Date.now() after which a batch waiting for Redis or the dead-letter topic gives up (stop() sets it). */
   stopDeadline: number;
+  /** Dead-letter topic → `max.message.bytes`, read by start() (prepare-topics.ts). */
+  deadLetterLimits: ReadonlyMap<string, number>;
 }
 
 export function createIngestState(): IngestState {
@@ -35,5 +37,6 @@ export function createIngestState(): IngestState {
     joined: false,
     stopped: false,
     stopDeadline: Infinity,
+    deadLetterLimits: new Map(),
   };
 }

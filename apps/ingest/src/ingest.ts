@@ -8,6 +8,7 @@ import { createEventConverter, type EventConverter } from './event-converter.js'
 import { createFlowControl, type FlowControl } from './flow-control.js';
 import { createIngestState, type IngestState, type IngestStats } from './ingest-state.js';
 import type { IngestMetrics } from './metrics.js';
+import { startLagMonitor } from './lag-monitor.js';
 import { prepareTopics } from './prepare-topics.js';
 import type { IngestRedis } from './redis-client.js';
 import { createRedisPublisher } from './redis-publisher.js';
@@ -33,6 +34,11 @@ export interface IngestDeps {
    * @default createEventConverter({ maxMessageBytes })
    */
   readonly convert?: EventConverter;
+  /**
+   * Called when the consumer crashes (kafkajs then restarts it), with whether it ever joined its
+   * group: main.ts turns a crash that settings alone can fix (an ACL missing from the start) into exit 78.
+   */
+  readonly onConsumerCrash?: (err: unknown, everJoined: boolean) => void;
 }
 
 /** Every default is in {@link INGEST_DEFAULTS}. */
@@ -143,6 +149,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
   validateRedisOptions(redis, { redisMode, redisWaitReplicas, redisWaitTimeoutMs, redisTimeoutMs, historyLength });
 
   const state = createIngestState();
+  let lagMonitor: { stop(): Promise<void> } | undefined;
   const flow = createFlowControl({ state, redis, topics: schema.topics, logger, metrics });
   const layout = createRedisLayout(redisMode, channelPrefix, historyPrefix);
   const routes = createTopicRoutes(schema);
@@ -179,20 +186,23 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
 
     async start() {
       await publisher.start();
-      const partitionCounts = await prepareTopics({
+      const { partitionCounts, deadLetterLimits } = await prepareTopics({
         kafka,
         topics: schema.topics,
         dlqSuffix,
         logger,
         isStopped: () => state.stopped,
         fetchPartitionCounts: redisMode === 'cluster',
+        maxMessageBytes,
       });
+      state.deadLetterLimits = deadLetterLimits;
       // Before the first SPUBLISH, so gateways can subscribe every partition's channels.
       await publisher.raisePartitionCounts(partitionCounts);
       // The Java-compatible murmur2 partitioner: dead letters of one key land together, like any Kafka client's.
       state.producer = kafka.producer({ allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner });
       await state.producer.connect();
-      await startConsumer(kafka, state, batches, logger, { groupId, fetchMaxWaitMs, partitionsConcurrently, fromBeginning, topics: schema.topics });
+      await startConsumer(kafka, state, batches, logger, { groupId, fetchMaxWaitMs, partitionsConcurrently, fromBeginning, topics: schema.topics, onCrash: deps.onConsumerCrash });
+      if (metrics) lagMonitor = startLagMonitor({ kafka, groupId, topics: schema.topics, metrics, logger, intervalMs: LAG_POLL_MS });
       logger.info({ topics: schema.topics, groupId, historyLength, redisMode, redisWaitReplicas }, 'ingest consuming');
     },
 
@@ -202,6 +212,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
       state.stopDeadline = Date.now() + stopGraceMs;
       flow.close();
       publisher.stop();
+      await lagMonitor?.stop();
       // consumer.disconnect() waits for the batch in flight, so its commit is not lost; a batch
       // waiting for Redis gives up after stopGraceMs (see flow-control's waitAlive), which bounds this.
       await state.consumer?.disconnect();
@@ -210,6 +221,9 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     },
   };
 }
+
+/** How often consumer lag is read from the broker (committed offsets vs high watermarks). */
+const LAG_POLL_MS = 5_000; // 5 seconds
 
 /** Contradictory or impossible options fail here, at construction, with the rule they break. */
 function validateOptions(
@@ -272,20 +286,24 @@ interface ConsumerSettings {
   readonly partitionsConcurrently: number;
   readonly fromBeginning: boolean;
   readonly topics: readonly string[];
+  readonly onCrash: ((err: unknown, everJoined: boolean) => void) | undefined;
 }
 
 /** Joins the group and hands every batch to the batch processor; offsets are committed by it, after Redis acknowledged. */
 async function startConsumer(kafka: Kafka, state: IngestState, batches: BatchProcessor, logger: Logger, settings: ConsumerSettings): Promise<void> {
-  const { groupId, fetchMaxWaitMs, partitionsConcurrently, fromBeginning, topics } = settings;
+  const { groupId, fetchMaxWaitMs, partitionsConcurrently, fromBeginning, topics, onCrash } = settings;
+  let everJoined = false;
   const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: true, maxWaitTimeInMs: fetchMaxWaitMs });
   state.consumer = consumer;
   consumer.on(consumer.events.GROUP_JOIN, (e) => {
     state.joined = true;
+    everJoined = true;
     logger.info({ groupId, memberId: e.payload.memberId, assignment: e.payload.memberAssignment }, 'joined consumer group');
   });
   consumer.on(consumer.events.CRASH, (e) => {
     state.joined = false;
     logger.error({ err: e.payload.error, restart: e.payload.restart }, 'consumer crashed');
+    onCrash?.(e.payload.error, everJoined);
   });
   await consumer.connect();
   await consumer.subscribe({ topics: [...topics], fromBeginning });

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Entry point: read config, build real clients, wire, start, stop on SIGTERM. Logic lives in ingest.ts and the parts it wires.
 import { Kafka, logLevel } from 'kafkajs';
-import { EXIT_CONFIG, loadConfigOrExit } from '@wirestream/config';
+import { buildOrExit, EXIT_CONFIG, loadConfigOrExit } from '@wirestream/config';
+import { describeKafkaFailure, kafkaSecurity, redisSecurity } from '@wirestream/connect';
 import { auctionSchemaPath, loadWirestreamSchema, SchemaError, type WirestreamSchema } from '@wirestream/schema';
 import { createLogger, createMetricsRegistry } from '@wirestream/telemetry';
 import { ingestConfigSpec } from './config.js';
@@ -24,20 +25,33 @@ try {
   process.exit(EXIT_CONFIG);
 }
 if (schema.added.length > 0) logger.info({ added: schema.added }, 'schema: added what the SDL does not declare (docs/schema.md)');
+const { summary: kafkaSummary, ...kafkaSecurityOptions } = await buildOrExit(() => kafkaSecurity(config));
+const { summary: redisSummary, ...redisSecurityOptions } = await buildOrExit(() => redisSecurity(config, config.redisUrl));
+logger.info({ brokers: config.kafkaBrokers, kafka: kafkaSummary, redis: redisSummary }, 'connecting to Kafka and Redis');
 const kafka = new Kafka({
   clientId: config.kafkaClientId,
   brokers: [...config.kafkaBrokers],
+  ...kafkaSecurityOptions,
   logLevel: logLevel.WARN,
   logCreator: kafkaLogCreator(logger),
 });
 // Fail-fast on purpose (no offline queue, 0 retries per request): ingest redoes a chunk itself. See redis-client.ts.
 let redis: IngestRedis;
 try {
-  redis = createIngestRedis({ mode: config.redisMode, url: config.redisUrl, logger });
+  redis = createIngestRedis({ mode: config.redisMode, url: config.redisUrl, logger, security: redisSecurityOptions });
 } catch (err) {
   // A REDIS_URL that cannot be a cluster seed: a configuration error, not worth a restart.
   logger.fatal({ err }, 'invalid Redis configuration');
   process.exit(EXIT_CONFIG);
+}
+
+/** Known Kafka failures in the words of the settings: one line, exit 78 when only they can fix it (1 otherwise). */
+function exitIfConfigFailure(err: unknown): void {
+  const failure = describeKafkaFailure(err, { brokers: config.kafkaBrokers, groupId: config.groupId, secured: kafkaSummary !== 'plaintext' });
+  if (!failure) return;
+  logger.fatal({ err }, failure.message);
+  process.stderr.write(`ingest cannot start: ${failure.message}\n`);
+  process.exit(failure.config ? EXIT_CONFIG : 1);
 }
 
 const registry = createMetricsRegistry({ service: 'ingest' });
@@ -51,6 +65,10 @@ const ingest = createIngest(
     logger,
     metrics,
     // Built here rather than by createIngest, which passes it only maxMessageBytes: INGEST_MAX_DEPTH is read at this edge.
+    onConsumerCrash: (err, everJoined) => {
+      // Before the first join a denied group cannot heal by itself; later, a crash is kafkajs's to restart.
+      if (!everJoined) exitIfConfigFailure(err);
+    },
     convert: createEventConverter({ maxMessageBytes: config.maxMessageBytes, maxDepth: config.maxDepth }),
   },
   {
@@ -104,6 +122,7 @@ try {
 } catch (err) {
   // A signal during start-up makes start() fail on purpose; shutdown() owns the exit then.
   if (!stopping) {
+    exitIfConfigFailure(err);
     logger.fatal({ err }, 'ingest failed to start');
     process.exit(1);
   }

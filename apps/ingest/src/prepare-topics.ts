@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Admin, Kafka } from 'kafkajs';
+import { ConfigResourceTypes, type Admin, type Kafka } from 'kafkajs';
 import { toError, type Logger } from '@wirestream/telemetry';
 
 export interface PrepareTopicsOptions {
@@ -12,7 +12,23 @@ export interface PrepareTopicsOptions {
   readonly isStopped: () => boolean;
   /** Also read each source topic's partition count (Redis Cluster mode publishes it for the gateways). @default false */
   readonly fetchPartitionCounts?: boolean;
+  /**
+   * The largest value ingest lets through unparsed to a dead letter (`INGEST_MAX_MESSAGE_BYTES`):
+   * dead-letter topics are created (or raised) to hold one, plus its headers.
+   */
+  readonly maxMessageBytes: number;
 }
+
+/** What ingest learnt about its topics at start. */
+export interface PreparedTopics {
+  /** Source topic → partition count (when asked for). */
+  readonly partitionCounts: ReadonlyMap<string, number>;
+  /** Dead-letter topic → the largest record it accepts (`max.message.bytes`), where it could be read. */
+  readonly deadLetterLimits: ReadonlyMap<string, number>;
+}
+
+/** Room for the dead letter's headers and the record batch's framing on top of the value. */
+export const DEAD_LETTER_HEADROOM_BYTES = 65_536;
 
 const TOPIC_POLL_INTERVAL_MS = 500; // how often to look for source topics that do not exist yet
 const TOPIC_WAIT_LOG_INTERVAL_MS = 10_000; // 10 seconds: how often to log that ingest is still waiting
@@ -25,8 +41,9 @@ const LEADER_WAIT_MS = 30_000; // 30 seconds: a broker that elects no leader by 
  * Dead-letter topics are ingest's own, so it creates those. Resolves to the source topics'
  * partition counts when asked (`fetchPartitionCounts`), else to an empty map.
  */
-export async function prepareTopics(options: PrepareTopicsOptions): Promise<ReadonlyMap<string, number>> {
-  const { kafka, topics, dlqSuffix, logger, isStopped, fetchPartitionCounts = false } = options;
+export async function prepareTopics(options: PrepareTopicsOptions): Promise<PreparedTopics> {
+  const { kafka, topics, dlqSuffix, logger, isStopped, fetchPartitionCounts = false, maxMessageBytes } = options;
+  const needed = maxMessageBytes + DEAD_LETTER_HEADROOM_BYTES;
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -40,13 +57,15 @@ export async function prepareTopics(options: PrepareTopicsOptions): Promise<Read
           // Not kafkajs's waitForLeaders: it retries only LEADER_NOT_AVAILABLE, and a busy broker first
           // answers the metadata of a topic it is still creating with UNKNOWN_TOPIC_OR_PARTITION, which
           // failed start (and so the process) although the topic was being created.
-          await admin.createTopics({ waitForLeaders: false, topics: missing.map((topic) => ({ topic })) });
+          const configEntries = [{ name: 'max.message.bytes', value: String(needed) }];
+          await admin.createTopics({ waitForLeaders: false, topics: missing.map((topic) => ({ topic, configEntries })) });
           await waitForLeaders(admin, missing, isStopped);
-          logger.info({ topics: missing }, 'created dead-letter topics');
+          logger.info({ topics: missing, maxMessageBytes: needed }, 'created dead-letter topics');
         }
-        if (!fetchPartitionCounts) return new Map();
+        const deadLetterLimits = await checkDeadLetterLimits(admin, topics.map((t) => t + dlqSuffix), needed, logger);
+        if (!fetchPartitionCounts) return { partitionCounts: new Map(), deadLetterLimits };
         const metadata = await admin.fetchTopicMetadata({ topics: [...topics] });
-        return new Map(metadata.topics.map((t) => [t.name, t.partitions.length]));
+        return { partitionCounts: new Map(metadata.topics.map((t) => [t.name, t.partitions.length])), deadLetterLimits };
       }
       if (isStopped()) throw new Error('ingest stopped while waiting for its topics');
       if (Date.now() - lastLogged >= TOPIC_WAIT_LOG_INTERVAL_MS) {
@@ -82,4 +101,41 @@ async function waitForLeaders(admin: Admin, topics: readonly string[], isStopped
     }
     await sleep(LEADER_POLL_INTERVAL_MS);
   }
+}
+
+/**
+ * Reads each dead-letter topic's `max.message.bytes`; one below what a dead letter can need is
+ * raised (it is ingest's own topic), or, where the ACLs do not allow that, reported with what to
+ * set. Either way a dead letter that still does not fit is sent truncated (batch-processor.ts), so
+ * no message can stop its partition.
+ */
+async function checkDeadLetterLimits(admin: Admin, deadLetterTopics: readonly string[], needed: number, logger: Logger): Promise<Map<string, number>> {
+  const limits = new Map<string, number>();
+  let described;
+  try {
+    described = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: deadLetterTopics.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['max.message.bytes'] })),
+    });
+  } catch (err) {
+    logger.warn({ err, topics: deadLetterTopics }, 'could not read max.message.bytes of the dead-letter topics (DescribeConfigs ACL?): oversized dead letters will be sent truncated');
+    return limits;
+  }
+  for (const resource of described.resources) {
+    const value = Number(resource.configEntries.find((e) => e.configName === 'max.message.bytes')?.configValue);
+    if (!Number.isFinite(value)) continue;
+    limits.set(resource.resourceName, value);
+    if (value >= needed) continue;
+    try {
+      await admin.alterConfigs({ validateOnly: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: resource.resourceName, configEntries: [{ name: 'max.message.bytes', value: String(needed) }] }] });
+      limits.set(resource.resourceName, needed);
+      logger.info({ topic: resource.resourceName, from: value, to: needed }, 'raised max.message.bytes of a dead-letter topic to fit INGEST_MAX_MESSAGE_BYTES');
+    } catch (err) {
+      logger.warn(
+        { err, topic: resource.resourceName, maxMessageBytes: value, needed },
+        `dead-letter topic ${resource.resourceName} accepts records up to ${value} bytes (max.message.bytes), below INGEST_MAX_MESSAGE_BYTES plus headers (${needed}): raise it (ingest could not: AlterConfigs ACL?); until then larger dead letters are sent truncated`,
+      );
+    }
+  }
+  return limits;
 }

@@ -21,6 +21,8 @@ export interface IngestRedisOptions {
   readonly logger: Logger;
   /** @default 'wirestream-ingest' */
   readonly connectionName?: string;
+  /** ACL user, password and TLS options (`@wirestream/connect`'s `redisSecurity`); they win over the URL's. */
+  readonly security?: Pick<RedisOptions, 'username' | 'password' | 'tls'>;
 }
 
 const NODE_ERROR_LOG_INTERVAL_MS = 5_000; // 5 seconds: a killed primary makes every refresh and node report errors
@@ -45,8 +47,8 @@ const NODE_ERROR_LOG_INTERVAL_MS = 5_000; // 5 seconds: a killed primary makes e
  * is closed" after a primary died) is re-sent whole by ioredis, at most `maxRedirections` times;
  * anything else comes back as per-command errors, which ingest turns into a redo of the chunk.
  */
-export function createIngestRedis({ mode, url, logger, connectionName = 'wirestream-ingest' }: IngestRedisOptions): IngestRedis {
-  const base: RedisOptions = { maxRetriesPerRequest: 0, connectionName };
+export function createIngestRedis({ mode, url, logger, connectionName = 'wirestream-ingest', security }: IngestRedisOptions): IngestRedis {
+  const base: RedisOptions = { ...security, maxRetriesPerRequest: 0, connectionName };
   if (mode === 'standalone') {
     const redis = new Redis(url, {
       ...base,
@@ -64,7 +66,7 @@ export function createIngestRedis({ mode, url, logger, connectionName = 'wirestr
     enableOfflineQueue: false,
     // The whole cluster unreachable: discover it again from the seed, at most 2 s apart, forever.
     clusterRetryStrategy: (times) => Math.min(times * 200, 2_000),
-    redisOptions: { ...base, ...seed.auth, ...(seed.tls ? { tls: {} } : {}) },
+    redisOptions: { ...seed.auth, ...(seed.tls ? { tls: {} } : {}), ...base },
     // With TLS the node's certificate is checked against the seed's host name: keep the name
     // (ioredis resolves startup host names to IPs otherwise, which a certificate rarely lists).
     ...(seed.tls ? { dnsLookup: (address: string, callback: (err: null, address: string) => void) => callback(null, address) } : {}),

@@ -36,6 +36,8 @@ export interface RunSpec {
    * subscribed, before anything forces a GC: does the memory come back? @default 0
    */
   readonly settleMs?: number;
+  /** What the load client asks for to save bandwidth (permessage-deflate, delta mode). @default neither */
+  readonly wire?: { readonly deflate?: boolean; readonly delta?: boolean };
 }
 
 export interface RunContext {
@@ -126,6 +128,12 @@ export interface StackRun {
   readonly trafficSeconds: number;
   readonly latencyMs: LatencySummary;
   readonly meanFrameBytes: number;
+  /** `next` frames received (duplicates included) and what the sockets read after the upgrade (frames as they travelled). */
+  readonly frames: number;
+  readonly wireBytes: number;
+  /** Of `frames`: deflated ones, and those that carried a delta payload. */
+  readonly compressedFrames: number;
+  readonly deltaFrames: number;
   readonly memory: MemoryPhases;
   /** Per subscribed socket, bytes, idle → N; undefined when a reading is missing. */
   readonly perSocket: PerSocket;
@@ -291,6 +299,7 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
       connectNow: half,
       ...(spec.workers === undefined ? {} : { workers: spec.workers }),
       ...(spec.sourceAddresses === undefined ? {} : { sourceAddresses: spec.sourceAddresses }),
+      ...(spec.wire === undefined ? {} : { wire: spec.wire }),
     });
     for (const sampler of samplers) sampler.attach(loadgen);
     const connectTimeoutMs = 30_000 + spec.sockets * 5;
@@ -492,6 +501,10 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
       trafficSeconds,
       latencyMs: report.latencyMs,
       meanFrameBytes: report.frames > 0 ? report.bytes / report.frames : 0,
+      frames: report.frames,
+      wireBytes: report.wireBytes,
+      compressedFrames: report.compressedFrames,
+      deltaFrames: report.deltaFrames,
       memory: first.memory,
       perSocket: first.perSocket,
       perSocketSecondHalf: first.perSocketSecondHalf,

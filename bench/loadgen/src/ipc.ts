@@ -28,6 +28,10 @@ export interface WorkerStartMessage {
   readonly progressIntervalMs: number;
   /** Sockets (of `count`) to open now; more on a `connect` message. */
   readonly connectNow: number;
+  /** Offer permessage-deflate in the upgrade (and inflate what comes compressed). */
+  readonly deflate: boolean;
+  /** Subscribe with `extensions: { delta: "fossil" }` (and apply the deltas). */
+  readonly delta: boolean;
 }
 
 /** Deliveries each socket should have seen, for the loss count. */
@@ -66,8 +70,13 @@ export interface WorkerCounters {
   readonly unknownPosition: number;
   /** `next` frames without a parsable `occurred_at`. */
   readonly noTimestamp: number;
-  /** Payload bytes of `next` frames. */
+  /** Bytes of `next` frames as the application reads them: inflated, but deltas not applied. */
   readonly bytes: number;
+  /** Bytes read from the sockets after the HTTP upgrade: frames as they travelled (headers, deflate). */
+  readonly wireBytes: number;
+  /** `next` frames that arrived deflated (RSV1), and those that carried a delta payload. */
+  readonly compressedFrames: number;
+  readonly deltaFrames: number;
   /** `error`/unexpected messages received. */
   readonly protocolErrors: number;
   /** This worker's CPU time (user + system), µs. */

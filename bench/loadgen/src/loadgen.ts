@@ -44,6 +44,13 @@ export interface LoadgenOptions {
    * per-socket memory as a slope between them). @default sockets
    */
   readonly connectNow?: number;
+  /**
+   * What the sockets ask the server for to save bandwidth: `deflate` offers permessage-deflate in
+   * the upgrade (a browser always does), `delta` subscribes with `extensions: { delta: "fossil" }`.
+   * The workers then inflate and apply deltas, so positions are still checked frame by frame.
+   * @default { deflate: false, delta: false }
+   */
+  readonly wire?: { readonly deflate?: boolean; readonly delta?: boolean };
 }
 
 /** Counters summed over workers. */
@@ -107,6 +114,7 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
     connectConcurrency = 256,
     progressIntervalMs = 250,
     connectNow = sockets,
+    wire = {},
   } = options;
   if ((url === undefined) === (options.urls === undefined)) {
     throw new RangeError('give either url (one server) or urls (several, sockets assigned round-robin), not both and not neither');
@@ -183,6 +191,8 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
       connectConcurrency: Math.max(1, Math.floor(connectConcurrency / workers)),
       progressIntervalMs,
       connectNow: Math.min(count, Math.ceil((count * Math.min(connectNow, sockets)) / sockets)),
+      deflate: wire.deflate === true,
+      delta: wire.delta === true,
     };
     child.send(start);
   }
@@ -296,6 +306,9 @@ function emptyCounters(workerIndex: number, targets: number): WorkerCounters {
     unknownPosition: 0,
     noTimestamp: 0,
     bytes: 0,
+    wireBytes: 0,
+    compressedFrames: 0,
+    deltaFrames: 0,
     protocolErrors: 0,
     cpuUs: 0,
     rssBytes: 0,
@@ -317,6 +330,9 @@ function sum(all: readonly WorkerCounters[], sockets: number, targets: number): 
     unknownPosition: 0,
     noTimestamp: 0,
     bytes: 0,
+    wireBytes: 0,
+    compressedFrames: 0,
+    deltaFrames: 0,
     protocolErrors: 0,
     workerCpuUs: all.map((c) => c.cpuUs),
     workerRssBytes: all.map((c) => c.rssBytes),
@@ -333,6 +349,9 @@ function sum(all: readonly WorkerCounters[], sockets: number, targets: number): 
     total.unknownPosition += c.unknownPosition;
     total.noTimestamp += c.noTimestamp;
     total.bytes += c.bytes;
+    total.wireBytes += c.wireBytes;
+    total.compressedFrames += c.compressedFrames;
+    total.deltaFrames += c.deltaFrames;
     total.protocolErrors += c.protocolErrors;
   }
   return total;

@@ -13,6 +13,8 @@
  * Aggregates go to the parent on a timer and on request, never per message.
  */
 import net from 'node:net';
+import zlib from 'node:zlib';
+import { DeltaError, createDeltaReader, type DeltaReader } from '@wirestream/delta';
 import { clockWithOffset, type BenchClock } from './clock.js';
 import {
   OPCODE_CLOSE,
@@ -53,6 +55,12 @@ interface ClientSocket {
   partialLength: number;
   partialNeed: number;
   partialSized: boolean;
+  /** permessage-deflate was negotiated; with context takeover, the last 32 KiB inflated are the next frame's dictionary. */
+  deflate: boolean;
+  contextTakeover: boolean;
+  inflateWindow: Buffer | undefined;
+  /** Delta mode: reconstructs full payloads from deltas (one per socket, like one per subscription). */
+  delta: DeltaReader | undefined;
 }
 
 const READ_BUFFER = Buffer.allocUnsafe(256 * 1024);
@@ -62,6 +70,11 @@ const OFFSET_MARK = Buffer.from('"offset":"');
 const OCCURRED_MARK = Buffer.from('"occurred_at":"');
 const ACK_MARK = Buffer.from('"connection_ack"');
 const INIT_FRAME = clientTextFrame('{"type":"connection_init"}');
+const NEXT_HEAD = '{"id":"1","type":"next","payload":';
+/** RFC 7692 §7.2.2: the sender strips this from each message; the receiver appends it to inflate. */
+const DEFLATE_TAIL = Buffer.from([0x00, 0x00, 0xff, 0xff]);
+const INFLATE_WINDOW_BYTES = 32_768; // the largest LZ77 window, whatever the server negotiated
+const INFLATE_SYNC = { finishFlush: zlib.constants.Z_SYNC_FLUSH };
 const MAX_ERROR_SAMPLES = 8;
 
 let config: WorkerStartMessage;
@@ -88,6 +101,9 @@ const counters = {
   unknownPosition: 0,
   noTimestamp: 0,
   bytes: 0,
+  wireBytes: 0,
+  compressedFrames: 0,
+  deltaFrames: 0,
   protocolErrors: 0,
 };
 let subscribedPerTarget: number[] = [];
@@ -105,6 +121,8 @@ let stopping = false;
 /** Shared wall clock of the current read, taken once per read (every frame in it arrived together). */
 let readNowUs = 0;
 let readNowOfDayUs = 0;
+/** The text message being handled arrived deflated. */
+let readCompressed = false;
 
 function noteError(text: string): void {
   if (errorSamples.size < MAX_ERROR_SAMPLES) errorSamples.add(text.slice(0, 200));
@@ -114,13 +132,18 @@ function start(message: WorkerStartMessage): void {
   config = message;
   clock = clockWithOffset(message.clockOffsetUs);
   const variants = variantsOf(message.plan);
-  subscribeFrames = variants.map((v) => clientTextFrame(JSON.stringify({ id: '1', type: 'subscribe', payload: v.payload })));
+  subscribeFrames = variants.map((v) =>
+    clientTextFrame(JSON.stringify({ id: '1', type: 'subscribe', payload: message.delta ? { ...v.payload, extensions: { delta: 'fossil' } } : v.payload })),
+  );
   filterKeyOfVariant = variants.map((v) => v.filterKey);
   upgradeRequests = message.targets.map((t) =>
     Buffer.from(
       `GET ${t.path} HTTP/1.1\r\nHost: ${t.host}:${t.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
         'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n' +
-        'Sec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n',
+        'Sec-WebSocket-Protocol: graphql-transport-ws\r\n' +
+        // What browsers offer: context takeover both ways, the client's window left to the server.
+        (message.deflate ? 'Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n' : '') +
+        '\r\n',
       'latin1',
     ),
   );
@@ -145,6 +168,10 @@ function start(message: WorkerStartMessage): void {
       partialLength: 0,
       partialNeed: 0,
       partialSized: false,
+      deflate: false,
+      contextTakeover: false,
+      inflateWindow: undefined,
+      delta: undefined,
     };
   }
   connectLimit = Math.min(message.count, message.connectNow);
@@ -222,14 +249,21 @@ function onRead(s: ClientSocket, nread: number, buf: Buffer): void {
     if (!/^sec-websocket-protocol:\s*graphql-transport-ws\s*$/im.test(head)) {
       return failHandshake(s, 'server did not select the graphql-transport-ws subprotocol');
     }
+    const extensions = /^sec-websocket-extensions:\s*(.*)$/im.exec(head)?.[1] ?? '';
+    s.deflate = extensions.includes('permessage-deflate');
+    s.contextTakeover = s.deflate && !extensions.includes('server_no_context_takeover');
+    s.inflateWindow = undefined;
+    s.delta = config.delta ? createDeltaReader() : undefined;
     s.phase = Phase.AwaitingAck;
     counters.open++;
+    counters.wireBytes += rest;
     s.socket?.write(INIT_FRAME);
     if (rest > 0) onFrames(s, buf, nread - rest, nread);
     return;
   }
   readNowUs = clock.nowUs();
   readNowOfDayUs = readNowUs % US_PER_DAY;
+  counters.wireBytes += nread;
   onFrames(s, buf, 0, nread);
 }
 
@@ -295,25 +329,16 @@ function onFrame(s: ClientSocket, b: Buffer, pos: number, end: number): void {
   }
   switch (opcode) {
     case OPCODE_TEXT:
-      if (s.phase === Phase.Subscribed) {
-        const mark = b.indexOf(NEXT_MARK, start);
-        if (mark >= 0 && mark < start + 64 && mark < end) onNext(s, b, start, end);
-        else onOtherText(s, b, start, end);
-      } else if (s.phase === Phase.AwaitingAck) {
-        const ack = b.indexOf(ACK_MARK, start);
-        if (ack >= 0 && ack < end) {
-          s.phase = Phase.Subscribed;
-          s.everSubscribed = true;
-          counters.subscribed++;
-          subscribedPerTarget[s.target] = (subscribedPerTarget[s.target] as number) + 1;
-          s.socket?.write(subscribeFrames[s.variant] as Buffer);
-          inFlight--;
-          pump();
-        } else {
-          onOtherText(s, b, start, end);
-        }
+      if ((b0 & 0x40) !== 0) {
+        // RSV1: a deflated message (only data frames are; the servers measured never fragment).
+        const inflated = inflate(s, b, start, end);
+        if (inflated === undefined) return;
+        readCompressed = true;
+        onText(s, inflated, 0, inflated.length);
+        readCompressed = false;
+        return;
       }
-      return;
+      return onText(s, b, start, end);
     case OPCODE_PING:
       s.socket?.write(clientFrame(OPCODE_PONG, b.subarray(start, end)));
       return;
@@ -332,10 +357,87 @@ function onFrame(s: ClientSocket, b: Buffer, pos: number, end: number): void {
   }
 }
 
-/** The hot path: one `next` frame. Deliberately allocation-free. */
+/** Inflates one permessage-deflate message; undefined (counted) when it does not inflate. */
+function inflate(s: ClientSocket, b: Buffer, start: number, end: number): Buffer | undefined {
+  if (!s.deflate) {
+    counters.protocolErrors++;
+    noteError('RSV1 set but permessage-deflate was not negotiated');
+    return undefined;
+  }
+  const input = Buffer.concat([b.subarray(start, end), DEFLATE_TAIL]);
+  let out: Buffer;
+  try {
+    // Context takeover: the frame may refer back into earlier messages; the window of the last
+    // 32 KiB inflated, as a dictionary, is exactly what a streaming inflater would hold.
+    out = s.inflateWindow === undefined ? zlib.inflateRawSync(input, INFLATE_SYNC) : zlib.inflateRawSync(input, { ...INFLATE_SYNC, dictionary: s.inflateWindow });
+  } catch (err) {
+    counters.protocolErrors++;
+    noteError(`inflate failed: ${(err as Error).message}`);
+    return undefined;
+  }
+  if (s.contextTakeover) {
+    const window = s.inflateWindow === undefined ? out : Buffer.concat([s.inflateWindow, out]);
+    s.inflateWindow = window.length > INFLATE_WINDOW_BYTES ? Buffer.from(window.subarray(window.length - INFLATE_WINDOW_BYTES)) : window;
+  }
+  return out;
+}
+
+/** A text message (inflated if it came deflated). */
+function onText(s: ClientSocket, b: Buffer, start: number, end: number): void {
+  if (s.phase === Phase.Subscribed) {
+    const mark = b.indexOf(NEXT_MARK, start);
+    if (mark >= 0 && mark < start + 64 && mark < end) onNext(s, b, start, end);
+    else onOtherText(s, b, start, end);
+  } else if (s.phase === Phase.AwaitingAck) {
+    const ack = b.indexOf(ACK_MARK, start);
+    if (ack >= 0 && ack < end) {
+      s.phase = Phase.Subscribed;
+      s.everSubscribed = true;
+      counters.subscribed++;
+      subscribedPerTarget[s.target] = (subscribedPerTarget[s.target] as number) + 1;
+      s.socket?.write(subscribeFrames[s.variant] as Buffer);
+      inFlight--;
+      pump();
+    } else {
+      onOtherText(s, b, start, end);
+    }
+  }
+}
+
+/** The hot path: one `next` frame. Deliberately allocation-free (delta mode aside). */
 function onNext(s: ClientSocket, b: Buffer, start: number, end: number): void {
   counters.frames++;
   counters.bytes += end - start;
+  if (readCompressed) counters.compressedFrames++;
+  if (s.delta !== undefined) {
+    const full = applyDelta(s, s.delta, b, start, end);
+    if (full !== undefined) onPosition(s, full, 0, full.length);
+    return;
+  }
+  onPosition(s, b, start, end);
+}
+
+/** Delta mode: the full payload of a `next` frame (reconstructed when it is a delta). */
+function applyDelta(s: ClientSocket, reader: DeltaReader, b: Buffer, start: number, end: number): Buffer | undefined {
+  const text = b.toString('utf8', start, end);
+  if (!text.startsWith(NEXT_HEAD)) {
+    counters.unknownPosition++;
+    return undefined;
+  }
+  const payload = text.slice(NEXT_HEAD.length, -1);
+  try {
+    const full = reader.readText(payload);
+    if (full !== payload) counters.deltaFrames++;
+    return Buffer.from(full);
+  } catch (err) {
+    counters.protocolErrors++;
+    noteError(err instanceof DeltaError ? err.message : `delta: ${String(err)}`);
+    return undefined;
+  }
+}
+
+/** Dedup by position and latency of one full payload. */
+function onPosition(s: ClientSocket, b: Buffer, start: number, end: number): void {
   const mark = b.lastIndexOf(OFFSET_MARK, end - OFFSET_MARK.length);
   if (mark < start) {
     counters.unknownPosition++;

@@ -4,6 +4,7 @@ export { freePort } from './freePort.js';
 export { uniqueName } from './uniqueName.js';
 export { waitFor, type WaitForOptions } from './waitFor.js';
 export { startRedis, type RedisServer, type RedisServerOptions } from './startRedis.js';
+export type { RedisAclUser, RedisTlsFiles, RedisTlsOptions } from './internal/redisSecurity.js';
 export {
   startRedisCluster,
   type ClusterNode,
@@ -15,6 +16,16 @@ export {
 } from './startRedisCluster.js';
 export { CLUSTER_SLOTS, keySlot } from './keySlot.js';
 export { startKafka, type KafkaBroker, type KafkaBrokerOptions } from './startKafka.js';
+export {
+  startSecuredKafka,
+  unsecuredJwt,
+  type KafkaSaslMechanism,
+  type KafkaSecurity,
+  type KafkaSecurityFiles,
+  type KafkaUser,
+  type SecuredKafkaBroker,
+} from './startSecuredKafka.js';
+export { grantAcls, type AclGrant, type AclOperation } from './grantAcls.js';
 export {
   startKafkaCluster,
   type KafkaCluster,

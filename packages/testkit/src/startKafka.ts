@@ -21,6 +21,12 @@ export interface KafkaBrokerOptions {
   dataDir?: string;
 }
 
+/**
+ * Extra start.sh arguments for one attempt: the secured mode of {@link startSecuredKafka} picks
+ * its listener ports here, fresh on each attempt like the plain ones. Internal.
+ */
+export type ExtraStartArgs = () => Promise<string[]>;
+
 /** A running single-node Kafka broker (KRaft). Stop it in afterAll / globalSetup teardown. */
 export interface KafkaBroker {
   /** Bootstrap servers for a client, e.g. `['127.0.0.1:41234']`. */
@@ -56,7 +62,12 @@ const PORT_ATTEMPTS = 3;
  *
  * A run that already has a broker (see {@link sharedKafkaFromEnv}) should use that instead.
  */
-export async function startKafka(options: KafkaBrokerOptions = {}): Promise<KafkaBroker> {
+export function startKafka(options: KafkaBrokerOptions = {}): Promise<KafkaBroker> {
+  return startKafkaWith(options, () => Promise.resolve([]));
+}
+
+/** {@link startKafka} with extra start.sh arguments (chosen again on each port attempt). Internal. */
+export async function startKafkaWith(options: KafkaBrokerOptions, extraArgs: ExtraStartArgs): Promise<KafkaBroker> {
   const { startTimeoutMs = 60_000 } = options; // 60 seconds
   if (options.port !== undefined && options.port === options.controllerPort) {
     throw new Error(`startKafka: port and controllerPort must differ, both are ${options.port}`);
@@ -82,8 +93,9 @@ export async function startKafka(options: KafkaBrokerOptions = {}): Promise<Kafk
       dataDir = options.dataDir;
     }
 
+    const extra = await extraArgs();
     const started = performance.now();
-    const start = (): Promise<number> => runStart({ kafkaDir, port, controllerPort, dataDir, startTimeoutMs });
+    const start = (): Promise<number> => runStart({ kafkaDir, port, controllerPort, dataDir, startTimeoutMs, extra });
     let pid: number;
     try {
       pid = await start();
@@ -103,8 +115,15 @@ export async function startKafka(options: KafkaBrokerOptions = {}): Promise<Kafk
 }
 
 /** Runs start.sh (storage is formatted only on the first start of a data dir); resolves to the JVM's pid. */
-async function runStart(props: { kafkaDir: string; port: number; controllerPort: number; dataDir: string; startTimeoutMs: number }): Promise<number> {
-  const { kafkaDir, port, controllerPort, dataDir, startTimeoutMs } = props;
+async function runStart(props: {
+  kafkaDir: string;
+  port: number;
+  controllerPort: number;
+  dataDir: string;
+  startTimeoutMs: number;
+  extra: readonly string[];
+}): Promise<number> {
+  const { kafkaDir, port, controllerPort, dataDir, startTimeoutMs, extra } = props;
   await runScript(
     join(kafkaDir, 'start.sh'),
     [
@@ -113,6 +132,7 @@ async function runStart(props: { kafkaDir: string; port: number; controllerPort:
       '--data-dir', dataDir,
       '--timeout', String(Math.ceil(startTimeoutMs / 1000)),
       '--watch-pid', String(process.pid),
+      ...extra,
     ],
     // start.sh enforces the readiness deadline itself; this margin covers formatting storage.
     { timeoutMs: startTimeoutMs + 30_000 },

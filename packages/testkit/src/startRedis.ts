@@ -1,8 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { once } from 'node:events';
+import { connect as connectTls } from 'node:tls';
 import { freePort } from './freePort.js';
 import { killWhenGone, onProcessExit } from './internal/processes.js';
+import {
+  prepareRedisSecurity,
+  type RedisAclUser,
+  type RedisProbeAccess,
+  type RedisTlsFiles,
+  type RedisTlsOptions,
+} from './internal/redisSecurity.js';
 import { waitFor } from './waitFor.js';
 
 /** The machine's shared Redis (started before every session); tests must never touch it. */
@@ -18,13 +26,28 @@ export interface RedisServerOptions {
   stopTimeoutMs?: number;
   /** The redis-server binary. @default 'redis-server' (Debian's package, on PATH) */
   redisServerPath?: string;
+  /**
+   * TLS only (`--tls-port <port> --port 0`) with certificates from a throwaway CA (see
+   * {@link RedisServer.tls}); `true` is `{ clientCertificates: 'optional' }`. @default false
+   */
+  tls?: boolean | RedisTlsOptions;
+  /**
+   * ACL users made at start. When any are given, the default user gets a random password
+   * ({@link RedisServer.defaultPassword}), so a client without credentials gets NOAUTH. @default none
+   */
+  aclUsers?: readonly RedisAclUser[];
 }
 
 /** A redis-server child process on 127.0.0.1. Stop it in afterAll. */
 export interface RedisServer {
-  /** `redis://127.0.0.1:<port>` */
+  /** `redis://127.0.0.1:<port>`, or `rediss://` with {@link RedisServerOptions.tls} (no credentials in it). */
   readonly url: string;
+  /** The client port: the TLS port with {@link RedisServerOptions.tls}. */
   readonly port: number;
+  /** The PEM files a client needs, with {@link RedisServerOptions.tls}; else undefined. */
+  readonly tls: RedisTlsFiles | undefined;
+  /** The default user's password when {@link RedisServerOptions.aclUsers} are given; else undefined (nopass). */
+  readonly defaultPassword: string | undefined;
   /** The server's pid, or undefined while stopped. */
   readonly pid: number | undefined;
   /**
@@ -51,6 +74,7 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
     stopTimeoutMs = 5_000, // 5 seconds
     redisServerPath = 'redis-server',
   } = options;
+  const security = await prepareRedisSecurity(options.tls, options.aclUsers);
   let port = options.port ?? (await freeNonSharedPort());
   if (port === SHARED_REDIS_PORT) {
     throw new Error(
@@ -70,7 +94,11 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
     // --save '' and --appendonly no: nothing touches disk, so every start is empty.
     const proc = spawn(
       redisServerPath,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+      [
+        ...security.portArgs(port),
+        '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no',
+        ...security.userArgs,
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     // Keep the last lines for error messages, and drain the pipes so Redis never blocks on them.
@@ -111,10 +139,14 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
       await waitFor(
         async () => {
           if (exitInfo !== undefined) {
-            throw new Error(`redis-server ${exitInfo}:\n${output.trim()}`);
+            // Debian's build has TLS; one without it refuses the tls-* directives at once.
+            const noTls = options.tls !== undefined && options.tls !== false && /Bad directive|tls/i.test(output)
+              ? ` (was ${redisServerPath} built with TLS? \`redis-server --tls-port 1 --port 0\` tells)`
+              : '';
+            throw new Error(`redis-server ${exitInfo}${noTls}:\n${output.trim()}`);
           }
           // The answer must come from our process: another server on the port would answer too.
-          return (await serverPid(port)) === pid;
+          return (await serverPid(port, security.probe)) === pid;
         },
         { timeoutMs: startTimeoutMs, intervalMs: 20, message: `our redis-server (pid ${String(pid)}) to answer on 127.0.0.1:${port}` },
       );
@@ -149,8 +181,10 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
     }
   }
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: `${security.files === undefined ? 'redis' : 'rediss'}://127.0.0.1:${port}`,
     port,
+    tls: security.files,
+    defaultPassword: security.defaultPassword,
     get pid() {
       return child?.pid;
     },
@@ -184,11 +218,15 @@ function accepts(port: number): Promise<boolean> {
 
 /**
  * The pid of the Redis answering on 127.0.0.1:port (`INFO server` → `process_id`), or undefined
- * on refusal, timeout or a server still loading. One fresh connection per call.
+ * on refusal, timeout, a failed AUTH or a server still loading. One fresh connection per call,
+ * over TLS and after `AUTH default <password>` when the server needs them.
  */
-function serverPid(port: number): Promise<number | undefined> {
+function serverPid(port: number, access: RedisProbeAccess): Promise<number | undefined> {
   return new Promise((resolvePid) => {
-    const socket = connect({ port, host: '127.0.0.1' });
+    const socket: Socket =
+      access.tls === undefined
+        ? connect({ port, host: '127.0.0.1' })
+        : connectTls({ port, host: '127.0.0.1', servername: 'localhost', ...access.tls });
     let reply = '';
     const done = (pid: number | undefined): void => {
       socket.destroy();
@@ -196,9 +234,19 @@ function serverPid(port: number): Promise<number | undefined> {
     };
     socket.setTimeout(1_000, () => done(undefined));
     socket.once('error', () => done(undefined));
-    socket.once('connect', () => socket.write('INFO server\r\n'));
+    socket.once(access.tls === undefined ? 'connect' : 'secureConnect', () => {
+      const auth = access.password === undefined ? '' : `AUTH default ${access.password}\r\n`;
+      socket.write(`${auth}INFO server\r\n`);
+    });
+    let authPending = access.password !== undefined;
     socket.on('data', (chunk: Buffer) => {
       reply += chunk.toString('latin1');
+      if (authPending) {
+        if (!reply.includes('\r\n')) return;
+        if (!reply.startsWith('+OK\r\n')) return done(undefined);
+        reply = reply.slice('+OK\r\n'.length);
+        authPending = false;
+      }
       // A bulk string: $<length>\r\n<payload>\r\n; an error reply (-LOADING ...) means not ready.
       if (reply.startsWith('-')) return done(undefined);
       const header = /^\$(\d+)\r\n/.exec(reply);

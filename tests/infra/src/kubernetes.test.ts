@@ -22,6 +22,7 @@ const rendersComponents = kustomizeRendersComponents();
 const renders: Readonly<Record<string, KubeObject[]>> = {
   base: kustomize(repoPath('infra/k8s/base')),
   production: kustomize(repoPath('infra/k8s/overlays/production')),
+  'byo-kafka': kustomize(repoPath('infra/k8s/overlays/byo-kafka')),
   ...(rendersComponents ? { 'production-cluster': kustomize(repoPath('infra/k8s/overlays/production-cluster')) } : {}),
 };
 
@@ -96,6 +97,26 @@ function maxOldSpaceMiB(container: IContainer): number | undefined {
 describe.each(Object.keys(renders))('infra/k8s %s (kubectl kustomize)', (which) => {
   const objects = renders[which]!;
 
+  if (which === 'byo-kafka') {
+    it('mounts the schema and the Kafka/Redis secrets as files, and points the settings at them', () => {
+      const mounts = (app: App) => new Map((containerOf(objects, app).volumeMounts ?? []).map((m) => [m.mountPath, m]));
+      const env = (app: App) => new Map((containerOf(objects, app).env ?? []).map((e) => [e.name, e.value]));
+      for (const app of apps) {
+        const config = configMapOf(objects, app);
+        expect(config['SCHEMA_PATH']).toBe('/etc/wirestream/schema/schema.graphql');
+        expect(mounts(app).get('/etc/wirestream/schema')?.readOnly).toBe(true);
+        expect(env(app).get('REDIS_PASSWORD_FILE')).toBe('/etc/wirestream/secrets/redis/password');
+        expect(config['REDIS_URL']?.startsWith('rediss://')).toBe(true);
+      }
+      expect(env('ingest').get('KAFKA_SASL_PASSWORD_FILE')).toBe('/etc/wirestream/secrets/kafka/password');
+      expect(configMapOf(objects, 'ingest')['KAFKA_SSL_CA_FILE']).toBe('/etc/wirestream/secrets/kafka/ca.pem');
+      const secrets = ofKind<{ spec?: { template?: { spec?: { volumes?: { secret?: { secretName?: string } }[] } } } }>(objects, 'Deployment').flatMap((d) =>
+        (d.spec?.template?.spec?.volumes ?? []).flatMap((v) => (v.secret?.secretName ? [v.secret.secretName] : [])),
+      );
+      expect(new Set(secrets)).toEqual(new Set(['wirestream-kafka', 'wirestream-redis']));
+    });
+  }
+
   it('renders the ServiceAccount, and per app a ConfigMap, Service, Deployment, HPA and PodDisruptionBudget', () => {
     const summary = objects.map((o) => `${o.kind}/${o.metadata.name.replace(/-[a-z0-9]{10}$/, '-<hash>')}`).sort();
     expect(summary).toEqual(
@@ -112,6 +133,7 @@ describe.each(Object.keys(renders))('infra/k8s %s (kubectl kustomize)', (which) 
         'Service/wirestream-ingest',
         'ServiceAccount/wirestream',
         ...(which === 'production-cluster' ? redisClusterObjects : []),
+        ...(which === 'byo-kafka' ? ['ConfigMap/wirestream-schema'] : []),
       ].sort(),
     );
   });
@@ -156,13 +178,15 @@ describe.each(Object.keys(renders))('infra/k8s %s (kubectl kustomize)', (which) 
       const secretVariables = new Set(
         readRepoFile('README.md')
           .split('\n')
-          .filter((l) => l.includes('(secret)'))
+          .filter((l) => l.includes('(secret'))
           .map((l) => /`([A-Z0-9_]+)`/.exec(l)?.[1]),
       );
       expect(Object.keys(config).filter((k) => !table.has(k)), `${app} ConfigMap keys not in README's table`).toEqual([]);
       expect(Object.keys(config).filter((k) => secretVariables.has(k)), `${app} secrets in a ConfigMap`).toEqual([]);
       for (const env of container.env ?? []) {
-        expect(table.has(env.name) || runtimeVariables.has(env.name), `${app} env ${env.name}`).toBe(true);
+        // A secret may instead be read from a mounted file named by <NAME>_FILE (packages/config).
+        const fileOfSecret = env.name.endsWith('_FILE') && secretVariables.has(env.name.slice(0, -'_FILE'.length));
+        expect(table.has(env.name) || runtimeVariables.has(env.name) || fileOfSecret, `${app} env ${env.name}`).toBe(true);
         if (secretVariables.has(env.name)) {
           expect(env.value, `${env.name} must not be a literal`).toBeUndefined();
           expect(env.valueFrom?.secretKeyRef?.name, `${env.name} from a Secret`).toBeTruthy();

@@ -60,7 +60,7 @@ async function backfillTopics<C>(state: HubState<C>): Promise<void> {
           state.stats.backfilled++;
           processOne(state, entry.channel, entry.envelope);
           if (slice.spent()) {
-            await nextTurn(); // the flush scheduled by processOne's payloads runs first
+            await nextTurn(); // the slice scheduled by processOne's payloads writes them first
             slice.restart();
           }
         }

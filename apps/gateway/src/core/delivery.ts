@@ -4,13 +4,15 @@
  *   onBrokerMessage (inbound.ts: queued) → runSlice (inbound.ts: a time slice of queued messages)
  *     → processMessage (decode once, drop a re-published position)
  *     → renderPayload per group (render.ts: filter, execute once, serialize once)
- *     → enqueuePayload → flushPending (once per slice) → writeGroup
- *     → ConnectionWriter.sendFrames per subscriber (or holdForCatchup while it replays)
+ *     → enqueuePayload → (flush.ts, when due) startFlush → continueFlush, in slices too
+ *     → computeGroupDeltas once per group write while it has delta subscribers (delta.ts)
+ *     → writeSubscriber: ConnectionWriter.sendFrames (or holdForCatchup while it replays)
  */
+import { performance } from 'node:perf_hooks';
 import { decodeEnvelope, type Envelope } from '@wirestream/schema';
 import type { Group, HubState } from './hub-state.js';
+import { scheduleSlice } from './inbound.js';
 import { acceptPosition, positionExtensions } from './positions.js';
-import { holdForCatchup } from './recovery.js';
 import { renderPayload } from './render.js';
 
 /** Parses the envelope once, drops a position already delivered, renders it for every group on the channel. */
@@ -45,65 +47,17 @@ export function processMessage<C>(state: HubState<C>, channel: string, text: str
   }
 }
 
-/*
- * Frames are written once per slice (inbound.ts), not once per event: a slice processes every
- * message that arrived since the last one (up to its time budget), and writing all of them to a
- * socket in one corked write turns N syscalls per socket into one. Ordering holds: a group's
- * payloads are queued in event order and written in that order.
- */
-
-/** Queues a group's payload for the slice's flush (or, for a late async result, the next turn's). */
+/** Queues a group's payload for a flush (flush.ts decides when); outside a slice (a back-fill, an async result) a slice is scheduled. */
 function enqueuePayload<C>(state: HubState<C>, group: Group<C>, json: string, envelope: Envelope): void {
-  if (group.pending.length === 0) state.dirty.push(group);
+  if (group.pending.length === 0) {
+    if (state.dirty.length === 0) state.pendingSince = performance.now();
+    state.dirty.push(group);
+  }
   group.pending.push(json);
   group.pendingTs.push(envelope.ts);
   group.pendingPartition.push(envelope.partition);
   group.pendingOffset.push(envelope.offset);
-  if (!state.inSlice && !state.flushScheduled) {
-    state.flushScheduled = true;
-    setImmediate(state.flush);
-  }
-}
-
-/** Writes what every dirty group queued this turn. */
-export function flushPending<C>(state: HubState<C>): void {
-  state.flushScheduled = false;
-  const groups = state.dirty;
-  state.dirty = [];
-  for (const group of groups) writeGroup(state, group);
-}
-
-/** One group's queued payloads to each of its subscribers: the only O(subscribers) step of an event. */
-function writeGroup<C>(state: HubState<C>, group: Group<C>): void {
-  const payloads = group.pending;
-  const timestamps = group.pendingTs;
-  const partitions = group.pendingPartition;
-  const offsets = group.pendingOffset;
-  group.pending = [];
-  group.pendingTs = [];
-  group.pendingPartition = [];
-  group.pendingOffset = [];
-  const { writer } = state;
-  // Deliberately imperative: this loop runs per subscriber per flush.
-  for (const subscriber of group.subscribers) {
-    if (subscriber.catchup === undefined) writer.sendFrames(subscriber.conn, subscriber.head, payloads);
-    else holdForCatchup(writer, subscriber, subscriber.catchup, payloads, partitions, offsets);
-  }
-  countDeliveries(state, group, payloads, timestamps);
-}
-
-/** Stats and metrics of one group flush: per group and payload, never per subscriber (cost O(groups)). */
-function countDeliveries<C>(state: HubState<C>, group: Group<C>, payloads: readonly string[], timestamps: readonly number[]): void {
-  const frames = group.subscribers.size * payloads.length;
-  state.stats.framesOut += frames;
-  const { metrics } = state;
-  if (!metrics) return;
-  const now = Date.now();
-  let bytes = group.headBytes * payloads.length;
-  for (let i = 0; i < payloads.length; i++) {
-    bytes += (Buffer.byteLength(payloads[i] as string) + 1) * group.subscribers.size;
-    metrics.eventToWireSeconds.observe(Math.max(0, now - (timestamps[i] as number)) / 1_000);
-  }
-  metrics.framesOut.inc(frames);
-  metrics.bytesOut.inc(bytes);
+  group.pendingChars += json.length;
+  if (group.pendingChars > state.pendingLargest) state.pendingLargest = group.pendingChars;
+  if (!state.inSlice) scheduleSlice(state);
 }

@@ -3,6 +3,7 @@ import type { WirestreamSchema } from '@wirestream/schema';
 import type { Logger } from '@wirestream/telemetry';
 import type { Broker, HistoryReader } from '../broker/broker.js';
 import type { ConnectionWriter } from './connection-writer.js';
+import type { Flush } from './flush.js';
 import type { FlowLimits, InboundQueue } from './inbound.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { CompiledSubscription } from './operations.js';
@@ -20,6 +21,14 @@ export interface Subscriber<C> {
    * positions) so history and live meet without a gap or a duplicate. Undefined otherwise.
    */
   catchup: Catchup | undefined;
+  /** Asked for delta payloads (`extensions.delta`, allowed by the server): see delta.ts. */
+  readonly delta: boolean;
+  /**
+   * Delta mode: the last payload this subscriber received is the group's {@link Group.deltaBase}
+   * (it received the group's previous payload live), so the next one can be a delta. False for a
+   * new subscriber and whenever it was not written live (catching up): it then gets a full one first.
+   */
+  hasBase: boolean;
 }
 
 export interface Catchup {
@@ -54,8 +63,17 @@ export interface Group<C> {
   /** Positions of `pending` (partition, offset), for subscribers that are catching up. */
   pendingPartition: number[];
   pendingOffset: string[];
+  /** Characters of `pending`, for the flush's per-group bound. */
+  pendingChars: number;
   /** Sum of the subscribers' frame-head lengths, for bytes-out without a per-subscriber loop. */
   headBytes: number;
+  /** Subscribers in delta mode; deltas are computed (once per event for the group) only while some are. */
+  deltaSubscribers: number;
+  /**
+   * UTF-8 bytes of the group's last payload written live while it had delta subscribers: the base
+   * of the next event's delta. Undefined while no subscriber can hold it.
+   */
+  deltaBase: Uint8Array | undefined;
   /** Resolver context of this group (lazy: members are built on first use), if factories were given. */
   readonly context: object | undefined;
 }
@@ -101,6 +119,8 @@ export interface HubStats {
   badEnvelopes: number;
   executions: number;
   framesOut: number;
+  /** Frames of `framesOut` that carried a delta payload instead of the full one. */
+  deltaFramesOut: number;
   /** Times the broker was paused because the inbound queue passed its bound. */
   pauses: number;
 }
@@ -153,9 +173,14 @@ export interface HubState<C> extends HubDeps<C> {
   inSlice: boolean;
   /** `runSlice` bound to this state once, so scheduling a slice allocates nothing. */
   readonly runSlice: () => void;
-  /** Groups with payloads to write at the end of this slice. */
+  /** Groups with payloads waiting for a flush (flush.ts). */
   dirty: Group<C>[];
-  flushScheduled: boolean;
-  /** `flushPending` bound to this state once, so scheduling a flush allocates nothing. */
-  readonly flush: () => void;
+  /** When the oldest of them got its first payload (performance.now()). */
+  pendingSince: number;
+  /** The most pending characters any of them holds. */
+  pendingLargest: number;
+  /** A flush being written across slices. */
+  flushing: Flush<C> | undefined;
+  /** How long the last flush took (ms, start to last write): paces the next one under load. */
+  lastFlushMs: number;
 }

@@ -7,7 +7,6 @@
 import { createLazyContext, disposeLazyContext } from '@wirestream/context';
 import { GATEWAY_DEFAULTS } from '../defaults.js';
 import { onBrokerLost, onBrokerReady } from './backfill.js';
-import { flushPending } from './delivery.js';
 import type { ChannelState, Group, HubDeps, HubState, HubStats, Subscriber } from './hub-state.js';
 import { createInboundQueue, onBrokerMessage, queuedMessages, runSlice } from './inbound.js';
 import type { CompiledSubscription } from './operations.js';
@@ -24,8 +23,11 @@ export interface HubSnapshot extends Readonly<HubStats> {
 }
 
 export interface Hub<C> {
-  /** Adds a subscriber (joining or opening its group); with `resume`, it is first replayed from history. */
-  subscribe(conn: C, id: string, op: CompiledSubscription, resume?: ResumeRequest): Subscriber<C>;
+  /**
+   * Adds a subscriber (joining or opening its group); with `resume`, it is first replayed from
+   * history; with `delta`, it receives delta payloads where it holds the base (delta.ts).
+   */
+  subscribe(conn: C, id: string, op: CompiledSubscription, resume?: ResumeRequest, delta?: boolean): Subscriber<C>;
   /** Removes a subscriber; its group and channels go with the last one. Idempotent. */
   unsubscribe(subscriber: Subscriber<C>): void;
   stats(): HubSnapshot;
@@ -38,12 +40,12 @@ export interface Hub<C> {
 export function createHub<C>(deps: HubDeps<C>): Hub<C> {
   const state: HubState<C> = {
     ...deps,
-    flow: deps.flow ?? { sliceMs: GATEWAY_DEFAULTS.sliceMs, maxInboundBytes: GATEWAY_DEFAULTS.maxInboundBytes },
+    flow: deps.flow ?? { sliceMs: GATEWAY_DEFAULTS.sliceMs, flushDelayMs: GATEWAY_DEFAULTS.flushDelayMs, maxInboundBytes: GATEWAY_DEFAULTS.maxInboundBytes },
     groups: new Map(),
     channels: new Map(),
     topics: new Map(),
     delivered: new Map(),
-    stats: { eventsIn: 0, backfilled: 0, resumes: 0, resumesNotRecovered: 0, replayed: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0, pauses: 0 },
+    stats: { eventsIn: 0, backfilled: 0, resumes: 0, resumesNotRecovered: 0, replayed: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0, deltaFramesOut: 0, pauses: 0 },
     subscriberCount: 0,
     epoch: undefined,
     inbound: createInboundQueue(),
@@ -55,8 +57,10 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
     inSlice: false,
     runSlice: () => runSlice(state),
     dirty: [],
-    flushScheduled: false,
-    flush: () => flushPending(state),
+    pendingSince: 0,
+    pendingLargest: 0,
+    flushing: undefined,
+    lastFlushMs: 0,
   };
   const { broker, history, logger } = deps;
   broker.attach({
@@ -71,13 +75,20 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
     );
   }
   return {
-    subscribe: (conn, id, op, resume) => addSubscriber(state, conn, id, op, resume),
+    subscribe: (conn, id, op, resume, delta = false) => addSubscriber(state, conn, id, op, resume, delta),
     unsubscribe: (subscriber) => removeSubscriber(state, subscriber),
     stats: () => snapshot(state),
   };
 }
 
-function addSubscriber<C>(state: HubState<C>, conn: C, id: string, op: CompiledSubscription, resume: ResumeRequest | undefined): Subscriber<C> {
+function addSubscriber<C>(
+  state: HubState<C>,
+  conn: C,
+  id: string,
+  op: CompiledSubscription,
+  resume: ResumeRequest | undefined,
+  delta: boolean,
+): Subscriber<C> {
   const group = state.groups.get(op.dedupKey) ?? openGroup(state, op);
   const subscriber: Subscriber<C> = {
     conn,
@@ -85,9 +96,12 @@ function addSubscriber<C>(state: HubState<C>, conn: C, id: string, op: CompiledS
     head: `{"id":${JSON.stringify(id)},"type":"next","payload":`,
     group,
     catchup: resume ? { held: [], covered: undefined } : undefined,
+    delta,
+    hasBase: false,
   };
   group.subscribers.add(subscriber);
   group.headBytes += subscriber.head.length;
+  if (delta) group.deltaSubscribers++;
   state.subscriberCount++;
   if (resume) {
     state.stats.resumes++;
@@ -103,6 +117,7 @@ function removeSubscriber<C>(state: HubState<C>, subscriber: Subscriber<C>): voi
   const { group } = subscriber;
   if (!group.subscribers.delete(subscriber)) return;
   group.headBytes -= subscriber.head.length;
+  if (subscriber.delta) group.deltaSubscribers--;
   state.subscriberCount--;
   if (group.subscribers.size === 0) closeGroup(state, group);
 }
@@ -110,7 +125,7 @@ function removeSubscriber<C>(state: HubState<C>, subscriber: Subscriber<C>): voi
 function openGroup<C>(state: HubState<C>, op: CompiledSubscription): Group<C> {
   const { fieldName, topic } = op.route;
   const context = state.contextFactories ? createLazyContext(state.contextFactories, { dedupKey: op.dedupKey, fieldName, topic }) : undefined;
-  const group: Group<C> = { op, subscribers: new Set(), pending: [], pendingTs: [], pendingPartition: [], pendingOffset: [], headBytes: 0, context };
+  const group: Group<C> = { op, subscribers: new Set(), pending: [], pendingTs: [], pendingPartition: [], pendingOffset: [], pendingChars: 0, headBytes: 0, deltaSubscribers: 0, deltaBase: undefined, context };
   state.groups.set(op.dedupKey, group);
   retainTopic(state, topic);
   for (const channel of op.channels) retainChannel(state, channel, group);

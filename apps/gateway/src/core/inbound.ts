@@ -1,9 +1,9 @@
 /**
  * The bounded event loop. Broker messages are not processed where the broker hands them over (one
  * socket read can carry hundreds of envelopes, and each may fan out to a thousand operations):
- * they queue here and are processed in time slices of `sliceMs`, each slice ending with a flush of
- * what it rendered and a yield to the event loop, so probes, new sockets and pings are served
- * between slices however large the burst.
+ * they queue here and are processed in time slices of `sliceMs`, each ending with a yield to the
+ * event loop, so probes, new sockets and pings are served between slices however large the burst.
+ * Writing what the slices rendered is sliced as well (flush.ts).
  *
  * The queue is bounded in characters (≈ bytes of envelope JSON). Past `maxInboundBytes` the broker
  * is paused (the Redis socket stops being read, TCP pushes back into Redis's output buffer); it is
@@ -13,7 +13,8 @@
  * bounded by this setting whatever the publish rate.
  */
 import { performance } from 'node:perf_hooks';
-import { flushPending, processMessage } from './delivery.js';
+import { processMessage } from './delivery.js';
+import { continueFlush, flushDue, startFlush } from './flush.js';
 import type { HubState } from './hub-state.js';
 
 /** FIFO of broker messages: two parallel arrays and a read index (no per-message tuple, no `shift`). */
@@ -26,10 +27,12 @@ export interface InboundQueue {
   chars: number;
 }
 
-/** How the hub paces itself; `GATEWAY_SLICE_MS`, `GATEWAY_INBOUND_MAX_BYTES`. */
+/** How the hub paces itself; `GATEWAY_SLICE_MS`, `GATEWAY_FLUSH_DELAY_MS`, `GATEWAY_INBOUND_MAX_BYTES`. */
 export interface FlowLimits {
   /** Processing budget of one slice before the hub yields to the event loop. */
   readonly sliceMs: number;
+  /** Longest a rendered payload waits for its flush while messages are still queued (flush.ts). */
+  readonly flushDelayMs: number;
   /** Queued envelope characters above which the broker is paused. */
   readonly maxInboundBytes: number;
 }
@@ -94,15 +97,30 @@ export function scheduleSlice<C>(state: HubState<C>): void {
 }
 
 /**
- * One slice: process queued messages until the budget is spent, write what they rendered, then
- * yield (another slice follows on the next turn if messages are left). A message is the unit: its
- * fan-out to every group on the channel is not split, so a group's payloads stay in event order.
+ * One slice: finish a flush in progress first (nothing new is processed until what was rendered is
+ * written), then process queued messages until the budget is spent, then start a flush if one is
+ * due (flush.ts) and write within what is left; another slice follows on the next turn while work
+ * remains. A message is the unit of processing: its fan-out to every group on the channel is not
+ * split, so a group's payloads stay in event order.
  */
 export function runSlice<C>(state: HubState<C>): void {
   state.sliceScheduled = false;
-  if (state.held) return;
-  const queue = state.inbound;
   const deadline = performance.now() + state.flow.sliceMs;
+  if (!continueFlush(state, deadline)) {
+    scheduleSlice(state);
+    return;
+  }
+  const queue = state.inbound;
+  if (!state.held) processUntil(state, queue, deadline);
+  const caughtUp = state.held || queue.head === queue.texts.length;
+  if (flushDue(state, caughtUp)) {
+    startFlush(state);
+    continueFlush(state, deadline);
+  }
+  if (state.flushing !== undefined || state.dirty.length > 0 || !caughtUp) scheduleSlice(state);
+}
+
+function processUntil<C>(state: HubState<C>, queue: InboundQueue, deadline: number): void {
   state.inSlice = true;
   try {
     while (queue.head < queue.texts.length) {
@@ -118,9 +136,7 @@ export function runSlice<C>(state: HubState<C>): void {
     state.inSlice = false;
   }
   compact(queue);
-  flushPending(state);
   if (state.paused && queue.chars <= state.flow.maxInboundBytes / 2) resumeBroker(state);
-  if (queue.head < queue.texts.length) scheduleSlice(state);
 }
 
 /** No single message can stop the hub: a throw is logged and the next message goes on. */

@@ -21,6 +21,8 @@ export interface GatewayMetrics {
   readonly eventsIn: Counter;
   readonly framesOut: Counter;
   readonly bytesOut: Counter;
+  /** `next` frames that carried a delta payload (delta mode) instead of the full one. */
+  readonly deltaFramesOut: Counter;
   readonly slowConsumers: Counter;
   /** Observed per event and operation: a FastHistogram, because prom-client's costs ~0.5 µs per call. */
   readonly eventToWireSeconds: FastHistogram;
@@ -43,6 +45,7 @@ export function createGatewayMetrics(registry: Registry): GatewayMetrics {
     eventsIn: new Counter({ name: 'wirestream_gateway_events_in_total', help: 'Envelopes received from Redis for a subscribed channel.', registers }),
     framesOut: new Counter({ name: 'wirestream_gateway_frames_out_total', help: '`next` frames written to sockets.', registers }),
     bytesOut: new Counter({ name: 'wirestream_gateway_bytes_out_total', help: 'Bytes of `next` frames written (UTF-8, before WebSocket framing).', registers }),
+    deltaFramesOut: new Counter({ name: 'wirestream_gateway_delta_frames_out_total', help: '`next` frames written as a delta from the previous payload (delta mode); included in frames_out.', registers }),
     slowConsumers: new Counter({ name: 'wirestream_gateway_slow_consumers_total', help: 'Sockets closed because their send buffer passed GATEWAY_MAX_BACKPRESSURE_BYTES.', registers }),
     eventToWireSeconds: new FastHistogram({
       name: 'wirestream_gateway_event_to_wire_seconds',

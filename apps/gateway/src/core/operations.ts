@@ -25,6 +25,7 @@ import {
   type DocumentLimits,
   type VariablesLimits,
 } from './document-limits.js';
+import { compileProjector, type ProjectableOperation, type Projector } from './projector.js';
 
 /** A subscribe request as it arrives in a graphql-ws `subscribe` message payload. */
 export interface OperationRequest {
@@ -45,6 +46,11 @@ export interface CompiledSubscription {
   readonly channels: readonly string[];
   /** Subscriptions with equal keys receive byte-identical payloads and share one execution per event. */
   readonly dedupKey: string;
+  /**
+   * Writes the payload's `data` JSON directly, byte-identical to `execute` (see projector.ts);
+   * undefined when `execute` must serve this operation (a custom resolver, an abstract type…).
+   */
+  readonly projector: Projector | undefined;
 }
 
 /** A query answered once from the schema's static data (e.g. `{ topics }`). */
@@ -117,6 +123,9 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
   // Fails fast here, at start-up, on contradictory limits.
   const limits = resolveDocumentLimits(options.documentLimits);
   const cache = new Map<string, ParsedDocument>();
+  // Projectors by document, operation name and variables (what they depend on), bounded like the
+  // documents: one compile per distinct operation, not per subscribe. null: execute serves it.
+  const projectors = new Map<string, Projector | null>();
 
   function parseAndValidate(query: string): ParsedDocument {
     const cached = cache.get(query);
@@ -207,11 +216,26 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
 
     // Forced (tenant-bound) arguments change what is filtered, so the effective arguments are
     // part of the key too, next to the scope.
-    const dedupKey = [parsed.normalized, operationName ?? '', canonicalJson(variables), canonicalJson(args), access.key].join('\u0000');
+    const projectorKey = [parsed.normalized, operationName ?? '', canonicalJson(variables)].join('\u0000');
+    const dedupKey = [projectorKey, canonicalJson(args), access.key].join('\u0000');
+    const projector = projectorFor(projectorKey, { document, operationName, variables, fieldName: route.fieldName });
     return {
       ok: true,
-      operation: { kind: 'subscription', document, operationName, variables, route, filter, channels, dedupKey },
+      operation: { kind: 'subscription', document, operationName, variables, route, filter, channels, dedupKey, projector },
     };
+  }
+
+  function projectorFor(key: string, operation: ProjectableOperation): Projector | undefined {
+    let projector = projectors.get(key);
+    if (projector === undefined) {
+      projector = compileProjector(ws.schema, operation).projector ?? null;
+      projectors.set(key, projector);
+      if (projectors.size > maxCachedDocuments) {
+        const oldest = projectors.keys().next().value;
+        if (oldest !== undefined) projectors.delete(oldest);
+      }
+    }
+    return projector ?? undefined;
   }
 
   return {

@@ -10,6 +10,8 @@ import type { WirestreamSchema } from '@wirestream/schema';
 import { toError, type Logger } from '@wirestream/telemetry';
 import type { Authenticator, Principal } from '../auth/authenticator.js';
 import type { ConnectionWriter } from './connection-writer.js';
+import { GATEWAY_DEFAULTS } from '../defaults.js';
+import { parseDeltaRequest } from './delta.js';
 import type { Hub } from './hub.js';
 import type { Subscriber } from './hub-state.js';
 import type { AccessScope, OperationCompiler } from './operations.js';
@@ -54,6 +56,8 @@ export interface ProtocolOptions {
   readonly connectionInitWaitTimeoutMs: number;
   /** Subscriptions one socket may hold at once. */
   readonly maxSubscriptionsPerConnection: number;
+  /** Honour `extensions.delta` of a subscribe (GATEWAY_DELTA); off, such a subscription gets full payloads. @default GATEWAY_DEFAULTS.deltaEnabled (true) */
+  readonly allowDelta?: boolean;
 }
 
 export interface Protocol<C extends Connection<C>> {
@@ -67,7 +71,7 @@ export interface Protocol<C extends Connection<C>> {
   closed(conn: C): void;
 }
 
-interface ProtocolState<C extends Connection<C>> extends ProtocolDeps<C>, ProtocolOptions {
+interface ProtocolState<C extends Connection<C>> extends ProtocolDeps<C>, Required<ProtocolOptions> {
   /** Connections with equal scopes share one AccessScope: nothing per socket but a reference. */
   readonly accessByScope: Map<string, AccessScope>;
 }
@@ -78,7 +82,8 @@ const MAX_SHARED_SCOPES = 1_000;
 const MAX_CLOSE_REASON_BYTES = 123;
 
 export function createProtocol<C extends Connection<C>>(deps: ProtocolDeps<C>, options: ProtocolOptions): Protocol<C> {
-  const state: ProtocolState<C> = { ...deps, ...options, accessByScope: new Map() };
+  const { allowDelta = GATEWAY_DEFAULTS.deltaEnabled } = options;
+  const state: ProtocolState<C> = { ...deps, ...options, allowDelta, accessByScope: new Map() };
   return {
     open: (conn) => openConnection(state, conn),
     message: (conn, data) => receiveMessage(state, conn, data),
@@ -196,7 +201,9 @@ function onSubscribe<C extends Connection<C>>(state: ProtocolState<C>, conn: C, 
   }
   const resume = parseResumeRequest(payload.extensions);
   if (typeof resume === 'string') return sendError(state, conn, id, [{ message: resume }]);
-  subscriptions.set(id, state.hub.subscribe(conn, id, operation, resume));
+  const delta = parseDeltaRequest(payload.extensions);
+  if (typeof delta === 'string') return sendError(state, conn, id, [{ message: delta }]);
+  subscriptions.set(id, state.hub.subscribe(conn, id, operation, resume, delta && state.allowDelta));
 }
 
 function onComplete<C extends Connection<C>>(state: ProtocolState<C>, conn: C, id: string): void {

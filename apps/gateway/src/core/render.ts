@@ -3,9 +3,12 @@ import { matchesFilter, type Envelope, type WirestreamSchema } from '@wirestream
 import type { Group, HubStats } from './hub-state.js';
 
 /**
- * A group's payload for one event: executed and serialized once for all its subscribers;
- * undefined when the group's filter does not match. Default resolvers are synchronous (a string
- * comes back); a custom async resolver still works, as a promise.
+ * A group's payload for one event: rendered and serialized once for all its subscribers;
+ * undefined when the group's filter does not match. The operation's projector writes the JSON
+ * directly when it can (projector.ts: byte-identical to `execute`); otherwise graphql-js executes
+ * it. Default resolvers are synchronous (a string comes back); a custom async resolver still
+ * works, as a promise. `extensions` is serialized once per event: pass one object per event to
+ * every group, and do not change it afterwards.
  */
 export function renderPayload<C>(
   schema: WirestreamSchema,
@@ -14,17 +17,37 @@ export function renderPayload<C>(
   envelope: Envelope,
   extensions: Record<string, unknown>,
 ): string | Promise<string> | undefined {
-  if (!matchesFilter(group.op.filter, envelope.payload)) return undefined;
+  const { op } = group;
+  if (!matchesFilter(op.filter, envelope.payload)) return undefined;
   stats.executions++;
+  if (op.projector !== undefined) {
+    // JSON.stringify({ data, extensions }) of execute's result, written as one flat string.
+    const json = op.projector.project(envelope.payload, '{"data":', extensionsTail(extensions));
+    if (json !== undefined) return json;
+  }
   const result = execute({
     schema: schema.schema,
-    document: group.op.document,
-    rootValue: { [group.op.route.fieldName]: envelope.payload },
-    variableValues: group.op.variables,
-    operationName: group.op.operationName,
+    document: op.document,
+    rootValue: { [op.route.fieldName]: envelope.payload },
+    variableValues: op.variables,
+    operationName: op.operationName,
     contextValue: group.context,
   });
   return isPromise(result) ? result.then((r) => serializeResult(r, extensions)) : serializeResult(result, extensions);
+}
+
+// The last event's extensions and their JSON: every group of one event gets the same object, so
+// it is serialized once per event, not once per group.
+let lastExtensions: Record<string, unknown> | undefined;
+let lastTail = '}';
+
+function extensionsTail(extensions: Record<string, unknown>): string {
+  if (extensions !== lastExtensions) {
+    const json = JSON.stringify(extensions) as string | undefined;
+    lastTail = json === undefined ? '}' : ',"extensions":' + json + '}';
+    lastExtensions = extensions;
+  }
+  return lastTail;
 }
 
 /** The `next` payload: data and the position, or the errors (with whatever data there is). */

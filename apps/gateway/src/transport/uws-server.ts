@@ -6,6 +6,7 @@ import { createConnectionState, type Protocol } from '../core/protocol.js';
 import type { RateLimiter } from '../core/rate-limit.js';
 import type { Admission } from './admission.js';
 import type { BackpressureLimits } from './backpressure.js';
+import { uwsCompression, type CompressionMode } from './compression.js';
 import { socketOf, type Socket, type SocketData } from './socket.js';
 
 export interface UwsServerDeps {
@@ -28,6 +29,8 @@ export interface UwsServerOptions {
   readonly drainBatchSize: number;
   /** Close sockets whose token expired (jwt mode): one sweep a second for all sockets. */
   readonly sweepExpired: boolean;
+  /** permessage-deflate offered to clients (compression.ts). */
+  readonly compression: CompressionMode;
 }
 
 /** The uWS app with the graphql-transport-ws endpoint; HTTP routes are added to `app` by the caller. */
@@ -58,6 +61,7 @@ export function createUwsServer(deps: UwsServerDeps, options: UwsServerOptions):
     // Off: uWS would close with 1006 and no reason; the writer closes with 1013 and a resume hint instead.
     closeOnBackpressureLimit: 0,
     idleTimeout: options.idleTimeoutSeconds,
+    compression: uwsCompression(options.compression),
     sendPingsAutomatically: true,
     upgrade: (res, req, context) => onUpgrade(state, res, req, context),
     open: (ws) => onOpen(state, ws),

@@ -4,9 +4,11 @@ import type { Socket } from './socket.js';
 
 /**
  * The write path to uWS sockets: frames of one flush corked into one syscall, and the slow-consumer
- * policy. A closed uWS socket throws on use, so every write checks `closed` first.
+ * policy. A closed uWS socket throws on use, so every write checks `closed` first. With `compress`
+ * (GATEWAY_COMPRESSION is not `off`), frames are deflated for sockets that negotiated
+ * permessage-deflate; uWS sends them plain to the others.
  */
-export function createUwsWriter(limits: BackpressureLimits, onSlowConsumer: () => void): ConnectionWriter<Socket> {
+export function createUwsWriter(limits: BackpressureLimits, onSlowConsumer: () => void, compress = false): ConnectionWriter<Socket> {
   /**
    * Slow-consumer policy: once more than the limit waits in a socket's buffer, the socket is closed
    * with 1013 and a resume hint (no frame after that is sent). Memory stays bounded, and the client
@@ -27,19 +29,19 @@ export function createUwsWriter(limits: BackpressureLimits, onSlowConsumer: () =
   const writeCorked = (): void => {
     const ws = corkSocket as Socket;
     for (let i = 0; i < corkPayloads.length && !ws.closed; i++) {
-      closeIfSlow(ws, ws.send(corkHead + corkPayloads[i] + '}', false));
+      closeIfSlow(ws, ws.send(corkHead + corkPayloads[i] + '}', false, compress));
     }
   };
 
   return {
     send(ws, frame) {
       // Status 2 (dropped) happens only past uWS's maxBackpressure, far above the slow-consumer limit.
-      if (!ws.closed) ws.send(frame, false);
+      if (!ws.closed) ws.send(frame, false, compress);
     },
     sendFrames(ws, head, payloads) {
       if (ws.closed) return;
       if (payloads.length === 1) {
-        closeIfSlow(ws, ws.send(head + payloads[0] + '}', false));
+        closeIfSlow(ws, ws.send(head + payloads[0] + '}', false, compress));
         return;
       }
       corkSocket = ws;

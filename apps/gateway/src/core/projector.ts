@@ -1,0 +1,298 @@
+/**
+ * The projector: one distinct operation compiled once into a plan that writes its `data` JSON
+ * straight from an event's payload, with no graphql-js `execute` and no result object per event.
+ *
+ * It is an exact stand-in for `execute` + `JSON.stringify`, or it declines:
+ * - at compile time (no projector; `execute` serves the whole operation) for what it does not
+ *   model: a custom resolver or `isTypeOf` on any selected field or type, an abstract (interface or
+ *   union) type, a root field other than the route's, a field name that `Object.prototype` has (the
+ *   default resolver would call the inherited function), arguments or variables graphql-js rejects;
+ * - per event (`project` returns undefined; `execute` serves that event) wherever graphql-js would
+ *   report an error or coerce something we do not copy: a null or missing non-null field, a list
+ *   that is not an array, an object that is not a plain object, a leaf value its scalar's
+ *   `serialize` refuses or turns into a non-primitive. So the errors, their messages, locations,
+ *   paths and null propagation always come from graphql-js itself.
+ *
+ * Fields are collected by graphql-js's own `collectFields` (merging, fragments, `@skip`/`@include`
+ * with the operation's variables, first-occurrence order), so field order is graphql-js's.
+ * The payload must be JSON data (what `decodeEnvelope` returns): no functions, Errors or Dates.
+ */
+import {
+  GraphQLBoolean,
+  GraphQLFloat,
+  GraphQLID,
+  GraphQLInt,
+  GraphQLString,
+  Kind,
+  OperationTypeNode,
+  getArgumentValues,
+  getOperationAST,
+  getVariableValues,
+  isLeafType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLLeafType,
+  type GraphQLObjectType,
+  type GraphQLOutputType,
+  type GraphQLSchema,
+} from 'graphql';
+// Not re-exported by graphql's index; graphql is pinned, and reusing it is what makes the order exact.
+import { collectFields, collectSubfields } from 'graphql/execution/collectFields.js';
+
+/** A compiled operation: writes the `data` JSON of one event, or declines that event. */
+export interface Projector {
+  /**
+   * `prefix`, the `data` JSON of this payload, then `suffix`, as one flat string: the data
+   * byte-identical to `JSON.stringify(execute(…).data)`. Undefined when graphql-js must execute
+   * this event (it would report an error, or coerce a value the projector does not copy).
+   */
+  project(payload: Readonly<Record<string, unknown>>, prefix?: string, suffix?: string): string | undefined;
+}
+
+/** What {@link compileProjector} needs of an operation (a `CompiledSubscription` has it all). */
+export interface ProjectableOperation {
+  readonly document: DocumentNode;
+  readonly operationName: string | undefined;
+  /** Coerced variables of the request, as `execute` receives them. */
+  readonly variables: Record<string, unknown>;
+  /** The Subscription field whose value is the event payload. */
+  readonly fieldName: string;
+}
+
+// Plan kinds. Numbers, not strings, so the per-value switch is a jump table.
+const STRING = 0;
+const INT = 1;
+const FLOAT = 2;
+const BOOLEAN = 3;
+const ID = 4;
+/** An enum or a custom scalar: its own `serialize` decides (exactly what `completeLeafValue` does). */
+const OTHER_LEAF = 5;
+const OBJECT = 6;
+const LIST = 7;
+const TYPENAME = 8;
+
+/** How to write one value. One shape for every kind, so the writer's property loads stay monomorphic. */
+interface ValuePlan {
+  readonly kind: number;
+  readonly nonNull: boolean;
+  /** OTHER_LEAF: the type whose `serialize` is called. */
+  readonly leaf: GraphQLLeafType | undefined;
+  /** OBJECT: its fields, in response order. */
+  readonly fields: readonly FieldPlan[];
+  /** LIST: how to write each item. */
+  readonly item: ValuePlan | undefined;
+  /** TYPENAME: the type name's JSON. */
+  readonly constant: string;
+}
+
+interface FieldPlan {
+  /** `"key":`, with a leading comma for every field but the first. */
+  readonly prefix: string;
+  /** The payload property the default resolver reads (the field's name, not its alias). */
+  readonly prop: string;
+  readonly value: ValuePlan;
+}
+
+const BUILT_IN_KINDS = new Map<GraphQLLeafType, number>([
+  [GraphQLString, STRING],
+  [GraphQLInt, INT],
+  [GraphQLFloat, FLOAT],
+  [GraphQLBoolean, BOOLEAN],
+  [GraphQLID, ID],
+]);
+
+/** Thrown while compiling when the operation needs `execute`; caught by {@link compileProjector}. */
+class NotProjectable extends Error {}
+
+interface CompileContext {
+  readonly schema: GraphQLSchema;
+  readonly fragments: Record<string, FragmentDefinitionNode>;
+  readonly variables: { [variable: string]: unknown };
+}
+
+/**
+ * Compiles an operation into a {@link Projector}, or says why (`reason`) when
+ * `execute` must serve it. Runs once per distinct operation.
+ */
+export function compileProjector(
+  schema: GraphQLSchema,
+  operation: ProjectableOperation,
+): { readonly projector: Projector; readonly reason?: undefined } | { readonly projector?: undefined; readonly reason: string } {
+  try {
+    const root = compileRoot(schema, operation);
+    return { projector: { project: (payload, prefix = '', suffix = '') => project(root, payload, prefix, suffix) } };
+  } catch (err) {
+    if (err instanceof NotProjectable) return { reason: err.message };
+    throw err;
+  }
+}
+
+function compileRoot(schema: GraphQLSchema, operation: ProjectableOperation): readonly FieldPlan[] {
+  const definition = getOperationAST(operation.document, operation.operationName);
+  const rootType = schema.getSubscriptionType();
+  if (!definition || definition.operation !== OperationTypeNode.SUBSCRIPTION || !rootType) throw new NotProjectable('not a subscription of this schema');
+  // execute coerces the variables again; so does the projector, to decide @skip/@include alike.
+  const coerced = getVariableValues(schema, definition.variableDefinitions ?? [], operation.variables);
+  if (coerced.errors) throw new NotProjectable('its variables do not coerce');
+  const fragments: Record<string, FragmentDefinitionNode> = Object.create(null) as Record<string, FragmentDefinitionNode>;
+  for (const def of operation.document.definitions) {
+    if (def.kind === Kind.FRAGMENT_DEFINITION) fragments[def.name.value] = def;
+  }
+  const ctx: CompileContext = { schema, fragments, variables: coerced.coerced };
+  const fields = compileFields(ctx, rootType, collectFields(schema, fragments, ctx.variables, rootType, definition.selectionSet));
+  for (const field of fields) {
+    // The root value is `{ [fieldName]: payload }`: any other root field would resolve to undefined.
+    if (field.value.kind !== TYPENAME && field.prop !== operation.fieldName) throw new NotProjectable(`root field ${field.prop} is not the route's`);
+  }
+  return fields;
+}
+
+function compileFields(ctx: CompileContext, parentType: GraphQLObjectType, collected: Map<string, readonly FieldNode[]>): FieldPlan[] {
+  if (parentType.isTypeOf) throw new NotProjectable(`${parentType.name} has an isTypeOf check`);
+  const plans: FieldPlan[] = [];
+  for (const [responseKey, fieldNodes] of collected) {
+    const node = fieldNodes[0];
+    if (!node) continue;
+    const prefix = (plans.length === 0 ? '' : ',') + JSON.stringify(responseKey) + ':';
+    const name = node.name.value;
+    if (name === '__typename') {
+      plans.push({ prefix, prop: name, value: typenamePlan(parentType) });
+      continue;
+    }
+    if (name.startsWith('__')) throw new NotProjectable(`introspection field ${name}`);
+    const fieldDef = parentType.getFields()[name];
+    if (!fieldDef) continue; // execute skips a field its type lacks (validation already refused it)
+    if (fieldDef.resolve) throw new NotProjectable(`${parentType.name}.${name} has a custom resolver`);
+    if (name in Object.prototype) throw new NotProjectable(`${parentType.name}.${name} is inherited by every object`);
+    try {
+      // execute computes these before resolving; the default resolver ignores them, but they may throw.
+      getArgumentValues(fieldDef, node, ctx.variables);
+    } catch {
+      throw new NotProjectable(`the arguments of ${parentType.name}.${name} do not coerce`);
+    }
+    plans.push({ prefix, prop: fieldDef.name, value: compileValue(ctx, fieldDef.type, fieldNodes) });
+  }
+  return plans;
+}
+
+function compileValue(ctx: CompileContext, type: GraphQLOutputType, fieldNodes: readonly FieldNode[]): ValuePlan {
+  const nonNull = isNonNullType(type);
+  const nullable = nonNull ? type.ofType : type;
+  if (isListType(nullable)) return plan(LIST, nonNull, { item: compileValue(ctx, nullable.ofType, fieldNodes) });
+  if (isLeafType(nullable)) {
+    const builtIn = BUILT_IN_KINDS.get(nullable);
+    return plan(builtIn ?? OTHER_LEAF, nonNull, { leaf: nullable });
+  }
+  if (isObjectType(nullable)) {
+    const collected = collectSubfields(ctx.schema, ctx.fragments, ctx.variables, nullable, fieldNodes);
+    return plan(OBJECT, nonNull, { fields: compileFields(ctx, nullable, collected) });
+  }
+  throw new NotProjectable(`abstract type ${nullable.name}`);
+}
+
+function typenamePlan(type: GraphQLObjectType): ValuePlan {
+  return plan(TYPENAME, true, { constant: JSON.stringify(type.name) });
+}
+
+function plan(kind: number, nonNull: boolean, parts: Partial<Pick<ValuePlan, 'leaf' | 'fields' | 'item' | 'constant'>>): ValuePlan {
+  return { kind, nonNull, leaf: parts.leaf, fields: parts.fields ?? [], item: parts.item, constant: parts.constant ?? '' };
+}
+
+/*
+ * The writers. Deliberately imperative: they run per event and per distinct operation. They build
+ * the JSON text by concatenation (a rope, cheap to build) and flatten it once at the end: every
+ * frame written from a rope would walk its hundreds of pieces again. No result objects; undefined
+ * means "let graphql-js execute this event".
+ */
+
+function project(root: readonly FieldPlan[], payload: Readonly<Record<string, unknown>>, prefix: string, suffix: string): string | undefined {
+  let out = prefix + '{';
+  for (let i = 0; i < root.length; i++) {
+    const field = root[i] as FieldPlan;
+    // The root value is `{ [fieldName]: payload }`, so the route's field resolves to the payload.
+    const json = field.value.kind === TYPENAME ? field.value.constant : writeValue(field.value, payload);
+    if (json === undefined) return undefined;
+    out += field.prefix + json;
+  }
+  out += '}' + suffix;
+  // Reading a character flattens a rope in place (V8 copies it into one flat string once).
+  out.charCodeAt(0);
+  return out;
+}
+
+function writeObject(fields: readonly FieldPlan[], source: Readonly<Record<string, unknown>>): string | undefined {
+  let out = '{';
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i] as FieldPlan;
+    const json = field.value.kind === TYPENAME ? field.value.constant : writeValue(field.value, source[field.prop]);
+    if (json === undefined) return undefined;
+    out += field.prefix + json;
+  }
+  return out + '}';
+}
+
+function writeList(item: ValuePlan, values: readonly unknown[]): string | undefined {
+  if (values.length === 0) return '[]';
+  let out = '[';
+  for (let i = 0; i < values.length; i++) {
+    const json = writeValue(item, values[i]);
+    if (json === undefined) return undefined;
+    out += i === 0 ? json : ',' + json;
+  }
+  return out + ']';
+}
+
+function writeValue(plan: ValuePlan, value: unknown): string | undefined {
+  if (value === null || value === undefined) return plan.nonNull ? undefined : 'null';
+  switch (plan.kind) {
+    case STRING:
+    case ID:
+      if (typeof value === 'string') return NEEDS_ESCAPING.test(value) ? JSON.stringify(value) : '"' + value + '"';
+      break;
+    case INT:
+      // In int32 range and integral (-0 | 0 is 0, and both print "0").
+      if (typeof value === 'number' && (value | 0) === value) return '' + value;
+      break;
+    case FLOAT:
+      // Number's toString is JSON's for every finite number.
+      if (typeof value === 'number' && Number.isFinite(value)) return '' + value;
+      break;
+    case BOOLEAN:
+      if (typeof value === 'boolean') return value ? 'true' : 'false';
+      break;
+    case OBJECT:
+      // Arrays and non-objects resolve every field to undefined in graphql-js: let it say so.
+      return typeof value === 'object' && !Array.isArray(value) ? writeObject(plan.fields, value as Record<string, unknown>) : undefined;
+    case LIST:
+      return Array.isArray(value) ? writeList(plan.item as ValuePlan, value) : undefined;
+    default:
+      break;
+  }
+  return serializedJson(plan.leaf as GraphQLLeafType, value);
+}
+
+// Every character JSON.stringify escapes: '"', '\\', C0 controls, and surrogates (it escapes lone
+// ones; a pair is left to JSON.stringify too, which writes it as is). A plain string (nearly all)
+// is quoted directly: a regex test costs half of a JSON.stringify call.
+// eslint-disable-next-line no-control-regex -- the C0 controls are exactly what JSON escapes
+const NEEDS_ESCAPING = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** A leaf value off the canonical path (an ID as a number, an Int as a string, an enum): the scalar's own `serialize` decides. */
+function serializedJson(leaf: GraphQLLeafType, value: unknown): string | undefined {
+  const type = typeof value;
+  // Objects go through graphql-js's valueOf/toJSON rules, and their errors come from graphql-js.
+  if (type !== 'string' && type !== 'number' && type !== 'boolean') return undefined;
+  let serialized: unknown;
+  try {
+    serialized = leaf.serialize(value);
+  } catch {
+    return undefined;
+  }
+  // JSON.stringify of a primitive alone is what it writes for it inside the result object.
+  if (typeof serialized === 'string' || typeof serialized === 'number' || typeof serialized === 'boolean') return JSON.stringify(serialized);
+  return undefined;
+}

@@ -1,0 +1,212 @@
+// Bring your own secured Kafka and Redis (issue 13): the built ingest against each listener of a real
+// secured broker (infra/kafka start.sh --security: SASL_SSL with SCRAM, PLAIN and OAUTHBEARER, SSL with
+// client certificates, the StandardAuthorizer with ACLs), the built gateway on a TLS-only redis-server
+// with an ACL user; secrets from files. Each wrong setting ends in one line naming it and exit 78, and
+// no secret reaches a log.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
+import WebSocket from 'ws';
+import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
+import {
+  findRepoRoot,
+  freePort,
+  grantAcls,
+  startApp,
+  startRedis,
+  startSecuredKafka,
+  uniqueName,
+  unsecuredJwt,
+  waitFor,
+  type AppProcess,
+  type RedisServer,
+  type SecuredKafkaBroker,
+} from '@wirestream/testkit';
+
+const EXIT_CONFIG = 78;
+const REDIS_USER = 'wirestream';
+const REDIS_PASSWORD = 'redis-password-never-logged';
+
+let broker: SecuredKafkaBroker;
+let redis: RedisServer;
+let admin: Admin;
+let producer: Producer;
+let gateway: AppProcess;
+let client: Client;
+let dir: string;
+let topic: string;
+let schemaPath: string;
+let wsUrl: string;
+const received: FormattedExecutionResult<Record<string, unknown>, unknown>[] = [];
+const logs: AppProcess[] = [];
+
+/** Writes a secret into a file, as a mounted Kubernetes secret. */
+const secretFile = (name: string, value: string): string => {
+  const path = join(dir, name);
+  writeFileSync(path, `${value}\n`, { mode: 0o600 });
+  return path;
+};
+
+beforeAll(async () => {
+  [broker, redis] = await Promise.all([
+    startSecuredKafka(),
+    startRedis({ tls: true, aclUsers: [{ name: REDIS_USER, password: REDIS_PASSWORD, rules: ['~*', '&*', '+@all'] }] }),
+  ]);
+  dir = mkdtempSync(join(tmpdir(), 'wirestream-secured-'));
+  topic = uniqueName('secured-events');
+  schemaPath = join(dir, 'schema.graphql');
+  writeFileSync(schemaPath, `type Changed { id: ID! n: Int }\ntype Subscription { changed(id: ID): Changed @topic(name: "${topic}", key: "id") }\n`);
+  // PLAINTEXT is the admin listener (a super user): topics, ACLs and the test's producer.
+  const kafka = new Kafka({ clientId: 'secured-e2e', brokers: [broker.security.listeners.plaintext], logLevel: logLevel.NOTHING });
+  admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 2 }, { topic: `${topic}.dlq`, numPartitions: 1 }] });
+  producer = kafka.producer();
+  await producer.connect();
+
+  const port = await freePort();
+  wsUrl = `ws://127.0.0.1:${port}/graphql`;
+  gateway = startApp('gateway', {
+    ...redisEnv(),
+    SCHEMA_PATH: schemaPath,
+    GATEWAY_HOST: '127.0.0.1',
+    GATEWAY_PORT: String(port),
+    GATEWAY_AUTH_MODE: 'anonymous',
+    LOG_LEVEL: 'debug',
+  });
+  logs.push(gateway);
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 30_000, message: 'gateway ready on the TLS Redis' });
+  client = createClient({ url: wsUrl, webSocketImpl: WebSocket, retryAttempts: 0 });
+  client.subscribe({ query: 'subscription { changed { id n } }' }, { next: (r) => void received.push(r), error: () => {}, complete: () => {} });
+  await waitFor(async () => ((await (await fetch(`http://127.0.0.1:${port}/stats`)).json()) as { confirmedChannels: number }).confirmedChannels > 0, { message: 'subscribed' });
+});
+
+afterAll(async () => {
+  await Promise.resolve(client?.dispose());
+  await producer?.disconnect();
+  await admin?.disconnect();
+  await gateway?.stop();
+  await Promise.all([broker?.stop(), redis?.stop()]);
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+function redisEnv(): Record<string, string> {
+  const tls = redis.tls;
+  if (!tls) throw new Error('the test Redis runs without TLS');
+  return { REDIS_URL: redis.url, REDIS_TLS_CA_FILE: tls.ca, REDIS_USERNAME: REDIS_USER, REDIS_PASSWORD_FILE: secretFile('redis-password', REDIS_PASSWORD) };
+}
+
+/** The ACLs ingest needs for its group: Read/Describe on the topic, Read on the group, Write on the dead-letter topic. */
+async function grantIngest(groupId: string): Promise<void> {
+  await grantAcls(admin, broker.security.clientPrincipal, [
+    { resource: 'topic', name: topic, operations: ['read', 'describe'] },
+    { resource: 'topic', name: `${topic}.dlq`, operations: ['write', 'describe', 'create'] },
+    { resource: 'group', name: groupId, operations: ['read', 'describe'] },
+  ]);
+}
+
+function ingestEnv(groupId: string, kafkaEnv: Record<string, string>): Record<string, string> {
+  return { ...redisEnv(), ...kafkaEnv, SCHEMA_PATH: schemaPath, KAFKA_GROUP_ID: groupId, INGEST_HTTP_PORT: '0', INGEST_FROM_BEGINNING: 'true', LOG_LEVEL: 'debug' };
+}
+
+const LISTENERS = {
+  'SASL_SSL SCRAM-SHA-512, password from a file': () => ({
+    KAFKA_BROKERS: broker.security.listeners.saslSsl,
+    KAFKA_SSL_CA_FILE: broker.security.files.ca,
+    KAFKA_SASL_MECHANISM: 'scram-sha-512',
+    KAFKA_SASL_USERNAME: broker.security.users.app.username,
+    KAFKA_SASL_PASSWORD_FILE: secretFile('kafka-password-512', broker.security.users.app.password),
+  }),
+  'SASL_SSL PLAIN': () => ({
+    KAFKA_BROKERS: broker.security.listeners.saslSsl,
+    KAFKA_SSL_CA_FILE: broker.security.files.ca,
+    KAFKA_SASL_MECHANISM: 'plain',
+    KAFKA_SASL_USERNAME: broker.security.users.app.username,
+    KAFKA_SASL_PASSWORD: broker.security.users.app.password,
+  }),
+  'SASL_SSL OAUTHBEARER, token file': () => ({
+    KAFKA_BROKERS: broker.security.listeners.saslSsl,
+    KAFKA_SSL_CA_FILE: broker.security.files.ca,
+    KAFKA_SASL_MECHANISM: 'oauthbearer',
+    KAFKA_SASL_OAUTHBEARER_TOKEN_FILE: secretFile('token', unsecuredJwt('app')),
+  }),
+  'SSL with a client certificate (mTLS)': () => ({
+    KAFKA_BROKERS: broker.security.listeners.ssl,
+    KAFKA_SSL_CA_FILE: broker.security.files.ca,
+    KAFKA_SSL_CERT_FILE: broker.security.files.clientCert,
+    KAFKA_SSL_KEY_FILE: broker.security.files.clientKey,
+  }),
+} as const;
+
+describe('ingest on a secured Kafka, gateway on a TLS Redis with an ACL user', () => {
+  it.each(Object.keys(LISTENERS) as (keyof typeof LISTENERS)[])('%s: an event produced reaches a graphql-ws client', async (name) => {
+    const groupId = uniqueName('ingest-secured');
+    await grantIngest(groupId);
+    const ingest = startApp('ingest', ingestEnv(groupId, LISTENERS[name]()));
+    logs.push(ingest);
+    try {
+      await ingest.waitForLog((l) => l['msg'] === 'joined consumer group', 'joined consumer group', 60_000);
+      const id = uniqueName('evt');
+      await producer.send({ topic, acks: -1, messages: [{ key: id, value: JSON.stringify({ id, n: 7 }) }] });
+      await waitFor(() => received.some((r) => (r.data?.['changed'] as { id?: string } | undefined)?.id === id), { timeoutMs: 30_000, message: `event ${id} through ${name}` });
+    } finally {
+      expect(await ingest.stop()).toBe(0);
+    }
+  });
+});
+
+/** Runs the built ingest until it exits (or the deadline), with what it printed. */
+function runToExit(env: Record<string, string>, timeoutMs = 90_000): Promise<{ status: number | null; stderr: string; stdout: string }> {
+  const main = join(findRepoRoot(), 'apps', 'ingest', 'dist', 'main.js');
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [main], { env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('exit', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stderr, stdout });
+    });
+  });
+}
+
+describe('a wrong security setting: one line naming it, exit 78, no secret in the log', () => {
+  const WRONG_PASSWORD = 'not-the-password-never-logged';
+  it.each([
+    [
+      'a wrong SASL password',
+      () => ({ ...LISTENERS['SASL_SSL SCRAM-SHA-512, password from a file'](), KAFKA_SASL_PASSWORD_FILE: secretFile('wrong', WRONG_PASSWORD) }),
+      /KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD/,
+    ],
+    ['an untrusted broker certificate', () => ({ ...LISTENERS['SASL_SSL PLAIN'](), KAFKA_SSL_CA_FILE: broker.security.files.untrustedCa }), /set KAFKA_SSL_CA_FILE to the CA that signed it/],
+    [
+      'a client certificate the broker does not trust',
+      () => ({ ...LISTENERS['SSL with a client certificate (mTLS)'](), KAFKA_SSL_CERT_FILE: broker.security.files.untrustedClientCert, KAFKA_SSL_KEY_FILE: broker.security.files.untrustedClientKey }),
+      /refused the client certificate .*KAFKA_SSL_CERT_FILE/,
+    ],
+    ['no ACL for the consumer group', () => LISTENERS['SASL_SSL PLAIN'](), /Read on the group named by KAFKA_GROUP_ID/],
+  ] as const)('%s', async (_name, env, expected) => {
+    const groupId = uniqueName('ingest-denied'); // never granted: only the last case reaches the group
+    const run = await runToExit(ingestEnv(groupId, env()));
+    expect(run.status, run.stderr).toBe(EXIT_CONFIG);
+    expect(run.stderr).toMatch(expected);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    for (const secret of [WRONG_PASSWORD, broker.security.users.app.password, REDIS_PASSWORD]) {
+      expect(run.stdout).not.toContain(secret);
+      expect(run.stderr).not.toContain(secret);
+    }
+  });
+
+  it('never logs a password of a running ingest or gateway (LOG_LEVEL=debug)', () => {
+    for (const proc of logs) {
+      const text = JSON.stringify(proc.lines) + proc.stderr();
+      for (const secret of [broker.security.users.app.password, REDIS_PASSWORD]) expect(text, proc.name).not.toContain(secret);
+    }
+    expect(logs.length).toBeGreaterThan(1);
+  });
+});
