@@ -136,7 +136,11 @@ function guardTable(gateways: readonly StackName[], f: GuardFigures): string {
   ]);
   rows.push([
     'burst /healthz p99 (lower is better)',
-    ...gateways.map((g) => `${((burstOf(f.bur.get(g))?.healthzP99Ms ?? Number.NaN) / (bareX?.healthzP99Ms ?? Number.NaN)).toFixed(2)} (${fmtMs(burstOf(f.bur.get(g))?.healthzP99Ms ?? Number.NaN)})`),
+    ...gateways.map((g) => {
+      const p99 = burstOf(f.bur.get(g))?.healthzP99Ms ?? Number.NaN;
+      // An unanswered poll is +∞: say so rather than print a ratio of infinity.
+      return Number.isFinite(p99) ? `${(p99 / (bareX?.healthzP99Ms ?? Number.NaN)).toFixed(2)} (${fmtMs(p99)})` : 'unanswered polls in the p99';
+    }),
     bareX ? fmtMs(bareX.healthzP99Ms) : 'n/a',
   ]);
   rows.push([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseMetrics, quantile } from './probe.js';
+import { parseMetrics, quantile, summarize } from './probe.js';
 import { responsivenessOf } from './burst.js';
 import { JEMALLOC, parseEnvList, parseVariants } from './variants.js';
 
@@ -29,6 +29,25 @@ describe('parseMetrics', () => {
     expect(m.eldP99Ms).toBeUndefined();
     expect(m.eldMaxMs).toBeUndefined();
     expect(m.inboundQueueBytes).toBeUndefined();
+  });
+});
+
+describe('summarize', () => {
+  it('counts a poll answered after the timeout as unanswered, once, and flags slow polls while the probe lagged', () => {
+    const polls = [
+      { sentMs: 0, doneMs: 5, ok: true },
+      { sentMs: 50, doneMs: 250, ok: true },
+      { sentMs: 100, doneMs: 2_150, ok: true },
+      { sentMs: 150, doneMs: 160, ok: false },
+    ];
+    const lags = [{ atMs: 200, lagMs: 30 }];
+    const s = summarize(polls, lags, 2_000, { scrapes: [], scrapesUnanswered: 0, eldExposed: false });
+    expect(s.polls).toBe(4);
+    expect(s.answeredMs).toEqual([5, 200]);
+    expect(s.unanswered).toBe(2);
+    expect(s.over100Ms).toBe(3); // 200 ms, and the two unanswered
+    expect(s.suspect).toBe(3); // each of them overlaps the 30 ms lag at 200 ms
+    expect(s.ownLagMaxMs).toBe(30);
   });
 });
 

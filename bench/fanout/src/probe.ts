@@ -62,7 +62,8 @@ const HEARTBEAT_MS = 10;
 const SUSPECT_LAG_MS = 20;
 const SLOW_MS = 100;
 
-interface Poll {
+/** One `/healthz` poll: sent at, answered at (undefined while in flight or on error), and whether it was a 2xx. */
+export interface Poll {
   readonly sentMs: number;
   doneMs: number | undefined;
   ok: boolean;
@@ -152,7 +153,8 @@ export function startProbe(options: ProbeOptions): Probe {
   };
 }
 
-function summarize(
+/** The probe's figures from its polls and heartbeat (exported for its unit test). */
+export function summarize(
   polls: readonly Poll[],
   lags: readonly { atMs: number; lagMs: number }[],
   timeoutMs: number,
@@ -164,10 +166,12 @@ function summarize(
   let suspect = 0;
   // Lags sorted by time already; a poll's window is [sent, done] (or the timeout).
   for (const p of polls) {
-    const ms = p.ok && p.doneMs !== undefined ? p.doneMs - p.sentMs : undefined;
-    if (ms === undefined || ms > timeoutMs) unanswered++;
+    const answered = p.ok && p.doneMs !== undefined && p.doneMs - p.sentMs <= timeoutMs;
+    const ms = answered ? (p.doneMs as number) - p.sentMs : undefined;
+    if (ms === undefined) unanswered++;
     else answeredMs.push(ms);
     if (ms === undefined || ms > SLOW_MS) {
+      // Unanswered polls are added to the slow ones once, below.
       if (ms !== undefined) over100Ms++;
       const end = p.sentMs + (ms ?? timeoutMs) + HEARTBEAT_MS;
       if (lags.some((l) => l.atMs >= p.sentMs && l.atMs <= end && l.lagMs > SUSPECT_LAG_MS)) suspect++;
