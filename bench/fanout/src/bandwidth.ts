@@ -19,12 +19,12 @@ import os from 'node:os';
 import { dirname, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { createBenchClock, parseMix, type OperationPlan } from '@wirestream/loadgen';
+import { parseMix, type OperationPlan } from '@wirestream/loadgen';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { startRedis, type RedisServer } from '@wirestream/testkit';
 import { prepareEvents } from './publisher.js';
 import { fmtBytes, fmtInt, fmtMs, table } from './report.js';
-import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
+import { benchContext, runStack, type RunSpec, type StackRun } from './run-stack.js';
 import { useBaseGateway } from './servers.js';
 
 const HELP = `bandwidth bench: bytes and server CPU per delivery, plain vs deflate vs delta vs both (one run)
@@ -195,17 +195,7 @@ async function main(): Promise<void> {
   try {
     redisServer = await startRedis();
     redis = new Redis(redisServer.url);
-    const ctx: RunContext = {
-      redisUrl: redisServer.url,
-      redis,
-      corpus,
-      route,
-      channelPrefix: 'ws',
-      clock: createBenchClock(),
-      log,
-      redisPid: redisServer.pid,
-      nodeEnv: values['node-env'],
-    };
+    const ctx = benchContext(redisServer, redis, corpus, route, { log, nodeEnv: values['node-env'] });
     for (const p of plans) {
       log(`\n## ${p.title}; ${fmtInt(p.events)} events at ${p.rate}/s\n`);
       const runs: { config: Config; run: StackRun }[] = [];

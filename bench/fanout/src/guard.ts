@@ -11,13 +11,13 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { createBenchClock, parseMix } from '@wirestream/loadgen';
+import { parseMix } from '@wirestream/loadgen';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { startRedis } from '@wirestream/testkit';
 import { burstSpec, responsivenessOf } from './burst.js';
 import { prepareEvents } from './publisher.js';
 import { fmtInt, fmtMs, table } from './report.js';
-import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
+import { benchContext, runStack, type RunSpec, type StackRun } from './run-stack.js';
 import { STACK_SHORT, useBaseGateway, type StackName } from './servers.js';
 import { parseEnvList } from './variants.js';
 
@@ -64,18 +64,7 @@ async function main(): Promise<void> {
   const redisServer = await startRedis();
   const redis = new Redis(redisServer.url);
   try {
-    const ctx: RunContext = {
-      redisUrl: redisServer.url,
-      redis,
-      corpus,
-      route,
-      channelPrefix: 'ws',
-      clock: createBenchClock(),
-      log: () => undefined,
-      redisPid: redisServer.pid,
-      nodeEnv: 'production',
-      gatewayEnv: parseEnvList(values['gateway-env']),
-    };
+    const ctx = benchContext(redisServer, redis, corpus, route, { log: () => undefined, nodeEnv: 'production', gatewayEnv: parseEnvList(values['gateway-env']) });
     const run = async (what: string, stack: StackName, spec: RunSpec): Promise<StackRun> => {
       const r = await runStack(stack, spec, ctx);
       log(`  ${what}, ${STACK_SHORT[stack]}: ${fmtInt(r.unique)}/${fmtInt(r.expected)}, ${fmtInt(r.deliveriesPerSec)}/s, server CPU ${(r.serverCpuMs / 1_000).toFixed(2)} s`);

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { createLoadgen, variantOf, variantsOf, type BenchClock, type LatencySummary, type Loadgen, type OperationPlan } from '@wirestream/loadgen';
+import { createBenchClock, createLoadgen, variantOf, variantsOf, type BenchClock, type LatencySummary, type Loadgen, type OperationPlan } from '@wirestream/loadgen';
 import { channelName, shardOf, topicChannels, type SubscriptionRoute } from '@wirestream/schema';
 import os from 'node:os';
 import { readCpuTimes, readCpuTimesOf, readMachineBusyMs, readRssBytes, readRssSplit, type CpuTimes } from './processes.js';
@@ -59,6 +59,17 @@ export interface RunContext {
   readonly nodeArgs?: (stack: StackName) => readonly string[];
   /** `cgroup.procs` of a memory budget every server process of the run starts in (memory-budget.ts). */
   readonly cgroupProcs?: string;
+}
+
+/** A run context on one private redis-server: what every scenario shares, plus its own fields (log, env…). */
+export function benchContext(
+  server: { readonly url: string; readonly pid: number | undefined },
+  redis: Redis,
+  corpus: EventCorpus,
+  route: SubscriptionRoute,
+  own: Pick<RunContext, 'log' | 'nodeEnv'> & Partial<Pick<RunContext, 'gatewayEnv' | 'nodeArgs' | 'cgroupProcs'>>,
+): RunContext {
+  return { redisUrl: server.url, redis, corpus, route, channelPrefix: 'ws', clock: createBenchClock(), redisPid: server.pid, ...own };
 }
 
 /** RSS of the server after the last delivery (RunSpec.settleMs). */
