@@ -21,6 +21,8 @@ export const INGEST_DEFAULTS = Object.freeze({
   /** Must match the gateway's. */
   channelPrefix: DEFAULT_CHANNEL_PREFIX,
   dlqSuffix: '.dlq',
+  /** Source topics are their producers': ingest waits for them unless told to create them (INGEST_CREATE_TOPICS). */
+  createTopics: false,
   maxMessageBytes: 1_048_576, // 1 MiB
   /** Messages per Redis pipeline, and so per offset commit. */
   publishChunkSize: 500,

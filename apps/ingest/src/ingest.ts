@@ -9,7 +9,7 @@ import { createFlowControl, type FlowControl } from './flow-control.js';
 import { createIngestState, type IngestState, type IngestStats } from './ingest-state.js';
 import type { IngestMetrics } from './metrics.js';
 import { startLagMonitor } from './lag-monitor.js';
-import { prepareTopics } from './prepare-topics.js';
+import { prepareTopics, type NewTopicSettings } from './prepare-topics.js';
 import type { IngestRedis } from './redis-client.js';
 import { createRedisPublisher } from './redis-publisher.js';
 import { createTopicRoutes } from './topic-routes.js';
@@ -51,6 +51,10 @@ export interface IngestOptions {
   readonly dlqSuffix?: string;
   /** Larger messages are dead-lettered, not parsed. @default INGEST_DEFAULTS.maxMessageBytes */
   readonly maxMessageBytes?: number;
+  /** Create the schema's source topics that do not exist instead of waiting for them. @default INGEST_DEFAULTS.createTopics */
+  readonly createTopics?: boolean;
+  /** Partitions and replication of the topics ingest creates. @default the broker's defaults */
+  readonly newTopics?: NewTopicSettings;
   /** Messages per Redis pipeline, and so per offset commit. @default INGEST_DEFAULTS.publishChunkSize */
   readonly publishChunkSize?: number;
   /** Partitions processed concurrently by one replica. @default INGEST_DEFAULTS.partitionsConcurrently */
@@ -146,6 +150,8 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     channelPrefix = INGEST_DEFAULTS.channelPrefix,
     dlqSuffix = INGEST_DEFAULTS.dlqSuffix,
     maxMessageBytes = INGEST_DEFAULTS.maxMessageBytes,
+    createTopics = INGEST_DEFAULTS.createTopics,
+    newTopics = {},
     publishChunkSize = INGEST_DEFAULTS.publishChunkSize,
     partitionsConcurrently = INGEST_DEFAULTS.partitionsConcurrently,
     fromBeginning = INGEST_DEFAULTS.fromBeginning,
@@ -219,6 +225,8 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
         isStopped: () => state.stopped,
         fetchPartitionCounts: redisMode === 'cluster',
         maxMessageBytes,
+        createSourceTopics: createTopics,
+        newTopics,
       });
       state.deadLetterLimits = deadLetterLimits;
       // Before the first SPUBLISH, so gateways can subscribe every partition's channels.
@@ -250,6 +258,9 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
 /** How often consumer lag is read from the broker (committed offsets vs high watermarks). */
 const LAG_POLL_MS = 5_000; // 5 seconds
 
+/** Kafka's longest topic name (kafka.common.internals.Topic). */
+const KAFKA_TOPIC_NAME_MAX = 249;
+
 /** Contradictory or impossible options fail here, at construction, with the rule they break. */
 function validateOptions(
   schema: WirestreamSchema,
@@ -266,6 +277,12 @@ function validateOptions(
   }
   if (schema.topics.some((t) => t.endsWith(dlqSuffix))) {
     throw new RangeError(`a schema topic ends with the dead-letter suffix "${dlqSuffix}": ingest would consume its own dead letters`);
+  }
+  const tooLong = schema.topics.filter((t) => t.length + dlqSuffix.length > KAFKA_TOPIC_NAME_MAX);
+  if (tooLong.length > 0) {
+    throw new RangeError(
+      `the dead-letter topic of ${tooLong.map((t) => `"${t}"`).join(', ')} would be longer than Kafka's ${KAFKA_TOPIC_NAME_MAX} characters (topic + dlqSuffix (INGEST_DLQ_SUFFIX) "${dlqSuffix}"): shorten the suffix or the topic name`,
+    );
   }
 }
 

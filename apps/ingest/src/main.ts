@@ -57,7 +57,8 @@ function exitIfConfigFailure(err: unknown): void {
 const registry = createMetricsRegistry({ service: 'ingest' });
 const metrics = createIngestMetrics(registry, schema.topics);
 
-const ingest = createIngest(
+// Options that contradict each other or the schema (e.g. a dead-letter name Kafka refuses) are configuration: one line, exit 78.
+const ingest = createIngestOrExit(
   {
     kafka,
     redis,
@@ -76,6 +77,8 @@ const ingest = createIngest(
     channelPrefix: config.channelPrefix,
     dlqSuffix: config.dlqSuffix,
     maxMessageBytes: config.maxMessageBytes,
+    createTopics: config.createTopics,
+    newTopics: { partitions: config.topicPartitions, replicationFactor: config.topicReplication },
     publishChunkSize: config.publishChunkSize,
     partitionsConcurrently: config.partitionsConcurrently,
     fromBeginning: config.fromBeginning,
@@ -90,6 +93,16 @@ const ingest = createIngest(
     maxRetries: config.maxRetries,
   },
 );
+
+function createIngestOrExit(...args: Parameters<typeof createIngest>): ReturnType<typeof createIngest> {
+  try {
+    return createIngest(...args);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    process.stderr.write(`ingest cannot start: ${err.message}\n`);
+    process.exit(EXIT_CONFIG);
+  }
+}
 
 const healthServer = createHealthServer({ registry, isReady: () => ingest.isReady(), notReadyReason: () => ingest.notReadyReason() });
 healthServer.on('error', (err) => {

@@ -21,6 +21,18 @@ export interface PrepareTopicsOptions {
    * dead-letter topics are created (or raised) to hold one, plus its headers.
    */
   readonly maxMessageBytes: number;
+  /** Create the source topics that do not exist (`INGEST_CREATE_TOPICS`) instead of waiting for them. @default false */
+  readonly createSourceTopics?: boolean;
+  /** Partitions and replication of the topics ingest creates; `undefined` takes the broker's defaults. */
+  readonly newTopics?: NewTopicSettings;
+}
+
+/** `INGEST_TOPIC_PARTITIONS` and `INGEST_TOPIC_REPLICATION`: undefined is the broker's `num.partitions` / `default.replication.factor`. */
+export interface NewTopicSettings {
+  /** Partitions of a created source topic (dead-letter topics get the broker's default). */
+  readonly partitions?: number | undefined;
+  /** Replication factor of every topic ingest creates, source and dead-letter. */
+  readonly replicationFactor?: number | undefined;
 }
 
 /** What ingest learnt about its topics at start. */
@@ -36,13 +48,14 @@ export const DEAD_LETTER_HEADROOM_BYTES = 65_536;
 
 const TOPIC_POLL_INTERVAL_MS = 500; // how often to look for source topics that do not exist yet
 const TOPIC_WAIT_LOG_INTERVAL_MS = 10_000; // 10 seconds: how often to log that ingest is still waiting
-const LEADER_POLL_INTERVAL_MS = 100; // how often to look for the leaders of dead-letter topics just created
+const LEADER_POLL_INTERVAL_MS = 100; // how often to look for the leaders of topics just created
 const LEADER_WAIT_MS = 30_000; // 30 seconds: a broker that elects no leader by then is not healthy
 
 /**
- * Source topics belong to their producers: ingest waits for them instead of creating them
- * (auto-creation would pick the broker's default partition count behind the owner's back).
- * Dead-letter topics are ingest's own, so it creates those. Resolves to the source topics'
+ * Source topics belong to their producers: by default ingest waits for them, naming each one that
+ * does not exist, instead of creating them (auto-creation would pick the broker's default partition
+ * count behind the owner's back); with `createSourceTopics` it creates them with `newTopics`.
+ * Dead-letter topics are ingest's own, so it always creates those. Resolves to the source topics'
  * partition counts when asked (`fetchPartitionCounts`), else to an empty map.
  */
 export async function prepareTopics(options: PrepareTopicsOptions): Promise<PreparedTopics> {
@@ -51,36 +64,71 @@ export async function prepareTopics(options: PrepareTopicsOptions): Promise<Prep
   const admin = kafka.admin();
   await admin.connect();
   try {
-    let lastLogged = 0;
-    for (;;) {
-      const existing = new Set(await admin.listTopics());
-      const waitingFor = topics.filter((t) => !existing.has(t));
-      if (waitingFor.length === 0) {
-        const missing = topics.map((t) => t + dlqSuffix).filter((t) => !existing.has(t));
-        if (missing.length > 0) {
-          // Not kafkajs's waitForLeaders: it retries only LEADER_NOT_AVAILABLE, and a busy broker first
-          // answers the metadata of a topic it is still creating with UNKNOWN_TOPIC_OR_PARTITION, which
-          // failed start (and so the process) although the topic was being created.
-          const configEntries = [{ name: 'max.message.bytes', value: String(needed) }];
-          await admin.createTopics({ waitForLeaders: false, topics: missing.map((topic) => ({ topic, configEntries })) });
-          await waitForLeaders(admin, missing, isStopped);
-          logger.info({ topics: missing, maxMessageBytes: needed }, 'created dead-letter topics');
-        }
-        const deadLetterLimits = await checkDeadLetterLimits(admin, topics.map((t) => t + dlqSuffix), needed, logger);
-        if (!fetchPartitionCounts) return { partitionCounts: new Map(), deadLetterLimits };
-        const metadata = await admin.fetchTopicMetadata({ topics: [...topics] });
-        return { partitionCounts: new Map(metadata.topics.map((t) => [t.name, t.partitions.length])), deadLetterLimits };
-      }
-      if (isStopped()) throw new Error('ingest stopped while waiting for its topics');
-      if (Date.now() - lastLogged >= TOPIC_WAIT_LOG_INTERVAL_MS) {
-        logger.warn({ topics: waitingFor }, 'waiting for Kafka topics to exist (create them, or start the producer)');
-        lastLogged = Date.now();
-      }
-      await sleep(TOPIC_POLL_INTERVAL_MS);
+    await waitForSourceTopics(admin, options);
+    const existing = new Set(await admin.listTopics());
+    const missing = topics.map((t) => t + dlqSuffix).filter((t) => !existing.has(t));
+    if (missing.length > 0) {
+      await createTopics(admin, missing, { replicationFactor: options.newTopics?.replicationFactor, configEntries: [{ name: 'max.message.bytes', value: String(needed) }] }, isStopped);
+      logger.info({ topics: missing, maxMessageBytes: needed }, 'created dead-letter topics');
     }
+    const deadLetterLimits = await checkDeadLetterLimits(admin, topics.map((t) => t + dlqSuffix), needed, logger);
+    if (!fetchPartitionCounts) return { partitionCounts: new Map(), deadLetterLimits };
+    const metadata = await admin.fetchTopicMetadata({ topics: [...topics] });
+    return { partitionCounts: new Map(metadata.topics.map((t) => [t.name, t.partitions.length])), deadLetterLimits };
   } finally {
     await admin.disconnect();
   }
+}
+
+/** Returns once every source topic exists: created when `createSourceTopics`, else waited for, each missing one named in a warning. */
+async function waitForSourceTopics(admin: Admin, options: PrepareTopicsOptions): Promise<void> {
+  const { topics, logger, isStopped, createSourceTopics = false, newTopics = {} } = options;
+  let lastLogged = 0;
+  for (;;) {
+    const existing = new Set(await admin.listTopics());
+    const waitingFor = topics.filter((t) => !existing.has(t));
+    if (waitingFor.length === 0) return;
+    if (createSourceTopics) {
+      await createTopics(admin, waitingFor, { numPartitions: newTopics.partitions, replicationFactor: newTopics.replicationFactor }, isStopped);
+      logger.info({ topics: waitingFor, partitions: newTopics.partitions ?? 'broker default', replicationFactor: newTopics.replicationFactor ?? 'broker default' }, 'created source topics (INGEST_CREATE_TOPICS)');
+      return;
+    }
+    if (isStopped()) throw new Error('ingest stopped while waiting for its topics');
+    if (Date.now() - lastLogged >= TOPIC_WAIT_LOG_INTERVAL_MS) {
+      const names = waitingFor.map((t) => `"${t}"`).join(', ');
+      logger.warn({ topics: waitingFor }, `Kafka topic${waitingFor.length === 1 ? '' : 's'} ${names} ${waitingFor.length === 1 ? 'does' : 'do'} not exist: ingest waits for ${waitingFor.length === 1 ? 'it' : 'them'}; create ${waitingFor.length === 1 ? 'it' : 'them'} (or start the producer), or set INGEST_CREATE_TOPICS=true`);
+      lastLogged = Date.now();
+    }
+    await sleep(TOPIC_POLL_INTERVAL_MS);
+  }
+}
+
+interface TopicSpec {
+  readonly numPartitions?: number | undefined;
+  readonly replicationFactor?: number | undefined;
+  readonly configEntries?: readonly { name: string; value: string }[];
+}
+
+/**
+ * Creates `names` and waits for their leaders. Another replica creating them at the same moment is
+ * not an error (kafkajs then resolves false, or fails on a mix: the topics are listed again).
+ * Not kafkajs's waitForLeaders: it retries only LEADER_NOT_AVAILABLE, and a busy broker first
+ * answers the metadata of a topic it is still creating with UNKNOWN_TOPIC_OR_PARTITION, which
+ * failed start (and so the process) although the topic was being created.
+ */
+async function createTopics(admin: Admin, names: readonly string[], spec: TopicSpec, isStopped: () => boolean): Promise<void> {
+  const topicConfig = {
+    ...(spec.numPartitions === undefined ? {} : { numPartitions: spec.numPartitions }),
+    ...(spec.replicationFactor === undefined ? {} : { replicationFactor: spec.replicationFactor }),
+    ...(spec.configEntries === undefined ? {} : { configEntries: [...spec.configEntries] }),
+  };
+  try {
+    await admin.createTopics({ waitForLeaders: false, topics: names.map((topic) => ({ topic, ...topicConfig })) });
+  } catch (err) {
+    const existing = new Set(await admin.listTopics());
+    if (!names.every((t) => existing.has(t))) throw err;
+  }
+  await waitForLeaders(admin, names, isStopped);
 }
 
 /** Polls the metadata of just-created topics until every partition has a leader; errors meanwhile are the broker still creating them. */
@@ -99,9 +147,9 @@ async function waitForLeaders(admin: Admin, topics: readonly string[], isStopped
     } catch (err) {
       lastProblem = toError(err).message;
     }
-    if (isStopped()) throw new Error('ingest stopped while waiting for its dead-letter topics');
+    if (isStopped()) throw new Error('ingest stopped while waiting for the topics it created');
     if (Date.now() >= deadline) {
-      throw new Error(`the dead-letter topics ${topics.join(', ')} have no leader ${LEADER_WAIT_MS} ms after their creation (${lastProblem}); check the Kafka brokers`);
+      throw new Error(`the topics ${topics.join(', ')} have no leader ${LEADER_WAIT_MS} ms after their creation (${lastProblem}); check the Kafka brokers`);
     }
     await sleep(LEADER_POLL_INTERVAL_MS);
   }

@@ -19,20 +19,25 @@ interface ErrorLike {
   readonly type?: unknown;
   readonly originalError?: unknown;
   readonly cause?: unknown;
+  /** kafkajs's KafkaJSAggregateError (e.g. createTopics) holds one error per topic. */
+  readonly errors?: unknown;
 }
 
 const UNTRUSTED_BROKER = new Set(['SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID']);
 const REFUSED_CLIENT_CERT = new Set(['ERR_SSL_SSLV3_ALERT_CERTIFICATE_UNKNOWN', 'ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE', 'ERR_SSL_TLSV1_ALERT_UNKNOWN_CA', 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED']);
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ETIMEDOUT']);
 
-/** Every error in the chain, outermost first (bounded: a cycle cannot loop). */
+/** Every error in the chain, outermost first, with the members of an aggregate (bounded: a cycle cannot loop). */
 function chain(err: unknown): ErrorLike[] {
   const out: ErrorLike[] = [];
-  let current: unknown = err;
-  while (current !== null && typeof current === 'object' && out.length < 10) {
+  const pending: unknown[] = [err];
+  while (pending.length > 0 && out.length < 20) {
+    const current = pending.shift();
+    if (current === null || typeof current !== 'object') continue;
     const e = current as ErrorLike;
     out.push(e);
-    current = e.originalError ?? e.cause;
+    pending.push(e.originalError ?? e.cause);
+    if (Array.isArray(e.errors)) pending.push(...(e.errors as unknown[]));
   }
   return out;
 }
@@ -56,8 +61,10 @@ export function describeKafkaFailure(err: unknown, context: { readonly brokers: 
     return { config: true, message: `the broker refused the client certificate (${firstCode(errors, REFUSED_CLIENT_CERT)}): set KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE to a certificate signed by a CA the broker trusts` };
   }
   if (has((e) => e.type === 'TOPIC_AUTHORIZATION_FAILED')) {
-    return { config: true, message: 'Kafka denied access to a topic (TOPIC_AUTHORIZATION_FAILED): grant the ingest principal Read and Describe on the topics of the schema, and Write, Describe and Create on their dead-letter topics (docs/bring-your-own-kafka.md)' };
+    return { config: true, message: 'Kafka denied access to a topic (TOPIC_AUTHORIZATION_FAILED): grant the ingest principal Read and Describe on the topics of the schema, and Write, Describe and Create on their dead-letter topics (Create on the source topics too with INGEST_CREATE_TOPICS; docs/bring-your-own-kafka.md)' };
   }
+  const created = createTopicFailure(errors);
+  if (created) return created;
   if (has((e) => e.type === 'GROUP_AUTHORIZATION_FAILED') || (context.secured && has((e) => e.name === 'KafkaJSGroupCoordinatorNotFound'))) {
     return { config: true, message: `Kafka denied the consumer group${context.groupId === undefined ? '' : ` ${context.groupId}`} (GROUP_AUTHORIZATION_FAILED, or no group coordinator on a secured cluster): grant the ingest principal Read on the group named by KAFKA_GROUP_ID` };
   }
@@ -69,6 +76,24 @@ export function describeKafkaFailure(err: unknown, context: { readonly brokers: 
   }
   if (has(code(UNREACHABLE))) {
     return { config: false, message: `no Kafka broker answered at KAFKA_BROKERS=${brokers} (${firstCode(errors, UNREACHABLE)}): check the addresses and that the brokers run` };
+  }
+  return undefined;
+}
+
+/** Why Kafka refused a topic ingest asked to create (its dead-letter topics, or source topics with INGEST_CREATE_TOPICS). */
+function createTopicFailure(errors: readonly ErrorLike[]): KafkaFailure | undefined {
+  const type = (t: string) => errors.some((e) => e.type === t);
+  if (type('INVALID_REPLICATION_FACTOR')) {
+    return { config: true, message: 'Kafka refused to create a topic (INVALID_REPLICATION_FACTOR): set INGEST_TOPIC_REPLICATION to at most the number of brokers (unset, the broker\'s default.replication.factor applies)' };
+  }
+  if (type('INVALID_PARTITIONS')) {
+    return { config: true, message: 'Kafka refused to create a topic (INVALID_PARTITIONS): set INGEST_TOPIC_PARTITIONS to a partition count the cluster accepts' };
+  }
+  if (type('POLICY_VIOLATION')) {
+    return { config: true, message: "the cluster's topic-creation policy refused a topic ingest creates (POLICY_VIOLATION): create the topics yourself (INGEST_CREATE_TOPICS=false, and the dead-letter topics T + INGEST_DLQ_SUFFIX)" };
+  }
+  if (type('CLUSTER_AUTHORIZATION_FAILED')) {
+    return { config: true, message: 'Kafka denied creating a topic (CLUSTER_AUTHORIZATION_FAILED): grant the ingest principal Create on the topics it creates (the dead-letter topics, and the source topics with INGEST_CREATE_TOPICS), or create them yourself' };
   }
   return undefined;
 }
