@@ -24,10 +24,13 @@ describe('subscriptionExamples', () => {
     for (const example of examples) expect(validate(schema, parse(example.query))).toEqual([]);
     const bid = examples[0];
     expect(bid?.description).toBe('Bids as they are placed.');
-    expect(bid?.query).toContain('subscription BidPlaced {');
+    expect(bid?.query).toContain('subscription BidPlaced($listing_id: ID) {\n  bidPlaced(listing_id: $listing_id) {');
+    expect(bid?.variables).toEqual(['listing_id']);
     expect(bid?.query).toMatch(/amount \{\s+amount_cents\s+currency_code\s+\}/);
     expect(bid?.query).toContain('status');
     expect(examples[1]?.query).toContain('subscription NeedsArg($id: ID!) {\n  needsArg(id: $id) {');
+    expect(examples[2]?.query).toContain('subscription Emptyish {\n  emptyish {');
+    expect(examples[2]?.variables).toEqual([]);
   });
 
   it('stops at maxDepth and maxLeaves', () => {

@@ -6,8 +6,10 @@ export interface SubscriptionExample {
   readonly field: string;
   /** The field's description from the SDL, or `''`. */
   readonly description: string;
-  /** A complete document: `subscription BidPlaced { bidPlaced { … } }`. */
+  /** A complete document: `subscription BidPlaced($listing_id: ID) { bidPlaced(listing_id: $listing_id) { … } }`. */
   readonly query: string;
+  /** The document's variables (one per argument of the root field), for the variables box's hint. */
+  readonly variables: readonly string[];
 }
 
 export interface ExampleOptions {
@@ -19,8 +21,9 @@ export interface ExampleOptions {
 
 /**
  * Builds one example per subscription field: every scalar and enum field, and the scalars of
- * nested objects down to `maxDepth`. Required arguments of the root field become variables; nested
- * fields with required arguments are skipped. Objects whose selection would end up empty are left out, so the document is valid.
+ * nested objects down to `maxDepth`. Every argument of the root field becomes a variable of the same
+ * name (unset, an optional one filters nothing), so the variables box works on the example as it is;
+ * nested fields with required arguments are skipped. Objects whose selection would end up empty are left out, so the document is valid.
  */
 export function subscriptionExamples(schema: GraphQLSchema, options: ExampleOptions = {}): SubscriptionExample[] {
   const {
@@ -35,14 +38,14 @@ export function subscriptionExamples(schema: GraphQLSchema, options: ExampleOpti
     // An object with nothing selectable at this depth still needs a selection to be valid.
     const selection = isObjectType(type) ? selectionOf(type, 0, maxDepth, budget, '  ') || '    __typename\n' : '';
     const name = field.name.charAt(0).toUpperCase() + field.name.slice(1);
-    // Required arguments of the root field become variables (filled in the variables editor).
-    const required = field.args.filter((arg) => isNonNullType(arg.type) && arg.defaultValue === undefined);
-    const variables = required.length > 0 ? `(${required.map((arg) => `$${arg.name}: ${arg.type.toString()}`).join(', ')})` : '';
-    const args = required.length > 0 ? `(${required.map((arg) => `${arg.name}: $${arg.name}`).join(', ')})` : '';
+    // Arguments of the root field become variables (filled in the variables box).
+    const declared = field.args.length > 0 ? `(${field.args.map((arg) => `$${arg.name}: ${arg.type.toString()}`).join(', ')})` : '';
+    const args = field.args.length > 0 ? `(${field.args.map((arg) => `${arg.name}: $${arg.name}`).join(', ')})` : '';
     return {
       field: field.name,
       description: field.description ?? '',
-      query: `subscription ${name}${variables} {\n  ${field.name}${args}${selection ? ` {\n${selection}  }` : ''}\n}\n`,
+      query: `subscription ${name}${declared} {\n  ${field.name}${args}${selection ? ` {\n${selection}  }` : ''}\n}\n`,
+      variables: field.args.map((arg) => arg.name),
     };
   });
 }

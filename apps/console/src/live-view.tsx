@@ -15,6 +15,7 @@ export function LiveView({ client, examples }: LiveViewProps) {
   const [query, setQuery] = useState(examples[0]?.query ?? '');
   const [variables, setVariables] = useState('');
   const live = useLiveSubscription(client);
+  const example = examples.find((e) => e.field === field);
 
   function choose(name: string): void {
     setField(name);
@@ -38,11 +39,18 @@ export function LiveView({ client, examples }: LiveViewProps) {
       />
       <div className="live-editors">
         <textarea value={query} onChange={(e) => setQuery(e.target.value)} spellCheck={false} aria-label="subscription document" data-testid="live-query" />
-        <textarea value={variables} onChange={(e) => setVariables(e.target.value)} spellCheck={false} placeholder='variables (JSON), e.g. {"listing_id": "lst-000003"}' aria-label="variables" />
+        <textarea value={variables} onChange={(e) => setVariables(e.target.value)} spellCheck={false} placeholder={variablesHint(example)} aria-label="variables" data-testid="live-variables" />
       </div>
       <LiveTable rows={live.rows} running={live.running} />
     </div>
   );
+}
+
+/** The variables box's placeholder: the chosen example's own variables, as a JSON object to fill in. */
+function variablesHint(example: SubscriptionExample | undefined): string {
+  const names = example?.variables ?? [];
+  if (names.length === 0) return 'variables (JSON): this example takes none';
+  return `variables (JSON), e.g. {${names.map((name) => `"${name}": "…"`).join(', ')}}`;
 }
 
 interface LiveControlsProps {

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { Client, FormattedExecutionResult } from 'graphql-ws';
 import { createRateMeter } from './vitals';
 import { describeError } from './format';
+import { checkVariables } from './variables';
 
 /** `extensions.position` of every `next` the gateway sends (`epoch` may be added by the history work). */
 export interface Position {
@@ -63,7 +64,7 @@ export function useLiveSubscription(client: Client): LiveSubscription {
 
   function start(query: string, variablesText: string): void {
     halt();
-    const parsed = parseVariables(variablesText);
+    const parsed = checkVariables(query, variablesText);
     if ('error' in parsed) {
       setError(parsed.error);
       return;
@@ -157,11 +158,3 @@ function toLiveRow(seq: number, receivedAtMs: number, result: SubscriptionResult
   };
 }
 
-/** The variables box: empty means no variables, anything else must be JSON. */
-function parseVariables(text: string): { readonly variables: Record<string, unknown> | undefined } | { readonly error: string } {
-  try {
-    return { variables: text.trim() === '' ? undefined : (JSON.parse(text) as Record<string, unknown>) };
-  } catch (err) {
-    return { error: `variables are not JSON: ${describeError(err)}` };
-  }
-}

@@ -133,7 +133,7 @@ describe('the web console', () => {
     await page.goto(`${base}/console/#playground`);
     await page.locator('.graphiql-query-editor .CodeMirror').waitFor({ timeout: 15_000 });
     const editorText = await page.evaluate(() => (document.querySelector('.graphiql-query-editor .CodeMirror') as unknown as { CodeMirror: { getValue(): string } }).CodeMirror.getValue());
-    expect(editorText).toContain('subscription ListingUpdated {');
+    expect(editorText).toContain('subscription ListingUpdated($listing_id: ID, $event_type: String) {');
     expect(await page.locator('.graphiql-tab').count()).toBe(2); // one example per subscription field
     // Schema docs from the SDL the gateway serves (introspection is off): open them at the Subscription type.
     await page.getByRole('button', { name: 'Show Documentation Explorer' }).click();
@@ -171,6 +171,25 @@ describe('the web console', () => {
     expect(Number(await row.getByTestId('live-partition').textContent())).toBeGreaterThanOrEqual(0);
     expect(await row.getByTestId('live-offset').textContent()).toMatch(/^\d+$/);
     expect(await row.textContent()).toContain(bidTopic);
+
+    // The variables box: a variable the document does not declare is refused by name; one it declares filters.
+    await page.getByTestId('live-toggle').click(); // Stop
+    await page.getByTestId('live-variables').fill('{"listingId": "lst-000001"}');
+    await page.getByTestId('live-toggle').click();
+    await expect(page.getByTestId('live-error').textContent()).resolves.toContain('the document does not declare $listingId (it declares $listing_id, $bidder_id)');
+    const chosen = nextOf('bid-events');
+    let other = nextOf('bid-events');
+    while (other.key === chosen.key) other = nextOf('bid-events');
+    await page.getByTestId('live-variables').fill(JSON.stringify({ listing_id: chosen.key }));
+    await page.getByTestId('live-toggle').click();
+    await subscriptionsLive(2);
+    await produce([other, chosen]);
+    await page.getByTestId('live-row').filter({ hasText: String(chosen.value['eventId']) }).waitFor({ timeout: 20_000 });
+    expect(await page.getByTestId('live-row').filter({ hasText: String(other.value['eventId']) }).count()).toBe(0);
+    await page.getByTestId('live-toggle').click(); // Stop, then every bid again
+    await page.getByTestId('live-variables').fill('');
+    await page.getByTestId('live-toggle').click();
+    await subscriptionsLive(2);
 
     let producing = false;
     background = setInterval(() => {
