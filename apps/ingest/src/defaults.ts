@@ -33,12 +33,12 @@ export const INGEST_DEFAULTS = Object.freeze({
   historyLength: 10_000,
   /**
    * One history entry per chunk (`batch`) or per event (`event`, what gateways before 0012 read).
-   * `event` by default until the batch forms pass the topology fault test (a Kafka leader killed
-   * mid-stream lost events at one gateway with them on: the #18 note).
+   * `batch` since the assembler waits for every part on a confirmed channel (a late loop turn had
+   * handed on chunks with holes: the Kafka-leader fault lost events at one gateway; the #18 note).
    */
-  historyFormat: 'event',
+  historyFormat: 'batch',
   /** One live message per key shard per chunk (`batch`) or per event (`event`, what gateways before 0012 read). */
-  publishFormat: 'event',
+  publishFormat: 'batch',
   /** Must match the gateway's. */
   historyPrefix: DEFAULT_HISTORY_PREFIX,
   maxRetries: 3,

@@ -35,7 +35,7 @@ describe('batch parts (one PUBLISH per shard per chunk)', () => {
 });
 
 describe('createEnvelopeBatchAssembler', () => {
-  function assembler(listens: (wire: string) => boolean = () => true, waitMs = 20) {
+  function assembler(listens: (wire: string) => boolean = () => true, waitMs = 20, confirmed?: (wire: string) => boolean, stallMs?: number) {
     const out: [string, number][] = [];
     const malformed: string[] = [];
     const a = createEnvelopeBatchAssembler({
@@ -43,6 +43,8 @@ describe('createEnvelopeBatchAssembler', () => {
       listens,
       onMalformed: (channel, text) => malformed.push(`${channel} ${text}`),
       waitMs,
+      ...(confirmed ? { confirmed } : {}),
+      ...(stallMs === undefined ? {} : { stallMs }),
     });
     return { a, out, malformed };
   }
@@ -85,6 +87,25 @@ describe('createEnvelopeBatchAssembler', () => {
     a.discard();
     await new Promise((resolve) => setTimeout(resolve, 60));
     expect(out.map(([, o]) => o)).toEqual([11, 14, 17, 20]);
+  });
+
+  it('waits past waitMs for parts on confirmed channels (a late loop turn runs timers before it reads them), up to stallMs', async () => {
+    const { a, out } = assembler(() => true, 20, (wire) => wire !== 'ws:t:2', 200);
+    const { parts } = chunkParts(10);
+    a.message('ws:t:0', 'ws:t:0', parts[0]?.text as string);
+    await new Promise((resolve) => setTimeout(resolve, 60)); // the loop was away longer than waitMs
+    // Shard 2's subscribe was not confirmed: its part is given up; shard 1's is confirmed: still awaited.
+    expect(out).toEqual([]);
+    a.message('ws:t:1', 'ws:t:1', parts[1]?.text as string);
+    expect(out.map(([, o]) => o)).toEqual([11, 13, 14]);
+    // A confirmed part that never comes (its channel left meanwhile) holds the chunk at most stallMs.
+    const next = chunkParts(16).parts;
+    a.message('ws:t:0', 'ws:t:0', next[0]?.text as string);
+    a.message('ws:t:2', 'ws:t:2', next[2]?.text as string);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(out.map(([, o]) => o)).toEqual([11, 13, 14]);
+    await new Promise((resolve) => setTimeout(resolve, 220));
+    expect(out.map(([, o]) => o)).toEqual([11, 13, 14, 16, 17, 18, 20, 21]);
   });
 
   it('keeps two ingests redoing a partition apart (a rebalance): interleaved parts of overlapping chunks each arrive whole', () => {

@@ -131,6 +131,14 @@ export interface EnvelopeBatchAssemblerOptions {
    * parts are awaited only on those.
    */
   readonly listens: (wireChannel: string) => boolean;
+  /**
+   * Whether the subscribe on a wire channel was confirmed: a confirmation comes in the same stream,
+   * in the order the server ran the commands, so a chunk whose first part arrives after it was
+   * published after the subscribe took effect, and its part on that channel will come. Parts on
+   * confirmed channels are awaited without a deadline (but `stallMs`); only the others (a subscribe
+   * still on its way) are given up after `waitMs`. @default none is confirmed (every part has waitMs)
+   */
+  readonly confirmed?: (wireChannel: string) => boolean;
   /** A message that starts like a part but is not one (the assembler drops it; a gateway hands it on, to be counted and logged as a malformed envelope). */
   readonly onMalformed: (channel: string, text: string, err: unknown) => void;
   /**
@@ -139,6 +147,13 @@ export interface EnvelopeBatchAssemblerOptions {
    * published before that channel's first subscriber could see them). @default 50
    */
   readonly waitMs?: number;
+  /**
+   * Longest an incomplete chunk waits for parts on confirmed channels (a part that cannot come: its
+   * channel was unsubscribed meanwhile). Not a timing guess: a stalled event loop runs its timers
+   * before it reads the socket where the missing parts already wait, so a short deadline here handed
+   * on chunks with holes, whose late parts were then dropped as duplicates. @default 10000
+   */
+  readonly stallMs?: number;
 }
 
 export interface EnvelopeBatchAssembler {
@@ -168,7 +183,11 @@ interface PendingChunk {
   readonly channels: (string | undefined)[];
   /** Wire channels whose part has not arrived yet. */
   readonly waiting: Set<string>;
+  /** Those of `waiting` whose subscribe was not confirmed when the chunk's first part came: their part may never come. */
+  readonly unsure: Set<string>;
   timer: NodeJS.Timeout | undefined;
+  /** The timer is the `stallMs` one (no unsure part was left when it was set). */
+  stalling: boolean;
 }
 
 /**
@@ -176,16 +195,34 @@ interface PendingChunk {
  * Wire channels are `<base>:<shard>` in every layout (`RedisLayout`), so the parts of one chunk are
  * on `<base>:<s>` for each `s` of the head, and a chunk is known by its base and partition.
  */
-export function createEnvelopeBatchAssembler({ emit, listens, onMalformed, waitMs = 50 }: EnvelopeBatchAssemblerOptions): EnvelopeBatchAssembler {
+export function createEnvelopeBatchAssembler({ emit, listens, confirmed = () => false, onMalformed, waitMs = 50, stallMs = 10_000 }: EnvelopeBatchAssemblerOptions): EnvelopeBatchAssembler {
   /** By partition, base, last offset and count: two ingests redoing a partition (a rebalance) may interleave their chunks. */
   const pending = new Map<string, PendingChunk>();
   const openByPartition = new Map<string, Set<PendingChunk>>();
   let paused = false;
 
+  /** Parts on unconfirmed channels get `waitMs`, then are given up; the rest get `stallMs`. */
   function arm(chunk: PendingChunk): void {
     if (paused || chunk.timer !== undefined) return;
-    chunk.timer = setTimeout(() => complete(chunk), waitMs);
+    chunk.stalling = chunk.unsure.size === 0;
+    chunk.timer = setTimeout(() => expire(chunk), chunk.stalling ? stallMs : waitMs);
     chunk.timer.unref();
+  }
+
+  function expire(chunk: PendingChunk): void {
+    chunk.timer = undefined;
+    if (chunk.stalling) return complete(chunk);
+    // After this turn's reads (the check phase follows the poll phase): a late loop turn runs its
+    // timers before reading what arrived meanwhile, and the missing parts may be in it.
+    setImmediate(() => giveUpUnsure(chunk));
+  }
+
+  function giveUpUnsure(chunk: PendingChunk): void {
+    if (pending.get(chunk.key) !== chunk || paused || chunk.timer !== undefined) return;
+    for (const wire of chunk.unsure) chunk.waiting.delete(wire);
+    chunk.unsure.clear();
+    if (chunk.waiting.size === 0) complete(chunk);
+    else arm(chunk);
   }
 
   function complete(chunk: PendingChunk): void {
@@ -205,11 +242,14 @@ export function createEnvelopeBatchAssembler({ emit, listens, onMalformed, waitM
 
   function start(key: string, partitionKey: string, base: string, part: EnvelopeBatchPart): PendingChunk {
     const waiting = new Set<string>();
+    const unsure = new Set<string>();
     for (const shard of part.shards) {
       const wire = base + shard;
-      if (listens(wire)) waiting.add(wire);
+      if (!listens(wire)) continue;
+      waiting.add(wire);
+      if (!confirmed(wire)) unsure.add(wire);
     }
-    const chunk: PendingChunk = { key, partitionKey, last: part.last, envelopes: new Array<string | undefined>(part.count), channels: new Array<string | undefined>(part.count), waiting, timer: undefined };
+    const chunk: PendingChunk = { key, partitionKey, last: part.last, envelopes: new Array<string | undefined>(part.count), channels: new Array<string | undefined>(part.count), waiting, unsure, timer: undefined, stalling: false };
     pending.set(key, chunk);
     let open = openByPartition.get(partitionKey);
     if (!open) openByPartition.set(partitionKey, (open = new Set()));
@@ -263,6 +303,7 @@ export function createEnvelopeBatchAssembler({ emit, listens, onMalformed, waitM
         chunk.channels[i] = channel;
       }
       chunk.waiting.delete(wireChannel);
+      chunk.unsure.delete(wireChannel);
       if (chunk.waiting.size === 0) complete(chunk);
       else arm(chunk);
     },

@@ -19,6 +19,8 @@ export function createRedisBroker(redis: Redis, options: RedisBrokerOptions = {}
   let paused = false;
   /** Channels subscribed, or with a SUBSCRIBE on its way: a chunk's parts are awaited on these. */
   const listening = new Set<string>();
+  /** Channels whose SUBSCRIBE this connection confirmed (all of them again once a reconnect is `ready`). */
+  const confirmed = new Set<string>();
   let assembler: EnvelopeBatchAssembler | undefined;
   return {
     attach(listener: BrokerListener) {
@@ -28,6 +30,7 @@ export function createRedisBroker(redis: Redis, options: RedisBrokerOptions = {}
       const chunks = createEnvelopeBatchAssembler({
         emit: (channel, text) => listener.message(channel, text),
         listens: (channel) => listening.has(channel),
+        confirmed: (channel) => confirmed.has(channel),
         onMalformed: (channel, text) => listener.message(channel, text),
       });
       assembler = chunks;
@@ -37,11 +40,14 @@ export function createRedisBroker(redis: Redis, options: RedisBrokerOptions = {}
       redis.on('close', () => {
         // A chunk whose parts were cut off is re-read whole by the back-fill (from the last delivered position).
         chunks.discard();
+        confirmed.clear();
         if (wasReady) listener.lost();
       });
       // A new socket after a reconnect starts flowing: keep it paused if the hub still is.
       redis.on('connect', () => setReading(redis, !paused));
       redis.on('ready', () => {
+        // ioredis re-subscribed every channel before 'ready' (its auto-resubscribe).
+        for (const channel of listening) confirmed.add(channel);
         wasReady = true;
         listener.ready();
       });
@@ -49,9 +55,11 @@ export function createRedisBroker(redis: Redis, options: RedisBrokerOptions = {}
     async subscribe(channel) {
       listening.add(channel);
       await redis.subscribe(channel);
+      if (listening.has(channel)) confirmed.add(channel);
     },
     async unsubscribe(channel) {
       listening.delete(channel);
+      confirmed.delete(channel);
       await redis.unsubscribe(channel);
     },
     pause() {

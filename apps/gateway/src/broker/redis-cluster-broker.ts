@@ -113,6 +113,8 @@ export function createRedisClusterBroker(options: RedisClusterBrokerOptions): Br
         emit: (channel, text) => listener.message(channel, text),
         // A wire the hub wants (subscribed, or being placed): its part of a chunk is awaited.
         listens: (wire) => state.wires.has(wire),
+        // Its SSUBSCRIBE answered on the node connection that also carries its parts.
+        confirmed: (wire) => state.wires.get(wire)?.node !== undefined,
         onMalformed: (channel, text) => listener.message(channel, text),
       });
       const onClusterReady = (): void => {
