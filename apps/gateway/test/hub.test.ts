@@ -286,6 +286,23 @@ describe('bounded event loop', () => {
     expect(hub.stats().inbound).toEqual({ messages: 0, chars: 0, paused: false });
   });
 
+  it('splits one message\'s fan-out to many groups across slices; the next message waits for it, so each group stays in order', async () => {
+    const { hub, publish } = setup(true, { flow: { sliceMs: 1, flushDelayMs: 0, maxInboundBytes: 1e9 } });
+    const conns = subscribeDistinct(hub, 600); // ~600 executions of a few µs each: more than one 1 ms slice
+    await confirmed(hub, SHARDS);
+    publish('lst-0', 0);
+    publish('lst-1', 1);
+    const progress: number[] = [];
+    while (total(conns) < 2 * conns.length) {
+      await nextTurn();
+      progress.push(hub.stats().executions);
+    }
+    // Some turn ended with the first message rendered for part of the groups only.
+    expect(progress.some((n) => n > 0 && n < conns.length)).toBe(true);
+    for (const c of conns) expect(received(c)).toEqual(['e0', 'e1']);
+    expect(hub.stats().executions).toBe(2 * conns.length);
+  });
+
   it('writes a large group across slices: every subscriber gets every payload once, in order; one that left is skipped', async () => {
     const bus = createMemoryBus();
     const slowWriter = recordingWriter();

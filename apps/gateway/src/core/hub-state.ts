@@ -1,5 +1,5 @@
 import type { LazyFactories } from '@wirestream/context';
-import type { WirestreamSchema } from '@wirestream/schema';
+import type { Envelope, WirestreamSchema } from '@wirestream/schema';
 import type { Logger } from '@wirestream/telemetry';
 import type { Broker, HistoryReader } from '../broker/broker.js';
 import type { ConnectionWriter } from './connection-writer.js';
@@ -147,6 +147,15 @@ export interface HubDeps<C> {
 }
 
 /** Everything the hub knows, in one object that its module-level functions take. */
+/** The rest of one message's fan-out, taken up by the next slice before anything new. */
+export interface FanoutInProgress<C> {
+  readonly envelope: Envelope;
+  readonly extensions: Record<string, unknown>;
+  /** The groups still to render, as they were when the message came (a group that joined later is live after it). */
+  readonly groups: readonly Group<C>[];
+  next: number;
+}
+
 export interface HubState<C> extends HubDeps<C> {
   readonly flow: FlowLimits;
   /** By dedup key. */
@@ -171,6 +180,8 @@ export interface HubState<C> extends HubDeps<C> {
   sliceScheduled: boolean;
   /** True while a slice runs: payloads it renders are flushed at its end, not on a turn of their own. */
   inSlice: boolean;
+  /** A message whose fan-out did not fit its slice: its remaining groups render first in the next one (delivery.ts). */
+  fanout: FanoutInProgress<C> | undefined;
   /** `runSlice` bound to this state once, so scheduling a slice allocates nothing. */
   readonly runSlice: () => void;
   /** Groups with payloads waiting for a flush (flush.ts). */

@@ -55,6 +55,7 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
     paused: false,
     sliceScheduled: false,
     inSlice: false,
+    fanout: undefined,
     runSlice: () => runSlice(state),
     dirty: [],
     pendingSince: 0,

@@ -13,7 +13,7 @@
  * bounded by this setting whatever the publish rate.
  */
 import { performance } from 'node:perf_hooks';
-import { processMessage } from './delivery.js';
+import { continueFanout, processMessage } from './delivery.js';
 import { continueFlush, flushDue, startFlush } from './flush.js';
 import type { HubState } from './hub-state.js';
 
@@ -72,6 +72,8 @@ export function onBrokerMessage<C>(state: HubState<C>, channel: string, text: st
  * and reading resumes so the connection can come back.
  */
 export function holdInbound<C>(state: HubState<C>): void {
+  // A split fan-out finishes first: its position is already marked delivered, so the back-fill would not bring it again.
+  continueFanout(state, Infinity);
   state.held = true;
   discardInbound(state);
   if (state.paused) resumeBroker(state);
@@ -98,10 +100,11 @@ export function scheduleSlice<C>(state: HubState<C>): void {
 
 /**
  * One slice: finish a flush in progress first (nothing new is processed until what was rendered is
- * written), then process queued messages until the budget is spent, then start a flush if one is
- * due (flush.ts) and write within what is left; another slice follows on the next turn while work
- * remains. A message is the unit of processing: its fan-out to every group on the channel is not
- * split, so a group's payloads stay in event order.
+ * written), then the rest of a split fan-out, then queued messages until the budget is spent, then
+ * start a flush if one is due (flush.ts) and write within what is left; another slice follows on
+ * the next turn while work remains. A message whose fan-out outlasts the budget is split between
+ * groups (delivery.ts), never within one, and finishes before the next message starts: each
+ * group's payloads stay in event order.
  */
 export function runSlice<C>(state: HubState<C>): void {
   state.sliceScheduled = false;
@@ -111,13 +114,24 @@ export function runSlice<C>(state: HubState<C>): void {
     return;
   }
   const queue = state.inbound;
-  if (!state.held) processUntil(state, queue, deadline);
-  const caughtUp = state.held || queue.head === queue.texts.length;
+  if (!state.held && fanoutDone(state, deadline)) processUntil(state, queue, deadline);
+  const caughtUp = state.held || (state.fanout === undefined && queue.head === queue.texts.length);
   if (flushDue(state, caughtUp)) {
     startFlush(state);
     continueFlush(state, deadline);
   }
   if (state.flushing !== undefined || state.dirty.length > 0 || !caughtUp) scheduleSlice(state);
+}
+
+/** The rest of a split fan-out, within the slice: true when none is left. */
+function fanoutDone<C>(state: HubState<C>, deadline: number): boolean {
+  if (state.fanout === undefined) return true;
+  state.inSlice = true;
+  try {
+    return continueFanout(state, deadline);
+  } finally {
+    state.inSlice = false;
+  }
 }
 
 function processUntil<C>(state: HubState<C>, queue: InboundQueue, deadline: number): void {
@@ -129,8 +143,8 @@ function processUntil<C>(state: HubState<C>, queue: InboundQueue, deadline: numb
       const text = queue.texts[i] as string;
       queue.texts[i] = ''; // let the envelope go now, not at the next compaction
       queue.chars -= text.length;
-      processOne(state, channel, text);
-      if (performance.now() >= deadline) break;
+      processOne(state, channel, text, deadline);
+      if (state.fanout !== undefined || performance.now() >= deadline) break;
     }
   } finally {
     state.inSlice = false;
@@ -140,9 +154,9 @@ function processUntil<C>(state: HubState<C>, queue: InboundQueue, deadline: numb
 }
 
 /** No single message can stop the hub: a throw is logged and the next message goes on. */
-export function processOne<C>(state: HubState<C>, channel: string, text: string): void {
+export function processOne<C>(state: HubState<C>, channel: string, text: string, deadline = Infinity): void {
   try {
-    processMessage(state, channel, text);
+    processMessage(state, channel, text, deadline);
   } catch (err) {
     state.stats.badEnvelopes++;
     state.logger.error({ err, channel }, 'processing a Redis message failed; it was skipped');
