@@ -120,6 +120,13 @@ const LISTENERS = {
     KAFKA_SASL_USERNAME: broker.security.users.app.username,
     KAFKA_SASL_PASSWORD_FILE: secretFile('kafka-password-512', broker.security.users.app.password),
   }),
+  'SASL_SSL SCRAM-SHA-256': () => ({
+    KAFKA_BROKERS: broker.security.listeners.saslSsl,
+    KAFKA_SSL_CA_FILE: broker.security.files.ca,
+    KAFKA_SASL_MECHANISM: 'scram-sha-256',
+    KAFKA_SASL_USERNAME: broker.security.users.app.username,
+    KAFKA_SASL_PASSWORD: broker.security.users.app.password,
+  }),
   'SASL_SSL PLAIN': () => ({
     KAFKA_BROKERS: broker.security.listeners.saslSsl,
     KAFKA_SSL_CA_FILE: broker.security.files.ca,
