@@ -28,13 +28,9 @@ export interface GatewayRun {
   readonly idleGc: V8Memory;
   /** After every socket subscribed, two forced GCs. */
   readonly subscribedGc: V8Memory;
-  /** Highest /debug/memory readings (no GC) while the load ran, and VmHWM after it. */
-  readonly loadPeak: V8Memory;
-  readonly loadHwm: number;
-  readonly events: number;
-  readonly frames: number;
-  readonly frameBytes: number;
-  readonly loadS: number;
+  /** The field load (`rate`/s for `loadS`), then a burst (`burst` events back-to-back). */
+  readonly field: LoadWindow;
+  readonly burst: LoadWindow | undefined;
   /** SIGTERM → the client saw the last subscribed socket closed; → the process exited. */
   readonly lastCloseMs: number;
   readonly exitMs: number;
@@ -50,6 +46,8 @@ export interface GatewayProbeOptions {
   /** Field load: events/s for seconds (the fan-out bench's field case: 20/s for 10 s). */
   readonly rate: number;
   readonly loadS: number;
+  /** Events back-to-back after the field load; 0: none. */
+  readonly burst: number;
   readonly log: (line: string) => void;
 }
 
@@ -134,25 +132,37 @@ async function runOnce(o: GatewayProbeOptions, sockets: number): Promise<Gateway
     const idleGc = await mustMemory(gateway, true);
     const clock = createBenchClock();
     const events = o.rate * o.loadS;
+    const maxEvents = events + o.burst;
     const connectStarted = performance.now();
-    loadgen = createLoadgen({ url: gateway.wsUrl, sockets, plan, maxEvents: events, offsetBase: OFFSET_BASE, clockOffsetUs: clock.offsetUs, progressIntervalMs: 10 });
+    loadgen = createLoadgen({ url: gateway.wsUrl, sockets, plan, maxEvents, offsetBase: OFFSET_BASE, clockOffsetUs: clock.offsetUs, progressIntervalMs: 10 });
     const connected = await loadgen.settled(180_000);
     await waitSubscriptions(gateway, connected.subscribed);
     const connectS = (performance.now() - connectStarted) / 1000;
     await sleep(1_000);
     const subscribedGc = await mustMemory(gateway, true);
 
-    const load = await fieldLoad(o, gateway, loadgen, clock, events);
+    const field = await loadWindow(o, gateway, loadgen, clock, 0, events, o.rate);
+    const burst = o.burst > 0 ? await loadWindow(o, gateway, loadgen, clock, events, o.burst, 0) : undefined;
     const drain = await sigterm(gateway, loadgen, connected.subscribed);
-    return { sockets, subscribed: connected.subscribed, failed: connected.failed, connectS, idleRss, idle, idleGc, subscribedGc, ...load, ...drain };
+    return { sockets, subscribed: connected.subscribed, failed: connected.failed, connectS, idleRss, idle, idleGc, subscribedGc, field, burst, ...drain };
   } finally {
     await loadgen?.stop();
     await gateway.stop(5_000);
   }
 }
 
-/** Publishes `events` demo listing events at `o.rate`/s while reading /debug/memory (no GC) every 200 ms. */
-async function fieldLoad(o: GatewayProbeOptions, gateway: Gateway, loadgen: Loadgen, clock: BenchClock, events: number) {
+/** One load window: the heap peaks read from /debug/memory (no GC) every 200 ms, VmHWM after it, what loadgen received. */
+export interface LoadWindow {
+  readonly peak: V8Memory;
+  readonly hwm: number;
+  readonly events: number;
+  readonly frames: number;
+  readonly frameBytes: number;
+  readonly seconds: number;
+}
+
+/** Publishes `count` demo listing events (positions from `first`) at `rate`/s (0: back-to-back) while sampling; waits until deliveries stop. */
+async function loadWindow(o: GatewayProbeOptions, gateway: Gateway, loadgen: Loadgen, clock: BenchClock, first: number, count: number, rate: number): Promise<LoadWindow> {
   const framesBefore = loadgen.progress().frames;
   const bytesBefore = loadgen.progress().bytes;
   const peak = { rss: 0, heapTotal: 0, heapUsed: 0, external: 0 };
@@ -165,20 +175,20 @@ async function fieldLoad(o: GatewayProbeOptions, gateway: Gateway, loadgen: Load
     }
   })();
   const started = performance.now();
-  await publish(o.redis, clock, events, o.rate);
-  // Deliveries settle: wait until frames stop growing for 1 s (at most 30 s).
+  await publish(o.redis, clock, first, count, rate);
+  // Deliveries settle: wait until frames stop growing for 1 s (at most 120 s).
   let frames = loadgen.progress().frames;
-  for (let quiet = 0, waited = 0; quiet < 1_000 && waited < 30_000; waited += 100) {
+  for (let quiet = 0, waited = 0; quiet < 1_000 && waited < 120_000; waited += 100) {
     await sleep(100);
     const now = loadgen.progress().frames;
     quiet = now === frames ? quiet + 100 : 0;
     frames = now;
   }
-  const loadS = (performance.now() - started) / 1000;
+  const seconds = (performance.now() - started) / 1000;
   sampling = false;
   await sampler;
   const p = loadgen.progress();
-  return { loadPeak: peak, loadHwm: rssOf(gateway.pid)?.hwm ?? NaN, events, frames: p.frames - framesBefore, frameBytes: p.bytes - bytesBefore, loadS };
+  return { peak, hwm: rssOf(gateway.pid)?.hwm ?? NaN, events: count, frames: p.frames - framesBefore, frameBytes: p.bytes - bytesBefore, seconds };
 }
 
 async function sigterm(gateway: Gateway, loadgen: Loadgen, subscribed: number) {
@@ -199,10 +209,10 @@ async function sigterm(gateway: Gateway, loadgen: Loadgen, subscribed: number) {
   };
 }
 
-async function publish(redis: Redis, clock: BenchClock, count: number, rate: number): Promise<void> {
+async function publish(redis: Redis, clock: BenchClock, first: number, count: number, rate: number): Promise<void> {
   const route = loadWirestreamSchema(auctionSchemaPath).routes.get('listingUpdated');
   if (!route) throw new Error('the auction schema has no listingUpdated route');
-  const generator = createAuctionEventGenerator({ seed: 42, listings: LISTINGS });
+  const generator = createAuctionEventGenerator({ seed: 42 + first, listings: LISTINGS });
   const transformer = createKeyTransformer();
   const prepared = Array.from({ length: count }, () => {
     const e = generator.listingEvent();
@@ -211,11 +221,11 @@ async function publish(redis: Redis, clock: BenchClock, count: number, rate: num
   const start = clock.nowUs();
   let last: Promise<number> = Promise.resolve(0);
   for (const [i, e] of prepared.entries()) {
-    const waitMs = (start + (i * 1e6) / rate - clock.nowUs()) / 1000;
+    const waitMs = rate > 0 ? (start + (i * 1e6) / rate - clock.nowUs()) / 1000 : 0;
     if (waitMs > 1) await sleep(waitMs);
     const nowUs = clock.nowUs();
     const payload = JSON.stringify({ ...e.value, occurred_at: isoWithMicros(nowUs) });
-    const envelope = encodeEnvelope({ topic: route.topic, partition: shardOf(e.key, PARTITIONS), offset: String(OFFSET_BASE + i), key: e.key, ts: Math.floor(nowUs / 1000) }, payload);
+    const envelope = encodeEnvelope({ topic: route.topic, partition: shardOf(e.key, PARTITIONS), offset: String(OFFSET_BASE + first + i), key: e.key, ts: Math.floor(nowUs / 1000) }, payload);
     last = redis.publish(channelName(DEFAULT_CHANNEL_PREFIX, route.topic, shardOf(e.key, route.shards)), envelope);
   }
   await last;

@@ -2,7 +2,7 @@
 // against real servers in one run, each printed next to the value the table holds now.
 //
 //   flock /tmp/wirestream-bench.lock node bench/capacity-probe/dist/main.js
-//        [--sockets 2000,10000,19000] [--settle-s 30] [--sustained-rate 5000] [--backlog 150000] [--out bench/results/capacity-probe.md]
+//        [--sockets 2000,10000,19000] [--settle-s 30] [--sustained-rate 5000] [--backlog 150000] [--burst 200] [--out bench/results/capacity-probe.md]
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -27,6 +27,7 @@ const { values } = parseArgs({
     backlog: { type: 'string', default: '150000' },
     'load-rate': { type: 'string', default: '20' },
     'load-s': { type: 'string', default: '10' },
+    burst: { type: 'string', default: '200' },
     out: { type: 'string', default: join(root, 'bench', 'results', 'capacity-probe.md') },
     'skip-ingest': { type: 'boolean', default: false },
   },
@@ -39,6 +40,7 @@ function positive(name: string): number {
 }
 
 const socketCounts = String(values.sockets).split(',').map((s) => Number(s.trim()));
+if (!Number.isInteger(Number(values.burst)) || Number(values.burst) < 0) throw new RangeError(`--burst must be an integer ≥ 0 (events back-to-back after the field load), got ${String(values.burst)}`);
 for (const n of socketCounts) {
   if (!Number.isInteger(n) || n < 1 || n > MAX_SOCKETS_PER_WORKER) throw new RangeError(`--sockets: each count must be an integer in 1..${MAX_SOCKETS_PER_WORKER} (the gateway is one process), got ${n}`);
 }
@@ -79,7 +81,7 @@ try {
   // A fresh Redis for the gateway: the ingest phases left history streams behind.
   redisServer = await startRedis();
   redis = new Redis(redisServer.url);
-  const gateway = await probeGateway({ redisUrl: redisServer.url, redis, socketCounts, idleSettleS: positive('settle-s'), rate: positive('load-rate'), loadS: positive('load-s'), log });
+  const gateway = await probeGateway({ redisUrl: redisServer.url, redis, socketCounts, idleSettleS: positive('settle-s'), rate: positive('load-rate'), loadS: positive('load-s'), burst: Number(values.burst), log });
   const markdown = renderReport({
     started,
     command: `node bench/capacity-probe/dist/main.js ${process.argv.slice(2).join(' ')}`.trim(),
@@ -89,6 +91,7 @@ try {
     planned: plannedDeliveries(),
     loadRate: positive('load-rate'),
     loadS: positive('load-s'),
+    burst: Number(values.burst),
   });
   process.stdout.write(`${markdown}\n`);
   writeFileSync(String(values.out), markdown);

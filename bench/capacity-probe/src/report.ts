@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findRepoRoot } from '@wirestream/testkit';
-import type { GatewayRun } from './gateway-probe.js';
+import type { GatewayRun, LoadWindow } from './gateway-probe.js';
 import type { IngestPhase, IngestProbeResult, IngestSample } from './ingest-probe.js';
 import { MiB } from './proc.js';
 
@@ -22,6 +22,7 @@ export interface ReportInput {
   readonly planned: Planned;
   readonly loadRate: number;
   readonly loadS: number;
+  readonly burst: number;
 }
 
 /** The capacity table as it stands: key → [value, source cell]. */
@@ -121,6 +122,8 @@ export interface GatewayFigures {
   readonly baseRss: number;
   readonly workingSet: number;
   readonly heapTotalGrowth: number;
+  readonly burstWorkingSet: number;
+  readonly peakRssAtMax: number;
   readonly frame: number;
   readonly drainAtMax: number;
   readonly drainMeasuredAtMax: boolean;
@@ -133,18 +136,29 @@ export const MAX_SOCKETS = 19_000;
 export function gatewayFigures(runs: readonly GatewayRun[]): GatewayFigures {
   const atMax = runs.find((r) => r.subscribed >= MAX_SOCKETS);
   const line = fit(runs.map((r) => [r.subscribed, r.lastCloseMs] as const));
-  const frames = runs.reduce((s, r) => s + r.frames, 0);
+  const frames = runs.reduce((s, r) => s + r.field.frames, 0);
   return {
     baseRss: median(runs.map((r) => r.idleRss)),
-    workingSet: max(runs.map((r) => r.loadPeak.heapUsed - r.subscribedGc.heapUsed)),
-    heapTotalGrowth: max(runs.map((r) => r.loadPeak.heapTotal - r.subscribedGc.heapTotal)),
-    frame: runs.reduce((s, r) => s + r.frameBytes, 0) / frames,
+    workingSet: max(runs.map((r) => r.field.peak.heapUsed - r.subscribedGc.heapUsed)),
+    heapTotalGrowth: max(runs.map((r) => r.field.peak.heapTotal - r.subscribedGc.heapTotal)),
+    burstWorkingSet: max(runs.map((r) => (r.burst ? r.burst.peak.heapUsed - r.subscribedGc.heapUsed : NaN))),
+    peakRssAtMax: atMax ? max([atMax.field.hwm, atMax.burst?.hwm ?? NaN]) : NaN,
+    frame: runs.reduce((s, r) => s + r.field.frameBytes, 0) / frames,
     drainAtMax: atMax?.lastCloseMs ?? line.a + line.b * MAX_SOCKETS,
     drainMeasuredAtMax: atMax !== undefined,
     exitAtMax: atMax?.exitMs ?? NaN,
     fit: line,
   };
 }
+
+const windowCells = (r: GatewayRun, w: LoadWindow | undefined): string[] =>
+  w === undefined
+    ? ['', '', '']
+    : [
+        `${mib(w.peak.rss)} / ${mib(w.peak.heapTotal)} / ${mib(w.peak.heapUsed)} (VmHWM ${mib(w.hwm)})`,
+        mib(w.peak.heapUsed - r.subscribedGc.heapUsed),
+        `${int(w.frames)} frames in ${w.seconds.toFixed(1)} s, ${int(w.frameBytes / w.frames)} B mean`,
+      ];
 
 function gatewaySection(runs: readonly GatewayRun[], input: ReportInput): string[] {
   const rows = runs.map((r) => [
@@ -154,9 +168,8 @@ function gatewaySection(runs: readonly GatewayRun[], input: ReportInput): string
     `${mib(r.idle.heapTotal)} / ${mib(r.idle.heapUsed)}`,
     `${mib(r.idleGc.rss)} / ${mib(r.idleGc.heapUsed)}`,
     `${mib(r.subscribedGc.rss)} / ${mib(r.subscribedGc.heapTotal)} / ${mib(r.subscribedGc.heapUsed)}`,
-    `${mib(r.loadPeak.rss)} / ${mib(r.loadPeak.heapTotal)} / ${mib(r.loadPeak.heapUsed)}`,
-    mib(r.loadPeak.heapUsed - r.subscribedGc.heapUsed),
-    `${int(r.frames)} frames, ${int(r.frameBytes / r.frames)} B mean`,
+    ...windowCells(r, r.field),
+    ...windowCells(r, r.burst),
     `${int(r.lastCloseMs)} ms (${int(r.closedByServer)} closed)`,
     `${int(r.exitMs)} ms, code ${String(r.exitCode)}`,
   ]);
@@ -165,11 +178,19 @@ function gatewaySection(runs: readonly GatewayRun[], input: ReportInput): string
     '',
     `One fresh gateway process per row on a private redis-server. Idle: after the settle time with no socket, VmRSS and \`/debug/memory\` (process.memoryUsage(), without and with two forced GCs). ` +
       `Then one @wirestream/loadgen (worker processes, 127.0.0.1-4) opens N sockets, each subscribed (85 % shared, 5 % compact, 10 % filtered over 50 listings: the fan-out bench's field mix); ` +
-      `memory after two forced GCs; then the field load (${input.loadRate} demo listing events/s for ${input.loadS} s, published straight into Redis as ingest would) while \`/debug/memory\` (no GC) is read every 200 ms: ` +
-      `"load peak" is the highest reading of each figure, "heap growth" = load peak heapUsed − subscribed heapUsed (after GC). Frames and bytes are what loadgen's workers received in the load window. ` +
+      `memory after two forced GCs; then the field load (${input.loadRate} demo listing events/s for ${input.loadS} s, published straight into Redis as ingest would)` +
+      (input.burst > 0 ? ` and then a burst (${input.burst} events back-to-back)` : '') +
+      `, each until deliveries stopped for 1 s, while \`/debug/memory\` (no GC) is read every 200 ms: "peak" is the highest reading of each figure, "heap growth" = peak heapUsed − subscribed heapUsed (after GC). Frames and bytes are what loadgen's workers received in the window. ` +
       'Then SIGTERM: "last close" is when loadgen (progress every 10 ms) counted every subscribed socket closed by the server; "exit" is the process\'s exit event, both from the kill() call.',
     '',
-    table(['N', 'subscribed', 'idle VmRSS MiB', 'idle heapTotal / heapUsed MiB', 'idle after GC: RSS / heapUsed MiB', 'subscribed (GC): RSS / heapTotal / heapUsed MiB', 'load peak: RSS / heapTotal / heapUsed MiB', 'heap growth MiB', 'received', 'SIGTERM → last close', 'SIGTERM → exit'], rows),
+    table(
+      [
+        'N', 'subscribed', 'idle VmRSS MiB', 'idle heapTotal / heapUsed MiB', 'idle after GC: RSS / heapUsed MiB', 'subscribed (GC): RSS / heapTotal / heapUsed MiB',
+        'field peak: RSS / heapTotal / heapUsed MiB', 'field heap growth MiB', 'field received', 'burst peak: RSS / heapTotal / heapUsed MiB', 'burst heap growth MiB', 'burst received',
+        'SIGTERM → last close', 'SIGTERM → exit',
+      ],
+      rows,
+    ),
     '',
   ];
 }
@@ -205,7 +226,13 @@ export function renderReport(input: ReportInput): string {
   }
   summary.push(
     ['`gateway.base_rss`', was('gateway.base_rss'), `${mib(g.baseRss)} MiB`, `median idle VmRSS of the ${input.gateway.length} fresh gateway processes (Redis connected, no socket)`],
-    ['`gateway.working_set`', was('gateway.working_set'), `${mib(g.workingSet)} MiB heapUsed; ${mib(g.heapTotalGrowth)} MiB heapTotal`, 'largest load-peak heap minus the subscribed heap after GC, over the rows'],
+    [
+      '`gateway.working_set`',
+      was('gateway.working_set'),
+      `field load: ${mib(g.workingSet)} MiB heapUsed (${mib(g.heapTotalGrowth)} MiB heapTotal); burst: ${mib(g.burstWorkingSet)} MiB heapUsed`,
+      'largest peak heapUsed minus the subscribed heapUsed after GC, over the rows (heapTotal likewise)',
+    ],
+    ['gateway peak RSS at max_sockets', '(limit 512Mi)', `${mib(g.peakRssAtMax)} MiB`, 'VmHWM after the field load and the burst at 19,000 sockets (native: uWS send buffers)'],
     [
       '`gateway.drain`',
       was('gateway.drain'),
