@@ -40,6 +40,12 @@ function currentTable(): Map<string, [string, string]> {
   return rows;
 }
 
+/** The memory limit a base manifest gives an app (infra/k8s/base/<app>-deployment.yaml), as written. */
+function manifestLimit(app: 'gateway' | 'ingest'): string {
+  const yaml = readFileSync(join(findRepoRoot(), 'infra', 'k8s', 'base', `${app}-deployment.yaml`), 'utf8');
+  return /limits:\s*\n\s*memory:\s*(\S+)/.exec(yaml)?.[1] ?? '?';
+}
+
 const mib = (bytes: number, digits = 1): string => (Number.isFinite(bytes) ? (bytes / MiB).toFixed(digits) : 'n/a');
 const int = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
 const median = (xs: readonly number[]): number => {
@@ -223,7 +229,7 @@ export function renderReport(input: ReportInput): string {
         `computed: ${int(CHUNKS_IN_FLIGHT)} events in flight (3 partitions × chunk 500) × (mean value ${int(input.ingest.meanValueBytes)} B + ${ENVELOPE_OVERHEAD} B envelope) × 2 commands (PUBLISH + XADD); ` +
           `residual: peak VmHWM ${mib(i.peakHwm)} MiB − idle RSS − fetch_buffer 10 MiB − message term ${mib(MESSAGE_TERM)} MiB (what the table's other terms leave for it)`,
       ],
-      ['ingest peak RSS', '(limit 256Mi)', `${mib(i.peakHwm)} MiB`, 'largest VmHWM of the phases'],
+      ['ingest peak RSS', `(limit ${manifestLimit('ingest')})`, `${mib(i.peakHwm)} MiB`, 'largest VmHWM of the phases'],
     );
   }
   summary.push(
@@ -234,7 +240,7 @@ export function renderReport(input: ReportInput): string {
       `field load: ${mib(g.workingSet)} MiB heapUsed (${mib(g.heapTotalGrowth)} MiB heapTotal); burst: ${mib(g.burstWorkingSet)} MiB heapUsed`,
       'largest peak heapUsed minus the subscribed heapUsed after GC, over the rows (heapTotal likewise)',
     ],
-    ['gateway peak RSS at max_sockets', '(limit 512Mi)', `${mib(g.peakRssAtMax)} MiB`, 'VmHWM after the field load and the burst at 19,000 sockets (native: uWS send buffers)'],
+    ['gateway peak RSS at max_sockets', `(limit ${manifestLimit('gateway')})`, `${mib(g.peakRssAtMax)} MiB`, 'VmHWM after the field load and the burst at 19,000 sockets (native: uWS send buffers)'],
     [
       '`gateway.drain`',
       was('gateway.drain'),
