@@ -1,0 +1,232 @@
+// The gateway against a real Redis: idle RSS, then per N subscribed sockets the heap under the
+// fan-out bench's field load (its working set), the mean frame size, and the drain after SIGTERM.
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Redis } from 'ioredis';
+import { createAuctionEventGenerator } from '@wirestream/demo-events';
+import { createBenchClock, createLoadgen, isoWithMicros, parseMix, type BenchClock, type Loadgen } from '@wirestream/loadgen';
+import { DEFAULT_CHANNEL_PREFIX, auctionSchemaPath, channelName, encodeEnvelope, loadWirestreamSchema, shardOf } from '@wirestream/schema';
+import { createKeyTransformer } from '@wirestream/transform';
+import { findRepoRoot, freePort } from '@wirestream/testkit';
+import { rssOf, sleep, startNode, type Child } from './proc.js';
+
+export interface V8Memory {
+  readonly rss: number;
+  readonly heapTotal: number;
+  readonly heapUsed: number;
+  readonly external: number;
+}
+
+export interface GatewayRun {
+  readonly sockets: number;
+  readonly subscribed: number;
+  readonly failed: number;
+  readonly connectS: number;
+  /** VmRSS after the settle time, before any socket; and /debug/memory then (no GC, then after two GCs). */
+  readonly idleRss: number;
+  readonly idle: V8Memory;
+  readonly idleGc: V8Memory;
+  /** After every socket subscribed, two forced GCs. */
+  readonly subscribedGc: V8Memory;
+  /** The field load (`rate`/s for `loadS`), then a burst (`burst` events back-to-back). */
+  readonly field: LoadWindow;
+  readonly burst: LoadWindow | undefined;
+  /** SIGTERM → the client saw the last subscribed socket closed; → the process exited. */
+  readonly lastCloseMs: number;
+  readonly exitMs: number;
+  readonly closedByServer: number;
+  readonly exitCode: number | null | undefined;
+}
+
+export interface GatewayProbeOptions {
+  readonly redisUrl: string;
+  readonly redis: Redis;
+  readonly socketCounts: readonly number[];
+  readonly idleSettleS: number;
+  /** Field load: events/s for seconds (the fan-out bench's field case: 20/s for 10 s). */
+  readonly rate: number;
+  readonly loadS: number;
+  /** Events back-to-back after the field load; 0: none. */
+  readonly burst: number;
+  readonly log: (line: string) => void;
+}
+
+const LISTINGS = 50;
+const OFFSET_BASE = 1_000_000;
+const PARTITIONS = 6;
+const filterKeys = Array.from({ length: LISTINGS }, (_, i) => `lst-${String(i).padStart(6, '0')}`);
+const plan = { mix: parseMix('shared:85,compact:5,filtered:10'), filterKeys };
+const mainJs = join(findRepoRoot(), 'apps', 'gateway', 'dist', 'main.js');
+
+export async function probeGateway(o: GatewayProbeOptions): Promise<GatewayRun[]> {
+  const runs: GatewayRun[] = [];
+  for (const sockets of o.socketCounts) {
+    o.log(`  gateway with ${sockets.toLocaleString('en-US')} sockets`);
+    runs.push(await runOnce(o, sockets));
+    const r = runs.at(-1) as GatewayRun;
+    o.log(`    idle RSS ${(r.idleRss / 1_048_576).toFixed(1)} MiB, ${r.subscribed} subscribed in ${r.connectS.toFixed(1)} s; SIGTERM → last close ${r.lastCloseMs.toFixed(0)} ms, exit ${r.exitMs.toFixed(0)} ms`);
+  }
+  return runs;
+}
+
+interface Gateway extends Child {
+  readonly base: string;
+  readonly wsUrl: string;
+}
+
+async function startGateway(redisUrl: string): Promise<Gateway> {
+  const port = await freePort();
+  const child = startNode('gateway', ['--expose-gc', mainJs], {
+    GATEWAY_PORT: String(port),
+    GATEWAY_HOST: '127.0.0.1',
+    REDIS_URL: redisUrl,
+    LOG_LEVEL: 'warn',
+    GATEWAY_DEBUG_ENDPOINTS: 'true',
+    GATEWAY_AUTH_MODE: 'anonymous',
+    GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitedAt() !== undefined) throw new Error(`gateway exited before it was ready:\n${child.tail()}`);
+    const ok = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.ok, () => false);
+    if (ok) break;
+    if (Date.now() > deadline) throw new Error(`gateway not ready within 30 s:\n${child.tail()}`);
+    await sleep(100);
+  }
+  return { ...child, base, wsUrl: `ws://127.0.0.1:${port}/graphql` };
+}
+
+async function memory(gateway: Gateway, gc: boolean): Promise<V8Memory | undefined> {
+  try {
+    const res = await fetch(`${gateway.base}/debug/memory${gc ? '?gc=1' : ''}`, { signal: AbortSignal.timeout(5_000) });
+    return res.ok ? ((await res.json()) as V8Memory) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function mustMemory(gateway: Gateway, gc: boolean): Promise<V8Memory> {
+  const m = await memory(gateway, gc);
+  if (m === undefined) throw new Error('gateway /debug/memory did not answer within 5 s');
+  return m;
+}
+
+async function waitSubscriptions(gateway: Gateway, n: number): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const stats = await fetch(`${gateway.base}/stats`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.json() as Promise<Record<string, unknown>>, () => undefined);
+    if (Number(stats?.['subscriptions'] ?? -1) >= n && stats?.['confirmedChannels'] === stats?.['channels']) return;
+    if (Date.now() > deadline) throw new Error(`gateway reports ${String(stats?.['subscriptions'])}/${n} subscriptions after 60 s`);
+    await sleep(100);
+  }
+}
+
+async function runOnce(o: GatewayProbeOptions, sockets: number): Promise<GatewayRun> {
+  const gateway = await startGateway(o.redisUrl);
+  let loadgen: Loadgen | undefined;
+  try {
+    await sleep(o.idleSettleS * 1000);
+    const idleRss = rssOf(gateway.pid)?.rss ?? NaN;
+    const idle = await mustMemory(gateway, false);
+    const idleGc = await mustMemory(gateway, true);
+    const clock = createBenchClock();
+    const events = o.rate * o.loadS;
+    const maxEvents = events + o.burst;
+    const connectStarted = performance.now();
+    loadgen = createLoadgen({ url: gateway.wsUrl, sockets, plan, maxEvents, offsetBase: OFFSET_BASE, clockOffsetUs: clock.offsetUs, progressIntervalMs: 10 });
+    const connected = await loadgen.settled(180_000);
+    await waitSubscriptions(gateway, connected.subscribed);
+    const connectS = (performance.now() - connectStarted) / 1000;
+    await sleep(1_000);
+    const subscribedGc = await mustMemory(gateway, true);
+
+    const field = await loadWindow(o, gateway, loadgen, clock, 0, events, o.rate);
+    const burst = o.burst > 0 ? await loadWindow(o, gateway, loadgen, clock, events, o.burst, 0) : undefined;
+    const drain = await sigterm(gateway, loadgen, connected.subscribed);
+    return { sockets, subscribed: connected.subscribed, failed: connected.failed, connectS, idleRss, idle, idleGc, subscribedGc, field, burst, ...drain };
+  } finally {
+    await loadgen?.stop();
+    await gateway.stop(5_000);
+  }
+}
+
+/** One load window: the heap peaks read from /debug/memory (no GC) every 200 ms, VmHWM after it, what loadgen received. */
+export interface LoadWindow {
+  readonly peak: V8Memory;
+  readonly hwm: number;
+  readonly events: number;
+  readonly frames: number;
+  readonly frameBytes: number;
+  readonly seconds: number;
+}
+
+/** Publishes `count` demo listing events (positions from `first`) at `rate`/s (0: back-to-back) while sampling; waits until deliveries stop. */
+async function loadWindow(o: GatewayProbeOptions, gateway: Gateway, loadgen: Loadgen, clock: BenchClock, first: number, count: number, rate: number): Promise<LoadWindow> {
+  const framesBefore = loadgen.progress().frames;
+  const bytesBefore = loadgen.progress().bytes;
+  const peak = { rss: 0, heapTotal: 0, heapUsed: 0, external: 0 };
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      const m = await memory(gateway, false);
+      if (m) for (const k of ['rss', 'heapTotal', 'heapUsed', 'external'] as const) peak[k] = Math.max(peak[k], m[k]);
+      await sleep(200);
+    }
+  })();
+  const started = performance.now();
+  await publish(o.redis, clock, first, count, rate);
+  // Deliveries settle: wait until frames stop growing for 3 s (at most 120 s; a loaded machine stalls the clients for a second now and then).
+  let frames = loadgen.progress().frames;
+  for (let quiet = 0, waited = 0; quiet < 3_000 && waited < 120_000; waited += 100) {
+    await sleep(100);
+    const now = loadgen.progress().frames;
+    quiet = now === frames ? quiet + 100 : 0;
+    frames = now;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  sampling = false;
+  await sampler;
+  const p = loadgen.progress();
+  return { peak, hwm: rssOf(gateway.pid)?.hwm ?? NaN, events: count, frames: p.frames - framesBefore, frameBytes: p.bytes - bytesBefore, seconds };
+}
+
+async function sigterm(gateway: Gateway, loadgen: Loadgen, subscribed: number) {
+  const t0 = performance.now();
+  process.kill(gateway.pid, 'SIGTERM');
+  let lastCloseAt: number | undefined;
+  const deadline = t0 + 120_000;
+  while ((lastCloseAt === undefined || gateway.exitedAt() === undefined) && performance.now() < deadline) {
+    if (lastCloseAt === undefined && loadgen.progress().closedByServer >= subscribed) lastCloseAt = performance.now();
+    await sleep(2);
+  }
+  await gateway.exited;
+  return {
+    lastCloseMs: (lastCloseAt ?? NaN) - t0,
+    exitMs: (gateway.exitedAt() ?? NaN) - t0,
+    closedByServer: loadgen.progress().closedByServer,
+    exitCode: gateway.exitCode(),
+  };
+}
+
+async function publish(redis: Redis, clock: BenchClock, first: number, count: number, rate: number): Promise<void> {
+  const route = loadWirestreamSchema(auctionSchemaPath).routes.get('listingUpdated');
+  if (!route) throw new Error('the auction schema has no listingUpdated route');
+  const generator = createAuctionEventGenerator({ seed: 42 + first, listings: LISTINGS });
+  const transformer = createKeyTransformer();
+  const prepared = Array.from({ length: count }, () => {
+    const e = generator.listingEvent();
+    return { key: e.key, value: transformer.transform<Record<string, unknown>>(e.value) };
+  });
+  const start = clock.nowUs();
+  let last: Promise<number> = Promise.resolve(0);
+  for (const [i, e] of prepared.entries()) {
+    const waitMs = rate > 0 ? (start + (i * 1e6) / rate - clock.nowUs()) / 1000 : 0;
+    if (waitMs > 1) await sleep(waitMs);
+    const nowUs = clock.nowUs();
+    const payload = JSON.stringify({ ...e.value, occurred_at: isoWithMicros(nowUs) });
+    const envelope = encodeEnvelope({ topic: route.topic, partition: shardOf(e.key, PARTITIONS), offset: String(OFFSET_BASE + first + i), key: e.key, ts: Math.floor(nowUs / 1000) }, payload);
+    last = redis.publish(channelName(DEFAULT_CHANNEL_PREFIX, route.topic, shardOf(e.key, route.shards)), envelope);
+  }
+  await last;
+}
