@@ -16,7 +16,7 @@ import type { Hub } from './hub.js';
 import type { Subscriber } from './hub-state.js';
 import type { AccessScope, OperationCompiler } from './operations.js';
 import type { RateLimiter } from './rate-limit.js';
-import { parseResumeRequest } from './resume-request.js';
+import { parseResumeRequest, parseStartRequest } from './resume-request.js';
 
 /**
  * Per-connection state of the protocol. Kept deliberately small: it is paid once per connected
@@ -203,7 +203,9 @@ function onSubscribe<C extends Connection<C>>(state: ProtocolState<C>, conn: C, 
   if (typeof resume === 'string') return sendError(state, conn, id, [{ message: resume }]);
   const delta = parseDeltaRequest(payload.extensions);
   if (typeof delta === 'string') return sendError(state, conn, id, [{ message: delta }]);
-  subscriptions.set(id, state.hub.subscribe(conn, id, operation, resume, delta && state.allowDelta));
+  const start = parseStartRequest(payload.extensions);
+  if (typeof start === 'string') return sendError(state, conn, id, [{ message: start }]);
+  subscriptions.set(id, state.hub.subscribe(conn, id, operation, { resume, delta: delta && state.allowDelta, start }));
 }
 
 function onComplete<C extends Connection<C>>(state: ProtocolState<C>, conn: C, id: string): void {
