@@ -1,9 +1,10 @@
 import uWS from 'uWebSockets.js';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_listen_socket, us_socket_context_t } from 'uWebSockets.js';
-import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL } from 'graphql-ws';
+import { CloseCode } from 'graphql-ws';
 import type { Logger } from '@wirestream/telemetry';
 import { createConnectionState, type Protocol } from '../core/protocol.js';
 import type { RateLimiter } from '../core/rate-limit.js';
+import { chooseSubprotocol, SUBPROTOCOLS } from '../core/subprotocols.js';
 import type { Admission } from './admission.js';
 import type { BackpressureLimits } from './backpressure.js';
 import { uwsCompression, type CompressionMode } from './compression.js';
@@ -99,16 +100,21 @@ function onUpgrade(state: ServerState, res: HttpResponse, req: HttpRequest, cont
     res.writeStatus(admitted.status).end(admitted.message);
     return;
   }
-  const accepted = protocols.split(',').some((p) => p.trim() === GRAPHQL_TRANSPORT_WS_PROTOCOL);
+  const choice = chooseSubprotocol(protocols);
+  if (!choice.ok) {
+    res.writeStatus('400 Bad Request').end(choice.message);
+    return;
+  }
+  const accepted = choice.protocol !== undefined;
   const data: SocketData = { ...createConnectionState<Socket>(state.subscribeRateLimiter), protocolAccepted: accepted, address: admitted.address };
-  res.upgrade(data, key, accepted ? GRAPHQL_TRANSPORT_WS_PROTOCOL : '', extensions, context);
+  res.upgrade(data, key, choice.protocol ?? '', extensions, context);
 }
 
 function onOpen(state: ServerState, ws: WebSocket<SocketData>): void {
   const socket = socketOf(ws);
   if (!socket.protocolAccepted) {
     // Same rule as graphql-ws: accept the upgrade, then close with a protocol code the client understands.
-    ws.end(CloseCode.SubprotocolNotAcceptable, `Subprotocol not acceptable: use ${GRAPHQL_TRANSPORT_WS_PROTOCOL}`);
+    ws.end(CloseCode.SubprotocolNotAcceptable, `Subprotocol not acceptable: use ${SUBPROTOCOLS.join(' or ')}`);
     return;
   }
   state.sockets.add(socket);
