@@ -178,12 +178,12 @@ describe('bad input gets a clear answer and the server stays up', () => {
 
   it('refuses a missing subprotocol with 4406, and one it does not speak at the upgrade, naming those it speaks', async () => {
     const none = rawSocket(url, null);
-    expect(await none.closed).toEqual({ code: 4406, reason: 'Subprotocol not acceptable: use graphql-transport-ws' });
+    expect(await none.closed).toEqual({ code: 4406, reason: 'Subprotocol not acceptable: use graphql-transport-ws or graphql-ws' });
     // Upgrading without a subprotocol would make `ws` (and browsers) fail the handshake with only 1006.
     const refused = await refusedUpgrade(url, ['mqtt', 'wamp.2.json']);
     expect(refused).toEqual({
       status: 400,
-      body: 'Subprotocol not acceptable: offered "mqtt, wamp.2.json"; this gateway speaks graphql-transport-ws (Sec-WebSocket-Protocol)',
+      body: 'Subprotocol not acceptable: offered "mqtt, wamp.2.json"; this gateway speaks graphql-transport-ws, graphql-ws (subscriptions-transport-ws, deprecated) (Sec-WebSocket-Protocol)',
     });
     // Offered among others, the one it speaks is chosen.
     const mixed = rawSocket(url, ['mqtt', 'graphql-transport-ws']);

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import WebSocket from 'ws';
-import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
+import { createClient, type FormattedExecutionResult } from 'graphql-ws';
+import { SubscriptionClient } from 'subscriptions-transport-ws';
 import { auctionSchemaPath } from '@wirestream/schema';
 import { freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
 
@@ -32,7 +33,8 @@ let gateway: AppProcess;
 let workDir: string;
 let topic: string;
 let wsUrl: string;
-const clients: Client[] = [];
+/** Every client still open, closed in afterAll. */
+const clients: { close(): Promise<void> }[] = [];
 let produced = 0;
 
 /** Produces `count` events on one partition; returns their event ids. */
@@ -43,12 +45,31 @@ async function produceOn(partition: number, count: number): Promise<string[]> {
   return ids;
 }
 
-function subscribe(extensions?: Record<string, unknown>) {
-  const client = createClient({ url: wsUrl, webSocketImpl: WebSocket, retryAttempts: 0 });
-  clients.push(client);
+type ClientKind = 'graphql-ws' | 'subscriptions-transport-ws';
+
+/** Subscribes with the official client of `kind` (graphql-transport-ws, or the legacy graphql-ws subprotocol). */
+function subscribe(kind: ClientKind, extensions?: Record<string, unknown>) {
   const results: ExecutionResult[] = [];
   const errors: unknown[] = [];
-  const dispose = client.subscribe({ query: QUERY, ...(extensions ? { extensions } : {}) }, { next: (r) => results.push(r), error: (e: unknown) => errors.push(e), complete: () => {} });
+  const request = { query: QUERY, ...(extensions ? { extensions } : {}) };
+  let close: () => Promise<void>;
+  if (kind === 'graphql-ws') {
+    const client = createClient({ url: wsUrl, webSocketImpl: WebSocket, retryAttempts: 0 });
+    const dispose = client.subscribe(request, { next: (r) => results.push(r), error: (e: unknown) => errors.push(e), complete: () => {} });
+    close = async () => {
+      dispose();
+      await client.dispose();
+    };
+  } else {
+    const client = new SubscriptionClient(wsUrl, { reconnect: false }, WebSocket);
+    const subscription = client.request(request).subscribe({ next: (r) => results.push(r as ExecutionResult), error: (e: unknown) => errors.push(e) });
+    close = () => {
+      subscription.unsubscribe();
+      client.close();
+      return Promise.resolve();
+    };
+  }
+  clients.push({ close: () => close() });
   const eventIds = (): string[] => results.flatMap((r) => (r.data ? [String((r.data['listingUpdated'] as { event_id: string }).event_id)] : []));
   const start = (): Start | undefined => ext(results.find((r) => ext(r, 'start')), 'start') as Start | undefined;
   /** What the contract says to resume with: the start, overlaid per partition with the last offset received. */
@@ -61,10 +82,7 @@ function subscribe(extensions?: Record<string, unknown>) {
     }
     return { epoch: begin.epoch, positions };
   };
-  return { results, errors, eventIds, start, resumeWith, close: async () => {
-      dispose();
-      await client.dispose();
-    } };
+  return { results, errors, eventIds, start, resumeWith, close: () => close() };
 }
 
 async function gatewayStats(): Promise<Record<string, number>> {
@@ -102,7 +120,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all(clients.map((c) => Promise.resolve(c.dispose())));
+  await Promise.all(clients.map((c) => c.close()));
   await producer?.disconnect();
   await Promise.all([ingest?.stop(), gateway?.stop()]);
   await redis?.stop();
@@ -110,16 +128,16 @@ afterAll(async () => {
   if (workDir) rmSync(workDir, { recursive: true, force: true });
 });
 
-describe('resume from the starting point (graphql-transport-ws)', () => {
+describe.each<ClientKind>(['graphql-ws', 'subscriptions-transport-ws'])('resume from the starting point (%s client)', (kind) => {
   it('gets exactly what was published after it became live: partitions it never saw, and a client that received nothing', async () => {
     // A watcher sees everything: once it has an event, that event is in history.
-    const watcher = subscribe();
-    await waitFor(async () => (await gatewayStats())['confirmedChannels'] === 16, { message: 'watcher live' });
+    const watcher = subscribe(kind);
+    await waitFor(async () => (await gatewayStats())['confirmedChannels'] === 16 && (await gatewayStats())['subscriptions'] === 1, { message: 'watcher live' });
     const retained = [...(await produceOn(2, 18)), ...(await produceOn(0, 4)), ...(await produceOn(1, 3))];
     await waitFor(() => watcher.eventIds().length === retained.length, { timeoutMs: 30_000, message: 'retained events in history' });
 
-    const seer = subscribe({ start: true });
-    const idle = subscribe({ start: true });
+    const seer = subscribe(kind, { start: true });
+    const idle = subscribe(kind, { start: true });
     await waitFor(() => seer.start() && idle.start(), { message: 'both starting points' });
     expect(Object.keys(seer.start()?.positions ?? {}).sort()).toEqual(['0', '1', '2']);
     expect(seer.results[0]).toEqual({ extensions: { start: seer.start() } });
@@ -132,8 +150,8 @@ describe('resume from the starting point (graphql-transport-ws)', () => {
     const missed = [...(await produceOn(0, 4)), ...(await produceOn(1, 4)), ...(await produceOn(2, 6))];
     await waitFor(() => watcher.eventIds().length === retained.length + seen.length + missed.length, { timeoutMs: 30_000, message: 'missed events in history' });
 
-    const seerAgain = subscribe({ resume: seer.resumeWith() });
-    const idleAgain = subscribe({ resume: idle.resumeWith() });
+    const seerAgain = subscribe(kind, { resume: seer.resumeWith() });
+    const idleAgain = subscribe(kind, { resume: idle.resumeWith() });
     await waitFor(() => seerAgain.eventIds().length >= missed.length && idleAgain.eventIds().length >= seen.length + missed.length, {
       timeoutMs: 30_000,
       message: 'both replayed',
@@ -151,5 +169,27 @@ describe('resume from the starting point (graphql-transport-ws)', () => {
     for (const r of [seerAgain, idleAgain]) expect(ext(r.results[0], 'recovery')).toEqual({ recovered: true, epoch: seer.start()?.epoch });
     expect([seer, idle, seerAgain, idleAgain].flatMap((c) => c.errors)).toEqual([]);
     await Promise.all([watcher.close(), seerAgain.close(), idleAgain.close()]);
+    await waitFor(async () => (await gatewayStats())['subscriptions'] === 0, { message: 'every subscription gone' });
+  });
+});
+
+describe('conformance: official clients of both protocols on one path', () => {
+  it('delivers every event once to a graphql-ws and a subscriptions-transport-ws client, and counts connections by protocol', async () => {
+    const modern = subscribe('graphql-ws');
+    const legacy = subscribe('subscriptions-transport-ws');
+    await waitFor(async () => (await gatewayStats())['subscriptions'] === 2 && (await gatewayStats())['confirmedChannels'] === 16, { message: 'both live' });
+    const metrics = await (await fetch(wsUrl.replace('ws:', 'http:').replace('/graphql', '/metrics'))).text();
+    expect(metrics).toMatch(/wirestream_gateway_protocol_connections\{protocol="graphql-ws"[^}]*\} 1\b/);
+    expect(metrics).toMatch(/wirestream_gateway_protocol_connections\{protocol="graphql-transport-ws"[^}]*\} 1\b/);
+    expect(metrics).toMatch(/wirestream_gateway_client_messages_in_total\{protocol="graphql-ws"[^}]*\} [1-9]/);
+    const published: string[] = [];
+    for (let p = 0; p < PARTITIONS; p++) published.push(...(await produceOn(p, 40)));
+    await waitFor(() => modern.eventIds().length >= published.length && legacy.eventIds().length >= published.length, { timeoutMs: 30_000, message: 'every event at both' });
+    expect([...legacy.eventIds()].sort()).toEqual([...published].sort());
+    expect([...modern.eventIds()].sort()).toEqual([...published].sort());
+    // The same payloads, byte for byte: one shared payload per event for both protocols.
+    expect(legacy.results).toEqual(modern.results);
+    expect([...modern.errors, ...legacy.errors]).toEqual([]);
+    await Promise.all([modern.close(), legacy.close()]);
   });
 });
