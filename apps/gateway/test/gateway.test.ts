@@ -192,6 +192,18 @@ describe('bad input gets a clear answer and the server stays up', () => {
     mixed.ws.close();
   });
 
+  it('with GATEWAY_LEGACY_PROTOCOL off, refuses a graphql-ws offer at the upgrade naming only graphql-transport-ws', async () => {
+    const off = await startTestGateway({ legacyProtocol: false });
+    try {
+      expect(await refusedUpgrade(off.url, ['graphql-ws'])).toEqual({
+        status: 400,
+        body: 'Subprotocol not acceptable: offered "graphql-ws"; this gateway speaks graphql-transport-ws (Sec-WebSocket-Protocol)',
+      });
+    } finally {
+      await off.stop();
+    }
+  });
+
   it('answers ping with pong', async () => {
     const raw = rawSocket(url);
     await raw.opened;

@@ -230,3 +230,23 @@ describe('the legacy graphql-ws subprotocol (subscriptions-transport-ws): same a
     expect(await raw.closed).toEqual({ code: 4400, reason: 'Binary frames are not part of graphql-ws; send text' });
   });
 });
+
+describe('subscription ids are bounded on every protocol (GATEWAY_MAX_SUBSCRIPTION_ID_LENGTH)', () => {
+  it('stores none of 100 subscribes with 60 KB ids per socket: graphql-transport-ws closes with 4400 at the first', async () => {
+    const before = t.gateway.stats().subscriptions;
+    const sockets = await Promise.all(
+      Array.from({ length: 10 }, async (_, n) => {
+        const raw = await initWith({ token: await token() });
+        await waitFor(() => raw.messages.length === 1, { message: 'ack' });
+        for (let i = 0; i < 100; i++) raw.ws.send(JSON.stringify({ id: `${n}-${i}-${'x'.repeat(60_000)}`, type: 'subscribe', payload: { query: 'subscription { listingUpdated { listing_id } }' } }));
+        return raw;
+      }),
+    );
+    for (const raw of sockets) {
+      const closed = await raw.closed;
+      expect(closed.code).toBe(4400);
+      expect(closed.reason).toMatch(/^Invalid subscribe: the subscription id has 600\d\d characters; the limit is 128/);
+    }
+    expect(t.gateway.stats().subscriptions).toBe(before);
+  });
+});
