@@ -79,6 +79,17 @@ describe('legacy protocol core (subscriptions-transport-ws)', () => {
     expect(hub.stats().subscribers).toBe(0);
   });
 
+  it('forgets a start stopped before the ack', async () => {
+    const { hub, open, send } = setup();
+    const c = open();
+    send(c, { type: 'connection_init', payload: {} });
+    send(c, { id: '1', type: 'start', payload: { query: LISTING } });
+    send(c, { id: '1', type: 'stop' });
+    await waitFor(() => c.sent.some((m) => m['type'] === 'connection_ack'), { timeoutMs: 1_000, intervalMs: 1 });
+    expect(c.sent).toEqual([{ id: '1', type: 'complete' }, { type: 'connection_ack' }, { type: 'ka' }]);
+    expect(hub.stats().subscribers).toBe(0);
+  });
+
   it('answers queries with data then complete, and operation errors with `error` carrying the errors', async () => {
     const { send, ready } = setup();
     const c = await ready();

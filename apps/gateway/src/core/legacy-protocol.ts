@@ -80,8 +80,7 @@ function receiveMessage<C extends Connection<C>>(state: SessionState<C>, conn: C
     case 'start':
       return onStart(state, conn, message);
     case 'stop':
-      if (typeof message.id === 'string' && stopSubscription(state, conn, message.id)) sendComplete(state, conn, message.id);
-      return;
+      return onStop(state, conn, message.id);
     case 'connection_terminate':
       return closeWith(state, conn, 1000, 'connection_terminate');
     default:
@@ -144,6 +143,15 @@ function subscribe<C extends Connection<C>>(state: SessionState<C>, conn: C, id:
     state.writer.send(conn, JSON.stringify({ id, type: 'data', payload: outcome.result }));
     sendComplete(state, conn, id);
   }
+}
+
+/** Ends a subscription, or forgets a start still waiting for the ack; either way answered `complete`. */
+function onStop<C extends Connection<C>>(state: SessionState<C>, conn: C, id: unknown): void {
+  if (typeof id !== 'string') return;
+  const waiting = conn.waiting;
+  const before = waiting?.length ?? 0;
+  if (waiting) conn.waiting = waiting.filter((start) => start.id !== id);
+  if (stopSubscription(state, conn, id) || (conn.waiting?.length ?? 0) < before) sendComplete(state, conn, id);
 }
 
 function sendComplete<C extends Connection<C>>(state: SessionState<C>, conn: C, id: string): void {
