@@ -45,6 +45,9 @@ export const GATEWAY_DEFAULTS = Object.freeze({
   // ---- protocol ----
   connectionInitWaitTimeoutMs: 3_000, // 3 s
   maxSubscriptionsPerConnection: 100,
+  maxSubscriptionIdLength: 128, // characters: stored per subscription, written into each of its frames
+  legacyProtocol: true, // serve subscriptions-transport-ws (graphql-ws subprotocol): a deprecated migration path
+  legacyKeepAliveMs: 10_000, // 10 s: its client closes a socket silent for 30 s after a first ka
   subscribeRatePerSecond: 10,
   subscribeBurst: 50,
 

@@ -12,6 +12,8 @@ import type { GroupContextBase } from './core/hub-state.js';
 import type { DocumentLimits } from './core/document-limits.js';
 import type { GatewayMetrics } from './core/metrics.js';
 import { createOperationCompiler } from './core/operations.js';
+import { GRAPHQL_TRANSPORT_WS_PROTOCOL } from 'graphql-ws';
+import { createLegacyProtocol, LEGACY_GRAPHQL_WS_PROTOCOL } from './core/legacy-protocol.js';
 import { createProtocol } from './core/protocol.js';
 import { createRateLimiter } from './core/rate-limit.js';
 import { GATEWAY_DEFAULTS } from './defaults.js';
@@ -56,6 +58,12 @@ export interface GatewayOptions {
   readonly idleTimeoutSeconds?: number;
   readonly connectionInitWaitTimeoutMs?: number;
   readonly maxSubscriptionsPerConnection?: number;
+  /** Longest subscription id (characters) on every protocol; longer ones are refused with the protocol's error. */
+  readonly maxSubscriptionIdLength?: number;
+  /** Serve the legacy `graphql-ws` subprotocol (subscriptions-transport-ws) beside graphql-transport-ws. */
+  readonly legacyProtocol?: boolean;
+  /** Period of the legacy protocol's `ka` keep-alive messages (ms). */
+  readonly legacyKeepAliveMs?: number;
   /** Sockets closed per event-loop turn while draining, so a drain does not stall the loop. */
   readonly drainBatchSize?: number;
   /**
@@ -145,14 +153,23 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
   const writer = createUwsWriter(backpressure, () => metrics?.series.slowConsumers.inc(), o.compression !== 'off');
   const flow = { sliceMs: o.sliceMs, flushDelayMs: o.flushDelayMs, maxInboundBytes: o.maxInboundBytes };
   const hub = createHub({ schema, broker, history, logger, writer, metrics: metrics?.series, contextFactories, flow });
-  const protocol = createProtocol(
-    { schema, compiler, hub, writer, authenticator, subscribeRateLimiter, logger },
-    { connectionInitWaitTimeoutMs: o.connectionInitWaitTimeoutMs, maxSubscriptionsPerConnection: o.maxSubscriptionsPerConnection, allowDelta: o.deltaEnabled },
-  );
+  const protocolDeps = { schema, compiler, hub, writer, authenticator, subscribeRateLimiter, logger };
+  const protocolOptions = {
+    connectionInitWaitTimeoutMs: o.connectionInitWaitTimeoutMs,
+    maxSubscriptionsPerConnection: o.maxSubscriptionsPerConnection,
+    maxSubscriptionIdLength: o.maxSubscriptionIdLength,
+    allowDelta: o.deltaEnabled,
+  };
+  const protocols = {
+    [GRAPHQL_TRANSPORT_WS_PROTOCOL]: createProtocol(protocolDeps, protocolOptions),
+    ...(o.legacyProtocol ? { [LEGACY_GRAPHQL_WS_PROTOCOL]: createLegacyProtocol(protocolDeps, protocolOptions) } : {}),
+  };
+  const counter = metrics?.series.clientMessagesIn;
+  const messagesIn = counter && { [GRAPHQL_TRANSPORT_WS_PROTOCOL]: counter.labels(GRAPHQL_TRANSPORT_WS_PROTOCOL), [LEGACY_GRAPHQL_WS_PROTOCOL]: counter.labels(LEGACY_GRAPHQL_WS_PROTOCOL) };
   const admission = createAdmission(o);
   const server = createUwsServer(
-    { protocol, admission, subscribeRateLimiter, logger },
-    { ...o, backpressure, sweepExpired: authenticator.mode === 'jwt' },
+    { protocols, messagesIn, admission, subscribeRateLimiter, logger },
+    { ...o, keepAliveMs: o.legacyKeepAliveMs, backpressure, sweepExpired: authenticator.mode === 'jwt' },
   );
 
   const isReady = (): boolean => !server.isDraining() && broker.isReady();
@@ -162,7 +179,7 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
   };
   metrics?.series.observeGauges(() => {
     const h = hub.stats();
-    return { connections: server.connections(), subscriptions: h.subscribers, operations: h.groups, inboundChars: h.inbound.chars };
+    return { connections: server.connections(), connectionsByProtocol: server.connectionsByProtocol(), subscriptions: h.subscribers, operations: h.groups, inboundChars: h.inbound.chars };
   });
   registerHttpRoutes(server.app, {
     isReady,

@@ -7,6 +7,7 @@ export { createHub, type Hub } from './core/hub.js';
 export type { FlowLimits } from './core/inbound.js';
 export type { ConnectionWriter } from './core/connection-writer.js';
 export { createProtocol, createConnectionState, type Connection, type Protocol } from './core/protocol.js';
+export { createLegacyProtocol, parseLegacyMessage, LEGACY_GRAPHQL_WS_PROTOCOL } from './core/legacy-protocol.js';
 export { createRateLimiter } from './core/rate-limit.js';
 export { createOperationCompiler, type CompiledSubscription } from './core/operations.js';
 export { compileProjector, type Projector, type ProjectableOperation } from './core/projector.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@wirestream/testkit';
 import { createMetricsRegistry } from '@wirestream/telemetry';
 import { createGatewayMetrics } from '../src/index.js';
-import { collect, LISTING, rawSocket, startTestGateway, type ExecutionResult, type TestGateway } from './support.js';
+import { collect, LISTING, rawSocket, refusedUpgrade, startTestGateway, type ExecutionResult, type TestGateway } from './support.js';
 
 let t: TestGateway;
 let gateway: TestGateway['gateway'];
@@ -176,12 +176,32 @@ describe('bad input gets a clear answer and the server stays up', () => {
     expect(await silent.closed).toEqual({ code: 4408, reason: 'Connection initialisation timeout' });
   });
 
-  it('refuses a missing subprotocol with 4406, and a wrong one at the handshake', async () => {
+  it('refuses a missing subprotocol with 4406, and one it does not speak at the upgrade, naming those it speaks', async () => {
     const none = rawSocket(url, null);
-    expect(await none.closed).toEqual({ code: 4406, reason: 'Subprotocol not acceptable: use graphql-transport-ws' });
-    // Like graphql-ws's reference server: no protocol is selected, so a strict client fails the handshake.
-    const legacy = rawSocket(url, 'graphql-ws');
-    await expect(legacy.opened).rejects.toThrow('Server sent no subprotocol');
+    expect(await none.closed).toEqual({ code: 4406, reason: 'Subprotocol not acceptable: use graphql-transport-ws or graphql-ws' });
+    // Upgrading without a subprotocol would make `ws` (and browsers) fail the handshake with only 1006.
+    const refused = await refusedUpgrade(url, ['mqtt', 'wamp.2.json']);
+    expect(refused).toEqual({
+      status: 400,
+      body: 'Subprotocol not acceptable: offered "mqtt, wamp.2.json"; this gateway speaks graphql-transport-ws, graphql-ws (subscriptions-transport-ws, deprecated) (Sec-WebSocket-Protocol)',
+    });
+    // Offered among others, the one it speaks is chosen.
+    const mixed = rawSocket(url, ['mqtt', 'graphql-transport-ws']);
+    await mixed.opened;
+    expect(mixed.ws.protocol).toBe('graphql-transport-ws');
+    mixed.ws.close();
+  });
+
+  it('with GATEWAY_LEGACY_PROTOCOL off, refuses a graphql-ws offer at the upgrade naming only graphql-transport-ws', async () => {
+    const off = await startTestGateway({ legacyProtocol: false });
+    try {
+      expect(await refusedUpgrade(off.url, ['graphql-ws'])).toEqual({
+        status: 400,
+        body: 'Subprotocol not acceptable: offered "graphql-ws"; this gateway speaks graphql-transport-ws (Sec-WebSocket-Protocol)',
+      });
+    } finally {
+      await off.stop();
+    }
   });
 
   it('answers ping with pong', async () => {

@@ -45,6 +45,7 @@ beforeAll(async () => {
       allowedOrigins: [ORIGIN],
       maxPayloadBytes: MAX_PAYLOAD_BYTES,
       maxConnectionsPerAddress: 60,
+      legacyKeepAliveMs: 1_000,
     },
     {
       authenticator: createAuthenticator({
@@ -177,5 +178,75 @@ describe('documents and variables are bounded before validation', () => {
     expect(errorText(sub)).toMatch(message);
     // Refusal is cheap even for the largest documents (generous bound for a noisy shared machine).
     expect(performance.now() - started).toBeLessThan(2_000);
+  });
+});
+
+describe('the legacy graphql-ws subprotocol (subscriptions-transport-ws): same auth, limits and engine', () => {
+  /** A raw legacy socket after connection_init with `payload`. */
+  async function legacyInit(payload: unknown) {
+    const raw = rawSocket(t.url, 'graphql-ws');
+    await raw.opened;
+    raw.ws.send(JSON.stringify({ type: 'connection_init', payload }));
+    return raw;
+  }
+  const types = (raw: ReturnType<typeof rawSocket>): unknown[] => raw.messages.map((m) => (m as { type: string }).type);
+
+  it('says why in connection_error, then closes with 4403, for a missing token', async () => {
+    const raw = await legacyInit({});
+    const closed = await raw.closed;
+    expect(closed.code).toBe(4403);
+    expect(raw.messages[0]).toMatchObject({ type: 'connection_error', payload: { message: expect.stringMatching(/Forbidden/) as unknown } });
+  });
+
+  it('acks a token with ka, keeps alive every period, binds the tenant and refuses a field without its scope', async () => {
+    const raw = await legacyInit({ token: await token({ bidder: 'usr-7', scope: 'subscribe:bidPlaced' }) });
+    raw.ws.send(JSON.stringify({ id: 'b', type: 'start', payload: { query: 'subscription { bidPlaced { bid_id bidder_id } }' } }));
+    raw.ws.send(JSON.stringify({ id: 'l', type: 'start', payload: { query: 'subscription { listingUpdated { listing_id } }' } }));
+    await waitFor(() => types(raw).filter((x) => x === 'ka').length >= 2, { message: 'ka after the ack, then another a period later' });
+    expect(types(raw).slice(0, 2)).toEqual(['connection_ack', 'ka']);
+    const refusal = raw.messages.find((m) => (m as { id?: string }).id === 'l');
+    expect(JSON.stringify(refusal)).toContain('subscribe:listingUpdated');
+    await t.publishBid('lst-1', 'usr-3');
+    await t.publishBid('lst-1', 'usr-7');
+    await waitFor(() => raw.messages.some((m) => (m as { type: string }).type === 'data'), { message: 'a bid' });
+    const data = raw.messages.filter((m) => (m as { type: string }).type === 'data');
+    expect(data).toHaveLength(1);
+    expect(data[0]).toMatchObject({ id: 'b', payload: { data: { bidPlaced: { bidder_id: 'usr-7' } } } });
+    raw.ws.close();
+  });
+
+  it('answers malformed frames and a 60 KB id with protocol errors, closes binary frames with 4400, and stays up', async () => {
+    const raw = await legacyInit({ token: await token() });
+    await waitFor(() => types(raw).includes('connection_ack'), { message: 'ack' });
+    raw.ws.send('{"type":');
+    raw.ws.send(JSON.stringify({ id: 'x'.repeat(60_000), type: 'start', payload: { query: 'subscription { listingUpdated { listing_id } }' } }));
+    raw.ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: {} }));
+    await waitFor(() => raw.messages.filter((m) => ['error', 'connection_error'].includes((m as { type: string }).type)).length === 3, { message: 'three errors' });
+    const errors = raw.messages.filter((m) => ['error', 'connection_error'].includes((m as { type: string }).type));
+    expect(errors.map((m) => (m as { type: string }).type)).toEqual(['connection_error', 'error', 'error']);
+    expect(JSON.stringify(errors[1])).toContain('the limit is 128 (GATEWAY_MAX_SUBSCRIPTION_ID_LENGTH)');
+    expect(JSON.stringify(errors[1]).length).toBeLessThan(300); // not echoed back
+    raw.ws.send(Buffer.from('{"type":"connection_init"}'), { binary: true });
+    expect(await raw.closed).toEqual({ code: 4400, reason: 'Binary frames are not part of graphql-ws; send text' });
+  });
+});
+
+describe('subscription ids are bounded on every protocol (GATEWAY_MAX_SUBSCRIPTION_ID_LENGTH)', () => {
+  it('stores none of 100 subscribes with 60 KB ids per socket: graphql-transport-ws closes with 4400 at the first', async () => {
+    const before = t.gateway.stats().subscriptions;
+    const sockets = await Promise.all(
+      Array.from({ length: 10 }, async (_, n) => {
+        const raw = await initWith({ token: await token() });
+        await waitFor(() => raw.messages.length === 1, { message: 'ack' });
+        for (let i = 0; i < 100; i++) raw.ws.send(JSON.stringify({ id: `${n}-${i}-${'x'.repeat(60_000)}`, type: 'subscribe', payload: { query: 'subscription { listingUpdated { listing_id } }' } }));
+        return raw;
+      }),
+    );
+    for (const raw of sockets) {
+      const closed = await raw.closed;
+      expect(closed.code).toBe(4400);
+      expect(closed.reason).toMatch(/^Invalid subscribe: the subscription id has 600\d\d characters; the limit is 128/);
+    }
+    expect(t.gateway.stats().subscriptions).toBe(before);
   });
 });

@@ -174,7 +174,7 @@ describe('hub resume (catch-up)', () => {
     const epoch = await bus.history.loadEpoch();
 
     const resumer = conn('resumer');
-    hub.subscribe(resumer, 'r', ALL, { epoch, positions: new Map([[0, '99']]) });
+    hub.subscribe(resumer, 'r', ALL, { resume: { epoch, positions: new Map([[0, '99']]) } });
     // Live traffic races the replay: every event is in history, live, or both.
     for (let i = 300; i < 400; i++) publish(`lst-${i % 5}`, i);
     await waitFor(() => received(resumer).length === 300, { timeoutMs: 5_000, intervalMs: 1, message: 'resumer caught up' });
@@ -195,11 +195,11 @@ describe('hub resume (catch-up)', () => {
     const epoch = await bus.history.loadEpoch();
 
     const stale = conn('stale');
-    hub.subscribe(stale, 's', ALL, { epoch: 'an-old-epoch', positions: new Map([[0, '17']]) });
+    hub.subscribe(stale, 's', ALL, { resume: { epoch: 'an-old-epoch', positions: new Map([[0, '17']]) } });
     const gapped = conn('gapped');
-    hub.subscribe(gapped, 'g', ALL, { epoch, positions: new Map([[0, '3']]) });
+    hub.subscribe(gapped, 'g', ALL, { resume: { epoch, positions: new Map([[0, '3']]) } });
     const covered = conn('covered');
-    hub.subscribe(covered, 'c', ALL, { epoch, positions: new Map([[0, '16']]) });
+    hub.subscribe(covered, 'c', ALL, { resume: { epoch, positions: new Map([[0, '16']]) } });
     await waitFor(() => received(stale).length === 5 && received(gapped).length === 5 && received(covered).length === 3, { timeoutMs: 2_000, intervalMs: 1 });
     expect(recovery(stale)).toMatchObject({ recovered: false, reason: expect.stringMatching(/epoch changed/) as unknown });
     expect(recovery(gapped)).toMatchObject({ recovered: false, partitions: [0] });
@@ -211,10 +211,91 @@ describe('hub resume (catch-up)', () => {
   it('tells a resuming client plainly when the hub keeps no history, then serves it live', async () => {
     const { hub, publish } = setup(false);
     const a = conn('a');
-    hub.subscribe(a, '1', ALL, { epoch: 'e', positions: new Map([[0, '5']]) });
+    hub.subscribe(a, '1', ALL, { resume: { epoch: 'e', positions: new Map([[0, '5']]) } });
     await waitFor(() => recovery(a), { timeoutMs: 2_000, intervalMs: 1 });
     expect(recovery(a)).toMatchObject({ recovered: false, reason: 'this gateway keeps no history' });
     publish('lst-a', 6);
+    await waitFor(() => received(a).length === 1, { timeoutMs: 2_000, intervalMs: 1 });
+  });
+});
+
+describe('hub starting point (extensions.start)', () => {
+  const startOf = (c: TestConn): { epoch?: string; positions: Record<string, string> } | undefined =>
+    c.frames.find((f) => f.payload.extensions?.['start'])?.payload.extensions?.['start'] as { epoch?: string; positions: Record<string, string> } | undefined;
+  /** Per partition the last offset received (from extensions.position), over the start: what the contract tells a client to resume with. */
+  const resumePositions = (c: TestConn): Map<number, string> => {
+    const positions = new Map(Object.entries(startOf(c)?.positions ?? {}).map(([p, o]) => [Number(p), o] as const));
+    for (const f of c.frames) {
+      const position = f.payload.extensions?.['position'] as { partition: number; offset: string } | undefined;
+      if (position) positions.set(position.partition, position.offset);
+    }
+    return positions;
+  };
+  /** Three partitions, offsets told apart by partition (p × 1000 + n), so `e<offset>` names one event. */
+  const publishOn = (publish: Setup['publish'], partition: number, from: number, count: number): string[] =>
+    Array.from({ length: count }, (_, i) => `e${publish(`lst-${i % 5}`, partition * 1_000 + from + i, partition)}`);
+
+  it('makes a resume exact for partitions the client never saw and for a client that received nothing', async () => {
+    const { hub, bus, publish } = setup();
+    // Retained history from before anyone subscribed: 18 events on partition 2, a few on 0 and 1.
+    publishOn(publish, 0, 0, 4);
+    publishOn(publish, 1, 0, 3);
+    publishOn(publish, 2, 0, 18);
+    const seer = conn('seer');
+    const idle = conn('idle');
+    const seerSub = hub.subscribe(seer, 's', ALL, { start: true });
+    const idleSub = hub.subscribe(idle, 'i', ALL, { start: true });
+    await waitFor(() => startOf(seer) && startOf(idle), { timeoutMs: 2_000, intervalMs: 1, message: 'both starts' });
+    const epoch = await bus.history.loadEpoch();
+    expect(startOf(seer)).toEqual({ epoch, positions: { '0': '3', '1': '1002', '2': '2017' } });
+    expect(seer.frames[0]?.payload).toEqual({ extensions: { start: { epoch, positions: { '0': '3', '1': '1002', '2': '2017' } } } });
+    hub.unsubscribe(idleSub); // received nothing but its start
+
+    const seen = [...publishOn(publish, 0, 4, 5), ...publishOn(publish, 1, 3, 5)];
+    await waitFor(() => received(seer).length === seen.length, { timeoutMs: 2_000, intervalMs: 1, message: 'events on partitions 0 and 1' });
+    hub.unsubscribe(seerSub);
+    const missed = [...publishOn(publish, 0, 9, 4), ...publishOn(publish, 1, 8, 4), ...publishOn(publish, 2, 18, 6)];
+
+    const seerAgain = conn('seer-again');
+    hub.subscribe(seerAgain, 's', ALL, { resume: { epoch, positions: resumePositions(seer) } });
+    const idleAgain = conn('idle-again');
+    hub.subscribe(idleAgain, 'i', ALL, { resume: { epoch, positions: resumePositions(idle) } });
+    await waitFor(() => received(seerAgain).length >= missed.length && received(idleAgain).length >= seen.length + missed.length, {
+      timeoutMs: 2_000,
+      intervalMs: 1,
+      message: 'both replayed',
+    });
+    const live = [...publishOn(publish, 2, 24, 2), ...publishOn(publish, 0, 13, 1)];
+    await waitFor(() => received(seerAgain).length === missed.length + live.length, { timeoutMs: 2_000, intervalMs: 1, message: 'live after the replay' });
+    // Exactly what was published after it became live: nothing from before (partition 2's 18), no gap, no duplicate.
+    expect([...received(seer), ...received(seerAgain)].sort()).toEqual([...seen, ...missed, ...live].sort());
+    expect(received(idle)).toEqual([]);
+    await waitFor(() => received(idleAgain).length === seen.length + missed.length + live.length, { timeoutMs: 2_000, intervalMs: 1 });
+    expect([...received(idleAgain)].sort()).toEqual([...seen, ...missed, ...live].sort());
+    expect(recovery(seerAgain)).toEqual({ recovered: true, epoch });
+    expect(recovery(idleAgain)).toEqual({ recovered: true, epoch });
+  });
+
+  it('drops live events at or below the start and sends every later one, also for a partition history did not know yet', async () => {
+    const { hub, bus, publish } = setup();
+    publishOn(publish, 0, 0, 3);
+    const a = conn('a');
+    hub.subscribe(a, '1', ALL, { start: true });
+    await waitFor(() => startOf(a), { timeoutMs: 2_000, intervalMs: 1 });
+    expect(startOf(a)).toEqual({ epoch: await bus.history.loadEpoch(), positions: { '0': '2' } });
+    const later = [...publishOn(publish, 0, 3, 3), ...publishOn(publish, 1, 0, 2)];
+    await waitFor(() => received(a).length === later.length, { timeoutMs: 2_000, intervalMs: 1 });
+    expect(received(a)).toEqual(later);
+    expect(a.frames.filter((f) => f.payload.extensions?.['start'])).toHaveLength(1);
+  });
+
+  it('without history: a start with no epoch and no positions, then live', async () => {
+    const { hub, publish } = setup(false);
+    const a = conn('a');
+    hub.subscribe(a, '1', ALL, { start: true });
+    await waitFor(() => startOf(a), { timeoutMs: 2_000, intervalMs: 1 });
+    expect(startOf(a)).toEqual({ positions: {} });
+    publish('lst-a', 7);
     await waitFor(() => received(a).length === 1, { timeoutMs: 2_000, intervalMs: 1 });
   });
 });

@@ -107,6 +107,19 @@ describe('protocol core', () => {
     expect(silent.closedWith?.code).toBe(4408);
   });
 
+  it('refuses a subscription id past GATEWAY_MAX_SUBSCRIPTION_ID_LENGTH with 4400 before storing it; one at the limit is served', async () => {
+    const { hub, send, ready } = setup();
+    const atLimit = await ready();
+    send(atLimit, { id: 'i'.repeat(128), type: 'subscribe', payload: { query: LISTING } });
+    expect(atLimit.closedWith).toBeUndefined();
+    expect(hub.stats().subscribers).toBe(1);
+    const tooLong = await ready();
+    send(tooLong, { id: 'i'.repeat(129), type: 'subscribe', payload: { query: LISTING } });
+    expect(tooLong.closedWith).toEqual({ code: 4400, reason: 'Invalid subscribe: the subscription id has 129 characters; the limit is 128 (GATEWAY_MAX_SUBSCRIPTION_ID_LENGTH)' });
+    expect(tooLong.subscriptions?.size ?? 0).toBe(0);
+    expect(hub.stats().subscribers).toBe(1);
+  });
+
   it('bounds subscriptions and subscribe rate per connection with an error per refusal, not a close', async () => {
     const { send, ready } = setup();
     const c = await ready();

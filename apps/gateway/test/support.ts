@@ -150,8 +150,23 @@ export function collect(client: Client, query: string, variables?: Record<string
   return { results, errors, dispose, isComplete: () => completed };
 }
 
+/** Opens a `ws` socket offering `protocols` and resolves the HTTP answer of an upgrade the server refused. */
+export function refusedUpgrade(url: string, protocols: string[]): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, protocols);
+    ws.on('open', () => reject(new Error(`upgrade accepted with subprotocol ${JSON.stringify(ws.protocol)}`)));
+    ws.on('error', () => {}); // the refusal is reported through unexpected-response
+    ws.on('unexpected-response', (_req, res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+  });
+}
+
 /** A raw socket for protocol violations the official client never produces. */
-export function rawSocket(url: string, protocol: string | null = 'graphql-transport-ws', headers?: Record<string, string>) {
+export function rawSocket(url: string, protocol: string | string[] | null = 'graphql-transport-ws', headers?: Record<string, string>) {
   const ws = protocol === null ? new WebSocket(url, headers ? { headers } : {}) : new WebSocket(url, protocol, headers ? { headers } : {});
   const messages: unknown[] = [];
   const closed = new Promise<{ code: number; reason: string }>((resolve) =>

@@ -12,6 +12,7 @@ import { createInboundQueue, onBrokerMessage, queuedMessages, runSlice } from '.
 import type { CompiledSubscription } from './operations.js';
 import { catchUp } from './recovery.js';
 import type { ResumeRequest } from './resume-request.js';
+import { announceStart } from './start.js';
 
 export interface HubSnapshot extends Readonly<HubStats> {
   readonly subscribers: number;
@@ -22,12 +23,21 @@ export interface HubSnapshot extends Readonly<HubStats> {
   readonly inbound: { readonly messages: number; readonly chars: number; readonly paused: boolean };
 }
 
+/** How one subscription is served, besides its operation. */
+export interface SubscribeOptions {
+  /** Replay history after these positions first (recovery.ts). */
+  readonly resume?: ResumeRequest | undefined;
+  /** Delta payloads where it holds the base (delta.ts). @default false */
+  readonly delta?: boolean | undefined;
+  /** Tell the client its starting point (epoch, positions) before any event (start.ts); ignored with `resume`. @default false */
+  readonly start?: boolean | undefined;
+  /** The `type` of its data frames: graphql-transport-ws `next`, subscriptions-transport-ws `data`. @default 'next' */
+  readonly frameType?: 'next' | 'data' | undefined;
+}
+
 export interface Hub<C> {
-  /**
-   * Adds a subscriber (joining or opening its group); with `resume`, it is first replayed from
-   * history; with `delta`, it receives delta payloads where it holds the base (delta.ts).
-   */
-  subscribe(conn: C, id: string, op: CompiledSubscription, resume?: ResumeRequest, delta?: boolean): Subscriber<C>;
+  /** Adds a subscriber (joining or opening its group), served as `options` say. */
+  subscribe(conn: C, id: string, op: CompiledSubscription, options?: SubscribeOptions): Subscriber<C>;
   /** Removes a subscriber; its group and channels go with the last one. Idempotent. */
   unsubscribe(subscriber: Subscriber<C>): void;
   stats(): HubSnapshot;
@@ -76,27 +86,22 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
     );
   }
   return {
-    subscribe: (conn, id, op, resume, delta = false) => addSubscriber(state, conn, id, op, resume, delta),
+    subscribe: (conn, id, op, options = {}) => addSubscriber(state, conn, id, op, options),
     unsubscribe: (subscriber) => removeSubscriber(state, subscriber),
     stats: () => snapshot(state),
   };
 }
 
-function addSubscriber<C>(
-  state: HubState<C>,
-  conn: C,
-  id: string,
-  op: CompiledSubscription,
-  resume: ResumeRequest | undefined,
-  delta: boolean,
-): Subscriber<C> {
+function addSubscriber<C>(state: HubState<C>, conn: C, id: string, op: CompiledSubscription, options: SubscribeOptions): Subscriber<C> {
+  const { resume, delta = false, frameType = 'next' } = options;
+  const start = resume === undefined && options.start === true;
   const group = state.groups.get(op.dedupKey) ?? openGroup(state, op);
   const subscriber: Subscriber<C> = {
     conn,
     id,
-    head: `{"id":${JSON.stringify(id)},"type":"next","payload":`,
+    head: `{"id":${JSON.stringify(id)},"type":"${frameType}","payload":`,
     group,
-    catchup: resume ? { held: [], covered: undefined } : undefined,
+    catchup: resume || start ? { held: [], covered: undefined } : undefined,
     delta,
     hasBase: false,
   };
@@ -109,6 +114,11 @@ function addSubscriber<C>(
     catchUp(state, subscriber, resume).catch((err: unknown) => {
       state.logger.error({ err }, 'resume from history failed');
       state.writer.close(conn, 1011, 'resume from history failed: reconnect and resume again');
+    });
+  } else if (start) {
+    announceStart(state, subscriber).catch((err: unknown) => {
+      state.logger.error({ err }, 'reading the starting point of a subscription failed');
+      state.writer.close(conn, 1011, 'could not read the starting point from history: reconnect and subscribe again');
     });
   }
   return subscriber;

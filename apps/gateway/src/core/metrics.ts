@@ -4,6 +4,8 @@ import { Counter, FastHistogram, Gauge, type Registry } from '@wirestream/teleme
 /** What the scrape-time gauges read. */
 export interface GaugeReadings {
   readonly connections: number;
+  /** Open connections by WebSocket subprotocol. */
+  readonly connectionsByProtocol: Readonly<Record<string, number>>;
   readonly subscriptions: number;
   readonly operations: number;
   /** Characters of queued, unprocessed broker messages. */
@@ -29,14 +31,25 @@ export interface GatewayMetrics {
   readonly redisReconnects: Counter;
   /** Times reading from Redis was paused because the inbound queue passed GATEWAY_INBOUND_MAX_BYTES. */
   readonly redisPaused: Counter;
+  /** Messages received from clients, by subprotocol (`protocol` label): bind a child per protocol once. */
+  readonly clientMessagesIn: Counter<'protocol'>;
   /** Registers scrape-time gauges reading live counts (no per-event cost). */
   observeGauges(read: () => GaugeReadings): void;
 }
 
 export function createGatewayMetrics(registry: Registry): GatewayMetrics {
   const registers = [registry];
-  let read: () => GaugeReadings = () => ({ connections: 0, subscriptions: 0, operations: 0, inboundChars: 0 });
+  let read: () => GaugeReadings = () => ({ connections: 0, connectionsByProtocol: {}, subscriptions: 0, operations: 0, inboundChars: 0 });
   new Gauge({ name: 'wirestream_gateway_connections', help: 'Open WebSocket connections.', registers, collect() { this.set(read().connections); } });
+  new Gauge({
+    name: 'wirestream_gateway_protocol_connections',
+    help: 'Open WebSocket connections by subprotocol (graphql-transport-ws; graphql-ws is the deprecated subscriptions-transport-ws).',
+    labelNames: ['protocol'],
+    registers,
+    collect() {
+      for (const [protocol, count] of Object.entries(read().connectionsByProtocol)) this.set({ protocol }, count);
+    },
+  });
   new Gauge({ name: 'wirestream_gateway_subscriptions', help: 'Active subscriptions.', registers, collect() { this.set(read().subscriptions); } });
   new Gauge({ name: 'wirestream_gateway_operations', help: 'Distinct operations (dedup groups): executions per event.', registers, collect() { this.set(read().operations); } });
   new Gauge({ name: 'wirestream_gateway_inbound_queue_bytes', help: 'Received, unprocessed envelopes (characters, about bytes); reading from Redis pauses above GATEWAY_INBOUND_MAX_BYTES.', registers, collect() { this.set(read().inboundChars); } });
@@ -54,6 +67,7 @@ export function createGatewayMetrics(registry: Registry): GatewayMetrics {
       registers,
     }),
     redisReconnects: new Counter({ name: 'wirestream_gateway_redis_reconnects_total', help: 'Redis subscriber reconnection attempts.', registers }),
+    clientMessagesIn: new Counter({ name: 'wirestream_gateway_client_messages_in_total', help: 'WebSocket messages received from clients, by subprotocol.', labelNames: ['protocol'] as const, registers }),
     redisPaused: new Counter({ name: 'wirestream_gateway_redis_paused_total', help: 'Times reading from Redis paused because the inbound queue passed GATEWAY_INBOUND_MAX_BYTES.', registers }),
     observeGauges(reader) {
       read = reader;

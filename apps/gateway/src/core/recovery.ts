@@ -44,6 +44,8 @@ export async function catchUp<C>(state: HubState<C>, subscriber: Subscriber<C>, 
   if (!alive()) return;
 
   // Positions of another epoch mean nothing here: such a client gets what history has, from its start.
+  // A partition without a position is one the client's start did not list (it had no history then):
+  // everything history holds for it is after the start.
   const sameEpoch = resume.epoch === state.epoch;
   const partitions = new Set([...(await history.partitions(topic)), ...resume.positions.keys()]);
   const gaps = sameEpoch ? await partitionsWithGaps(state, topic, partitions, resume) : [];
@@ -163,10 +165,18 @@ function signalRecovery<C>(state: HubState<C>, subscriber: Subscriber<C>, recove
 
 /** Ends a replay: from now on held payloads are sent as they come, minus what the client already has. */
 function release<C>(writer: ConnectionWriter<C>, subscriber: Subscriber<C>, sent: ReadonlyMap<number, string>, resume: ResumeRequest | undefined): void {
-  const { catchup } = subscriber;
-  if (!catchup) return;
   const covered = new Map(resume?.positions);
   for (const [p, offset] of sent) covered.set(p, offset);
+  releaseCatchup(writer, subscriber, covered);
+}
+
+/**
+ * Ends a subscriber's hold: `covered` is, per partition, the last offset the client has (or is
+ * not to get); held and later live payloads at or below it are dropped, the rest sent in order.
+ */
+export function releaseCatchup<C>(writer: ConnectionWriter<C>, subscriber: Subscriber<C>, covered: Map<number, string>): void {
+  const { catchup } = subscriber;
+  if (!catchup) return;
   catchup.covered = covered;
   sendUncovered(writer, subscriber, catchup);
 }

@@ -33,3 +33,16 @@ export function parseResumeRequest(extensions: unknown): ResumeRequest | undefin
   }
   return { epoch, positions: parsed };
 }
+
+/**
+ * Validates `extensions.start` of a subscribe payload (external input): `true` asks for the
+ * subscription's starting point (start.ts) as its first `next`. Returns false when absent, an error
+ * message otherwise.
+ */
+export function parseStartRequest(extensions: unknown): boolean | string {
+  if (extensions === null || typeof extensions !== 'object') return false;
+  const start = (extensions as Record<string, unknown>)['start'];
+  if (start === undefined || start === null || start === false) return false;
+  if (start === true) return true;
+  return `extensions.start must be true (to receive the subscription's starting point) or absent, got ${JSON.stringify(start)?.slice(0, 40) ?? typeof start}`;
+}

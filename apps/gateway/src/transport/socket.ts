@@ -1,9 +1,11 @@
 import type { WebSocket } from 'uWebSockets.js';
 import type { Connection } from '../core/protocol.js';
+import type { Subprotocol } from '../core/subprotocols.js';
 
 /** What the transport keeps per socket beside the protocol's state. */
 export interface SocketData extends Connection<Socket> {
-  protocolAccepted: boolean;
+  /** The subprotocol chosen at the upgrade; undefined when the client offered none (closed with 4406 on open). */
+  subprotocol: Subprotocol | undefined;
   /** Remote IP as text, for the per-address connection count. */
   address: string;
 }

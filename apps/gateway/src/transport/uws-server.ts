@@ -1,16 +1,20 @@
 import uWS from 'uWebSockets.js';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_listen_socket, us_socket_context_t } from 'uWebSockets.js';
-import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL } from 'graphql-ws';
+import { CloseCode } from 'graphql-ws';
 import type { Logger } from '@wirestream/telemetry';
 import { createConnectionState, type Protocol } from '../core/protocol.js';
 import type { RateLimiter } from '../core/rate-limit.js';
+import { chooseSubprotocol, SUBPROTOCOLS, type Subprotocol } from '../core/subprotocols.js';
 import type { Admission } from './admission.js';
 import type { BackpressureLimits } from './backpressure.js';
 import { uwsCompression, type CompressionMode } from './compression.js';
 import { socketOf, type Socket, type SocketData } from './socket.js';
 
 export interface UwsServerDeps {
-  readonly protocol: Protocol<Socket>;
+  /** The protocol of each subprotocol served; a subprotocol without one is refused at the upgrade. */
+  readonly protocols: Readonly<Partial<Record<Subprotocol, Protocol<Socket>>>>;
+  /** Counts client messages by protocol (`wirestream_gateway_client_messages_in_total{protocol}`), if metrics are on. */
+  readonly messagesIn?: Readonly<Record<Subprotocol, { inc(): void }>> | undefined;
   readonly admission: Admission;
   /** Gives each new connection its full subscribe bucket. */
   readonly subscribeRateLimiter: RateLimiter;
@@ -31,6 +35,8 @@ export interface UwsServerOptions {
   readonly sweepExpired: boolean;
   /** permessage-deflate offered to clients (compression.ts). */
   readonly compression: CompressionMode;
+  /** Keep-alive period of protocols that have one (legacy `ka`), ms. */
+  readonly keepAliveMs: number;
 }
 
 /** The uWS app with the graphql-transport-ws endpoint; HTTP routes are added to `app` by the caller. */
@@ -38,6 +44,8 @@ export interface UwsServer {
   readonly app: TemplatedApp;
   /** Open sockets (those that passed the subprotocol check). */
   connections(): number;
+  /** Open sockets by subprotocol. */
+  connectionsByProtocol(): Readonly<Record<Subprotocol, number>>;
   isDraining(): boolean;
   /** Listens on `host:port` (port 0 picks a free one); resolves the bound port. */
   listen(port: number, host: string): Promise<number>;
@@ -47,13 +55,19 @@ export interface UwsServer {
 
 interface ServerState extends UwsServerDeps, UwsServerOptions {
   readonly sockets: Set<Socket>;
+  /** Subprotocols served, in the gateway's order of preference. */
+  readonly spoken: readonly Subprotocol[];
+  readonly counts: Record<Subprotocol, number>;
+  keepAliveTimer: NodeJS.Timeout | undefined;
   draining: boolean;
   listenSocket: us_listen_socket | undefined;
   expirySweep: NodeJS.Timeout | undefined;
 }
 
 export function createUwsServer(deps: UwsServerDeps, options: UwsServerOptions): UwsServer {
-  const state: ServerState = { ...deps, ...options, sockets: new Set(), draining: false, listenSocket: undefined, expirySweep: undefined };
+  const spoken = SUBPROTOCOLS.filter((p) => deps.protocols[p] !== undefined);
+  const counts = Object.fromEntries(SUBPROTOCOLS.map((p) => [p, 0])) as Record<Subprotocol, number>;
+  const state: ServerState = { ...deps, ...options, sockets: new Set(), spoken, counts, keepAliveTimer: undefined, draining: false, listenSocket: undefined, expirySweep: undefined };
   const app = uWS.App();
   app.ws<SocketData>(options.path, {
     maxPayloadLength: options.maxPayloadBytes,
@@ -71,12 +85,15 @@ export function createUwsServer(deps: UwsServerDeps, options: UwsServerOptions):
   if (options.sweepExpired) {
     // One sweep for all sockets instead of a timer per socket: a number compare per socket per second.
     // Anonymous connections never expire, so an anonymous gateway has no sweep at all.
-    state.expirySweep = setInterval(() => state.protocol.closeExpired(state.sockets, Date.now()), 1_000);
+    // (closeExpired only closes, with 4403: the same for every protocol.)
+    state.expirySweep = setInterval(() => protocolOf(state, state.spoken[0] as Subprotocol).closeExpired(state.sockets, Date.now()), 1_000);
     state.expirySweep.unref();
   }
+  startKeepAlive(state);
   return {
     app,
     connections: () => state.sockets.size,
+    connectionsByProtocol: () => ({ ...state.counts }),
     isDraining: () => state.draining,
     listen: (port, host) => listen(state, app, port, host),
     drain: () => drain(state),
@@ -99,39 +116,68 @@ function onUpgrade(state: ServerState, res: HttpResponse, req: HttpRequest, cont
     res.writeStatus(admitted.status).end(admitted.message);
     return;
   }
-  const accepted = protocols.split(',').some((p) => p.trim() === GRAPHQL_TRANSPORT_WS_PROTOCOL);
-  const data: SocketData = { ...createConnectionState<Socket>(state.subscribeRateLimiter), protocolAccepted: accepted, address: admitted.address };
-  res.upgrade(data, key, accepted ? GRAPHQL_TRANSPORT_WS_PROTOCOL : '', extensions, context);
+  const choice = chooseSubprotocol(protocols, state.spoken);
+  if (!choice.ok) {
+    res.writeStatus('400 Bad Request').end(choice.message);
+    return;
+  }
+  const data: SocketData = { ...createConnectionState<Socket>(state.subscribeRateLimiter), subprotocol: choice.protocol, address: admitted.address };
+  res.upgrade(data, key, choice.protocol ?? '', extensions, context);
 }
 
 function onOpen(state: ServerState, ws: WebSocket<SocketData>): void {
   const socket = socketOf(ws);
-  if (!socket.protocolAccepted) {
+  const { subprotocol } = socket;
+  if (subprotocol === undefined) {
     // Same rule as graphql-ws: accept the upgrade, then close with a protocol code the client understands.
-    ws.end(CloseCode.SubprotocolNotAcceptable, `Subprotocol not acceptable: use ${GRAPHQL_TRANSPORT_WS_PROTOCOL}`);
+    ws.end(CloseCode.SubprotocolNotAcceptable, `Subprotocol not acceptable: use ${state.spoken.join(' or ')}`);
     return;
   }
   state.sockets.add(socket);
+  state.counts[subprotocol]++;
   state.admission.opened(socket.address);
-  state.protocol.open(socket);
+  protocolOf(state, subprotocol).open(socket);
 }
 
 function onMessage(state: ServerState, ws: WebSocket<SocketData>, message: ArrayBuffer, isBinary: boolean): void {
   const socket = socketOf(ws);
   if (isBinary) {
-    if (!socket.closed) ws.end(CloseCode.BadRequest, 'Binary frames are not part of graphql-transport-ws; send text');
+    if (!socket.closed) ws.end(CloseCode.BadRequest, `Binary frames are not part of ${String(socket.subprotocol)}; send text`);
     return;
   }
+  const subprotocol = socket.subprotocol as Subprotocol;
+  state.messagesIn?.[subprotocol].inc();
   // The ArrayBuffer is only valid during this callback: decode it now.
-  state.protocol.message(socket, Buffer.from(message).toString('utf8'));
+  protocolOf(state, subprotocol).message(socket, Buffer.from(message).toString('utf8'));
 }
 
 function onClose(state: ServerState, ws: WebSocket<SocketData>): void {
   const socket = socketOf(ws);
   socket.closed = true; // the socket is invalid from here on; sends become no-ops
   if (!state.sockets.delete(socket)) return;
+  const subprotocol = socket.subprotocol as Subprotocol;
+  state.counts[subprotocol]--;
   state.admission.closed(socket.address);
-  state.protocol.closed(socket);
+  protocolOf(state, subprotocol).closed(socket);
+}
+
+/** The protocol of a subprotocol the server speaks (only those are ever chosen at the upgrade). */
+function protocolOf(state: ServerState, subprotocol: Subprotocol): Protocol<Socket> {
+  return state.protocols[subprotocol] as Protocol<Socket>;
+}
+
+/** One timer for every socket of the protocols that send keep-alives (none per socket). */
+function startKeepAlive(state: ServerState): void {
+  const withKeepAlive = state.spoken.filter((p) => protocolOf(state, p).keepAlive !== undefined);
+  if (withKeepAlive.length === 0) return;
+  state.keepAliveTimer = setInterval(() => {
+    for (const p of withKeepAlive) {
+      if (state.counts[p] === 0) continue;
+      const conns = [...state.sockets].filter((s) => s.subprotocol === p);
+      protocolOf(state, p).keepAlive?.(conns);
+    }
+  }, state.keepAliveMs);
+  state.keepAliveTimer.unref();
 }
 
 function listen(state: ServerState, app: TemplatedApp, port: number, host: string): Promise<number> {
@@ -153,6 +199,7 @@ async function drain(state: ServerState): Promise<void> {
   if (state.draining) return;
   state.draining = true;
   clearInterval(state.expirySweep);
+  clearInterval(state.keepAliveTimer);
   state.logger.info({ connections: state.sockets.size }, 'gateway draining');
   if (state.listenSocket) uWS.us_listen_socket_close(state.listenSocket);
   state.listenSocket = undefined;

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '@wirestream/config';
+import { gatewayConfigSpec } from './config.js';
+import { GATEWAY_DEFAULTS } from './defaults.js';
+
+const base = { GATEWAY_AUTH_MODE: 'anonymous' };
+
+describe('gateway settings of the client protocols', () => {
+  it('defaults: ids up to 128 characters, the legacy protocol served with a ka every 10 s', () => {
+    const config = loadConfig(gatewayConfigSpec, base);
+    expect(config.maxSubscriptionIdLength).toBe(128);
+    expect(config.legacyProtocol).toBe(true);
+    expect(config.legacyKeepAliveMs).toBe(10_000);
+    expect(GATEWAY_DEFAULTS.maxSubscriptionIdLength).toBe(128);
+  });
+
+  it('reads them and names each out-of-range one', () => {
+    const config = loadConfig(gatewayConfigSpec, { ...base, GATEWAY_MAX_SUBSCRIPTION_ID_LENGTH: '64', GATEWAY_LEGACY_PROTOCOL: 'false', GATEWAY_LEGACY_KEEPALIVE_MS: '5000' });
+    expect(config).toMatchObject({ maxSubscriptionIdLength: 64, legacyProtocol: false, legacyKeepAliveMs: 5_000 });
+    expect(() => loadConfig(gatewayConfigSpec, { ...base, GATEWAY_MAX_SUBSCRIPTION_ID_LENGTH: '0', GATEWAY_LEGACY_KEEPALIVE_MS: '10' })).toThrow(
+      /GATEWAY_MAX_SUBSCRIPTION_ID_LENGTH[\s\S]*GATEWAY_LEGACY_KEEPALIVE_MS|GATEWAY_LEGACY_KEEPALIVE_MS[\s\S]*GATEWAY_MAX_SUBSCRIPTION_ID_LENGTH/,
+    );
+  });
+});
