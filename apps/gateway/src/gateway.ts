@@ -14,12 +14,16 @@ import type { GatewayMetrics } from './core/metrics.js';
 import { createOperationCompiler } from './core/operations.js';
 import { createProtocol } from './core/protocol.js';
 import { createRateLimiter } from './core/rate-limit.js';
+import { createSseSessions } from './core/sse-session.js';
 import { GATEWAY_DEFAULTS } from './defaults.js';
 import { createAdmission } from './transport/admission.js';
 import { backpressureLimits } from './transport/backpressure.js';
 import type { CompressionMode } from './transport/compression.js';
 import { registerConsoleRoutes, type ConsoleSite } from './transport/console.js';
 import { registerHttpRoutes, registerNotFound } from './transport/http-routes.js';
+import { type Socket } from './transport/socket.js';
+import { registerSseRoutes, type SseServer } from './transport/sse-server.js';
+import { createSseWriter, withSseStreams, type SseHttpStream } from './transport/sse-writer.js';
 import { createUwsServer } from './transport/uws-server.js';
 import { createUwsWriter } from './transport/uws-writer.js';
 
@@ -54,6 +58,12 @@ export interface GatewayOptions {
   readonly maxBackpressureBytes?: number;
   /** Seconds without traffic before uWS pings, then closes a silent socket. */
   readonly idleTimeoutSeconds?: number;
+  /** GraphQL over SSE on `path` (graphql-sse distinct connections mode, transport/sse-server.ts). */
+  readonly sseEnabled?: boolean;
+  /** A comment line on every SSE stream this often (ms), so proxies keep idle streams open. */
+  readonly sseHeartbeatMs?: number;
+  /** Life of a single-use SSE ticket for EventSource, which cannot send `Authorization`. */
+  readonly sseTicketTtlSeconds?: number;
   readonly connectionInitWaitTimeoutMs?: number;
   readonly maxSubscriptionsPerConnection?: number;
   /** Sockets closed per event-loop turn while draining, so a drain does not stall the loop. */
@@ -112,7 +122,9 @@ export interface GatewayOptions {
 }
 
 export interface GatewayStats extends Omit<HubSnapshot, 'subscribers'> {
+  /** WebSockets and SSE streams. */
   connections: number;
+  sseStreams: number;
   subscriptions: number;
   cachedDocuments: number;
   ready: boolean;
@@ -142,10 +154,14 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     ...(o.documentLimits ? { documentLimits: o.documentLimits } : {}),
   });
 
-  const writer = createUwsWriter(backpressure, () => metrics?.series.slowConsumers.inc(), o.compression !== 'off');
+  const slowConsumer = (): void => metrics?.series.slowConsumers.inc();
+  const writer = createUwsWriter(backpressure, slowConsumer, o.compression !== 'off');
+  let sse: SseServer | undefined;
+  const sseWriter = createSseWriter(backpressure, slowConsumer, (stream) => sse?.ended(stream));
   const flow = { sliceMs: o.sliceMs, flushDelayMs: o.flushDelayMs, maxInboundBytes: o.maxInboundBytes };
-  const hub = createHub({ schema, broker, history, logger, writer, metrics: metrics?.series, contextFactories, flow });
-  const protocol = createProtocol(
+  // One hub for both transports: an SSE stream is one more subscriber of its operation group.
+  const hub = createHub<Socket | SseHttpStream>({ schema, broker, history, logger, writer: withSseStreams(writer, sseWriter), metrics: metrics?.series, contextFactories, flow });
+  const protocol = createProtocol<Socket>(
     { schema, compiler, hub, writer, authenticator, subscribeRateLimiter, logger },
     { connectionInitWaitTimeoutMs: o.connectionInitWaitTimeoutMs, maxSubscriptionsPerConnection: o.maxSubscriptionsPerConnection, allowDelta: o.deltaEnabled },
   );
@@ -155,14 +171,23 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     { ...o, backpressure, sweepExpired: authenticator.mode === 'jwt' },
   );
 
+  if (o.sseEnabled) {
+    const sessions = createSseSessions<SseHttpStream>({ schema, compiler, hub, authenticator });
+    sse = registerSseRoutes(
+      server.app,
+      { sessions, writer: sseWriter, admission, authenticator, subscribeRateLimiter, isDraining: () => server.isDraining(), logger },
+      { path: o.path, maxBodyBytes: o.maxPayloadBytes, heartbeatMs: o.sseHeartbeatMs, ticketTtlSeconds: o.sseTicketTtlSeconds, allowedOrigins: o.allowedOrigins, drainBatchSize: o.drainBatchSize },
+    );
+  }
+  const sseStreams = (): number => sse?.streams() ?? 0;
   const isReady = (): boolean => !server.isDraining() && broker.isReady();
   const stats = (): GatewayStats => {
     const { subscribers, ...h } = hub.stats();
-    return { connections: server.connections(), subscriptions: subscribers, ...h, cachedDocuments: compiler.cachedDocuments, ready: isReady(), draining: server.isDraining() };
+    return { connections: server.connections() + sseStreams(), sseStreams: sseStreams(), subscriptions: subscribers, ...h, cachedDocuments: compiler.cachedDocuments, ready: isReady(), draining: server.isDraining() };
   };
   metrics?.series.observeGauges(() => {
     const h = hub.stats();
-    return { connections: server.connections(), subscriptions: h.subscribers, operations: h.groups, inboundChars: h.inbound.chars };
+    return { connections: server.connections() + sseStreams(), subscriptions: h.subscribers, operations: h.groups, inboundChars: h.inbound.chars };
   });
   registerHttpRoutes(server.app, {
     isReady,
@@ -178,6 +203,8 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     isReady,
     stats,
     listen: (port, host = GATEWAY_DEFAULTS.host) => server.listen(port, host),
-    drain: () => server.drain(),
+    drain: async () => {
+      await Promise.all([server.drain(), sse?.drain()]);
+    },
   };
 }

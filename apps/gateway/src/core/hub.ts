@@ -27,7 +27,7 @@ export interface Hub<C> {
    * Adds a subscriber (joining or opening its group); with `resume`, it is first replayed from
    * history; with `delta`, it receives delta payloads where it holds the base (delta.ts).
    */
-  subscribe(conn: C, id: string, op: CompiledSubscription, resume?: ResumeRequest, delta?: boolean): Subscriber<C>;
+  subscribe<T extends C>(conn: T, id: string, op: CompiledSubscription, resume?: ResumeRequest, delta?: boolean): Subscriber<T>;
   /** Removes a subscriber; its group and channels go with the last one. Idempotent. */
   unsubscribe(subscriber: Subscriber<C>): void;
   stats(): HubSnapshot;
@@ -75,7 +75,9 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
     );
   }
   return {
-    subscribe: (conn, id, op, resume, delta = false) => addSubscriber(state, conn, id, op, resume, delta),
+    // A hub serves several connection types (WebSocket, SSE): each caller gets its own type back.
+    subscribe: <T extends C>(conn: T, id: string, op: CompiledSubscription, resume?: ResumeRequest, delta = false) =>
+      addSubscriber(state, conn, id, op, resume, delta) as Subscriber<T>,
     unsubscribe: (subscriber) => removeSubscriber(state, subscriber),
     stats: () => snapshot(state),
   };
