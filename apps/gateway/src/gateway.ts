@@ -175,7 +175,7 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     const sessions = createSseSessions<SseHttpStream>({ schema, compiler, hub, authenticator });
     sse = registerSseRoutes(
       server.app,
-      { sessions, writer: sseWriter, admission, authenticator, subscribeRateLimiter, isDraining: () => server.isDraining(), logger },
+      { sessions, writer: sseWriter, admission, authenticator, isDraining: () => server.isDraining(), logger },
       { path: o.path, maxBodyBytes: o.maxPayloadBytes, heartbeatMs: o.sseHeartbeatMs, ticketTtlSeconds: o.sseTicketTtlSeconds, allowedOrigins: o.allowedOrigins, drainBatchSize: o.drainBatchSize },
     );
   }

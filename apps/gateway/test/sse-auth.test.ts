@@ -92,6 +92,29 @@ describe('SSE auth', () => {
     await waitFor(() => t.gateway.stats().subscriptions === 0, { message: 'released' });
   });
 
+  it('keeps a stream open that was backpressured once and then read everything (uWS would cut it 10 s later)', async () => {
+    const own = await startTestGateway({ maxBackpressureBytes: 67_108_864, sseHeartbeatMs: 60_000 });
+    try {
+      const slow = connect(Number(new URL(own.httpBase).port), '127.0.0.1');
+      slow.pause();
+      let closed = false;
+      slow.on('close', () => (closed = true));
+      const request = body();
+      slow.write(`POST /graphql HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(request)}\r\n\r\n${request}`);
+      await waitFor(() => own.gateway.stats().subscriptions === 1 && own.gateway.stats().confirmedChannels === 16, { message: 'subscribed' });
+      const big = 'x'.repeat(4_000);
+      for (let i = 0; i < 2_000; i++) await own.publishListing(`lst-${i}-${big}`);
+      await new Promise((r) => setTimeout(r, 1_000));
+      slow.resume(); // reads everything from here on
+      await new Promise((r) => setTimeout(r, 12_000));
+      expect(closed).toBe(false);
+      expect(own.gateway.stats().sseStreams).toBe(1);
+      slow.destroy();
+    } finally {
+      await own.stop();
+    }
+  }, 60_000);
+
   it('ends a stream that does not read past the backpressure bound, and keeps serving the others', async () => {
     const reader = await openSse(sseUrl, { body: body(), headers: { authorization: `Bearer ${await token()}` } });
     // A client that sends its request and never reads: the kernel buffers fill, then uWS's.

@@ -23,12 +23,14 @@ const PAIR = /^(0|[1-9][0-9]{0,3}):(0|[1-9][0-9]{0,18})$/;
 export interface CursorState {
   epoch: string | undefined;
   offsets: (string | undefined)[];
+  /** `w1.<epoch>.`, built once per epoch (a cursor is encoded per event). */
+  prefix: string;
 }
 
 export function cursorFrom(resume: ResumeRequest | undefined): CursorState {
   const offsets: (string | undefined)[] = [];
   if (resume) for (const [p, o] of resume.positions) offsets[p] = o;
-  return { epoch: resume?.epoch, offsets };
+  return { epoch: resume?.epoch, offsets, prefix: resume ? `${VERSION}.${resume.epoch}.` : '' };
 }
 
 /**
@@ -39,6 +41,7 @@ export function advanceCursor(cursor: CursorState, epoch: string, partition: num
   if (cursor.epoch !== epoch) {
     cursor.epoch = epoch;
     cursor.offsets = [];
+    cursor.prefix = `${VERSION}.${epoch}.`;
   }
   cursor.offsets[partition] = offset;
 }
@@ -52,7 +55,7 @@ export function encodeCursor(cursor: CursorState): string | undefined {
     const o = offsets[p];
     if (o !== undefined) list += (list === '' ? '' : ',') + p + ':' + o;
   }
-  return `${VERSION}.${cursor.epoch}.${list}`;
+  return cursor.prefix + list;
 }
 
 /**

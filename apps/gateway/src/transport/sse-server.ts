@@ -5,11 +5,9 @@
  * protocol is in core/sse-session.ts; this module is HTTP: CORS, admission, body limits, tickets,
  * heartbeats, drain. See docs/decisions/0015-graphql-over-sse.md.
  */
-import { performance } from 'node:perf_hooks';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from '@wirestream/telemetry';
 import type { Authenticator } from '../auth/authenticator.js';
-import type { RateLimiter, TokenBucketState } from '../core/rate-limit.js';
 import { parseSseBody, parseSseQuery } from '../core/sse-params.js';
 import { createSseStreamState, HEARTBEAT, reconnectEvent, type SseParams, type SsePrepared, type SseSessions } from '../core/sse-session.js';
 import type { Admission } from './admission.js';
@@ -22,8 +20,6 @@ export interface SseServerDeps {
   readonly writer: SseWriter;
   readonly admission: Admission;
   readonly authenticator: Authenticator;
-  /** Bounds new streams per client address, with the WebSocket `subscribe` rate. */
-  readonly subscribeRateLimiter: RateLimiter;
   /** True once the gateway drains (the WebSocket listener is closed): new streams get 503. */
   readonly isDraining: () => boolean;
   readonly logger: Logger;
@@ -55,8 +51,6 @@ interface SseServerState extends SseServerDeps, SseServerOptions {
   readonly streams: Set<SseHttpStream>;
   readonly tickets: TicketStore;
   readonly originAllowed: (origin: string | undefined) => boolean;
-  /** New-stream token buckets per address, forgotten by the sweep once full again. */
-  readonly buckets: Map<string, TokenBucketState>;
   sweep: NodeJS.Timeout | undefined;
   lastHeartbeatMs: number;
 }
@@ -85,7 +79,6 @@ export function registerSseRoutes(app: TemplatedApp, deps: SseServerDeps, option
     streams: new Set(),
     tickets: createTicketStore({ ttlSeconds: options.ticketTtlSeconds, maxTickets: MAX_TICKETS }),
     originAllowed: createOriginCheck(options.allowedOrigins),
-    buckets: new Map(),
     sweep: undefined,
     lastHeartbeatMs: Date.now(),
   };
@@ -150,9 +143,14 @@ function readBody(state: SseServerState, res: HttpResponse, head: RequestHead, d
     }
     // The ArrayBuffer is only valid during this callback: copy it.
     chunks.push(Buffer.from(new Uint8Array(chunk).slice()));
-    if (isLast) done(Buffer.concat(chunks).toString('utf8'));
+    if (!isLast) return;
+    // uWS keeps the data handler as long as the response lives: let go of this closure (and the body) now.
+    res.onData(ignoreData);
+    done(Buffer.concat(chunks).toString('utf8'));
   });
 }
+
+function ignoreData(): void {}
 
 interface ResumeSource {
   readonly ticket: string | null;
@@ -195,6 +193,7 @@ async function openStream(
     const stream: SseHttpStream = { ...createSseStreamState(), res, address: admitted.address, buffered: 0 };
     // The client went away: nothing may touch `res` any more.
     res.onAborted(() => onEnded(state, stream));
+    res.onWritable(() => state.writer.writable(stream));
     state.streams.add(stream);
     state.admission.opened(admitted.address);
     res.write(HEARTBEAT); // sends the headers now: the client knows it is connected
@@ -204,20 +203,19 @@ async function openStream(
 
 const STATUS_TEXT = { 400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden', 503: '503 Service Unavailable' } as const;
 
-/** Draining, `Accept`, origin and per-address connections (admission.ts), per-address rate. */
+/**
+ * Draining, `Accept`, origin and per-address connections (admission.ts), as for a WebSocket upgrade.
+ * No per-address rate of new streams: a stream carries exactly one subscribe (the WebSocket's
+ * per-connection subscribe rate cannot be exceeded), and many users behind one corporate proxy
+ * share an address.
+ */
 function admit(state: SseServerState, head: RequestHead): { status: string; message: string } | undefined {
   if (state.isDraining()) return { status: '503 Service Unavailable', message: 'draining: reconnect to another gateway' };
   if (!head.accept.includes(SSE_TYPE)) {
     return { status: '406 Not Acceptable', message: `send Accept: ${SSE_TYPE} for GraphQL over SSE (WebSockets: upgrade with graphql-transport-ws)` };
   }
   const admitted = state.admission.admit({ origin: head.origin, remoteAddress: head.remoteAddress, forwardedFor: head.forwardedFor });
-  if (!admitted.ok) return admitted;
-  const bucket = state.buckets.get(admitted.address) ?? state.subscribeRateLimiter.initialState();
-  state.buckets.set(admitted.address, bucket);
-  if (!state.subscribeRateLimiter.take(bucket, performance.now())) {
-    return { status: '429 Too Many Requests', message: `too many new streams from ${admitted.address}: slow down (GATEWAY_SUBSCRIBE_RATE_PER_SECOND)` };
-  }
-  return undefined;
+  return admitted.ok ? undefined : admitted;
 }
 
 /** `Authorization` wins; else a ticket stands for the header it was issued for; else none. Undefined: a bad ticket. */
@@ -297,7 +295,7 @@ function onEnded(state: SseServerState, stream: SseHttpStream): void {
   state.sessions.detach(stream);
 }
 
-/** Every second: expired tokens end; every `heartbeatMs` a comment on each stream; spent tickets and full buckets go. */
+/** Every second: expired tokens end; every `heartbeatMs` a comment on each stream; spent tickets go. */
 function sweep(state: SseServerState): void {
   const now = Date.now();
   const beat = now - state.lastHeartbeatMs >= state.heartbeatMs - SWEEP_MS / 2;
@@ -307,11 +305,6 @@ function sweep(state: SseServerState): void {
     else if (beat) state.writer.write(stream, HEARTBEAT);
   }
   state.tickets.sweep(now);
-  const perf = performance.now();
-  for (const [address, bucket] of state.buckets) {
-    // Untouched for a minute: refilled long since (burst / rate is seconds), so as good as new.
-    if (perf - bucket.lastMs > 60_000) state.buckets.delete(address);
-  }
 }
 
 async function drain(state: SseServerState): Promise<void> {

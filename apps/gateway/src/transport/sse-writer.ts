@@ -22,6 +22,13 @@ export interface SseWriter extends ConnectionWriter<SseHttpStream> {
   write(stream: SseHttpStream, text: string): void;
   /** Ends the response after `last` (if any); the stream is released through `ended`. */
   end(stream: SseHttpStream, last: string): void;
+  /**
+   * uWS's writable event for a stream (register with `res.onWritable`). uWS arms a 10 s timeout
+   * whenever a write of a response has to be buffered, and nothing but this event disarms it: without
+   * the handler a stream that was once backpressured is cut 10 s later however well it reads. With
+   * it, uWS leaves draining to us: a comment line flushes what waits (and tells whether all went out).
+   */
+  writable(stream: SseHttpStream): boolean;
 }
 
 /**
@@ -30,13 +37,21 @@ export interface SseWriter extends ConnectionWriter<SseHttpStream> {
  * uWS callbacks, from the hub's flushes).
  */
 export function createSseWriter(limits: BackpressureLimits, onSlowConsumer: () => void, ended: (stream: SseHttpStream) => void): SseWriter {
+  // The cork callback reads these instead of closing over them: no closure per stream per write.
+  let corkRes: HttpResponse | undefined;
+  let corkText = '';
+  let corkOk = false;
+  const writeCorked = (): void => {
+    corkOk = (corkRes as HttpResponse).write(corkText);
+  };
   const write = (stream: SseHttpStream, text: string): void => {
     if (stream.closed) return;
-    let ok = false;
-    stream.res.cork(() => {
-      ok = stream.res.write(text);
-    });
-    stream.buffered = ok ? 0 : stream.buffered + text.length;
+    corkRes = stream.res;
+    corkText = text;
+    stream.res.cork(writeCorked);
+    corkRes = undefined;
+    corkText = '';
+    stream.buffered = corkOk ? 0 : stream.buffered + text.length;
     if (stream.buffered > limits.slowConsumerBytes) {
       onSlowConsumer();
       end(stream, reconnectEvent('slow_consumer', SLOW_CONSUMER_REASON));
@@ -51,6 +66,10 @@ export function createSseWriter(limits: BackpressureLimits, onSlowConsumer: () =
   return {
     write,
     end,
+    writable(stream) {
+      write(stream, ':\n');
+      return true;
+    },
     send: (stream, frame) => write(stream, `event: next\ndata: ${frame}\n\n`),
     sendFrames: (stream, _head, payloads, positions?: FramePositions) => {
       if (!stream.closed) write(stream, renderNextEvents(stream, payloads, positions));
