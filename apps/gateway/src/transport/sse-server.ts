@@ -186,19 +186,24 @@ async function openStream(
   if (!admitted.ok) return respondJson(state, res, head, admitted.status, admitted.message);
   res.cork(() => {
     writeStreamHeaders(state, res, head);
-    if (prepared.kind === 'events') {
-      res.end(prepared.events);
-      return;
-    }
-    const stream: SseHttpStream = { ...createSseStreamState(), res, address: admitted.address, buffered: 0 };
-    // The client went away: nothing may touch `res` any more.
-    res.onAborted(() => onEnded(state, stream));
-    res.onWritable(() => state.writer.writable(stream));
-    state.streams.add(stream);
-    state.admission.opened(admitted.address);
-    res.write(HEARTBEAT); // sends the headers now: the client knows it is connected
-    state.sessions.attach(stream, prepared);
+    if (prepared.kind === 'events') res.end(prepared.events);
+    else startStream(state, res, admitted.address, prepared);
   });
+}
+
+/**
+ * Opens the stream. Its own function so that the handlers uWS keeps for the life of the response
+ * close over the stream alone, not over the request's head, parameters and credentials.
+ */
+function startStream(state: SseServerState, res: HttpResponse, address: string, prepared: Extract<SsePrepared, { kind: 'subscription' }>): void {
+  const stream: SseHttpStream = { ...createSseStreamState(), res, address, buffered: 0 };
+  // The client went away: nothing may touch `res` any more.
+  res.onAborted(() => onEnded(state, stream));
+  res.onWritable(() => state.writer.writable(stream));
+  state.streams.add(stream);
+  state.admission.opened(address);
+  res.write(HEARTBEAT); // sends the headers now: the client knows it is connected
+  state.sessions.attach(stream, prepared);
 }
 
 const STATUS_TEXT = { 400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden', 503: '503 Service Unavailable' } as const;
