@@ -28,6 +28,11 @@ export const GATEWAY_DEFAULTS = Object.freeze({
   idleTimeoutSeconds: 60,
   drainBatchSize: 500, // sockets closed per event-loop turn
 
+  // ---- GraphQL over SSE (graphql-sse distinct connections mode, on the GraphQL path) ----
+  sseEnabled: true,
+  sseHeartbeatMs: 12_000, // as graphql-sse's own handler; under the usual 60 s proxy idle timeouts
+  sseTicketTtlSeconds: 30, // single-use tickets for EventSource (no custom headers)
+
   // ---- bandwidth ----
   compression: 'off' as const, // permessage-deflate: CPU per socket per frame, so opt-in
   deltaEnabled: true, // honour a subscription's extensions.delta: CPU once per group per event, only when asked

@@ -16,12 +16,16 @@ import { GRAPHQL_TRANSPORT_WS_PROTOCOL } from 'graphql-ws';
 import { createLegacyProtocol, LEGACY_GRAPHQL_WS_PROTOCOL } from './core/legacy-protocol.js';
 import { createProtocol } from './core/protocol.js';
 import { createRateLimiter } from './core/rate-limit.js';
+import { createSseSessions } from './core/sse-session.js';
 import { GATEWAY_DEFAULTS } from './defaults.js';
 import { createAdmission } from './transport/admission.js';
 import { backpressureLimits } from './transport/backpressure.js';
 import type { CompressionMode } from './transport/compression.js';
 import { registerConsoleRoutes, type ConsoleSite } from './transport/console.js';
 import { registerHttpRoutes, registerNotFound } from './transport/http-routes.js';
+import { type Socket } from './transport/socket.js';
+import { registerSseRoutes, type SseServer } from './transport/sse-server.js';
+import { createSseWriter, withSseStreams, type SseHttpStream } from './transport/sse-writer.js';
 import { createUwsServer } from './transport/uws-server.js';
 import { createUwsWriter } from './transport/uws-writer.js';
 
@@ -56,6 +60,12 @@ export interface GatewayOptions {
   readonly maxBackpressureBytes?: number;
   /** Seconds without traffic before uWS pings, then closes a silent socket. */
   readonly idleTimeoutSeconds?: number;
+  /** GraphQL over SSE on `path` (graphql-sse distinct connections mode, transport/sse-server.ts). */
+  readonly sseEnabled?: boolean;
+  /** A comment line on every SSE stream this often (ms), so proxies keep idle streams open. */
+  readonly sseHeartbeatMs?: number;
+  /** Life of a single-use SSE ticket for EventSource, which cannot send `Authorization`. */
+  readonly sseTicketTtlSeconds?: number;
   readonly connectionInitWaitTimeoutMs?: number;
   readonly maxSubscriptionsPerConnection?: number;
   /** Longest subscription id (characters) on every protocol; longer ones are refused with the protocol's error. */
@@ -120,7 +130,9 @@ export interface GatewayOptions {
 }
 
 export interface GatewayStats extends Omit<HubSnapshot, 'subscribers'> {
+  /** WebSockets and SSE streams. */
   connections: number;
+  sseStreams: number;
   subscriptions: number;
   cachedDocuments: number;
   ready: boolean;
@@ -150,9 +162,13 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     ...(o.documentLimits ? { documentLimits: o.documentLimits } : {}),
   });
 
-  const writer = createUwsWriter(backpressure, () => metrics?.series.slowConsumers.inc(), o.compression !== 'off');
+  const slowConsumer = (): void => metrics?.series.slowConsumers.inc();
+  const writer = createUwsWriter(backpressure, slowConsumer, o.compression !== 'off');
+  let sse: SseServer | undefined;
+  const sseWriter = createSseWriter(backpressure, slowConsumer, (stream) => sse?.ended(stream));
   const flow = { sliceMs: o.sliceMs, flushDelayMs: o.flushDelayMs, maxInboundBytes: o.maxInboundBytes };
-  const hub = createHub({ schema, broker, history, logger, writer, metrics: metrics?.series, contextFactories, flow });
+  // One hub for every transport: an SSE stream is one more subscriber of its operation group.
+  const hub = createHub<Socket | SseHttpStream>({ schema, broker, history, logger, writer: withSseStreams(writer, sseWriter), metrics: metrics?.series, contextFactories, flow });
   const protocolDeps = { schema, compiler, hub, writer, authenticator, subscribeRateLimiter, logger };
   const protocolOptions = {
     connectionInitWaitTimeoutMs: o.connectionInitWaitTimeoutMs,
@@ -161,8 +177,8 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     allowDelta: o.deltaEnabled,
   };
   const protocols = {
-    [GRAPHQL_TRANSPORT_WS_PROTOCOL]: createProtocol(protocolDeps, protocolOptions),
-    ...(o.legacyProtocol ? { [LEGACY_GRAPHQL_WS_PROTOCOL]: createLegacyProtocol(protocolDeps, protocolOptions) } : {}),
+    [GRAPHQL_TRANSPORT_WS_PROTOCOL]: createProtocol<Socket>(protocolDeps, protocolOptions),
+    ...(o.legacyProtocol ? { [LEGACY_GRAPHQL_WS_PROTOCOL]: createLegacyProtocol<Socket>(protocolDeps, protocolOptions) } : {}),
   };
   const counter = metrics?.series.clientMessagesIn;
   const messagesIn = counter && { [GRAPHQL_TRANSPORT_WS_PROTOCOL]: counter.labels(GRAPHQL_TRANSPORT_WS_PROTOCOL), [LEGACY_GRAPHQL_WS_PROTOCOL]: counter.labels(LEGACY_GRAPHQL_WS_PROTOCOL) };
@@ -172,14 +188,25 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     { ...o, keepAliveMs: o.legacyKeepAliveMs, backpressure, sweepExpired: authenticator.mode === 'jwt' },
   );
 
+  if (o.sseEnabled) {
+    const sessions = createSseSessions<SseHttpStream>({ schema, compiler, hub, authenticator });
+    sse = registerSseRoutes(
+      server.app,
+      { sessions, writer: sseWriter, admission, authenticator, isDraining: () => server.isDraining(), logger },
+      { path: o.path, maxBodyBytes: o.maxPayloadBytes, heartbeatMs: o.sseHeartbeatMs, ticketTtlSeconds: o.sseTicketTtlSeconds, allowedOrigins: o.allowedOrigins, drainBatchSize: o.drainBatchSize },
+    );
+  }
+  const sseStreams = (): number => sse?.streams() ?? 0;
   const isReady = (): boolean => !server.isDraining() && broker.isReady();
   const stats = (): GatewayStats => {
     const { subscribers, ...h } = hub.stats();
-    return { connections: server.connections(), subscriptions: subscribers, ...h, cachedDocuments: compiler.cachedDocuments, ready: isReady(), draining: server.isDraining() };
+    return { connections: server.connections() + sseStreams(), sseStreams: sseStreams(), subscriptions: subscribers, ...h, cachedDocuments: compiler.cachedDocuments, ready: isReady(), draining: server.isDraining() };
   };
   metrics?.series.observeGauges(() => {
     const h = hub.stats();
-    return { connections: server.connections(), connectionsByProtocol: server.connectionsByProtocol(), subscriptions: h.subscribers, operations: h.groups, inboundChars: h.inbound.chars };
+    // SSE streams count as connections, under their own protocol label.
+    const connectionsByProtocol = { ...server.connectionsByProtocol(), 'graphql-sse': sseStreams() };
+    return { connections: server.connections() + sseStreams(), connectionsByProtocol, subscriptions: h.subscribers, operations: h.groups, inboundChars: h.inbound.chars };
   });
   registerHttpRoutes(server.app, {
     isReady,
@@ -195,6 +222,8 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     isReady,
     stats,
     listen: (port, host = GATEWAY_DEFAULTS.host) => server.listen(port, host),
-    drain: () => server.drain(),
+    drain: async () => {
+      await Promise.all([server.drain(), sse?.drain()]);
+    },
   };
 }

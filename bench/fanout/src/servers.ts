@@ -5,17 +5,23 @@ import { freePort } from '@wirestream/testkit';
 import { startNodeProcess, type ManagedProcess } from './processes.js';
 
 /** The servers a run can measure. */
-export type StackName = 'naive' | 'card' | 'ours' | 'ours-no-metrics' | 'ours-base' | 'bare' | 'bare-corked';
+export type StackName = 'naive' | 'card' | 'ours' | 'ours-sse' | 'ours-no-metrics' | 'ours-base' | 'bare' | 'bare-corked';
 
-/** Our gateway, with or without metrics: the stacks that run apps/gateway. */
-export function isGateway(stack: StackName): stack is 'ours' | 'ours-no-metrics' | 'ours-base' {
-  return stack === 'ours' || stack === 'ours-no-metrics' || stack === 'ours-base';
+/** Our gateway, with or without metrics, over WebSocket or SSE: the stacks that run apps/gateway. */
+export function isGateway(stack: StackName): stack is 'ours' | 'ours-sse' | 'ours-no-metrics' | 'ours-base' {
+  return stack === 'ours' || stack === 'ours-sse' || stack === 'ours-no-metrics' || stack === 'ours-base';
+}
+
+/** Stacks whose load client speaks GraphQL over SSE (graphql-sse distinct connections) instead of graphql-transport-ws. */
+export function isSse(stack: StackName): boolean {
+  return stack === 'ours-sse';
 }
 
 export const STACK_LABELS: Readonly<Record<StackName, string>> = {
   naive: 'naive (ws + graphql-redis-subscriptions + lodash)',
   card: 'card stack, usual way (graphql-ws uWS adapter + memo transform)',
   ours: 'ours (apps/gateway)',
+  'ours-sse': 'ours over GraphQL over SSE (same gateway, same events; one POST stream per client)',
   'ours-no-metrics': 'ours with GATEWAY_METRICS=false (issue 7: what metrics cost)',
   'ours-base': 'ours as built in the --base-gateway checkout (base vs change, same run)',
   bare: 'bare uWS, no GraphQL (ceiling)',
@@ -26,6 +32,7 @@ export const STACK_SHORT: Readonly<Record<StackName, string>> = {
   naive: 'naive',
   card: 'card stack',
   ours: 'ours',
+  'ours-sse': 'ours, SSE',
   'ours-no-metrics': 'ours, metrics off',
   'ours-base': 'ours (base)',
   bare: 'bare uWS',
@@ -55,7 +62,7 @@ export function useBaseGateway(checkout: string): void {
 }
 
 /** The built gateway entry point (the devDependency makes turbo build it before this bench). */
-function gatewayMain(stack: 'ours' | 'ours-no-metrics' | 'ours-base'): string {
+function gatewayMain(stack: 'ours' | 'ours-sse' | 'ours-no-metrics' | 'ours-base'): string {
   if (stack === 'ours-base') {
     if (baseGatewayMain === undefined) throw new Error('stack ours-base needs --base-gateway <checkout>');
     return baseGatewayMain;

@@ -32,6 +32,11 @@ export interface WorkerStartMessage {
   readonly deflate: boolean;
   /** Subscribe with `extensions: { delta: "fossil" }` (and apply the deltas). */
   readonly delta: boolean;
+  /**
+   * GraphQL over SSE instead of graphql-transport-ws: each socket POSTs its subscription to the
+   * target path with `Accept: text/event-stream` and reads `next` events (sse.ts).
+   */
+  readonly sse: boolean;
 }
 
 /** Deliveries each socket should have seen, for the loss count. */

@@ -51,6 +51,12 @@ export interface LoadgenOptions {
    * @default { deflate: false, delta: false }
    */
   readonly wire?: { readonly deflate?: boolean; readonly delta?: boolean };
+  /**
+   * `graphql-transport-ws` (a WebSocket per socket) or `sse` (GraphQL over SSE, graphql-sse's
+   * distinct connections mode: one POST per socket to the same `url`'s host, port and path).
+   * @default 'graphql-transport-ws'
+   */
+  readonly protocol?: 'graphql-transport-ws' | 'sse';
 }
 
 /** Counters summed over workers. */
@@ -115,6 +121,7 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
     progressIntervalMs = 250,
     connectNow = sockets,
     wire = {},
+    protocol = 'graphql-transport-ws',
   } = options;
   if ((url === undefined) === (options.urls === undefined)) {
     throw new RangeError('give either url (one server) or urls (several, sockets assigned round-robin), not both and not neither');
@@ -193,6 +200,7 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
       connectNow: Math.min(count, Math.ceil((count * Math.min(connectNow, sockets)) / sockets)),
       deflate: wire.deflate === true,
       delta: wire.delta === true,
+      sse: protocol === 'sse',
     };
     child.send(start);
   }

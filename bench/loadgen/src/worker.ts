@@ -1,6 +1,7 @@
 /**
  * One load worker process: opens its share of sockets, speaks graphql-transport-ws
- * (connection_init → connection_ack → subscribe) and counts every `next` frame.
+ * (connection_init → connection_ack → subscribe) or GraphQL over SSE (a POST stream, sse.ts), and
+ * counts every `next` frame or event.
  *
  * Built to cost little per socket and per frame, so that the server is what a run measures:
  * - raw TCP (`net`) with `onread` into one buffer shared by every socket of the process (reads are
@@ -33,6 +34,7 @@ import {
 import { bucketOf, createHistogram, toSparse } from './histogram.js';
 import type { ExpectedDeliveries, ParentMessage, WorkerCounters, WorkerMessage, WorkerStartMessage, WorkerTarget } from './ipc.js';
 import { variantOf, variantsOf } from './operations.js';
+import { readSseChunks, sseRequest, type SseReadState } from './sse.js';
 
 const Phase = { Connecting: 0, Upgrading: 1, AwaitingAck: 2, Subscribed: 3, Closed: 4 } as const;
 type Phase = (typeof Phase)[keyof typeof Phase];
@@ -61,6 +63,8 @@ interface ClientSocket {
   inflateWindow: Buffer | undefined;
   /** Delta mode: reconstructs full payloads from deltas (one per socket, like one per subscription). */
   delta: DeltaReader | undefined;
+  /** SSE mode: the response's unparsed tail. */
+  readonly sse: SseReadState;
 }
 
 const READ_BUFFER = Buffer.allocUnsafe(256 * 1024);
@@ -84,6 +88,8 @@ let subscribeFrames: Buffer[] = [];
 let filterKeyOfVariant: number[] = [];
 /** One HTTP upgrade request per target (the Host header differs), built once. */
 let upgradeRequests: Buffer[] = [];
+/** SSE mode: one POST per target and variant (`[target][variant]`), built once. */
+let sseRequests: Buffer[][] = [];
 
 let bytesPerSocket = 0;
 let received = new Uint8Array(0);
@@ -147,6 +153,7 @@ function start(message: WorkerStartMessage): void {
       'latin1',
     ),
   );
+  sseRequests = message.sse ? message.targets.map((t) => variants.map((v) => sseRequest(t, v.payload))) : [];
   subscribedPerTarget = message.targets.map(() => 0);
   bytesPerSocket = Math.ceil(message.maxEvents / 8);
   received = new Uint8Array(bytesPerSocket * message.count);
@@ -172,6 +179,7 @@ function start(message: WorkerStartMessage): void {
       contextTakeover: false,
       inflateWindow: undefined,
       delta: undefined,
+      sse: { chunkLeft: 0, pending: undefined },
     };
   }
   connectLimit = Math.min(message.count, message.connectNow);
@@ -206,7 +214,7 @@ function connect(s: ClientSocket): void {
   });
   s.socket = socket;
   socket.setNoDelay(true);
-  socket.on('connect', () => socket.write(upgradeRequests[s.target] as Buffer));
+  socket.on('connect', () => socket.write(config.sse ? (sseRequests[s.target]?.[s.variant] as Buffer) : (upgradeRequests[s.target] as Buffer)));
   socket.on('error', (err: NodeJS.ErrnoException) => {
     if (!stopping) noteError(`socket error (phase ${s.phase}): ${err.code ?? err.message}`);
   });
@@ -235,6 +243,7 @@ function onClose(s: ClientSocket, socket: net.Socket): void {
 }
 
 function onRead(s: ClientSocket, nread: number, buf: Buffer): void {
+  if (config.sse) return onSseRead(s, nread, buf);
   if (s.phase === Phase.Upgrading) {
     s.http += buf.toString('latin1', 0, nread);
     const headEnd = s.http.indexOf('\r\n\r\n');
@@ -265,6 +274,42 @@ function onRead(s: ClientSocket, nread: number, buf: Buffer): void {
   readNowOfDayUs = readNowUs % US_PER_DAY;
   counters.wireBytes += nread;
   onFrames(s, buf, 0, nread);
+}
+
+/** SSE mode: the response head (200, an event stream), then chunks whose `data:` lines are `next` payloads. */
+function onSseRead(s: ClientSocket, nread: number, buf: Buffer): void {
+  let pos = 0;
+  if (s.phase === Phase.Upgrading) {
+    s.http += buf.toString('latin1', 0, nread);
+    const headEnd = s.http.indexOf('\r\n\r\n');
+    if (headEnd < 0) {
+      if (s.http.length > 8_192) failHandshake(s, 'HTTP response head over 8 KiB');
+      return;
+    }
+    const head = s.http.slice(0, headEnd);
+    pos = nread - (s.http.length - (headEnd + 4));
+    s.http = '';
+    if (!head.startsWith('HTTP/1.1 200')) return failHandshake(s, `stream refused: ${head.split('\r\n')[0] ?? ''}`);
+    if (!/^content-type:\s*text\/event-stream/im.test(head)) return failHandshake(s, 'the response is not text/event-stream');
+    s.phase = Phase.Subscribed;
+    s.everSubscribed = true;
+    counters.open++;
+    counters.subscribed++;
+    subscribedPerTarget[s.target] = (subscribedPerTarget[s.target] as number) + 1;
+    inFlight--;
+    pump();
+  }
+  readNowUs = clock.nowUs();
+  readNowOfDayUs = readNowUs % US_PER_DAY;
+  counters.wireBytes += nread - pos;
+  sseSocket = s;
+  if (!readSseChunks(s.sse, buf, pos, nread, onSseData)) s.socket?.end();
+}
+
+let sseSocket: ClientSocket | undefined;
+/** The reader's callback reads its socket from here: no closure per socket per read. */
+function onSseData(b: Buffer, start: number, end: number): void {
+  onNext(sseSocket as ClientSocket, b, start, end);
 }
 
 function failHandshake(s: ClientSocket, reason: string): void {

@@ -8,9 +8,11 @@ export interface ConnectionWriter<C> {
   send(conn: C, frame: string): void;
   /**
    * Writes `head + payload + '}'` for each payload, in order, as one text frame each, together
-   * (uWS: inside one `cork`, one syscall). Must not throw for a closed connection.
+   * (uWS: inside one `cork`, one syscall). Must not throw for a closed connection. `positions`,
+   * when given, are the payloads' Kafka positions (parallel arrays): a transport whose events carry
+   * a cursor (SSE's `id:`) keeps it from them; a WebSocket ignores them.
    */
-  sendFrames(conn: C, head: string, payloads: readonly string[]): void;
+  sendFrames(conn: C, head: string, payloads: readonly string[], positions?: FramePositions): void;
   /** Closes the connection with a WebSocket close code and a short reason. */
   close(conn: C, code: number, reason: string): void;
   /**
@@ -20,4 +22,12 @@ export interface ConnectionWriter<C> {
   hasRoom(conn: C): boolean;
   /** Bytes a replay writes before it asks {@link hasRoom} again. */
   readonly replayChunkBytes: number;
+}
+
+/** Positions of the payloads of one {@link ConnectionWriter.sendFrames} call, index by index. */
+export interface FramePositions {
+  /** The history epoch the positions belong to (undefined without history). */
+  readonly epoch: string | undefined;
+  readonly partitions: readonly number[];
+  readonly offsets: readonly string[];
 }

@@ -18,6 +18,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { computeGroupDeltas, type GroupDeltas } from './delta.js';
+import type { FramePositions } from './connection-writer.js';
 import type { Group, HubState, Subscriber } from './hub-state.js';
 import { holdForCatchup } from './recovery.js';
 
@@ -35,6 +36,8 @@ export interface GroupWrite<C> {
   readonly timestamps: readonly number[];
   readonly partitions: readonly number[];
   readonly offsets: readonly string[];
+  /** The same positions (and the epoch) as handed to the writer: one object per group write. */
+  readonly positions: FramePositions;
   readonly subscribers: readonly Subscriber<C>[];
   /** Index of the next subscriber to write. */
   next: number;
@@ -80,7 +83,7 @@ export function continueFlush<C>(state: HubState<C>, deadline: number): boolean 
     if (!job) {
       const group = flush.groups[flush.nextGroup++];
       if (!group) break;
-      job = flush.current = takeGroup(group);
+      job = flush.current = takeGroup(group, state.epoch);
     }
     // Deliberately imperative: this loop runs per subscriber per flush.
     const { subscribers, group } = job;
@@ -98,7 +101,7 @@ export function continueFlush<C>(state: HubState<C>, deadline: number): boolean 
 }
 
 /** A group's turn: its pending payloads leave it (new ones start a later flush) with today's subscribers. */
-function takeGroup<C>(group: Group<C>): GroupWrite<C> {
+function takeGroup<C>(group: Group<C>, epoch: string | undefined): GroupWrite<C> {
   const payloads = group.pending;
   // Once per write of the group, not per socket; and only while some subscriber wants deltas.
   const deltas = group.deltaSubscribers > 0 ? computeGroupDeltas(group, payloads) : undefined;
@@ -109,6 +112,7 @@ function takeGroup<C>(group: Group<C>): GroupWrite<C> {
     timestamps: group.pendingTs,
     partitions: group.pendingPartition,
     offsets: group.pendingOffset,
+    positions: { epoch, partitions: group.pendingPartition, offsets: group.pendingOffset },
     subscribers: [...group.subscribers],
     next: 0,
     deltas,
@@ -133,14 +137,14 @@ function writeSubscriber<C>(state: HubState<C>, job: GroupWrite<C>, subscriber: 
   if (subscriber.catchup !== undefined) {
     // Held and replayed payloads are full; the first live one after the catch-up is full too.
     subscriber.hasBase = false;
-    holdForCatchup(writer, subscriber, subscriber.catchup, job.payloads, job.partitions, job.offsets);
+    holdForCatchup(writer, subscriber, subscriber.catchup, job.payloads, job.positions);
   } else if (deltas === undefined || !subscriber.delta) {
-    writer.sendFrames(subscriber.conn, subscriber.head, job.payloads);
+    writer.sendFrames(subscriber.conn, subscriber.head, job.payloads, job.positions);
   } else if (subscriber.hasBase && deltas.withBase !== undefined) {
-    writer.sendFrames(subscriber.conn, subscriber.head, deltas.withBase);
+    writer.sendFrames(subscriber.conn, subscriber.head, deltas.withBase, job.positions);
     job.withBase++;
   } else {
-    writer.sendFrames(subscriber.conn, subscriber.head, deltas.fromFull);
+    writer.sendFrames(subscriber.conn, subscriber.head, deltas.fromFull, job.positions);
     subscriber.hasBase = true;
     job.fromFull++;
   }

@@ -36,8 +36,11 @@ export interface SubscribeOptions {
 }
 
 export interface Hub<C> {
-  /** Adds a subscriber (joining or opening its group), served as `options` say. */
-  subscribe(conn: C, id: string, op: CompiledSubscription, options?: SubscribeOptions): Subscriber<C>;
+  /**
+   * Adds a subscriber (joining or opening its group), served as `options` say. Generic: one hub
+   * serves several connection types (WebSocket, SSE), and each caller gets its own type back.
+   */
+  subscribe<T extends C>(conn: T, id: string, op: CompiledSubscription, options?: SubscribeOptions): Subscriber<T>;
   /** Removes a subscriber; its group and channels go with the last one. Idempotent. */
   unsubscribe(subscriber: Subscriber<C>): void;
   stats(): HubSnapshot;
@@ -86,7 +89,9 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
     );
   }
   return {
-    subscribe: (conn, id, op, options = {}) => addSubscriber(state, conn, id, op, options),
+    // A hub serves several connection types (WebSocket, SSE): each caller gets its own type back.
+    subscribe: <T extends C>(conn: T, id: string, op: CompiledSubscription, options: SubscribeOptions = {}) =>
+      addSubscriber(state, conn, id, op, options) as Subscriber<T>,
     unsubscribe: (subscriber) => removeSubscriber(state, subscriber),
     stats: () => snapshot(state),
   };

@@ -4,7 +4,7 @@
  * (centrifuge's `internal/recovery` is the model: buffer live, read history, merge by position).
  */
 import { decodeEnvelope, type Envelope } from '@wirestream/schema';
-import type { ConnectionWriter } from './connection-writer.js';
+import type { ConnectionWriter, FramePositions } from './connection-writer.js';
 import type { Catchup, HubState, Subscriber } from './hub-state.js';
 import { offsetAfter, positionExtensions } from './positions.js';
 import { renderPayload } from './render.js';
@@ -38,7 +38,7 @@ export async function catchUp<C>(state: HubState<C>, subscriber: Subscriber<C>, 
   await Promise.all(group.op.channels.map((c) => state.channels.get(c)?.ready ?? Promise.resolve()));
   if (!history) {
     signalRecovery(state, subscriber, { recovered: false, reason: 'this gateway keeps no history' });
-    return release(state.writer, subscriber, new Map(), undefined);
+    return release(state.writer, subscriber, new Map(), undefined, state.epoch);
   }
   state.epoch ??= await history.loadEpoch();
   if (!alive()) return;
@@ -69,7 +69,7 @@ export async function catchUp<C>(state: HubState<C>, subscriber: Subscriber<C>, 
     dropCovered(subscriber, sent);
     if (found < SMALL_PASS) break;
   }
-  release(state.writer, subscriber, sent, sameEpoch ? resume : undefined);
+  release(state.writer, subscriber, sent, sameEpoch ? resume : undefined, state.epoch);
 }
 
 /** Partitions where history may have lost something after the client's position. */
@@ -101,12 +101,14 @@ async function replayPartition<C>(
   const { group, conn } = subscriber;
   let read = 0;
   let chunk: string[] = [];
+  let offsets: string[] = [];
   let chunkBytes = 0;
   const flushChunk = async (): Promise<boolean> => {
     if (chunk.length === 0) return true;
-    writer.sendFrames(conn, subscriber.head, chunk);
+    writer.sendFrames(conn, subscriber.head, chunk, { epoch: state.epoch, partitions: chunk.map(() => p), offsets });
     state.stats.replayed += chunk.length;
     chunk = [];
+    offsets = [];
     chunkBytes = 0;
     return waitForRoom(writer, conn, alive);
   };
@@ -125,6 +127,7 @@ async function replayPartition<C>(
       sent.set(p, entry.offset);
       if (json === undefined) continue;
       chunk.push(json);
+      offsets.push(entry.offset);
       chunkBytes += json.length + subscriber.head.length;
       if (chunkBytes >= writer.replayChunkBytes && !(await flushChunk())) return undefined;
     }
@@ -164,21 +167,27 @@ function signalRecovery<C>(state: HubState<C>, subscriber: Subscriber<C>, recove
 }
 
 /** Ends a replay: from now on held payloads are sent as they come, minus what the client already has. */
-function release<C>(writer: ConnectionWriter<C>, subscriber: Subscriber<C>, sent: ReadonlyMap<number, string>, resume: ResumeRequest | undefined): void {
+function release<C>(
+  writer: ConnectionWriter<C>,
+  subscriber: Subscriber<C>,
+  sent: ReadonlyMap<number, string>,
+  resume: ResumeRequest | undefined,
+  epoch: string | undefined,
+): void {
   const covered = new Map(resume?.positions);
   for (const [p, offset] of sent) covered.set(p, offset);
-  releaseCatchup(writer, subscriber, covered);
+  releaseCatchup(writer, subscriber, covered, epoch);
 }
 
 /**
  * Ends a subscriber's hold: `covered` is, per partition, the last offset the client has (or is
  * not to get); held and later live payloads at or below it are dropped, the rest sent in order.
  */
-export function releaseCatchup<C>(writer: ConnectionWriter<C>, subscriber: Subscriber<C>, covered: Map<number, string>): void {
+export function releaseCatchup<C>(writer: ConnectionWriter<C>, subscriber: Subscriber<C>, covered: Map<number, string>, epoch: string | undefined): void {
   const { catchup } = subscriber;
   if (!catchup) return;
   catchup.covered = covered;
-  sendUncovered(writer, subscriber, catchup);
+  sendUncovered(writer, subscriber, catchup, epoch);
 }
 
 /** Live payloads of one flush for a subscriber that is catching up: held, then sent past what it has. */
@@ -187,27 +196,31 @@ export function holdForCatchup<C>(
   subscriber: Subscriber<C>,
   catchup: Catchup,
   payloads: readonly string[],
-  partitions: readonly number[],
-  offsets: readonly string[],
+  positions: FramePositions,
 ): void {
+  const { partitions, offsets } = positions;
   for (let i = 0; i < payloads.length; i++) {
     catchup.held.push({ partition: partitions[i] as number, offset: offsets[i] as string, payload: payloads[i] as string });
   }
-  if (catchup.covered) sendUncovered(writer, subscriber, catchup);
+  if (catchup.covered) sendUncovered(writer, subscriber, catchup, positions.epoch);
 }
 
 /** Sends the held payloads the client does not have yet, in order; plain live delivery once every partition moved on. */
-function sendUncovered<C>(writer: ConnectionWriter<C>, subscriber: Subscriber<C>, catchup: Catchup): void {
+function sendUncovered<C>(writer: ConnectionWriter<C>, subscriber: Subscriber<C>, catchup: Catchup, epoch: string | undefined): void {
   const covered = catchup.covered as Map<number, string>;
   const payloads: string[] = [];
+  const partitions: number[] = [];
+  const offsets: string[] = [];
   for (const item of catchup.held) {
     const have = covered.get(item.partition);
     if (have !== undefined && !offsetAfter(item.offset, have)) continue;
     // Per partition, offsets only grow: past the covered one, nothing more to check there.
     covered.delete(item.partition);
     payloads.push(item.payload);
+    partitions.push(item.partition);
+    offsets.push(item.offset);
   }
   catchup.held.length = 0;
   if (covered.size === 0) subscriber.catchup = undefined;
-  if (payloads.length > 0) writer.sendFrames(subscriber.conn, subscriber.head, payloads);
+  if (payloads.length > 0) writer.sendFrames(subscriber.conn, subscriber.head, payloads, { epoch, partitions, offsets });
 }

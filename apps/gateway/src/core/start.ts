@@ -30,7 +30,7 @@ export async function announceStart<C>(state: HubState<C>, subscriber: Subscribe
   if (!alive()) return;
   const signal: StartSignal = { ...(state.epoch !== undefined && state.history ? { epoch: state.epoch } : {}), positions: Object.fromEntries(positions) };
   state.writer.sendFrames(subscriber.conn, subscriber.head, [JSON.stringify({ extensions: { start: signal } })]);
-  releaseCatchup(state.writer, subscriber, positions);
+  releaseCatchup(state.writer, subscriber, positions, state.epoch);
 }
 
 /** History's newest offset per partition of the topic now (empty without history). */
