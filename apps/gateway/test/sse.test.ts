@@ -41,6 +41,8 @@ async function publishMany(count: number): Promise<string[]> {
 }
 
 const offsets = (s: SseResponse): string[] => s.nexts().flatMap((d) => (positionOf(d) ? [positionOf(d)?.offset as string] : []));
+/** The `next` events but a stream's starting point (its first event when it does not resume). */
+const results = (s: SseResponse): Record<string, unknown>[] => s.nexts().filter((d) => (d['extensions'] as { start?: unknown } | undefined)?.start === undefined);
 
 describe('GraphQL over SSE', () => {
   it('serves POST and GET as subscribers of the same operation group as a WebSocket, with the same payload', async () => {
@@ -53,13 +55,16 @@ describe('GraphQL over SSE', () => {
     expect(t.gateway.stats().groups).toBe(1);
     expect(t.gateway.stats().sseStreams).toBe(2);
     const published = await publishMany(4);
-    await waitFor(() => byPost.nexts().length === 4 && byGet.nexts().length === 4 && ws.results.length === 4, { message: '4 events each' });
+    await waitFor(() => results(byPost).length === 4 && results(byGet).length === 4 && ws.results.length === 4, { message: '4 events each' });
     expect(offsets(byPost)).toEqual(published);
-    expect(byGet.nexts()).toEqual(byPost.nexts());
-    expect(byPost.nexts()).toEqual(ws.results);
+    expect(results(byGet)).toEqual(results(byPost));
+    expect(results(byPost)).toEqual(ws.results);
     expect(t.gateway.stats().executions).toBe(4); // one execution per event for all three
-    const epoch = positionOf(byPost.nexts()[0] as Record<string, unknown>)?.epoch;
-    expect(byPost.events.map((e) => e.id)).toEqual(published.map((o) => `w1.${epoch}.0:${o}`));
+    const epoch = positionOf(results(byPost)[0] as Record<string, unknown>)?.epoch;
+    // First the starting point (its id already a cursor), then one cursor per event.
+    expect(byPost.nexts()[0]?.['extensions']).toMatchObject({ start: { epoch } });
+    expect(byPost.events[0]?.id).toMatch(new RegExp(`^w1\\.${epoch}\\.`));
+    expect(byPost.events.slice(1).map((e) => e.id)).toEqual(published.map((o) => `w1.${epoch}.0:${o}`));
     ws.dispose();
   });
 
@@ -67,7 +72,7 @@ describe('GraphQL over SSE', () => {
     const first = await post({ query: QUERY });
     await live(1);
     await publishMany(3);
-    await waitFor(() => first.nexts().length === 3, { message: 'first 3 events' });
+    await waitFor(() => results(first).length === 3, { message: 'first 3 events' });
     const cursor = first.lastEventId() as string;
     first.abort();
     await waitFor(() => t.gateway.stats().subscriptions === 0, { message: 'first stream gone' });
@@ -83,6 +88,22 @@ describe('GraphQL over SSE', () => {
     const after = await publishMany(1);
     await waitFor(() => offsets(viaQuery).length === 1, { message: 'only the new event' });
     expect(offsets(viaQuery)).toEqual(after);
+  });
+
+  it('resumes a stream that received nothing from its starting point: exactly what was published after it became live', async () => {
+    await publishMany(2); // history before the stream: never to be replayed to it
+    const first = await post({ query: QUERY });
+    await live(1);
+    await waitFor(() => first.lastEventId() !== undefined, { message: 'the starting point' });
+    const cursor = first.lastEventId() as string;
+    expect(results(first)).toEqual([]);
+    first.abort();
+    await waitFor(() => t.gateway.stats().subscriptions === 0, { message: 'first stream gone' });
+    const missed = await publishMany(3);
+    const resumed = await post({ query: QUERY }, { 'last-event-id': cursor });
+    await waitFor(() => offsets(resumed).length === 3, { message: '3 missed events' });
+    await new Promise((resolve) => setTimeout(resolve, 200)); // nothing more comes
+    expect(offsets(resumed)).toEqual(missed);
   });
 
   it('answers GraphQL errors in the stream (next, complete) and queries at once', async () => {

@@ -46,6 +46,19 @@ export function advanceCursor(cursor: CursorState, epoch: string, partition: num
   cursor.offsets[partition] = offset;
 }
 
+/**
+ * Sets the cursor to a subscription's starting point (start.ts: the epoch and, per partition, the
+ * offset it is live after), so that a stream that has received nothing yet, or nothing on some
+ * partition, resumes from exactly where it became live.
+ */
+export function startCursor(cursor: CursorState, start: { readonly epoch?: string; readonly positions: Readonly<Record<string, string>> }): void {
+  if (start.epoch === undefined) return; // no history: nothing to resume from
+  cursor.epoch = start.epoch;
+  cursor.prefix = `${VERSION}.${start.epoch}.`;
+  cursor.offsets = [];
+  for (const [p, o] of Object.entries(start.positions)) cursor.offsets[Number(p)] = o;
+}
+
 /** The cursor as text; undefined while it has no epoch (a gateway without history cannot resume). */
 export function encodeCursor(cursor: CursorState): string | undefined {
   if (cursor.epoch === undefined) return undefined;

@@ -18,7 +18,8 @@ import type { Hub } from './hub.js';
 import type { Subscriber } from './hub-state.js';
 import type { CompiledSubscription, OperationCompiler } from './operations.js';
 import { parseResumeRequest, type ResumeRequest } from './resume-request.js';
-import { advanceCursor, cursorFrom, decodeCursor, encodeCursor, type CursorState } from './sse-cursor.js';
+import { advanceCursor, cursorFrom, decodeCursor, encodeCursor, startCursor, type CursorState } from './sse-cursor.js';
+import type { StartSignal } from './start.js';
 
 /** The core's part of one SSE response; a transport adds its own fields to the same object. */
 export interface SseStream {
@@ -86,7 +87,9 @@ export function createSseSessions<S extends SseStream>(deps: SseSessionDeps<S>):
     attach(stream, prepared) {
       stream.cursor = cursorFrom(prepared.resume);
       stream.expiresAtMs = prepared.expiresAtMs;
-      stream.subscriber = deps.hub.subscribe(stream, 'sse', prepared.operation, { resume: prepared.resume });
+      // Not resuming: the stream learns its starting point first, so its first event already has an
+      // id a client can resume from, covering every partition (architecture.md, the SSE contract).
+      stream.subscriber = deps.hub.subscribe(stream, 'sse', prepared.operation, { resume: prepared.resume, start: prepared.resume === undefined });
     },
     detach(stream) {
       stream.closed = true;
@@ -149,6 +152,9 @@ function errorEvents(errors: readonly GraphQLFormattedError[]): string {
  * the cursor after it as its `id:`. Payloads without positions (a recovery signal) carry no id: the
  * client keeps its last one.
  */
+/** How the starting-point frame begins (start.ts writes it with JSON.stringify, keys in this order). */
+const START_FRAME = '{"extensions":{"start":';
+
 export function renderNextEvents(stream: SseStream, payloads: readonly string[], positions: FramePositions | undefined): string {
   let out = '';
   const epoch = positions?.epoch;
@@ -156,6 +162,10 @@ export function renderNextEvents(stream: SseStream, payloads: readonly string[],
     let id: string | undefined;
     if (epoch !== undefined && positions !== undefined) {
       advanceCursor(stream.cursor, epoch, positions.partitions[i] as number, positions.offsets[i] as string);
+      id = encodeCursor(stream.cursor);
+    } else if (positions === undefined && (payloads[i] as string).startsWith(START_FRAME)) {
+      // The starting point (a data-less frame of our own making, once per stream): its id is the first cursor.
+      startCursor(stream.cursor, (JSON.parse(payloads[i] as string) as { extensions: { start: StartSignal } }).extensions.start);
       id = encodeCursor(stream.cursor);
     }
     out += (id === undefined ? 'event: next\ndata: ' : 'id: ' + id + '\nevent: next\ndata: ') + payloads[i] + '\n\n';
