@@ -53,7 +53,7 @@ describe('a minimal SDL (only its types and Subscription)', () => {
     const gateway = startApp('gateway', { ...unreachable, SCHEMA_PATH: path, GATEWAY_PORT: String(await freePort()), GATEWAY_HOST: '127.0.0.1', LOG_LEVEL: 'info' });
     try {
       const line = await gateway.waitForLog((l) => typeof l['msg'] === 'string' && l['msg'].startsWith('schema: added'), 'the schema additions', 20_000);
-      expect(line['added']).toEqual(['directive @topic', 'type Query']);
+      expect(line['added']).toEqual(['directive @topic', 'enum TopicFormat', 'enum TopicKeyFormat', 'type Query']);
     } finally {
       await gateway.stop();
     }
