@@ -94,6 +94,45 @@ describe('Avro → JSON: every mapped type, from bytes written by Confluent’s 
     expect(json).toBe(JSON.stringify(JSON.parse(json)));
   });
 
+  it('the rarer types: duration, uuid on fixed, time-micros, NaN and ±Infinity, instants before 1970, a logical type on the wrong type', async () => {
+    const schema = {
+      type: 'record',
+      name: 'Rare',
+      fields: [
+        { name: 'span', type: { type: 'fixed', name: 'Span', size: 12, logicalType: 'duration' } },
+        { name: 'uid', type: { type: 'fixed', name: 'Uid', size: 16, logicalType: 'uuid' } },
+        { name: 'at', type: { type: 'long', logicalType: 'time-micros' } },
+        { name: 'ratios', type: { type: 'array', items: 'double' } },
+        { name: 'before', type: { type: 'long', logicalType: 'timestamp-micros' } },
+        { name: 'notADate', type: { type: 'string', logicalType: 'date' } },
+        { name: 'amount', type: { type: 'fixed', name: 'Amount', size: 4, logicalType: 'decimal', precision: 9, scale: 3 } },
+      ],
+    };
+    const producer = await confluentProducer('rare-value', schema);
+    const span = Buffer.alloc(12);
+    span.writeUInt32LE(1, 0);
+    span.writeUInt32LE(2, 4);
+    span.writeUInt32LE(3, 8);
+    const bytes = await producer.serialize('rare', {
+      span,
+      uid: Buffer.from('1b4e28ba2fa111d2883f0016d3cca427', 'hex'),
+      at: (1 * 3600 + 2 * 60 + 3) * 1_000_000 + 4_005,
+      ratios: [0.5, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY],
+      before: -1, // one microsecond before the epoch
+      notADate: 'tomorrow',
+      amount: decimalBytes(1_234_567n, 4),
+    });
+    expect(JSON.parse(compileAvroDecoder(JSON.stringify(schema), toSnakeCase).decode(bytes.subarray(5), undefined).json)).toEqual({
+      span: { months: 1, days: 2, milliseconds: 3 },
+      uid: '1b4e28ba-2fa1-11d2-883f-0016d3cca427',
+      at: '01:02:03.004005',
+      ratios: [0.5, 'NaN', 'Infinity', '-Infinity'],
+      before: '1969-12-31T23:59:59.999999Z',
+      not_a_date: 'tomorrow',
+      amount: '1234.567',
+    });
+  });
+
   it('a null union branch is null, and field names can be kept as they are (key style none)', async () => {
     const schema = { type: 'record', name: 'R', fields: [{ name: 'noteText', type: ['null', 'string'], default: null }, { name: 'n', type: ['null', 'long', 'string'] }] };
     const producer = await confluentProducer('r-value', schema);
@@ -126,8 +165,17 @@ describe('Avro → JSON: every mapped type, from bytes written by Confluent’s 
     expect(() => decoder.decode(Buffer.concat([body, Buffer.from([1, 2])]), undefined)).toThrow(/trailing/);
   });
 
-  it('refuses schemas it cannot publish: not a record, two fields with one published name', () => {
-    expect(() => compileAvroDecoder('"string"', toSnakeCase)).toThrow('the schema is of type string, not a record: an event payload is an object');
+  it('keys may be of any type; a string key is its text', async () => {
+    const producer = await confluentProducer('k-key', 'string');
+    const decoder = compileAvroDecoder('"string"', toSnakeCase);
+    expect(decoder.isRecord).toBe(false);
+    const key = await new AvroSerializer(producer.client, SerdeType.KEY, { useLatestVersion: true }).serialize('k', 'lst-7');
+    expect(decoder.decodeKey(key.subarray(5))).toBe('lst-7');
+    const recordKey = { type: 'record', name: 'K', fields: [{ name: 'tenantId', type: 'string' }] };
+    expect(compileAvroDecoder(JSON.stringify(recordKey), toSnakeCase).decodeKey(Buffer.from([2, 0x61]))).toBe('{"tenant_id":"a"}');
+  });
+
+  it('refuses schemas it cannot publish: two fields with one published name, not Avro', () => {
     const clash = { type: 'record', name: 'C', fields: [{ name: 'userId', type: 'string' }, { name: 'user_id', type: 'string' }] };
     expect(() => compileAvroDecoder(JSON.stringify(clash), toSnakeCase)).toThrow('record C: fields userId and user_id are both published as user_id');
     expect(() => compileAvroDecoder('{"type": "recrd"}', toSnakeCase)).toThrow(/^not a valid Avro schema: /);

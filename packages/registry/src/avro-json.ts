@@ -6,6 +6,8 @@ export type FieldNamer = (name: string) => string;
 
 /** One writer's schema compiled: Avro body bytes → payload JSON text. */
 export interface AvroJsonDecoder {
+  /** Whether the schema is a record, the only kind of schema whose values can be event payloads (keys may be of any type). */
+  readonly isRecord: boolean;
   /** Top-level field names of the payload, as published (after the key style). */
   readonly fields: readonly string[];
   /**
@@ -14,8 +16,8 @@ export interface AvroJsonDecoder {
    * bytes that do not decode with this schema (truncated, trailing bytes, a bad union branch).
    */
   decode(body: Buffer, routeField: string | undefined): { readonly json: string; readonly routeValue: string | undefined };
-  /** Decodes a value of any Avro type (a key) into its JSON text. */
-  decodeAny(body: Buffer): string;
+  /** Decodes a key: the text of a string (or of a number), else the JSON text of the value. */
+  decodeKey(body: Buffer): string;
 }
 
 /** A schema that cannot be turned into payloads (the messages that use it are dead-lettered). */
@@ -29,9 +31,9 @@ type Writer = (value: unknown) => string;
  * Compiles an Avro schema (the writer's, as registered) for decoding into JSON. Unions are read
  * wrapped (avsc's `{branch: value}`, the only form that decodes every union) and written as the
  * plain value; records as objects whose field names go through `fieldName`; see docs/schema.md for
- * the whole mapping. `requireRecord`: the payload of an event must be an object.
+ * the whole mapping.
  */
-export function compileAvroDecoder(schemaText: string, fieldName: FieldNamer, requireRecord = true): AvroJsonDecoder {
+export function compileAvroDecoder(schemaText: string, fieldName: FieldNamer): AvroJsonDecoder {
   let type: avsc.Type;
   try {
     type = avsc.Type.forSchema(JSON.parse(schemaText) as avsc.Schema, {
@@ -45,32 +47,46 @@ export function compileAvroDecoder(schemaText: string, fieldName: FieldNamer, re
   }
   const write = compileWriter(type, fieldName, new Map());
   const isRecord = type.typeName === 'record' || type.typeName === 'error';
-  if (requireRecord && !isRecord) {
-    throw new AvroSchemaError(`the schema is ${type.typeName === 'union:wrapped' ? 'a union' : `of type ${type.typeName}`}, not a record: an event payload is an object`);
-  }
   const fields = isRecord ? (type as avsc.types.RecordType).fields.map((f) => fieldName(f.name)) : [];
-  const originalByPublished = new Map(isRecord ? (type as avsc.types.RecordType).fields.map((f) => [fieldName(f.name), f.name] as const) : []);
+  // Published name → [original name, text of its value], for the route field.
+  const routeFields = new Map(isRecord ? (type as avsc.types.RecordType).fields.map((f) => [fieldName(f.name), [f.name, compileText(f.type)] as const] as const) : []);
+  const keyText = compileText(type);
   return {
+    isRecord,
     fields,
     decode(body, routeField) {
       const value = type.fromBuffer(body) as Record<string, unknown>;
       const json = write(value);
       if (routeField === undefined) return { json, routeValue: undefined };
-      const original = originalByPublished.get(routeField);
-      return { json, routeValue: original === undefined ? undefined : routeText(value[original]) };
+      const field = routeFields.get(routeField);
+      return { json, routeValue: field === undefined ? undefined : field[1](value[field[0]]) };
     },
-    decodeAny: (body) => write(type.fromBuffer(body)),
+    decodeKey(body) {
+      const value: unknown = type.fromBuffer(body);
+      return keyText(value) ?? write(value);
+    },
   };
 }
 
-/** A route value as text: a string as is, a number as written, a union's branch unwrapped; else none. */
-function routeText(value: unknown): string | undefined {
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number') return String(value);
-  if (isObject(value)) {
-    for (const branch in value) return routeText(value[branch]);
+type Text = (value: unknown) => string | undefined;
+
+/**
+ * Text of a route value or a key, by its type: a string or an enum as is, a number as written, a
+ * union's branch unwrapped; undefined for records, arrays, maps and bytes (a key is then its JSON).
+ */
+function compileText(type: avsc.Type): Text {
+  const name = type.typeName;
+  if (name === 'union:wrapped') {
+    const byBranch = new Map((type as avsc.types.WrappedUnionType).types.map((t) => [t.branchName as string, compileText(t)] as const));
+    return (value) => {
+      if (value === null) return undefined;
+      const wrapped = value as Record<string, unknown>;
+      for (const branch in wrapped) return byBranch.get(branch)?.(wrapped[branch]);
+      return undefined;
+    };
   }
-  return undefined;
+  if (name === 'record' || name === 'error' || name === 'array' || name === 'map' || name === 'bytes' || name === 'fixed' || name === 'null') return () => undefined;
+  return (value) => (typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
