@@ -30,14 +30,13 @@ export function createWireConverter({ decoders, topic, maxMessageBytes = INGEST_
     if (!entry.decoder.isRecord) {
       return fail('NOT_AN_OBJECT', `topic ${topic}: schema id ${header.id} is not a record, and an event payload must be an object`);
     }
-    let decoded;
     try {
-      decoded = entry.decoder.decode(value.subarray(header.bodyOffset), routeField);
+      // Straight from the Avro body into the envelope's bytes (head, payload, closing brace): one buffer.
+      const { bytes, routeValue } = entry.decoder.decodeEnvelope(value.subarray(header.bodyOffset), envelopeHead, envelopeHead === '' ? '' : '}', routeField);
+      return { ok: true, bytes, routeValue };
     } catch (err) {
       return fail('UNDECODABLE', `topic ${topic}: the value does not decode with schema id ${header.id}: ${(err as Error).message}`);
     }
-    const bytes = Buffer.from(envelopeHead === '' ? decoded.json : `${envelopeHead}${decoded.json}}`);
-    return { ok: true, bytes, routeValue: decoded.routeValue };
   };
 }
 

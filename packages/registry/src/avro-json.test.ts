@@ -106,6 +106,7 @@ describe('Avro → JSON: every mapped type, from bytes written by Confluent’s 
         { name: 'before', type: { type: 'long', logicalType: 'timestamp-micros' } },
         { name: 'notADate', type: { type: 'string', logicalType: 'date' } },
         { name: 'amount', type: { type: 'fixed', name: 'Amount', size: 4, logicalType: 'decimal', precision: 9, scale: 3 } },
+        { name: 'rating', type: { type: 'array', items: 'float' } },
       ],
     };
     const producer = await confluentProducer('rare-value', schema);
@@ -121,6 +122,7 @@ describe('Avro → JSON: every mapped type, from bytes written by Confluent’s 
       before: -1, // one microsecond before the epoch
       notADate: 'tomorrow',
       amount: decimalBytes(1_234_567n, 4),
+      rating: [3.9, 0.1, 16_777_217, 1e-7],
     });
     expect(JSON.parse(compileAvroDecoder(JSON.stringify(schema), toSnakeCase).decode(bytes.subarray(5), undefined).json)).toEqual({
       span: { months: 1, days: 2, milliseconds: 3 },
@@ -130,6 +132,8 @@ describe('Avro → JSON: every mapped type, from bytes written by Confluent’s 
       before: '1969-12-31T23:59:59.999999Z',
       not_a_date: 'tomorrow',
       amount: '1234.567',
+      // The shortest decimal of each 32-bit float (16777217 is not a float: it rounds to 16777216).
+      rating: [3.9, 0.1, 16_777_216, 1e-7],
     });
   });
 
