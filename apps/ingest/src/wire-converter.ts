@@ -43,7 +43,7 @@ export function createWireConverter({ decoders, topic, maxMessageBytes = INGEST_
 /** A Kafka key in the wire format (`@topic(keyFormat: AVRO)`) → the envelope's key text, or why not. */
 export function createWireKeyDecoder(decoders: SchemaDecoders, topic: string): (key: Buffer) => { ok: true; key: string } | { ok: false; reason: ConvertResult & { ok: false } } {
   return (key) => {
-    const header = readWireHeader(key);
+    const header = readWireHeader(key, 'key');
     if (!header.ok) return { ok: false, reason: fail(header.code, `topic ${topic}: the key is read as a registry format (@topic(keyFormat:)), but the ${header.message}`) };
     const entry = usableEntry(decoders, header.id, topic);
     if (!('decoder' in entry)) return { ok: false, reason: { ok: false, reason: entry } };

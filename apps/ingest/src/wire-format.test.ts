@@ -96,21 +96,21 @@ function expectedPayload(n: number, listingId: string, version: 1 | 2 | 3): Reco
   return payload;
 }
 
-const sdl = (bidTopic: string, listingTopic: string) => `
+const sdl = (bidTopic: string, listingTopic: string, keyFormat = 'STRING') => `
 type Bidder { bidder_id: ID! display_name: String }
 type BidEvent { listing_id: ID! bid_id: ID! amount_cents: Float! placed_at: String! price: String! bidder: Bidder! status: String proxy_max_cents: Float }
 type ListingEvent { listing_id: ID! title: String }
 type Subscription {
-  bidPlaced(listing_id: ID): BidEvent @topic(name: "${bidTopic}", key: "listing_id", shards: 4, format: AVRO)
+  bidPlaced(listing_id: ID): BidEvent @topic(name: "${bidTopic}", key: "listing_id", shards: 4, format: AVRO, keyFormat: ${keyFormat})
   listingUpdated(listing_id: ID): ListingEvent @topic(name: "${listingTopic}", key: "listing_id", shards: 4)
 }`;
 
 /** Unique topics, a subscriber on their channels, and an ingest over `source`. */
-async function createWirePipeline(source: SchemaSource) {
+async function createWirePipeline(source: SchemaSource, keyFormat = 'STRING') {
   const suffix = uniqueName('wire');
   const bidTopic = `bid-avro-${suffix}`;
   const listingTopic = `listing-json-${suffix}`;
-  const schema = createWirestreamSchema(sdl(bidTopic, listingTopic));
+  const schema = createWirestreamSchema(sdl(bidTopic, listingTopic, keyFormat));
   await createTopics(admin, [bidTopic, listingTopic].map((topic) => ({ topic, numPartitions: 2 })));
   const sink = createMemorySink();
   const logger = createLogger({ name: 'wire-test', destination: sink });
@@ -145,7 +145,7 @@ async function createWirePipeline(source: SchemaSource) {
     received,
     sink,
     bids: () => received.filter((e) => e.topic === bidTopic),
-    async send(topic: string, messages: readonly { key: string; value: Buffer | string }[]): Promise<void> {
+    async send(topic: string, messages: readonly { key: string | Buffer; value: Buffer | string }[]): Promise<void> {
       const batch: Message[] = messages.map((m) => ({ key: m.key, value: m.value, timestamp: String(BASE_TS + produced++) }));
       await producer.send({ topic, acks: -1, messages: batch });
     },
@@ -254,6 +254,29 @@ describe('Avro topics (Confluent wire format)', () => {
       expect(letter.headers[DEAD_LETTER_HEADERS.detail]).toContain((bad[i] as { detail: string }).detail);
       expect(letter.value).toEqual((bad[i] as { value: Buffer }).value); // untouched
     });
+  });
+
+  it('decodes Avro keys (keyFormat: AVRO) into the envelope key, and dead-letters a key that is not in the wire format', async () => {
+    const client = new MockClient();
+    const pipeline = await createWirePipeline(createRegistrySource(client, 'Schema Registry (MockClient)'), 'AVRO');
+    await client.register(`${pipeline.bidTopic}-value`, { schemaType: 'AVRO', schema: JSON.stringify(bidV1) });
+    const keyId = await client.register(`${pipeline.bidTopic}-key`, { schemaType: 'AVRO', schema: '"string"' });
+    const serialize = confluentSerializer(client);
+    const keySerializer = new AvroSerializer(client, SerdeType.KEY, { useLatestVersion: true });
+    await pipeline.ingest.start();
+    const key = await keySerializer.serialize(pipeline.bidTopic, 'lst-4');
+    expect(key.readUInt32BE(1)).toBe(keyId);
+    await pipeline.send(pipeline.bidTopic, [
+      { key, value: await serialize(pipeline.bidTopic, bidValue(1, 'lst-4')) },
+      { key: 'lst-4', value: await serialize(pipeline.bidTopic, bidValue(2, 'lst-4')) },
+    ]);
+    await waitFor(() => pipeline.received.length === 1 && pipeline.ingest.stats.deadLettered === 1, { timeoutMs: ARRIVAL_TIMEOUT_MS, message: 'one envelope and one dead letter' });
+    expect(pipeline.received[0]).toMatchObject({ key: 'lst-4', payload: expectedPayload(1, 'lst-4', 1) });
+    const [dead] = await readDeadLetters(`${pipeline.bidTopic}.dlq`, 1);
+    expect(dead?.headers[DEAD_LETTER_HEADERS.reason]).toBe('NOT_WIRE_FORMAT');
+    expect(dead?.headers[DEAD_LETTER_HEADERS.detail]).toBe(
+      `topic ${pipeline.bidTopic}: the key is read as a registry format (@topic(keyFormat:)), but the key starts with byte 108, not the wire format's magic byte 0`,
+    );
   });
 
   it('pauses only the partitions whose schema the registry cannot give, dead-letters nothing, and resumes', async () => {

@@ -12,14 +12,14 @@ export type WireHeader =
   | { readonly ok: true; readonly id: number; readonly bodyOffset: number }
   | { readonly ok: false; readonly code: 'NOT_WIRE_FORMAT'; readonly message: string };
 
-/** Reads the magic byte and the schema id of `value`: 5 bytes, no allocation. */
-export function readWireHeader(value: Buffer): WireHeader {
+/** Reads the magic byte and the schema id of `value` (a record's value or, `what`, its key): 5 bytes, no allocation. */
+export function readWireHeader(value: Buffer, what: 'value' | 'key' = 'value'): WireHeader {
   if (value.length < WIRE_HEADER_BYTES) {
-    return { ok: false, code: 'NOT_WIRE_FORMAT', message: `value is ${value.length} bytes, shorter than the wire format's 5-byte header (magic byte 0 and a 4-byte schema id)` };
+    return { ok: false, code: 'NOT_WIRE_FORMAT', message: `${what} is ${value.length} bytes, shorter than the wire format's 5-byte header (magic byte 0 and a 4-byte schema id)` };
   }
   if (value[0] !== WIRE_MAGIC_BYTE) {
     const hint = value[0] === 0x7b /* { */ ? ' (it starts with "{": JSON written to a topic declared with a registry format?)' : '';
-    return { ok: false, code: 'NOT_WIRE_FORMAT', message: `value starts with byte ${value[0]}, not the wire format's magic byte 0${hint}` };
+    return { ok: false, code: 'NOT_WIRE_FORMAT', message: `${what} starts with byte ${value[0]}, not the wire format's magic byte 0${hint}` };
   }
   return { ok: true, id: value.readUInt32BE(1), bodyOffset: WIRE_HEADER_BYTES };
 }
