@@ -3,7 +3,7 @@
 // Logs of each process go to .wirestream/logs/<name>.log.
 import { spawn, execFileSync } from 'node:child_process';
 import { createServer } from 'node:net';
-import { mkdirSync, openSync } from 'node:fs';
+import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -109,10 +109,14 @@ const env = {
   GATEWAY_CONSOLE: String(consoleOn),
   INGEST_HTTP_PORT: String(ingestHttpPort),
 };
+// Both paths of ingest in the demo: bid-events in Avro (its schema in apps/demo/schemas, a schema
+// directory), listing-events in JSON. Not when SCHEMA_PATH names a schema of one's own, or DEMO_AVRO=false.
+const avroDemo = process.env.SCHEMA_PATH === undefined && (process.env.DEMO_AVRO ?? 'true') === 'true';
+if (avroDemo) Object.assign(env, avroDemoSettings());
 start('gateway', 'apps/gateway/dist/main.js', env);
 start('ingest', 'apps/ingest/dist/main.js', env);
 await waitHttp(`http://127.0.0.1:${gatewayPort}/readyz`, 30_000);
-start('demo-producer', 'apps/demo/dist/producer.js', { ...env, DEMO_RATE: process.env.DEMO_RATE ?? '5' });
+start('demo-producer', 'apps/demo/dist/producer.js', { ...env, DEMO_RATE: process.env.DEMO_RATE ?? '5', ...(avroDemo ? { DEMO_AVRO_SCHEMA_DIR: env.SCHEMA_DIR } : {}) });
 
 const ws = `ws://127.0.0.1:${gatewayPort}/graphql`;
 const portNote = process.env.GATEWAY_PORT || gatewayPort === 4000 ? '' : `Port 4000 is taken: the gateway is on ${gatewayPort} (every address here uses it).\n\n`;
@@ -144,6 +148,16 @@ setInterval(async () => {
   }
 }, 10_000).unref();
 
+/** The example schema with bid-events read as Avro, written beside the logs, and the schema directory. */
+function avroDemoSettings() {
+  const binding = '@topic(name: "bid-events", key: "listing_id")';
+  const sdl = readFileSync(join(root, 'packages/schema/schema/auction.graphql'), 'utf8');
+  if (!sdl.includes(binding)) throw new Error(`the example schema no longer has ${binding}: update scripts/run-product.mjs`);
+  const schemaPath = join(root, '.wirestream', 'auction-avro.graphql');
+  writeFileSync(schemaPath, sdl.replace(binding, '@topic(name: "bid-events", key: "listing_id", format: AVRO)'));
+  return { SCHEMA_PATH: schemaPath, SCHEMA_DIR: join(root, 'apps/demo/schemas') };
+}
+
 /**
  * One subscription per field of the schema the apps loaded (SCHEMA_PATH, or the example), selecting
  * its payload's scalar fields, plus one filtered by the routing key: what to paste into a client.
@@ -153,7 +167,7 @@ async function exampleSubscriptions() {
   // graphql-js types without importing it here: unwrap lists and non-nulls; object types have fields.
   const named = (type) => (type.ofType ? named(type.ofType) : type);
   const hasFields = (type) => typeof type.getFields === 'function';
-  const path = process.env.SCHEMA_PATH ?? auctionSchemaPath;
+  const path = env.SCHEMA_PATH ?? auctionSchemaPath;
   const wirestream = loadWirestreamSchema(path);
   const subscription = wirestream.schema.getSubscriptionType();
   const examples = [];
@@ -168,5 +182,6 @@ async function exampleSubscriptions() {
     }
   }
   if (filtered) examples.push(filtered);
-  return { examples, schemaLabel: process.env.SCHEMA_PATH ? path : 'the example auction schema' };
+  const formats = [...new Set([...wirestream.routes.values()].map((r) => `${r.topic}: ${r.format}`))].join(', ');
+  return { examples, schemaLabel: `${process.env.SCHEMA_PATH ? path : avroDemo ? 'the example auction schema, bid-events in Avro' : 'the example auction schema'}; ${formats}` };
 }

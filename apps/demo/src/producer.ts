@@ -5,6 +5,7 @@ import { buildOrExit, loadConfigOrExit } from '@wirestream/config';
 import { kafkaSecurity } from '@wirestream/connect';
 import { createAuctionEventGenerator, DEMO_TOPICS } from '@wirestream/demo-events';
 import { createLogger } from '@wirestream/telemetry';
+import { createAvroEncoder } from './avro-encoder.js';
 import { producerConfigSpec } from './config.js';
 
 const config = loadConfigOrExit(producerConfigSpec, process.env, { file: process.env['WIRESTREAM_CONFIG_FILE'] });
@@ -22,6 +23,10 @@ if (missing.length > 0) {
   logger.info({ topics: missing, partitions: config.partitions }, 'created demo topics');
 }
 await admin.disconnect();
+
+// With DEMO_AVRO_SCHEMA_DIR, bid events go out in Avro (the wire format), listing events stay JSON: both paths of ingest.
+const encodeBid = config.avroSchemaDir === undefined ? undefined : await createAvroEncoder(config.avroSchemaDir, 'bid-events');
+if (encodeBid !== undefined) logger.info({ schemaDir: config.avroSchemaDir, schemaId: encodeBid.id }, 'bid-events in Avro');
 
 // Java-compatible murmur2 partitioning: a listing's events share a partition, so they stay in order.
 const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
@@ -41,11 +46,11 @@ const perTick = Math.max(1, Math.round(tickMs / intervalMs));
 while (!stopping && (config.count === undefined || sent < config.count)) {
   const started = Date.now();
   const n = config.count === undefined ? perTick : Math.min(perTick, config.count - sent);
-  const byTopic = new Map<string, { key: string; value: string }[]>();
+  const byTopic = new Map<string, { key: string; value: string | Buffer }[]>();
   for (let i = 0; i < n; i++) {
     const event = generator.next();
     const list = byTopic.get(event.topic) ?? [];
-    list.push({ key: event.key, value: JSON.stringify(event.value) });
+    list.push({ key: event.key, value: event.topic === 'bid-events' && encodeBid !== undefined ? await encodeBid.encode(event.value) : JSON.stringify(event.value) });
     byTopic.set(event.topic, list);
   }
   await producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });

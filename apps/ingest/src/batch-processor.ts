@@ -7,12 +7,15 @@ import type { FlowControl, PauseKind } from './flow-control.js';
 import type { IngestState } from './ingest-state.js';
 import type { IngestMetrics } from './metrics.js';
 import type { RedisPublisher } from './redis-publisher.js';
+import type { SchemaGate } from './schema-gate.js';
 import type { TopicRoute } from './topic-routes.js';
 
 export interface BatchProcessorOptions {
   readonly state: IngestState;
   readonly routes: ReadonlyMap<string, TopicRoute>;
   readonly chunks: ChunkBuilder;
+  /** Loads the schemas a wire-format chunk needs, or pauses its partition. */
+  readonly schemaGate: SchemaGate;
   readonly publisher: RedisPublisher;
   readonly flow: FlowControl;
   readonly logger: Logger;
@@ -31,7 +34,7 @@ export interface BatchProcessor {
 }
 
 export function createBatchProcessor(options: BatchProcessorOptions): BatchProcessor {
-  const { state, routes, chunks, publisher, flow, logger, metrics, publishChunkSize, dlqSuffix, retryBackoffMs } = options;
+  const { state, routes, chunks, schemaGate, publisher, flow, logger, metrics, publishChunkSize, dlqSuffix, retryBackoffMs } = options;
 
   async function handleBatch(payload: EachBatchPayload): Promise<void> {
     const { topic, partition, messages } = payload.batch;
@@ -43,6 +46,8 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
       // A rebalance took the partition away: the new owner resumes from our last commit.
       if (!payload.isRunning() || payload.isStale()) return;
       const end = Math.min(messages.length, start + publishChunkSize);
+      // The schema source is down or slow: the partition is paused, and this chunk is redone once it resumes.
+      if (route.wire !== undefined && !(await schemaGate.ready(payload, route.wire, start, end))) return;
       const chunk = await chunks.buildChunk(payload, route, start, end);
       if (chunk === undefined) return;
       state.stats.consumed += end - start;

@@ -6,6 +6,7 @@ import { createDeadLetter, type DeadLetterReason } from './dead-letter.js';
 import type { EventConverter } from './event-converter.js';
 import type { FlowControl } from './flow-control.js';
 import type { IngestMetrics } from './metrics.js';
+import type { SchemaGate } from './schema-gate.js';
 import type { TopicRoute } from './topic-routes.js';
 
 /**
@@ -21,7 +22,10 @@ export interface Chunk {
 }
 
 export interface ChunkBuilderOptions {
+  /** JSON topics' converter; a wire-format topic has its own (its route's `wire.convert`). */
   readonly convert: EventConverter;
+  /** Reloads a message's schemas before its retry. */
+  readonly schemaGate: SchemaGate;
   /** Re-runs of a message whose processing throws before it is dead-lettered. */
   readonly maxRetries: number;
   readonly retryBackoffMs: number;
@@ -43,14 +47,24 @@ export interface ChunkBuilder {
 /** The batch was given up while a message waited for a retry. */
 const ABANDONED = Symbol('abandoned');
 
-export function createChunkBuilder({ convert, maxRetries, retryBackoffMs, flow, logger, metrics }: ChunkBuilderOptions): ChunkBuilder {
+export function createChunkBuilder({ convert: convertJson, schemaGate, maxRetries, retryBackoffMs, flow, logger, metrics }: ChunkBuilderOptions): ChunkBuilder {
   /**
    * Converts one message and appends it to the chunk (last, so a throw leaves the chunk as it
    * was). Returns the dead-letter reason of a message that cannot be published.
    */
   function processMessage(partition: number, route: TopicRoute, message: KafkaMessage, chunk: Chunk): DeadLetterReason | undefined {
-    const key = message.key === null ? null : message.key.toString();
+    let key: string | null = null;
+    if (message.key !== null) {
+      const decodeKey = route.wire?.decodeKey;
+      if (decodeKey === undefined) key = message.key.toString();
+      else {
+        const decoded = decodeKey(message.key);
+        if (!decoded.ok) return decoded.reason.reason;
+        key = decoded.key;
+      }
+    }
     const head = route.encodeHead(partition, message.offset, key, Number(message.timestamp));
+    const convert = route.wire?.convert ?? convertJson;
     const result = convert(message.value, head, route.keyField);
     if (!result.ok) return result.reason;
     // The payload's key field routes; a payload without it falls back to the Kafka key.
@@ -79,6 +93,7 @@ export function createChunkBuilder({ convert, maxRetries, retryBackoffMs, flow, 
       metrics?.processingRetries.inc();
       if (!(await flow.waitAlive(payload, backoffMs(attempt - 1, retryBackoffMs)))) return ABANDONED;
       try {
+        if (route.wire !== undefined) await schemaGate.reload(route.wire, message);
         return processMessage(partition, route, message, chunk);
       } catch (err) {
         error = err;

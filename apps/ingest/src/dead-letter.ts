@@ -3,7 +3,19 @@ import type { IHeaders, KafkaMessage, Message } from 'kafkajs';
 
 /** Why a message could not be published; `code` is stable for alerting, `message` is for humans. */
 export interface DeadLetterReason {
-  readonly code: 'EMPTY_VALUE' | 'TOO_LARGE' | 'INVALID_JSON' | 'NOT_AN_OBJECT' | 'TRANSFORM_FAILED' | 'PROCESSING_FAILED';
+  readonly code:
+    | 'EMPTY_VALUE'
+    | 'TOO_LARGE'
+    | 'INVALID_JSON'
+    | 'NOT_AN_OBJECT'
+    | 'TRANSFORM_FAILED'
+    | 'PROCESSING_FAILED'
+    // Wire-format topics (@topic(format: AVRO) …): no magic byte 0 / 5-byte header; an id the schema
+    // source does not have; a schema that cannot be decoded into a payload; bytes that do not decode.
+    | 'NOT_WIRE_FORMAT'
+    | 'UNKNOWN_SCHEMA_ID'
+    | 'UNSUPPORTED_SCHEMA'
+    | 'UNDECODABLE';
   readonly message: string;
 }
 

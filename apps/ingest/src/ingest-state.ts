@@ -7,6 +7,8 @@ export interface IngestStats {
   commits: number;
   /** Times consumption was paused because a chunk could not be delivered. */
   pauses: number;
+  /** Times a partition was paused because the schema source could not give a schema id it needs (schema-gate.ts). */
+  schemaPauses: number;
 }
 
 /**
@@ -31,7 +33,7 @@ export interface IngestState {
 
 export function createIngestState(): IngestState {
   return {
-    stats: { consumed: 0, published: 0, deadLettered: 0, commits: 0, pauses: 0 },
+    stats: { consumed: 0, published: 0, deadLettered: 0, commits: 0, pauses: 0, schemaPauses: 0 },
     consumer: undefined,
     producer: undefined,
     joined: false,

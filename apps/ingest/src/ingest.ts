@@ -1,4 +1,5 @@
 import { Partitioners, type Kafka } from 'kafkajs';
+import type { SchemaDecoders } from '@wirestream/registry';
 import type { Logger } from '@wirestream/telemetry';
 import { createRedisLayout, HISTORY_FORMATS, PUBLISH_FORMATS, REDIS_MODES, type HistoryFormat, type PublishFormat, type RedisMode, type WirestreamSchema } from '@wirestream/schema';
 import { createBatchProcessor, type BatchProcessor } from './batch-processor.js';
@@ -12,6 +13,7 @@ import { startLagMonitor } from './lag-monitor.js';
 import { prepareTopics, type NewTopicSettings } from './prepare-topics.js';
 import type { IngestRedis } from './redis-client.js';
 import { createRedisPublisher } from './redis-publisher.js';
+import { createSchemaGate } from './schema-gate.js';
 import { createTopicRoutes } from './topic-routes.js';
 
 /** What ingest needs from the outside world; `main.ts` builds the real ones, tests pass their own. */
@@ -34,6 +36,12 @@ export interface IngestDeps {
    * @default createEventConverter({ maxMessageBytes })
    */
   readonly convert?: EventConverter;
+  /**
+   * Compiled schemas by id (`createSchemaDecoders` over a Schema Registry or a schema directory),
+   * shared by all partitions; required when a topic's `@topic(format:)` or `keyFormat:` is a
+   * registry format (AVRO). @default undefined (JSON topics only)
+   */
+  readonly schemaDecoders?: SchemaDecoders;
   /**
    * Called when the consumer crashes (kafkajs then restarts it), with whether it ever joined its
    * group: main.ts turns a crash that settings alone can fix (an ACL missing from the start) into exit 78.
@@ -181,7 +189,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
   let lagMonitor: { stop(): Promise<void> } | undefined;
   const flow = createFlowControl({ state, redis, topics: schema.topics, logger, metrics });
   const layout = createRedisLayout(redisMode, channelPrefix, historyPrefix);
-  const routes = createTopicRoutes(schema);
+  const routes = createTopicRoutes(schema, deps.schemaDecoders, maxMessageBytes);
   const publisher = createRedisPublisher({
     redis,
     layout,
@@ -196,11 +204,13 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     waitTimeoutMs: redisWaitTimeoutMs,
   });
   const convert = deps.convert ?? createEventConverter({ maxMessageBytes });
-  const chunks = createChunkBuilder({ convert, maxRetries, retryBackoffMs, flow, logger, metrics });
+  const schemaGate = createSchemaGate({ state, logger, retryBackoffMs });
+  const chunks = createChunkBuilder({ convert, schemaGate, maxRetries, retryBackoffMs, flow, logger, metrics });
   const batches = createBatchProcessor({
     state,
     routes,
     chunks,
+    schemaGate,
     publisher,
     flow,
     logger,
@@ -244,6 +254,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
       state.stopped = true;
       state.stopDeadline = Date.now() + stopGraceMs;
       flow.close();
+      schemaGate.close();
       publisher.stop();
       await lagMonitor?.stop();
       // consumer.disconnect() waits for the batch in flight, so its commit is not lost; a batch

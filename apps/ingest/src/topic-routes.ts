@@ -1,4 +1,8 @@
-import { createEnvelopeHeadEncoder, type EnvelopeHeadEncoder, type WirestreamSchema } from '@wirestream/schema';
+import { createEnvelopeHeadEncoder, needsSchemaSource, type EnvelopeHeadEncoder, type WirestreamSchema } from '@wirestream/schema';
+import type { SchemaDecoders } from '@wirestream/registry';
+import type { EventConverter } from './event-converter.js';
+import type { WireRoute } from './schema-gate.js';
+import { createWireConverter, createWireKeyDecoder } from './wire-converter.js';
 
 /** How the events of one topic are routed and framed, resolved once from the schema. */
 export interface TopicRoute {
@@ -6,14 +10,38 @@ export interface TopicRoute {
   readonly keyField: string | undefined;
   readonly shards: number;
   readonly encodeHead: EnvelopeHeadEncoder;
+  /** For a topic in a registry format (`@topic(format: AVRO)`): its converter, key decoder and schemas. */
+  readonly wire: WireTopic | undefined;
+}
+
+/** A wire-format topic's parts. */
+export interface WireTopic extends WireRoute {
+  /** Present when `@topic(format:)` is a registry format (JSON values use the JSON converter). */
+  readonly convert: EventConverter | undefined;
+  /** Present when `@topic(keyFormat:)` is a registry format. */
+  readonly decodeKey: ReturnType<typeof createWireKeyDecoder> | undefined;
 }
 
 /** Routing per topic is fixed by the schema: resolve it once, not per message. */
-export function createTopicRoutes(schema: WirestreamSchema): ReadonlyMap<string, TopicRoute> {
+export function createTopicRoutes(schema: WirestreamSchema, decoders?: SchemaDecoders, maxMessageBytes?: number): ReadonlyMap<string, TopicRoute> {
   return new Map(
     schema.topics.map((topic) => {
       const route = schema.routesForTopic(topic)[0];
-      return [topic, { keyField: route?.keyField, shards: route?.shards ?? 1, encodeHead: createEnvelopeHeadEncoder(topic) }] as const;
+      const format = route?.format ?? 'JSON';
+      const keyFormat = route?.keyFormat ?? 'STRING';
+      let wire: WireTopic | undefined;
+      if (needsSchemaSource(format) || needsSchemaSource(keyFormat)) {
+        if (decoders === undefined) {
+          throw new TypeError(`topic ${topic} is @topic(format: ${format}, keyFormat: ${keyFormat}): pass deps.schemaDecoders (SCHEMA_REGISTRY_URL or SCHEMA_DIR)`);
+        }
+        wire = {
+          decoders,
+          keyInWireFormat: needsSchemaSource(keyFormat),
+          convert: needsSchemaSource(format) ? createWireConverter({ decoders, topic, ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }) }) : undefined,
+          decodeKey: needsSchemaSource(keyFormat) ? createWireKeyDecoder(decoders, topic) : undefined,
+        };
+      }
+      return [topic, { keyField: route?.keyField, shards: route?.shards ?? 1, encodeHead: createEnvelopeHeadEncoder(topic), wire }] as const;
     }),
   );
 }

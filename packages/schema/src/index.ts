@@ -2,6 +2,15 @@ export { SchemaError, type SchemaProblem } from './errors.js';
 export { TOPIC_DIRECTIVE_SDL } from './sdl-additions.js';
 export { MAX_SHARDS } from './topic-bindings.js';
 export {
+  TOPIC_FORMATS,
+  KEY_FORMATS,
+  TOPIC_FORMAT_ENUM,
+  KEY_FORMAT_ENUM,
+  needsSchemaSource,
+  type TopicFormat,
+  type KeyFormat,
+} from './topic-formats.js';
+export {
   createWirestreamSchema,
   loadWirestreamSchema,
   auctionSchemaPath,

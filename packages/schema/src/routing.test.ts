@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { channelName, filterClauses, matchesFilter, shardOf, subscriptionChannels, topicChannels, type SubscriptionRoute } from './index.js';
 
-const route: SubscriptionRoute = { fieldName: 'listingUpdated', topic: 'listing-events', keyField: 'listing_id', shards: 4, filterArgs: ['listing_id', 'event_type'] };
+const route: SubscriptionRoute = { fieldName: 'listingUpdated', topic: 'listing-events', keyField: 'listing_id', shards: 4, filterArgs: ['listing_id', 'event_type'], format: 'JSON', keyFormat: 'STRING' };
 
 describe('routing contract', () => {
   it('builds one clause per argument given, values as text', () => {

@@ -1,6 +1,7 @@
 import { Kind, OperationTypeNode, parse, print, Source, type DefinitionNode, type DirectiveDefinitionNode, type DocumentNode } from 'graphql';
 import type { SchemaProblem } from './errors.js';
 import { problemAt, SCHEMA_GUIDE } from './schema-problems.js';
+import { KEY_FORMAT_ENUM, KEY_FORMAT_ENUM_SDL, KEY_FORMATS, TOPIC_FORMAT_ENUM, TOPIC_FORMAT_ENUM_SDL, TOPIC_FORMATS } from './topic-formats.js';
 
 /**
  * What a user's SDL may leave out: the loader adds these when they are absent, so a schema needs
@@ -8,19 +9,30 @@ import { problemAt, SCHEMA_GUIDE } from './schema-problems.js';
  */
 
 /** The directive that binds a Subscription field to a Kafka topic; see docs/schema.md. */
-export const TOPIC_DIRECTIVE_SDL = 'directive @topic(name: String!, key: String, shards: Int = 16) on FIELD_DEFINITION';
+export const TOPIC_DIRECTIVE_SDL =
+  `directive @topic(name: String!, key: String, shards: Int = 16, format: ${TOPIC_FORMAT_ENUM} = JSON, keyFormat: ${KEY_FORMAT_ENUM} = STRING) on FIELD_DEFINITION`;
 
 // GraphQL requires a query root even for a subscriptions-only API (without it every operation is
 // refused with "Query root type must be provided"); the gateway answers `topics` from the root value.
 const QUERY_ROOT_SDL = 'type Query {\n  "Names of the Kafka topics this schema serves."\n  topics: [String!]!\n}';
 
 // @topic's arguments as the routing reads them. A declaration of the user's own must have exactly
-// these (only the default of `shards` may differ), or routes would read arguments it does not have.
+// these (only the defaults of `shards`, `format` and `keyFormat` may differ), or routes would read
+// arguments it does not have; `format` and `keyFormat` may be left out (declarations written before
+// formats existed): the topic is then JSON with string keys.
 const TOPIC_ARGUMENT_TYPES: ReadonlyMap<string, string> = new Map([
   ['name', 'String!'],
   ['key', 'String'],
   ['shards', 'Int'],
 ]);
+const OPTIONAL_TOPIC_ARGUMENT_TYPES: ReadonlyMap<string, string> = new Map([
+  ['format', TOPIC_FORMAT_ENUM],
+  ['keyFormat', KEY_FORMAT_ENUM],
+]);
+const FORMAT_ENUMS: readonly { readonly name: string; readonly values: readonly string[]; readonly sdl: string }[] = [
+  { name: TOPIC_FORMAT_ENUM, values: TOPIC_FORMATS, sdl: TOPIC_FORMAT_ENUM_SDL },
+  { name: KEY_FORMAT_ENUM, values: KEY_FORMATS, sdl: KEY_FORMAT_ENUM_SDL },
+];
 
 /** A user's SDL with what it left out added. */
 export interface CompletedSdl {
@@ -28,7 +40,7 @@ export interface CompletedSdl {
   readonly document: DocumentNode;
   /** The user's text, then the added text: line numbers of the user's part are unchanged. */
   readonly sdl: string;
-  /** What was added, e.g. `['directive @topic', 'type Query']`. */
+  /** What was added, e.g. `['directive @topic', 'enum TopicFormat', 'enum TopicKeyFormat', 'type Query']`. */
   readonly added: readonly string[];
   /** A declaration that stands in the way of an addition (an @topic of another shape, a query-less schema block). */
   readonly problems: readonly SchemaProblem[];
@@ -46,6 +58,11 @@ export function completeSdl(sdl: string, document: DocumentNode): CompletedSdl {
   const declarationProblems = declared === undefined ? [] : checkTopicDeclaration(declared);
   problems.push(...declarationProblems);
   const topicDirectiveUsable = declarationProblems.length === 0;
+  for (const formatEnum of FORMAT_ENUMS) {
+    const own = document.definitions.find((d) => 'name' in d && d.name?.value === formatEnum.name);
+    if (own === undefined) additions.push({ what: `enum ${formatEnum.name}`, text: formatEnum.sdl });
+    else problems.push(...checkFormatEnum(own, formatEnum));
+  }
 
   const schemaBlock = document.definitions.find((d) => d.kind === Kind.SCHEMA_DEFINITION);
   if (schemaBlock !== undefined) {
@@ -81,7 +98,9 @@ function isTopicDirective(definition: DefinitionNode): definition is DirectiveDe
 
 function checkTopicDeclaration(node: DirectiveDefinitionNode): SchemaProblem[] {
   const declared = new Map((node.arguments ?? []).map((arg) => [arg.name.value, print(arg.type)]));
-  const sameArguments = declared.size === TOPIC_ARGUMENT_TYPES.size && [...TOPIC_ARGUMENT_TYPES].every(([name, type]) => declared.get(name) === type);
+  const sameArguments =
+    [...TOPIC_ARGUMENT_TYPES].every(([name, type]) => declared.get(name) === type) &&
+    [...declared].every(([name, type]) => TOPIC_ARGUMENT_TYPES.get(name) === type || OPTIONAL_TOPIC_ARGUMENT_TYPES.get(name) === type);
   const onFields = node.locations.some((location) => location.value === 'FIELD_DEFINITION');
   if (sameArguments && onFields) return [];
   const { description: _description, ...signature } = node;
@@ -91,7 +110,21 @@ function checkTopicDeclaration(node: DirectiveDefinitionNode): SchemaProblem[] {
       node,
       '@topic',
       `declared as \`${got}\`, which is not Wirestream's \`${TOPIC_DIRECTIVE_SDL}\`: ` +
-        'delete the declaration (the loader adds it) or make it match (only the default of shards may differ)',
+        'delete the declaration (the loader adds it) or make it match (only the defaults of shards, format and keyFormat may differ; format and keyFormat may be left out)',
+    ),
+  ];
+}
+
+/** A type of the user's own named like a format enum must be that enum, with exactly its values. */
+function checkFormatEnum(node: DefinitionNode, expected: (typeof FORMAT_ENUMS)[number]): SchemaProblem[] {
+  const values = node.kind === Kind.ENUM_TYPE_DEFINITION ? (node.values ?? []).map((v) => v.name.value) : undefined;
+  if (values !== undefined && values.length === expected.values.length && expected.values.every((v) => values.includes(v))) return [];
+  return [
+    problemAt(
+      node,
+      expected.name,
+      `${expected.name} is the enum @topic takes (${expected.values.join(', ')}); this SDL declares a ${values === undefined ? 'type' : `different enum (${values.join(', ')})`} of that name: ` +
+        'delete it (the loader adds the enum) or rename it',
     ),
   ];
 }

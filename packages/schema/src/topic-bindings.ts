@@ -15,6 +15,7 @@ import {
 } from 'graphql';
 import type { SchemaProblem } from './errors.js';
 import { problemAt, problemOfGraphQLError } from './schema-problems.js';
+import { KEY_FORMATS, TOPIC_FORMATS, type KeyFormat, type TopicFormat } from './topic-formats.js';
 import type { SubscriptionRoute } from './wirestream-schema.js';
 
 /** Upper bound on shards per topic: each shard is one Redis channel an unfiltered client listens to. */
@@ -57,7 +58,11 @@ function routeOf(
     // A value of the wrong type, e.g. @topic(shards: "4"): graphql-js says which, with its place.
     if (!(err instanceof GraphQLError)) throw err;
     const problem = problemOfGraphQLError(err, undefined);
-    problems.push({ ...problem, coordinate: where, message: `@topic: ${problem.message} (name and key take a String, shards an Int)` });
+    problems.push({
+      ...problem,
+      coordinate: where,
+      message: `@topic: ${problem.message} (name and key take a String, shards an Int, format one of ${TOPIC_FORMATS.join(', ')} and keyFormat one of ${KEY_FORMATS.join(', ')}, both without quotes, e.g. format: AVRO)`,
+    });
     return undefined;
   }
   if (!values) {
@@ -66,6 +71,9 @@ function routeOf(
     return undefined;
   }
   const { name: topic, key, shards } = values;
+  // Absent from a declaration of the user's own written before formats existed: JSON values, string keys.
+  const format = (values['format'] ?? 'JSON') as TopicFormat;
+  const keyFormat = (values['keyFormat'] ?? 'STRING') as KeyFormat;
   const argument = (name: string) => directive?.arguments?.find((a) => a.name.value === name)?.value;
   let ok = true;
   if (typeof topic !== 'string' || !KAFKA_TOPIC_NAME.test(topic) || topic === '.' || topic === '..') {
@@ -102,7 +110,7 @@ function routeOf(
     }
   }
   if (!ok || typeof topic !== 'string' || typeof shards !== 'number') return undefined;
-  return Object.freeze({ fieldName: field.name, topic, keyField, shards, filterArgs: Object.freeze(filterArgs) });
+  return Object.freeze({ fieldName: field.name, topic, keyField, shards, filterArgs: Object.freeze(filterArgs), format, keyFormat });
 }
 
 /** The object type an event payload has: the field's type itself, not a list and not a scalar. */
@@ -167,13 +175,13 @@ function checkTopicsAgree(routes: ReadonlyMap<string, SubscriptionRoute>, subscr
         );
       }
       byMetricName.set(metricName, route);
-    } else if (route.shards !== first.shards || route.keyField !== first.keyField) {
+    } else if (route.shards !== first.shards || route.keyField !== first.keyField || route.format !== first.format || route.keyFormat !== first.keyFormat) {
       problems.push(
         problemAt(
           node,
           where,
           `reads topic "${route.topic}" with ${routingOf(route)}, but ${subscriptionType.name}.${first.fieldName} reads it with ${routingOf(first)}; ` +
-            'one topic has one routing: give both the same @topic(key:, shards:)',
+            'one topic has one routing and one encoding: give both the same @topic(key:, shards:, format:, keyFormat:)',
         ),
       );
     }
@@ -181,5 +189,5 @@ function checkTopicsAgree(routes: ReadonlyMap<string, SubscriptionRoute>, subscr
 }
 
 function routingOf(route: SubscriptionRoute): string {
-  return `${route.keyField === undefined ? 'no key' : `key "${route.keyField}"`} and ${route.shards} shards`;
+  return `${route.keyField === undefined ? 'no key' : `key "${route.keyField}"`}, ${route.shards} shards, format ${route.format} and keyFormat ${route.keyFormat}`;
 }

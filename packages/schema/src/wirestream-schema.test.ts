@@ -19,6 +19,8 @@ describe('loadWirestreamSchema (auction example)', () => {
       keyField: 'listing_id',
       shards: 16,
       filterArgs: ['listing_id', 'event_type'],
+      format: 'JSON',
+      keyFormat: 'STRING',
     });
     expect(ws.routesForTopic('bid-events').map((r) => r.fieldName)).toEqual(['bidPlaced']);
     expect(ws.routesForTopic('nope')).toEqual([]);
@@ -47,10 +49,16 @@ type Subscription { changed(id: ID): E @topic(name: "e-events", key: "id") }`;
 
   it('adds directive @topic and type Query to SDL that has only its types and Subscription', () => {
     const ws = createWirestreamSchema(minimal);
-    expect(ws.added).toEqual(['directive @topic', 'type Query']);
-    expect(ws.routes.get('changed')).toEqual({ fieldName: 'changed', topic: 'e-events', keyField: 'id', shards: 16, filterArgs: ['id'] });
+    expect(ws.added).toEqual(['directive @topic', 'enum TopicFormat', 'enum TopicKeyFormat', 'type Query']);
+    expect(ws.routes.get('changed')).toEqual({ fieldName: 'changed', topic: 'e-events', keyField: 'id', shards: 16, filterArgs: ['id'], format: 'JSON', keyFormat: 'STRING' });
     expect(ws.schema.getQueryType()?.getFields()['topics']?.type.toString()).toBe('[String!]!');
-    expect(ws.schema.getDirective('topic')?.args.map((a) => `${a.name}: ${a.type.toString()}`)).toEqual(['name: String!', 'key: String', 'shards: Int']);
+    expect(ws.schema.getDirective('topic')?.args.map((a) => `${a.name}: ${a.type.toString()}`)).toEqual([
+      'name: String!',
+      'key: String',
+      'shards: Int',
+      'format: TopicFormat',
+      'keyFormat: TopicKeyFormat',
+    ]);
   });
 
   it('serves the SDL with the additions after the user\'s text, so it builds on its own and keeps the user\'s line numbers', () => {
@@ -60,17 +68,32 @@ type Subscription { changed(id: ID): E @topic(name: "e-events", key: "id") }`;
     expect(() => buildSchema(ws.sdl)).not.toThrow();
   });
 
-  it('adds nothing the SDL declares itself (the auction example declares both); a Query root of its own is kept', () => {
-    expect(loadWirestreamSchema(auctionSchemaPath).added).toEqual([]);
+  it('adds nothing the SDL declares itself (the auction example declares @topic and Query); a Query root of its own is kept', () => {
+    expect(loadWirestreamSchema(auctionSchemaPath).added).toEqual(['enum TopicFormat', 'enum TopicKeyFormat']);
     const ws = createWirestreamSchema(`type Query { hello: String }\n${minimal}`);
-    expect(ws.added).toEqual(['directive @topic']);
+    expect(ws.added).toEqual(['directive @topic', 'enum TopicFormat', 'enum TopicKeyFormat']);
     expect(Object.keys(ws.schema.getQueryType()?.getFields() ?? {})).toEqual(['hello']);
   });
 
   it('accepts its own @topic declaration with another default for shards', () => {
     const ws = createWirestreamSchema(`directive @topic(name: String!, key: String, shards: Int = 4) on FIELD_DEFINITION\n${minimal}`);
-    expect(ws.added).toEqual(['type Query']);
+    expect(ws.added).toEqual(['enum TopicFormat', 'enum TopicKeyFormat', 'type Query']);
     expect(ws.routes.get('changed')?.shards).toBe(4);
+  });
+
+  it('accepts its own @topic declaration with format and keyFormat, and with the enums declared too', () => {
+    const own = `directive @topic(name: String!, key: String, shards: Int = 16, format: TopicFormat = AVRO, keyFormat: TopicKeyFormat = STRING) on FIELD_DEFINITION
+enum TopicFormat { JSON AVRO PROTOBUF JSON_SCHEMA }
+${minimal}`;
+    const ws = createWirestreamSchema(own);
+    expect(ws.added).toEqual(['enum TopicKeyFormat', 'type Query']);
+    expect(ws.routes.get('changed')?.format).toBe('AVRO');
+  });
+
+  it('refuses a type of its own named like a format enum that is not that enum', () => {
+    expect(problemsOf(`enum TopicFormat { JSON XML }\n${minimal}`)).toEqual([
+      '1:1 TopicFormat: TopicFormat is the enum @topic takes (JSON, AVRO, PROTOBUF, JSON_SCHEMA); this SDL declares a different enum (JSON, XML) of that name: delete it (the loader adds the enum) or rename it',
+    ]);
   });
 
   it('refuses a @topic declaration of another shape, and a schema block without a query root, saying what to do', () => {
@@ -81,6 +104,45 @@ ${minimal}`);
     expect(problems[1]).toMatch(/^2:1 schema: the schema \{ … \} block names no query root.*add `query: Query`/);
     // graphql-js's "Query root type must be provided" at the same place is not repeated.
     expect(problems.filter((p) => p.includes('Query root type'))).toEqual([]);
+  });
+});
+
+describe('createWirestreamSchema: formats per topic', () => {
+  const types = 'type E { id: ID! name: String }\n';
+
+  it('reads format and keyFormat into the route; JSON values and string keys by default', () => {
+    const ws = createWirestreamSchema(`${types}type Subscription {
+  a: E @topic(name: "a", key: "id", format: AVRO)
+  b: E @topic(name: "b", format: PROTOBUF, keyFormat: AVRO)
+  c: E @topic(name: "c", format: JSON_SCHEMA, keyFormat: PROTOBUF)
+  d: E @topic(name: "d")
+}`);
+    const formats = [...ws.routes.values()].map((r) => `${r.topic}:${r.format}/${r.keyFormat}`);
+    expect(formats).toEqual(['a:AVRO/STRING', 'b:PROTOBUF/AVRO', 'c:JSON_SCHEMA/PROTOBUF', 'd:JSON/STRING']);
+  });
+
+  it('a format that is not one of them, or written as a string, names the field and the formats', () => {
+    const problems = problemsOf(`${types}type Subscription {
+  a: E @topic(name: "a", format: XML)
+  b: E @topic(name: "b", format: "AVRO")
+  c: E @topic(name: "c", keyFormat: JSON)
+}`);
+    expect(problems).toHaveLength(3);
+    const hint = '(name and key take a String, shards an Int, format one of JSON, AVRO, PROTOBUF, JSON_SCHEMA and keyFormat one of STRING, AVRO, PROTOBUF, JSON_SCHEMA, both without quotes, e.g. format: AVRO)';
+    expect(problems).toEqual([
+      `3:34 Subscription.a: @topic: Argument "format" has invalid value XML. ${hint}`,
+      `4:34 Subscription.b: @topic: Argument "format" has invalid value "AVRO". ${hint}`,
+      `5:37 Subscription.c: @topic: Argument "keyFormat" has invalid value JSON. ${hint}`,
+    ]);
+  });
+
+  it('two fields reading one topic in two formats', () => {
+    expect(problemsOf(`${types}type Subscription {
+  a: E @topic(name: "t", format: AVRO)
+  b: E @topic(name: "t")
+}`)).toEqual([
+      '4:3 Subscription.b: reads topic "t" with no key, 16 shards, format JSON and keyFormat STRING, but Subscription.a reads it with no key, 16 shards, format AVRO and keyFormat STRING; one topic has one routing and one encoding: give both the same @topic(key:, shards:, format:, keyFormat:)',
+    ]);
   });
 });
 
@@ -135,11 +197,11 @@ type Subscription {
 
   it('shard counts out of range or of the wrong type', () => {
     expect(about('e')[0]).toMatch(/^7:35 .*@topic\(shards: 0\) must be an integer from 1 to 1024/);
-    expect(about('g')[0]).toMatch(/^9:35 .*@topic: Argument "shards" has invalid value "4"\. \(name and key take a String, shards an Int\)/);
+    expect(about('g')[0]).toMatch(/^9:35 .*@topic: Argument "shards" has invalid value "4"\. \(name and key take a String, shards an Int, format one of JSON, AVRO.*e\.g\. format: AVRO\)/);
   });
 
   it('unknown @topic arguments and a missing name, with what @topic takes', () => {
-    expect(about('f')[0]).toMatch(/^8:27 .*Unknown argument "shard" on directive "@topic"\. Did you mean "shards"\? @topic takes name .*, key .* and shards/);
+    expect(about('f')[0]).toMatch(/^8:27 .*Unknown argument "shard" on directive "@topic"\. Did you mean "shards"\? @topic takes name .*, key .*, shards .*, format .* and keyFormat/);
     // graphql-js's rule and the binding both see it: said once.
     expect(about('n')).toHaveLength(1);
     expect(about('n')[0]).toMatch(/^16:8 .*argument "name" of type "String!" is required/);
@@ -152,7 +214,7 @@ type Subscription {
 
   it('two fields routing one topic differently, even when one of them has another problem', () => {
     expect(about('m')).toEqual([
-      '15:3 Subscription.m: reads topic "t" with no key and 4 shards, but Subscription.b reads it with no key and 16 shards; one topic has one routing: give both the same @topic(key:, shards:)',
+      '15:3 Subscription.m: reads topic "t" with no key, 4 shards, format JSON and keyFormat STRING, but Subscription.b reads it with no key, 16 shards, format JSON and keyFormat STRING; one topic has one routing and one encoding: give both the same @topic(key:, shards:, format:, keyFormat:)',
     ]);
   });
 

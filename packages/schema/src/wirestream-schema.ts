@@ -20,6 +20,7 @@ import { SchemaError, type SchemaProblem } from './errors.js';
 import { completeSdl } from './sdl-additions.js';
 import { describeOrigin, problemAt, problemOfGraphQLError, SCHEMA_GUIDE, schemaErrorOf, type SdlOrigin } from './schema-problems.js';
 import { bindRoutes, MAX_SHARDS } from './topic-bindings.js';
+import { KEY_FORMATS, TOPIC_FORMATS, type KeyFormat, type TopicFormat } from './topic-formats.js';
 
 /** One subscription field bound to a Kafka topic by `@topic`. */
 export interface SubscriptionRoute {
@@ -33,6 +34,10 @@ export interface SubscriptionRoute {
   readonly shards: number;
   /** Field arguments; each filters on the payload field of the same name. */
   readonly filterArgs: readonly string[];
+  /** How the topic's Kafka values are encoded (`@topic(format:)`). @default 'JSON' */
+  readonly format: TopicFormat;
+  /** How the topic's Kafka keys are encoded (`@topic(keyFormat:)`). @default 'STRING' */
+  readonly keyFormat: KeyFormat;
 }
 
 /** The executable schema plus the routing model derived from its `@topic` directives. */
@@ -187,7 +192,9 @@ function explained(problem: SchemaProblem): SchemaProblem {
   if (!problem.message.includes('directive "@topic"')) return problem;
   return {
     ...problem,
-    message: `${problem.message} @topic takes name (the Kafka topic, required), key (the payload field that routes an event) and shards (1 to ${MAX_SHARDS}, default 16)`,
+    message:
+      `${problem.message} @topic takes name (the Kafka topic, required), key (the payload field that routes an event), shards (1 to ${MAX_SHARDS}, default 16), ` +
+      `format (the values' encoding: ${TOPIC_FORMATS.join(', ')}; default JSON) and keyFormat (the keys': ${KEY_FORMATS.join(', ')}; default STRING)`,
   };
 }
 

@@ -53,9 +53,32 @@ describe('a minimal SDL (only its types and Subscription)', () => {
     const gateway = startApp('gateway', { ...unreachable, SCHEMA_PATH: path, GATEWAY_PORT: String(await freePort()), GATEWAY_HOST: '127.0.0.1', LOG_LEVEL: 'info' });
     try {
       const line = await gateway.waitForLog((l) => typeof l['msg'] === 'string' && l['msg'].startsWith('schema: added'), 'the schema additions', 20_000);
-      expect(line['added']).toEqual(['directive @topic', 'type Query']);
+      expect(line['added']).toEqual(['directive @topic', 'enum TopicFormat', 'enum TopicKeyFormat', 'type Query']);
     } finally {
       await gateway.stop();
     }
+  });
+});
+
+describe('ingest with topics in a registry format (@topic(format: AVRO) …)', () => {
+  const sdl = (format: string) => `type E { id: ID! }\ntype Subscription { e: E @topic(name: "e-events", key: "id", format: ${format}) }\n`;
+
+  it('without SCHEMA_REGISTRY_URL or SCHEMA_DIR: names both settings and the topic, exit 78', () => {
+    const path = join(dir, 'avro.graphql');
+    writeFileSync(path, sdl('AVRO'));
+    const run = runToExit('ingest', path);
+    expect(run.status, run.stderr).toBe(EXIT_CONFIG);
+    expect(run.stderr).toContain("SCHEMA_REGISTRY_URL: is not set, nor SCHEMA_DIR, but topic e-events (format AVRO, keyFormat STRING) needs the writers' schemas: set one of them (docs/schema.md)");
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('in a format this ingest does not decode yet (PROTOBUF): one line, exit 78', () => {
+    const path = join(dir, 'protobuf.graphql');
+    writeFileSync(path, sdl('PROTOBUF'));
+    const run = runToExit('ingest', path);
+    expect(run.status, run.stderr).toBe(EXIT_CONFIG);
+    expect(run.stderr).toBe(
+      'SCHEMA_PATH: topic e-events is @topic(format: PROTOBUF, keyFormat: STRING): this ingest decodes AVRO (and JSON values, STRING keys) only so far; PROTOBUF and JSON_SCHEMA are to come (issue #14)\n',
+    );
   });
 });

@@ -1,0 +1,99 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RegisteredSchema, SchemaSource, SchemaType } from './schema-source.js';
+
+/** `v<version>.id<id>.<ext>`: the version in its subject and the global id, as the registry would give them. */
+const SCHEMA_FILE = /^v([1-9][0-9]{0,8})\.id([1-9][0-9]{0,9})\.(avsc|proto|json)$/;
+const TYPE_OF_EXTENSION: Readonly<Record<string, SchemaType>> = { avsc: 'AVRO', proto: 'PROTOBUF', json: 'JSON' };
+
+/** A schema directory that cannot be used, with every problem found (each names its file). */
+export class SchemaDirectoryError extends Error {
+  override readonly name = 'SchemaDirectoryError';
+  constructor(
+    message: string,
+    readonly problems: readonly string[],
+  ) {
+    super(message);
+  }
+}
+
+/** One schema file of a directory: where it is and what it registers. */
+export interface SchemaFile {
+  readonly subject: string;
+  readonly version: number;
+  readonly path: string;
+  readonly schema: RegisteredSchema;
+}
+
+/**
+ * Reads a schema directory once: `<dir>/<subject>/v<version>.id<id>.avsc` (or `.proto`, `.json`),
+ * e.g. `schemas/bid-events-value/v2.id17.avsc` — schemas by subject, version and id, as a registry
+ * holds them, for teams that pin their schemas in files (and for the demo and the tests). Every
+ * problem is reported at once: a file name out of that pattern, an id given to two different
+ * schemas, a version twice in a subject, an Avro schema that is not JSON.
+ */
+export function loadSchemaDirectory(dir: string, setting?: string): SchemaSource & { readonly files: readonly SchemaFile[] } {
+  const where = setting === undefined ? `schema directory ${dir}` : `${setting} ${dir}`;
+  let subjects: string[];
+  try {
+    subjects = readdirSync(dir).sort();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new SchemaDirectoryError(`${where} cannot be read (${code ?? (err as Error).message}): give a directory of <subject>/v<version>.id<id>.avsc files`, []);
+  }
+  const problems: string[] = [];
+  const files: SchemaFile[] = [];
+  const byId = new Map<number, SchemaFile>();
+  for (const subject of subjects) {
+    const subjectDir = join(dir, subject);
+    if (!statSync(subjectDir).isDirectory()) {
+      problems.push(`${subjectDir}: not a directory; the directory holds one folder per subject (e.g. bid-events-value/)`);
+      continue;
+    }
+    const versions = new Map<number, string>();
+    for (const name of readdirSync(subjectDir).sort()) {
+      const path = join(subjectDir, name);
+      const match = SCHEMA_FILE.exec(name);
+      if (match === null) {
+        problems.push(`${path}: name it v<version>.id<id>.avsc (or .proto, .json), e.g. v1.id1.avsc`);
+        continue;
+      }
+      const version = Number(match[1]);
+      const id = Number(match[2]);
+      const schemaType = TYPE_OF_EXTENSION[match[3] as string] as SchemaType;
+      const text = readFileSync(path, 'utf8');
+      if (schemaType !== 'PROTOBUF' && !isJson(text)) {
+        problems.push(`${path}: not valid JSON (an ${schemaType === 'AVRO' ? 'Avro schema' : 'JSON Schema'} is a JSON document)`);
+        continue;
+      }
+      const other = versions.get(version);
+      if (other !== undefined) problems.push(`${path}: version ${version} of subject ${subject} is also ${other}`);
+      versions.set(version, path);
+      const file: SchemaFile = { subject, version, path, schema: { id, schemaType, schema: text, references: [] } };
+      const same = byId.get(id);
+      if (same !== undefined && (same.schema.schema.trim() !== text.trim() || same.schema.schemaType !== schemaType)) {
+        problems.push(`${path}: id ${id} is also ${same.path}, a different schema; an id names one schema (it may be registered under several subjects)`);
+        continue;
+      }
+      byId.set(id, file);
+      files.push(file);
+    }
+  }
+  if (problems.length > 0) {
+    throw new SchemaDirectoryError(`${where} cannot be used (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${problems.map((p) => `  - ${p}`).join('\n')}`, problems);
+  }
+  return {
+    description: where,
+    files,
+    schemaById: (id) => Promise.resolve(byId.get(id)?.schema ?? null),
+  };
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
