@@ -11,15 +11,19 @@ import { findRepoRoot, keySlot, startRedisCluster, type ClusterNode, type RedisC
 
 /** A key of the form `{<prefix>:<n>}` whose slot the given primary serves (found by trying tags). */
 function keyOn(node: ClusterNode, prefix: string): string {
-  for (let i = 0; ; i += 1) {
+  // Bounded: a node without slots would make this spin forever (a synchronous loop no test timeout
+  // can stop, which hung the whole test command once). 1,000,000 tags find any one slot.
+  for (let i = 0; i < 1_000_000; i += 1) {
     const key = `{${prefix}:${i}}`;
     const slot = keySlot(key);
     if (node.slots.some(([start, end]) => slot >= start && slot <= end)) return key;
   }
+  throw new Error(`no hash tag maps to a slot of ${node.host}:${node.port} (slots ${JSON.stringify(node.slots)})`);
 }
 
+/** Live primaries that serve slots (a primary may have none: one restarted from its nodes.conf, or one the test emptied). */
 function primaries(cluster: RedisCluster): ClusterNode[] {
-  return cluster.nodes.filter((n) => n.role === 'primary' && n.pid !== undefined);
+  return cluster.nodes.filter((n) => n.role === 'primary' && n.pid !== undefined && n.slots.length > 0);
 }
 
 function untilReady(client: Cluster): Promise<unknown> {

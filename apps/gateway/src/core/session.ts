@@ -4,7 +4,7 @@
  * access, every limit on a subscription, and how a subscription joins the hub. Each protocol only
  * decodes its frames and writes its own messages, so both have the same engine, limits and auth.
  */
-import { execute, type ExecutionResult, type GraphQLFormattedError } from 'graphql';
+import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
 import { CloseCode } from 'graphql-ws';
 import type { WirestreamSchema } from '@wirestream/schema';
 import type { Logger } from '@wirestream/telemetry';
@@ -17,6 +17,8 @@ import type { Subscriber } from './hub-state.js';
 import type { AccessScope, OperationCompiler } from './operations.js';
 import type { RateLimiter } from './rate-limit.js';
 import { parseResumeRequest, parseStartRequest } from './resume-request.js';
+import { createAccessScopes } from './access-scope.js';
+import { runSchemaQuery } from './query.js';
 
 /**
  * Per-connection state of the protocol. Kept deliberately small: it is paid once per connected
@@ -93,7 +95,7 @@ export interface Protocol<C extends Connection<C>> {
 
 export interface SessionState<C extends Connection<C>> extends ProtocolDeps<C>, Required<ProtocolOptions> {
   /** Connections with equal scopes share one AccessScope: nothing per socket but a reference. */
-  readonly accessByScope: Map<string, AccessScope>;
+  readonly accessFor: (principal: Principal) => AccessScope;
 }
 
 /** What starting a subscription came to; the protocol writes it in its own messages. */
@@ -103,14 +105,12 @@ export type SubscribeOutcome =
   /** A query (the schema's own Query fields): one result, then complete. */
   | { readonly kind: 'result'; readonly result: ExecutionResult };
 
-/** Distinct scope sets whose AccessScope is shared between connections. */
-const MAX_SHARED_SCOPES = 1_000;
 /** WebSocket close reasons are limited to 123 bytes of UTF-8 (RFC 6455 §5.5). */
 const MAX_CLOSE_REASON_BYTES = 123;
 
 export function createSessionState<C extends Connection<C>>(deps: ProtocolDeps<C>, options: ProtocolOptions): SessionState<C> {
   const { allowDelta = GATEWAY_DEFAULTS.deltaEnabled, maxSubscriptionIdLength = GATEWAY_DEFAULTS.maxSubscriptionIdLength } = options;
-  return { ...deps, ...options, allowDelta, maxSubscriptionIdLength, accessByScope: new Map() };
+  return { ...deps, ...options, allowDelta, maxSubscriptionIdLength, accessFor: createAccessScopes(deps.authenticator) };
 }
 
 /** A fresh per-connection state (a transport copies these fields onto its own connection object). */
@@ -143,31 +143,13 @@ export function authenticateInit<C extends Connection<C>>(state: SessionState<C>
         if (result.retriable) state.logger.warn({ reason: result.reason }, 'authentication could not be completed');
         return done({ ok: false, code: result.code, reason: result.reason });
       }
-      conn.access = accessFor(state, result.principal);
+      conn.access = state.accessFor(result.principal);
       conn.expiresAtMs = result.principal.expiresAtMs ?? 0;
       conn.acknowledged = true;
       done({ ok: true });
     },
     () => done({ ok: false, code: CloseCode.InternalServerError, reason: 'Internal error while authenticating' }),
   );
-}
-
-function accessFor<C extends Connection<C>>(state: SessionState<C>, principal: Principal): AccessScope {
-  const known = state.accessByScope.get(principal.scopeKey);
-  if (known) return known;
-  const { authenticator } = state;
-  const access: AccessScope = {
-    key: principal.scopeKey,
-    authorize(route, args) {
-      const missing = authenticator.authorizeField(principal, route);
-      if (missing !== undefined) return { ok: false, message: missing };
-      const bound = authenticator.bindTenant(principal, route, args);
-      return bound.ok ? { ok: true, args: bound.args } : { ok: false, message: bound.message };
-    },
-  };
-  // Bounded: past the cap new scopes still work, they are just not shared.
-  if (state.accessByScope.size < MAX_SHARED_SCOPES) state.accessByScope.set(principal.scopeKey, access);
-  return access;
 }
 
 /** Why a subscription id is refused (every protocol checks it before storing it), or undefined. */
@@ -196,15 +178,8 @@ export function startSubscription<C extends Connection<C>>(state: SessionState<C
   if (!compiled.ok) return { kind: 'errors', errors: compiled.errors };
   const { operation } = compiled;
   if (operation.kind === 'query') {
-    const result = execute({
-      schema: state.schema.schema,
-      document: operation.document,
-      rootValue: { topics: state.schema.topics },
-      variableValues: operation.variables,
-      operationName: operation.operationName,
-    });
-    // Our Query fields resolve synchronously from the schema itself.
-    return 'then' in result ? { kind: 'errors', errors: [{ message: 'Queries resolve synchronously here' }] } : { kind: 'result', result };
+    const result = runSchemaQuery(state.schema, operation);
+    return typeof result === 'string' ? { kind: 'errors', errors: [{ message: result }] } : { kind: 'result', result };
   }
   const resume = parseResumeRequest(payload.extensions);
   if (typeof resume === 'string') return { kind: 'errors', errors: [{ message: resume }] };

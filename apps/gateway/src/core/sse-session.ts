@@ -9,7 +9,7 @@
  * reconnects with it as `Last-Event-ID` is resumed by the hub's resume path (recovery.ts), exactly
  * as a WebSocket client sending `extensions.resume`.
  */
-import { execute, type GraphQLFormattedError } from 'graphql';
+import type { GraphQLFormattedError } from 'graphql';
 import type { WirestreamSchema } from '@wirestream/schema';
 import type { Authenticator } from '../auth/authenticator.js';
 import { createAccessScopes } from './access-scope.js';
@@ -20,6 +20,7 @@ import type { CompiledSubscription, OperationCompiler } from './operations.js';
 import { parseResumeRequest, type ResumeRequest } from './resume-request.js';
 import { advanceCursor, cursorFrom, decodeCursor, encodeCursor, startCursor, type CursorState } from './sse-cursor.js';
 import type { StartSignal } from './start.js';
+import { runSchemaQuery } from './query.js';
 
 /** The core's part of one SSE response; a transport adds its own fields to the same object. */
 export interface SseStream {
@@ -119,15 +120,8 @@ async function prepare<S extends SseStream>(
   if (!compiled.ok) return { kind: 'events', events: errorEvents(compiled.errors) };
   const { operation } = compiled;
   if (operation.kind === 'query') {
-    const result = execute({
-      schema: deps.schema.schema,
-      document: operation.document,
-      rootValue: { topics: deps.schema.topics },
-      variableValues: operation.variables,
-      operationName: operation.operationName,
-    });
-    // Our Query fields resolve synchronously from the schema itself.
-    const data = 'then' in result ? { errors: [{ message: 'asynchronous queries are not served' }] } : result;
+    const result = runSchemaQuery(deps.schema, operation);
+    const data = typeof result === 'string' ? { errors: [{ message: result }] } : result;
     return { kind: 'events', events: `event: next\ndata: ${JSON.stringify(data)}\n\n${COMPLETE_EVENT}` };
   }
   return { kind: 'subscription', operation, resume, expiresAtMs: auth.principal.expiresAtMs ?? 0 };
