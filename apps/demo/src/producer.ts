@@ -5,7 +5,6 @@ import { buildOrExit, loadConfigOrExit } from '@wirestream/config';
 import { kafkaSecurity } from '@wirestream/connect';
 import { createAuctionEventGenerator, DEMO_TOPICS } from '@wirestream/demo-events';
 import { createLogger } from '@wirestream/telemetry';
-import { createAvroEncoder } from './avro-encoder.js';
 import { producerConfigSpec } from './config.js';
 
 const config = loadConfigOrExit(producerConfigSpec, process.env, { file: process.env['WIRESTREAM_CONFIG_FILE'] });
@@ -25,7 +24,9 @@ if (missing.length > 0) {
 await admin.disconnect();
 
 // With DEMO_AVRO_SCHEMA_DIR, bid events go out in Avro (the wire format), listing events stay JSON: both paths of ingest.
-const encodeBid = config.avroSchemaDir === undefined ? undefined : await createAvroEncoder(config.avroSchemaDir, 'bid-events');
+// Loaded only then: Confluent's serdes pull in its KMS SDKs (~0.7 s to load on a quiet machine, seconds
+// on a busy one), which a JSON-only producer, or one exiting on a bad setting, should not wait for.
+const encodeBid = config.avroSchemaDir === undefined ? undefined : await (await import('./avro-encoder.js')).createAvroEncoder(config.avroSchemaDir, 'bid-events');
 if (encodeBid !== undefined) logger.info({ schemaDir: config.avroSchemaDir, schemaId: encodeBid.id }, 'bid-events in Avro');
 
 // Java-compatible murmur2 partitioning: a listing's events share a partition, so they stay in order.
