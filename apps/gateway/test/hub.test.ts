@@ -368,8 +368,10 @@ describe('bounded event loop', () => {
   });
 
   it('splits one message\'s fan-out to many groups across slices; the next message waits for it, so each group stays in order', async () => {
-    const { hub, publish } = setup(true, { flow: { sliceMs: 1, flushDelayMs: 0, maxInboundBytes: 1e9 } });
-    const conns = subscribeDistinct(hub, 600); // ~600 executions of a few µs each: more than one 1 ms slice
+    // A slice of 0 ms: every slice is spent after its first 16 groups, whatever the machine's speed
+    // (600 renders fit 1 ms on a quiet machine, and the test then saw no split).
+    const { hub, publish } = setup(true, { flow: { sliceMs: 0, flushDelayMs: 0, maxInboundBytes: 1e9 } });
+    const conns = subscribeDistinct(hub, 600);
     await confirmed(hub, SHARDS);
     publish('lst-0', 0);
     publish('lst-1', 1);
