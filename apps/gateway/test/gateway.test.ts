@@ -214,6 +214,33 @@ describe('bad input gets a clear answer and the server stays up', () => {
     raw.ws.close();
   });
 
+  it('frames the shared payload bytes with each socket\'s own subscription id, non-ASCII ids and text intact', async () => {
+    // The writer encodes a group's payloads once and lays every frame out from bytes: the head (the
+    // socket's subscription id, any Unicode) is encoded per socket, the payload's bytes are shared.
+    const ids = ['ünï-订阅-1', 'plain-2'];
+    const sockets = ids.map((id) => {
+      const raw = rawSocket(url);
+      void raw.opened.then(() => {
+        raw.ws.send(JSON.stringify({ type: 'connection_init' }));
+        raw.ws.send(JSON.stringify({ id, type: 'subscribe', payload: { query: 'subscription { listingUpdated { listing_id event_type } }' } }));
+      });
+      return raw;
+    });
+    await waitFor(() => gateway.stats().subscriptions === 2 && gateway.stats().confirmedChannels === 16, { message: 'both subscribed' });
+    await publishListing('lst-ü', 'Prisänderung ✓');
+    await publishListing('lst-2');
+    await waitFor(() => sockets.every((r) => r.messages.length === 3), { message: 'ack and two events on each socket' });
+    for (const [i, raw] of sockets.entries()) {
+      const nexts = raw.messages.slice(1) as { id: string; type: string; payload: { data: unknown } }[];
+      expect(nexts.map((m) => [m.id, m.type, m.payload.data])).toEqual([
+        [ids[i], 'next', { listingUpdated: { listing_id: 'lst-ü', event_type: 'Prisänderung ✓' } }],
+        [ids[i], 'next', { listingUpdated: { listing_id: 'lst-2', event_type: 'ListingUpdated' } }],
+      ]);
+      raw.ws.close();
+    }
+    await waitFor(() => gateway.stats().subscriptions === 0, { message: 'both gone' });
+  });
+
   it('drops a malformed envelope from Redis without affecting others', async () => {
     const sub = collect(connect(), LISTING);
     await waitFor(() => gateway.stats().subscriptions === 1 && gateway.stats().confirmedChannels === 16, { message: 'this test\'s subscription live (no stale one)' });

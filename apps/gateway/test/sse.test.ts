@@ -90,6 +90,23 @@ describe('GraphQL over SSE', () => {
     expect(offsets(viaQuery)).toEqual(after);
   });
 
+  it('replays a long gap in writes larger than the writer\'s 64 KiB buffer, every event intact and in order', async () => {
+    // A replay chunk is 64 KiB of payloads; with the id and event lines each write is larger than the
+    // buffer the SSE writer lays events out in, so it has to grow it mid-write (keeping what it holds).
+    const first = await post({ query: QUERY });
+    await live(1);
+    await publishMany(1);
+    await waitFor(() => results(first).length === 1, { message: 'first event' });
+    const cursor = first.lastEventId() as string;
+    first.abort();
+    await waitFor(() => t.gateway.stats().subscriptions === 0, { message: 'first stream gone' });
+    const missed = await publishMany(900);
+    const resumed = await post({ query: QUERY }, { 'last-event-id': cursor });
+    await waitFor(() => offsets(resumed).length === 900, { message: '900 missed events', timeoutMs: 20_000 });
+    expect(offsets(resumed)).toEqual(missed);
+    expect(results(resumed).slice(1).map((d) => (d['data'] as { listingUpdated: { event_id: string } }).listingUpdated.event_id)).toEqual(missed.map((o) => `e-${o}`));
+  }, 30_000);
+
   it('resumes a stream that received nothing from its starting point: exactly what was published after it became live', async () => {
     await publishMany(2); // history before the stream: never to be replayed to it
     const first = await post({ query: QUERY });

@@ -10,7 +10,9 @@ export interface ConnectionWriter<C> {
    * Writes `head + payload + '}'` for each payload, in order, as one text frame each, together
    * (uWS: inside one `cork`, one syscall). Must not throw for a closed connection. `positions`,
    * when given, are the payloads' Kafka positions (parallel arrays): a transport whose events carry
-   * a cursor (SSE's `id:`) keeps it from them; a WebSocket ignores them.
+   * a cursor (SSE's `id:`) keeps it from them; a WebSocket ignores them. The caller never changes
+   * a `payloads` array it handed over (a transport may keep an encoding of it by identity: the hub
+   * hands the same array to every subscriber of a group).
    */
   sendFrames(conn: C, head: string, payloads: readonly string[], positions?: FramePositions): void;
   /** Closes the connection with a WebSocket close code and a short reason. */
@@ -30,4 +32,10 @@ export interface FramePositions {
   readonly epoch: string | undefined;
   readonly partitions: readonly number[];
   readonly offsets: readonly string[];
+  /**
+   * Set on the one data-less frame that tells a subscription its starting point (start.ts): the
+   * epoch and, per partition, the offset it is live after. A transport whose events carry a cursor
+   * sets it from these, so that no transport parses a frame of our own making.
+   */
+  readonly start?: { readonly epoch?: string; readonly positions: Readonly<Record<string, string>> };
 }

@@ -19,7 +19,6 @@ import type { Subscriber } from './hub-state.js';
 import type { CompiledSubscription, OperationCompiler } from './operations.js';
 import { parseResumeRequest, type ResumeRequest } from './resume-request.js';
 import { advanceCursor, cursorFrom, decodeCursor, encodeCursor, startCursor, type CursorState } from './sse-cursor.js';
-import type { StartSignal } from './start.js';
 import { runSchemaQuery } from './query.js';
 
 /** The core's part of one SSE response; a transport adds its own fields to the same object. */
@@ -142,29 +141,21 @@ function errorEvents(errors: readonly GraphQLFormattedError[]): string {
 }
 
 /**
- * The `next` events of one write to a stream: each payload as it is (the group's shared JSON), with
- * the cursor after it as its `id:`. Payloads without positions (a recovery signal) carry no id: the
- * client keeps its last one.
+ * What goes before one payload of a write to a stream: its `id:` line (the cursor after it) and
+ * `event: next` / `data: `. The transport writes the payload itself after it, then `\n\n`. Payloads
+ * without positions (a recovery signal) carry no id: the client keeps its last one. The starting
+ * point's frame sets the cursor to the start's positions, so its id is the stream's first cursor.
  */
-/** How the starting-point frame begins (start.ts writes it with JSON.stringify, keys in this order). */
-const START_FRAME = '{"extensions":{"start":';
-
-export function renderNextEvents(stream: SseStream, payloads: readonly string[], positions: FramePositions | undefined): string {
-  let out = '';
-  const epoch = positions?.epoch;
-  for (let i = 0; i < payloads.length; i++) {
-    let id: string | undefined;
-    if (epoch !== undefined && positions !== undefined) {
-      advanceCursor(stream.cursor, epoch, positions.partitions[i] as number, positions.offsets[i] as string);
-      id = encodeCursor(stream.cursor);
-    } else if (positions === undefined && (payloads[i] as string).startsWith(START_FRAME)) {
-      // The starting point (a data-less frame of our own making, once per stream): its id is the first cursor.
-      startCursor(stream.cursor, (JSON.parse(payloads[i] as string) as { extensions: { start: StartSignal } }).extensions.start);
-      id = encodeCursor(stream.cursor);
-    }
-    out += (id === undefined ? 'event: next\ndata: ' : 'id: ' + id + '\nevent: next\ndata: ') + payloads[i] + '\n\n';
+export function nextEventHead(stream: SseStream, positions: FramePositions | undefined, index: number): string {
+  let id: string | undefined;
+  if (positions?.start !== undefined) {
+    startCursor(stream.cursor, positions.start);
+    id = encodeCursor(stream.cursor);
+  } else if (positions?.epoch !== undefined) {
+    advanceCursor(stream.cursor, positions.epoch, positions.partitions[index] as number, positions.offsets[index] as string);
+    id = encodeCursor(stream.cursor);
   }
-  return out;
+  return id === undefined ? 'event: next\ndata: ' : 'id: ' + id + '\nevent: next\ndata: ';
 }
 
 /**

@@ -29,7 +29,12 @@ export async function announceStart<C>(state: HubState<C>, subscriber: Subscribe
   const positions = await readStart(state, group.op.route.topic);
   if (!alive()) return;
   const signal: StartSignal = { ...(state.epoch !== undefined && state.history ? { epoch: state.epoch } : {}), positions: Object.fromEntries(positions) };
-  state.writer.sendFrames(subscriber.conn, subscriber.head, [JSON.stringify({ extensions: { start: signal } })]);
+  state.writer.sendFrames(subscriber.conn, subscriber.head, [JSON.stringify({ extensions: { start: signal } })], {
+    epoch: signal.epoch,
+    partitions: [],
+    offsets: [],
+    start: signal,
+  });
   releaseCatchup(state.writer, subscriber, positions, state.epoch);
 }
 

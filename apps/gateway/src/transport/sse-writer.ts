@@ -1,7 +1,10 @@
 import type { HttpResponse } from 'uWebSockets.js';
 import type { ConnectionWriter, FramePositions } from '../core/connection-writer.js';
-import { reconnectEvent, renderNextEvents, type SseStream } from '../core/sse-session.js';
+import { nextEventHead, reconnectEvent, type SseStream } from '../core/sse-session.js';
 import { SLOW_CONSUMER_REASON, type BackpressureLimits } from './backpressure.js';
+import { createFrameScratch } from './payload-bytes.js';
+
+const LF = 0x0a;
 
 /** One SSE response on uWS: the core's stream state plus the response and what it has buffered. */
 export interface SseHttpStream extends SseStream {
@@ -37,12 +40,19 @@ export interface SseWriter extends ConnectionWriter<SseHttpStream> {
  * uWS callbacks, from the hub's flushes).
  */
 export function createSseWriter(limits: BackpressureLimits, onSlowConsumer: () => void, ended: (stream: SseHttpStream) => void): SseWriter {
-  // The cork callback reads these instead of closing over them: no closure per stream per write.
+  // The cork callbacks read these instead of closing over them: no closure per stream per write.
   let corkRes: HttpResponse | undefined;
   let corkText = '';
   let corkOk = false;
   const writeCorked = (): void => {
     corkOk = (corkRes as HttpResponse).write(corkText);
+  };
+  const afterWrite = (stream: SseHttpStream, bytes: number): void => {
+    stream.buffered = corkOk ? 0 : stream.buffered + bytes;
+    if (stream.buffered > limits.slowConsumerBytes) {
+      onSlowConsumer();
+      end(stream, reconnectEvent('slow_consumer', SLOW_CONSUMER_REASON));
+    }
   };
   const write = (stream: SseHttpStream, text: string): void => {
     if (stream.closed) return;
@@ -51,11 +61,7 @@ export function createSseWriter(limits: BackpressureLimits, onSlowConsumer: () =
     stream.res.cork(writeCorked);
     corkRes = undefined;
     corkText = '';
-    stream.buffered = corkOk ? 0 : stream.buffered + text.length;
-    if (stream.buffered > limits.slowConsumerBytes) {
-      onSlowConsumer();
-      end(stream, reconnectEvent('slow_consumer', SLOW_CONSUMER_REASON));
-    }
+    afterWrite(stream, text.length);
   };
   const end = (stream: SseHttpStream, last: string): void => {
     if (stream.closed) return;
@@ -63,6 +69,34 @@ export function createSseWriter(limits: BackpressureLimits, onSlowConsumer: () =
     stream.res.cork(() => stream.res.end(last));
     ended(stream);
   };
+
+  // Events: each stream's `id:` differs, its payloads are the group's: the payloads are encoded once
+  // per group write and each stream's write is laid out from bytes (payload-bytes.ts), as one HTTP
+  // chunk — which also keeps every line inside one chunk, as cheap readers expect.
+  const scratch = createFrameScratch();
+  let corkBytes: Buffer | undefined;
+  const writeBytesCorked = (): void => {
+    corkOk = (corkRes as HttpResponse).write(corkBytes as Buffer);
+  };
+  const writeEvents = (stream: SseHttpStream, payloads: readonly string[], positions: FramePositions | undefined): void => {
+    if (stream.closed || payloads.length === 0) return;
+    const bodies = scratch.bytesOf(payloads);
+    scratch.reset();
+    for (let i = 0; i < bodies.length; i++) {
+      scratch.text(nextEventHead(stream, positions, i), true); // ASCII: a cursor, `event:` and `data:`
+      scratch.bytes(bodies[i] as Buffer);
+      scratch.byte(LF);
+      scratch.byte(LF);
+    }
+    corkRes = stream.res;
+    corkBytes = scratch.frame();
+    stream.res.cork(writeBytesCorked);
+    corkRes = undefined;
+    corkBytes = undefined;
+    afterWrite(stream, scratch.length);
+    scratch.shrink();
+  };
+
   return {
     write,
     end,
@@ -71,9 +105,7 @@ export function createSseWriter(limits: BackpressureLimits, onSlowConsumer: () =
       return true;
     },
     send: (stream, frame) => write(stream, `event: next\ndata: ${frame}\n\n`),
-    sendFrames: (stream, _head, payloads, positions?: FramePositions) => {
-      if (!stream.closed) write(stream, renderNextEvents(stream, payloads, positions));
-    },
+    sendFrames: (stream, _head, payloads, positions?: FramePositions) => writeEvents(stream, payloads, positions),
     close: (stream, code, reason) => end(stream, reconnectEvent(code === 1013 ? 'slow_consumer' : 'server_error', reason)),
     hasRoom(stream) {
       if (stream.closed || stream.buffered <= limits.replayHighWaterBytes) return true;

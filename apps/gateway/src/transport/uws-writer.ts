@@ -1,6 +1,9 @@
 import type { ConnectionWriter } from '../core/connection-writer.js';
 import { CLOSE_SLOW_CONSUMER, SEND_DROPPED, SEND_SUCCESS, SLOW_CONSUMER_REASON, type BackpressureLimits } from './backpressure.js';
+import { createFrameScratch } from './payload-bytes.js';
 import type { Socket } from './socket.js';
+
+const CLOSE_BRACE = 0x7d; // '}'
 
 /**
  * The write path to uWS sockets: frames of one flush corked into one syscall, and the slow-consumer
@@ -22,15 +25,24 @@ export function createUwsWriter(limits: BackpressureLimits, onSlowConsumer: () =
     ws.end(CLOSE_SLOW_CONSUMER, SLOW_CONSUMER_REASON);
   }
 
-  // The cork callback reads these instead of closing over them: no closure allocated per socket per flush.
+  // Frames are `head + payload + '}'`: the head is the socket's (its subscription id), the payload
+  // the group's, encoded once per group write; each frame is laid out from bytes and handed to uWS,
+  // which copies it (payload-bytes.ts). The cork callback reads these instead of closing over them:
+  // no closure allocated per socket per flush.
+  const scratch = createFrameScratch();
+  const sendFrame = (ws: Socket, head: string, body: Buffer): void => {
+    scratch.reset();
+    scratch.text(head, false);
+    scratch.bytes(body);
+    scratch.byte(CLOSE_BRACE);
+    closeIfSlow(ws, ws.send(scratch.frame(), false, compress));
+  };
   let corkSocket: Socket | undefined;
   let corkHead = '';
-  let corkPayloads: readonly string[] = [];
+  let corkBodies: readonly Buffer[] = [];
   const writeCorked = (): void => {
     const ws = corkSocket as Socket;
-    for (let i = 0; i < corkPayloads.length && !ws.closed; i++) {
-      closeIfSlow(ws, ws.send(corkHead + corkPayloads[i] + '}', false, compress));
-    }
+    for (let i = 0; i < corkBodies.length && !ws.closed; i++) sendFrame(ws, corkHead, corkBodies[i] as Buffer);
   };
 
   return {
@@ -39,16 +51,17 @@ export function createUwsWriter(limits: BackpressureLimits, onSlowConsumer: () =
       if (!ws.closed) ws.send(frame, false, compress);
     },
     sendFrames(ws, head, payloads) {
-      if (ws.closed) return;
-      if (payloads.length === 1) {
-        closeIfSlow(ws, ws.send(head + payloads[0] + '}', false, compress));
-        return;
+      if (ws.closed || payloads.length === 0) return;
+      const bodies = scratch.bytesOf(payloads);
+      if (bodies.length === 1) sendFrame(ws, head, bodies[0] as Buffer);
+      else {
+        corkSocket = ws;
+        corkHead = head;
+        corkBodies = bodies;
+        ws.cork(writeCorked);
+        corkSocket = undefined;
       }
-      corkSocket = ws;
-      corkHead = head;
-      corkPayloads = payloads;
-      ws.cork(writeCorked);
-      corkSocket = undefined;
+      scratch.shrink();
     },
     close(ws, code, reason) {
       if (!ws.closed) ws.end(code, reason);
