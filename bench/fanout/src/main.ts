@@ -51,7 +51,8 @@ const HELP = `fan-out bench: ours vs naive vs card stack (same run, same N, same
   --scenarios LIST             field,saturation,sweep (default), and scale (opt-in: ~19k-51k sockets, a few minutes);
                                issue 18 (opt-in): burst, memory-return, heap-limit (see below)
   --stacks LIST                stacks for field/saturation: naive,card,ours,bare,bare-corked (default), and
-                               ours-no-metrics (our gateway with GATEWAY_METRICS=false, issue 7); the bare uWS
+                               ours-no-metrics (our gateway with GATEWAY_METRICS=false, issue 7), ours-sse (GraphQL over
+                               SSE) and ours-legacy (subscriptions-transport-ws, subprotocol graphql-ws); the bare uWS
                                reference points run in saturation only, they ignore filters
   --repeat K                   run the stacks of field/saturation K times, interleaved (ours, ours-no-metrics, ours, …),
                                and report median and spread per stack (default 1)

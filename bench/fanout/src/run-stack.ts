@@ -6,7 +6,7 @@ import { readCpuTimes, readCpuTimesOf, readMachineBusyMs, readRssBytes, readRssS
 import { publishEvents, type EventCorpus } from './publisher.js';
 import { startProbe, type Probe, type ProbeSummary } from './probe.js';
 import { startSampler, type PhaseMark, type Sample, type Sampler } from './sampler.js';
-import { fetchMemory, fetchStats, isSse, startServer, type MemoryUsage, type ServerHandle, type StackName } from './servers.js';
+import { fetchMemory, fetchStats, protocolOf, startServer, type MemoryUsage, type ServerHandle, type StackName } from './servers.js';
 
 /** One measured configuration: N sockets with a plan, E events at a rate (or back-to-back). */
 export interface RunSpec {
@@ -311,7 +311,7 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
       ...(spec.workers === undefined ? {} : { workers: spec.workers }),
       ...(spec.sourceAddresses === undefined ? {} : { sourceAddresses: spec.sourceAddresses }),
       ...(spec.wire === undefined ? {} : { wire: spec.wire }),
-      ...(isSse(stack) ? { protocol: 'sse' as const } : {}),
+      protocol: protocolOf(stack),
     });
     for (const sampler of samplers) sampler.attach(loadgen);
     const connectTimeoutMs = 30_000 + spec.sockets * 5;

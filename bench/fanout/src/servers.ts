@@ -5,16 +5,18 @@ import { freePort } from '@wirestream/testkit';
 import { startNodeProcess, type ManagedProcess } from './processes.js';
 
 /** The servers a run can measure. */
-export type StackName = 'naive' | 'card' | 'ours' | 'ours-sse' | 'ours-no-metrics' | 'ours-base' | 'bare' | 'bare-corked';
+export type StackName = 'naive' | 'card' | 'ours' | 'ours-sse' | 'ours-legacy' | 'ours-no-metrics' | 'ours-base' | 'bare' | 'bare-corked';
 
 /** Our gateway, with or without metrics, over WebSocket or SSE: the stacks that run apps/gateway. */
-export function isGateway(stack: StackName): stack is 'ours' | 'ours-sse' | 'ours-no-metrics' | 'ours-base' {
-  return stack === 'ours' || stack === 'ours-sse' || stack === 'ours-no-metrics' || stack === 'ours-base';
+export function isGateway(stack: StackName): stack is GatewayStack {
+  return stack === 'ours' || stack === 'ours-sse' || stack === 'ours-legacy' || stack === 'ours-no-metrics' || stack === 'ours-base';
 }
 
-/** Stacks whose load client speaks GraphQL over SSE (graphql-sse distinct connections) instead of graphql-transport-ws. */
-export function isSse(stack: StackName): boolean {
-  return stack === 'ours-sse';
+type GatewayStack = 'ours' | 'ours-sse' | 'ours-legacy' | 'ours-no-metrics' | 'ours-base';
+
+/** The protocol a stack's load client speaks (graphql-transport-ws unless said otherwise). */
+export function protocolOf(stack: StackName): 'graphql-transport-ws' | 'graphql-ws' | 'sse' {
+  return stack === 'ours-sse' ? 'sse' : stack === 'ours-legacy' ? 'graphql-ws' : 'graphql-transport-ws';
 }
 
 export const STACK_LABELS: Readonly<Record<StackName, string>> = {
@@ -22,6 +24,7 @@ export const STACK_LABELS: Readonly<Record<StackName, string>> = {
   card: 'card stack, usual way (graphql-ws uWS adapter + memo transform)',
   ours: 'ours (apps/gateway)',
   'ours-sse': 'ours over GraphQL over SSE (same gateway, same events; one POST stream per client)',
+  'ours-legacy': 'ours over the legacy subscriptions-transport-ws protocol (subprotocol graphql-ws; same gateway, same events)',
   'ours-no-metrics': 'ours with GATEWAY_METRICS=false (issue 7: what metrics cost)',
   'ours-base': 'ours as built in the --base-gateway checkout (base vs change, same run)',
   bare: 'bare uWS, no GraphQL (ceiling)',
@@ -33,6 +36,7 @@ export const STACK_SHORT: Readonly<Record<StackName, string>> = {
   card: 'card stack',
   ours: 'ours',
   'ours-sse': 'ours, SSE',
+  'ours-legacy': 'ours, legacy graphql-ws',
   'ours-no-metrics': 'ours, metrics off',
   'ours-base': 'ours (base)',
   bare: 'bare uWS',
@@ -62,7 +66,7 @@ export function useBaseGateway(checkout: string): void {
 }
 
 /** The built gateway entry point (the devDependency makes turbo build it before this bench). */
-function gatewayMain(stack: 'ours' | 'ours-sse' | 'ours-no-metrics' | 'ours-base'): string {
+function gatewayMain(stack: GatewayStack): string {
   if (stack === 'ours-base') {
     if (baseGatewayMain === undefined) throw new Error('stack ours-base needs --base-gateway <checkout>');
     return baseGatewayMain;

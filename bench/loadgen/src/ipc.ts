@@ -37,6 +37,11 @@ export interface WorkerStartMessage {
    * target path with `Accept: text/event-stream` and reads `next` events (sse.ts).
    */
   readonly sse: boolean;
+  /**
+   * The deprecated subscriptions-transport-ws protocol (subprotocol `graphql-ws`) instead of
+   * graphql-transport-ws: `start` instead of `subscribe`, events as `data`, `ka` keep-alives.
+   */
+  readonly legacy: boolean;
 }
 
 /** Deliveries each socket should have seen, for the loss count. */

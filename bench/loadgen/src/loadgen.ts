@@ -56,7 +56,7 @@ export interface LoadgenOptions {
    * distinct connections mode: one POST per socket to the same `url`'s host, port and path).
    * @default 'graphql-transport-ws'
    */
-  readonly protocol?: 'graphql-transport-ws' | 'sse';
+  readonly protocol?: 'graphql-transport-ws' | 'graphql-ws' | 'sse';
 }
 
 /** Counters summed over workers. */
@@ -201,6 +201,7 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
       deflate: wire.deflate === true,
       delta: wire.delta === true,
       sse: protocol === 'sse',
+      legacy: protocol === 'graphql-ws',
     };
     child.send(start);
   }

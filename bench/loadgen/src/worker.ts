@@ -70,6 +70,8 @@ interface ClientSocket {
 const READ_BUFFER = Buffer.allocUnsafe(256 * 1024);
 const MAX_ATTEMPTS = 3;
 const NEXT_MARK = Buffer.from('"type":"next"');
+/** The legacy protocol's event message type (subscriptions-transport-ws). */
+const DATA_MARK = Buffer.from('"type":"data"');
 const OFFSET_MARK = Buffer.from('"offset":"');
 const OCCURRED_MARK = Buffer.from('"occurred_at":"');
 const ACK_MARK = Buffer.from('"connection_ack"');
@@ -85,6 +87,9 @@ let config: WorkerStartMessage;
 let clock: BenchClock;
 let sockets: ClientSocket[] = [];
 let subscribeFrames: Buffer[] = [];
+/** What marks an event message, and the subprotocol offered: per protocol (graphql-transport-ws or the legacy graphql-ws). */
+let eventMark = NEXT_MARK;
+let subprotocol = 'graphql-transport-ws';
 let filterKeyOfVariant: number[] = [];
 /** One HTTP upgrade request per target (the Host header differs), built once. */
 let upgradeRequests: Buffer[] = [];
@@ -138,15 +143,18 @@ function start(message: WorkerStartMessage): void {
   config = message;
   clock = clockWithOffset(message.clockOffsetUs);
   const variants = variantsOf(message.plan);
+  const subscribeType = message.legacy ? 'start' : 'subscribe';
+  eventMark = message.legacy ? DATA_MARK : NEXT_MARK;
+  subprotocol = message.legacy ? 'graphql-ws' : 'graphql-transport-ws';
   subscribeFrames = variants.map((v) =>
-    clientTextFrame(JSON.stringify({ id: '1', type: 'subscribe', payload: message.delta ? { ...v.payload, extensions: { delta: 'fossil' } } : v.payload })),
+    clientTextFrame(JSON.stringify({ id: '1', type: subscribeType, payload: message.delta ? { ...v.payload, extensions: { delta: 'fossil' } } : v.payload })),
   );
   filterKeyOfVariant = variants.map((v) => v.filterKey);
   upgradeRequests = message.targets.map((t) =>
     Buffer.from(
       `GET ${t.path} HTTP/1.1\r\nHost: ${t.host}:${t.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
         'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n' +
-        'Sec-WebSocket-Protocol: graphql-transport-ws\r\n' +
+        `Sec-WebSocket-Protocol: ${subprotocol}\r\n` +
         // What browsers offer: context takeover both ways, the client's window left to the server.
         (message.deflate ? 'Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n' : '') +
         '\r\n',
@@ -255,8 +263,8 @@ function onRead(s: ClientSocket, nread: number, buf: Buffer): void {
     const rest = s.http.length - (headEnd + 4);
     s.http = '';
     if (!head.startsWith('HTTP/1.1 101')) return failHandshake(s, `upgrade refused: ${head.split('\r\n')[0] ?? ''}`);
-    if (!/^sec-websocket-protocol:\s*graphql-transport-ws\s*$/im.test(head)) {
-      return failHandshake(s, 'server did not select the graphql-transport-ws subprotocol');
+    if (!new RegExp(`^sec-websocket-protocol:\\s*${subprotocol}\\s*$`, 'im').test(head)) {
+      return failHandshake(s, `server did not select the ${subprotocol} subprotocol`);
     }
     const extensions = /^sec-websocket-extensions:\s*(.*)$/im.exec(head)?.[1] ?? '';
     s.deflate = extensions.includes('permessage-deflate');
@@ -430,7 +438,7 @@ function inflate(s: ClientSocket, b: Buffer, start: number, end: number): Buffer
 /** A text message (inflated if it came deflated). */
 function onText(s: ClientSocket, b: Buffer, start: number, end: number): void {
   if (s.phase === Phase.Subscribed) {
-    const mark = b.indexOf(NEXT_MARK, start);
+    const mark = b.indexOf(eventMark, start);
     if (mark >= 0 && mark < start + 64 && mark < end) onNext(s, b, start, end);
     else onOtherText(s, b, start, end);
   } else if (s.phase === Phase.AwaitingAck) {
@@ -533,7 +541,7 @@ function onOtherText(s: ClientSocket, b: Buffer, start: number, end: number): vo
     s.socket?.write(clientTextFrame('{"type":"pong"}'));
     return;
   }
-  if (message.type === 'pong') return;
+  if (message.type === 'pong' || message.type === 'ka') return;
   counters.protocolErrors++;
   noteError(`${String(message.type)}: ${JSON.stringify(message.payload ?? null)}`);
 }
