@@ -36,7 +36,8 @@ export interface WirestreamClientOptions extends Omit<ClientOptions, 'connection
   readonly retryWait?: (retries: number) => Promise<void>;
   /**
    * Whether to retry after this close event or error (graphql-ws's fatal close codes, e.g. 4400,
-   * 4401, 4406, are never retried). @default always: network errors too, not only close events
+   * 4401, 4406, are never retried). @default close events and network errors (a WebSocket `error`
+   * event: gateway unreachable); not an `Error` thrown on this side (e.g. by `token()`)
    */
   readonly shouldRetry?: (errOrCloseEvent: unknown) => boolean;
   /** Every subscription's recovery signals (after the subscription's own `onRecovery`). */
@@ -96,12 +97,23 @@ interface Active {
   readonly report: (recovery: Recovery) => void;
 }
 
+interface SubscriptionContext {
+  readonly client: Client;
+  readonly active: Set<Active>;
+  readonly onRecovery: WirestreamClientOptions['onRecovery'];
+}
+
 const MAX_TIMER_MS = 2 ** 31 - 1; // setTimeout's limit (~24.8 days); a later renewal is left to the gateway's close
 const FORBIDDEN = 4403;
 
 async function backoff(retries: number): Promise<void> {
   const ms = Math.min(1_000 * 2 ** retries, 30_000) + 300 + Math.random() * 2_700;
   await new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Close events and a socket's `error` events are retried; an `Error` thrown here (a bug, a bad `token()`) is not. */
+function retryable(errOrCloseEvent: unknown): boolean {
+  return isCloseLike(errOrCloseEvent) || !(errOrCloseEvent instanceof Error);
 }
 
 function isCloseLike(value: unknown): value is { code: number; reason: string } {
@@ -115,7 +127,7 @@ export function createWirestreamClient(options: WirestreamClientOptions): Wirest
     renewTokenBeforeMs = 30_000, // 30 seconds
     retryAttempts = Infinity,
     retryWait = backoff,
-    shouldRetry = () => true,
+    shouldRetry = retryable,
     onRecovery,
     on,
     ...graphqlWsOptions
@@ -182,86 +194,12 @@ export function createWirestreamClient(options: WirestreamClientOptions): Wirest
     }, delay);
   }
 
-  function subscribe<Data>(request: SubscribePayload, sink: WirestreamSink<Data>, subscribeOptions: SubscribeOptions = {}): WirestreamSubscription {
-    const { delta = false, resumeFrom } = subscribeOptions;
-    const tracker = createPositionTracker(resumeFrom);
-    const reader: DeltaReader | undefined = delta ? createDeltaReader() : undefined;
-    const userExtensions = { ...request.extensions, ...(delta ? { delta: DELTA_FOSSIL } : {}) };
-    const entry: Active = {
-      payload: { ...request, extensions: { ...userExtensions, ...tracker.requestExtensions() } },
-      userExtensions,
-      tracker,
-      report: (recovery) => {
-        sink.onRecovery?.(recovery);
-        onRecovery?.(recovery, request);
-      },
-    };
-    let ended = false;
-    const end = (): void => {
-      ended = true;
-      active.delete(entry);
-    };
-    const fail = (error: unknown): void => {
-      if (ended) return;
-      end();
-      dispose();
-      sink.error(error);
-    };
-    active.add(entry);
-    const dispose = client.subscribe<Data, unknown>(entry.payload, {
-      next: (raw) => {
-        if (ended) return;
-        let result: unknown;
-        try {
-          result = reader ? reader.read(raw) : raw;
-        } catch (err) {
-          fail(err);
-          return;
-        }
-        const verdict = tracker.accept(result);
-        switch (verdict.kind) {
-          case 'start':
-            sink.onStart?.(verdict.start);
-            return;
-          case 'recovery':
-            entry.report(verdict.recovery);
-            return;
-          case 'duplicate':
-            sink.onDuplicate?.(verdict.position);
-            return;
-          case 'malformed':
-            fail(new WirestreamProtocolError(`the gateway sent a malformed next: ${verdict.message}`));
-            return;
-          case 'event':
-            if (verdict.recovery) entry.report(verdict.recovery);
-            sink.next(result as WirestreamResult<Data>);
-            return;
-        }
-      },
-      error: (error) => {
-        if (ended) return;
-        end();
-        sink.error(error);
-      },
-      complete: () => {
-        if (ended) return;
-        end();
-        sink.complete();
-      },
-    });
-    return Object.assign(
-      () => {
-        end();
-        dispose();
-      },
-      { resumeState: () => tracker.resumeState() },
-    );
-  }
-
+  const ctx: SubscriptionContext = { client, active, onRecovery };
+  const subscribe: WirestreamClient['subscribe'] = (request, sink, subscribeOptions) => subscribeWith(ctx, request, sink, subscribeOptions);
   return {
     subscribe,
     iterate: (request, iterateOptions = {}) => iterate(subscribe, request, iterateOptions),
-    on: client.on,
+    on: client.on.bind(client),
     dispose: async () => {
       clearTimeout(renewal);
       active.clear();
@@ -269,6 +207,89 @@ export function createWirestreamClient(options: WirestreamClientOptions): Wirest
     },
     terminate: () => client.terminate(),
   };
+}
+
+/** One subscription: graphql-ws's, with its payload kept in `ctx.active` so each reconnect rewrites its resume. */
+function subscribeWith<Data>(
+  ctx: SubscriptionContext,
+  request: SubscribePayload,
+  sink: WirestreamSink<Data>,
+  subscribeOptions: SubscribeOptions = {},
+): WirestreamSubscription {
+  const { client, active, onRecovery } = ctx;
+  const { delta = false, resumeFrom } = subscribeOptions;
+  const tracker = createPositionTracker(resumeFrom);
+  const reader: DeltaReader | undefined = delta ? createDeltaReader() : undefined;
+  const userExtensions = { ...request.extensions, ...(delta ? { delta: DELTA_FOSSIL } : {}) };
+  const entry: Active = {
+    payload: { ...request, extensions: { ...userExtensions, ...tracker.requestExtensions() } },
+    userExtensions,
+    tracker,
+    report: (recovery) => {
+      sink.onRecovery?.(recovery);
+      onRecovery?.(recovery, request);
+    },
+  };
+  let ended = false;
+  const end = (): void => {
+    ended = true;
+    active.delete(entry);
+  };
+  const fail = (error: unknown): void => {
+    if (ended) return;
+    end();
+    dispose();
+    sink.error(error);
+  };
+  active.add(entry);
+  const dispose = client.subscribe<Data, unknown>(entry.payload, {
+    next: (raw) => {
+      if (ended) return;
+      let result: unknown;
+      try {
+        result = reader ? reader.read(raw) : raw;
+      } catch (err) {
+        fail(err);
+        return;
+      }
+      const verdict = tracker.accept(result);
+      switch (verdict.kind) {
+        case 'start':
+          sink.onStart?.(verdict.start);
+          return;
+        case 'recovery':
+          entry.report(verdict.recovery);
+          return;
+        case 'duplicate':
+          sink.onDuplicate?.(verdict.position);
+          return;
+        case 'malformed':
+          fail(new WirestreamProtocolError(`the gateway sent a malformed next: ${verdict.message}`));
+          return;
+        case 'event':
+          if (verdict.recovery) entry.report(verdict.recovery);
+          sink.next(result as WirestreamResult<Data>);
+          return;
+      }
+    },
+    error: (error) => {
+      if (ended) return;
+      end();
+      sink.error(error);
+    },
+    complete: () => {
+      if (ended) return;
+      end();
+      sink.complete();
+    },
+  });
+  return Object.assign(
+    () => {
+      end();
+      dispose();
+    },
+    { resumeState: () => tracker.resumeState() },
+  );
 }
 
 /** {@link WirestreamClient.iterate} over {@link WirestreamClient.subscribe}: a queue between sink and iterator. */

@@ -106,7 +106,7 @@ describe('createPositionTracker', () => {
     [{ data: {}, extensions: { position: { topic: 't', partition: 0, offset: 12 } } }, /extensions\.position\.offset must be an offset as a decimal string, got 12/],
     [{ data: {}, extensions: { position: { topic: 't', partition: 0, offset: '012' } } }, /extensions\.position\.offset/],
     [{ data: {}, extensions: { position: { topic: 't', partition: 1.5, offset: '1' } } }, /extensions\.position\.partition must be a partition number, got 1\.5/],
-    [{ data: {}, extensions: { position: 'p' } } as unknown, /extensions\.position must be an object/],
+    [{ data: {}, extensions: { position: 'p' } }, /extensions\.position must be an object/],
   ])('names what is malformed: %j', (payload, message) => {
     const verdict = createPositionTracker().accept(payload);
     expect(verdict.kind).toBe('malformed');
