@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import WebSocket from 'ws';
 import { SignJWT } from 'jose';
-import { createWirestreamClient, type Recovery, type WirestreamClient, type WirestreamClientOptions } from '@wirestream/client';
+import { createWirestreamClient, type Recovery, type SubscribeOptions, type WirestreamClient, type WirestreamClientOptions } from '@wirestream/client';
 import { auctionSchemaPath } from '@wirestream/schema';
 import { freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
 
@@ -60,7 +60,7 @@ interface Received {
 }
 
 /** A client of the package, recording what its application would see. */
-function watch(options: Partial<WirestreamClientOptions> = {}) {
+function watch(options: Partial<WirestreamClientOptions> = {}, subscribeOptions: SubscribeOptions = {}) {
   const received: Received[] = [];
   const recoveries: Recovery[] = [];
   const errors: unknown[] = [];
@@ -93,6 +93,7 @@ function watch(options: Partial<WirestreamClientOptions> = {}) {
       },
       onRecovery: (recovery) => recoveries.push(recovery),
     },
+    subscribeOptions,
   );
   return { client, subscription, received, recoveries, errors, closes, tokens: () => tokens, started: () => started };
 }
@@ -198,19 +199,26 @@ async function done(...watchers: Watcher[]): Promise<void> {
 describe('@wirestream/client resumes by itself (built gateway and ingest, real Kafka and Redis)', () => {
   it('gateway SIGTERM mid-stream, a new gateway on the same port: every event once, in order', async () => {
     const watcher = watch();
-    await live(watcher);
+    const deltas = watch({}, { delta: true }); // delta payloads, reconstructed before the bookkeeping
+    await live(watcher, deltas);
     const stream = startStream('drain');
     await stream.waitForProduced(300);
     expect(await gateway.stop('SIGTERM')).toBe(0);
     expect(gateway.lines.some((l) => l['msg'] === 'gateway drained')).toBe(true);
     await stream.waitForProduced(stream.ids.length + 120); // published while no gateway runs
     gateway = await startGateway();
-    await waitFor(() => watcher.recoveries.length === 1, { timeoutMs: 30_000, message: 'the resume on the new gateway' });
+    await waitFor(() => watcher.recoveries.length === 1 && deltas.recoveries.length === 1, { timeoutMs: 30_000, message: 'the resumes on the new gateway' });
     await stream.waitForProduced(stream.ids.length + 120);
-    await expectExactlyOnce(watcher, 'drain', await stream.stop());
-    expect(watcher.closes.map((c) => c.code)).toContain(1001);
-    expect(watcher.recoveries).toEqual([{ recovered: true, epoch: expect.any(String) as string }]);
-    await done(watcher);
+    const produced = await stream.stop();
+    for (const w of [watcher, deltas]) {
+      await expectExactlyOnce(w, 'drain', produced);
+      expect(w.closes.map((c) => c.code)).toContain(1001);
+      expect(w.recoveries).toEqual([{ recovered: true, epoch: expect.any(String) as string }]);
+    }
+    // The same results (ids and positions) with and without delta payloads.
+    const byId = (a: Received, b: Received) => (a.eventId < b.eventId ? -1 : 1);
+    expect([...deltas.received].sort(byId)).toEqual([...watcher.received].sort(byId));
+    await done(watcher, deltas);
   });
 
   it('Redis restarts with its data: every event once, nothing reported lost', async () => {
