@@ -203,7 +203,13 @@ export function createWirestreamClient(options: WirestreamClientOptions): Wirest
     dispose: async () => {
       clearTimeout(renewal);
       active.clear();
-      await client.dispose();
+      // graphql-ws's dispose awaits a connection attempt in progress and rejects with its failure
+      // (gateway unreachable): irrelevant to a client being put away.
+      try {
+        await client.dispose();
+      } catch {
+        // nothing to do: the socket never opened
+      }
     },
     terminate: () => client.terminate(),
   };
