@@ -158,6 +158,45 @@ describe('createWirestreamClient', () => {
     ]);
   });
 
+  it('delta mode: a delta that does not apply starts the subscription again (new id, resuming); one with no event since the last restart fails', async () => {
+    const server = await startServer((conn, { id, payload }) => {
+      const subscribes = server.connections.flatMap((c) => c.subscribes).length;
+      expect(payload.extensions?.['delta']).toBe('fossil');
+      if (subscribes === 1) {
+        conn.next(id, { extensions: { start: { epoch: 'e1', positions: { '0': '1' } } } });
+        conn.next(id, event(0, '2'));
+        conn.next(id, { extensions: { delta: 'not a fossil delta' } });
+      } else if (subscribes === 2) {
+        conn.next(id, { extensions: { recovery: { recovered: true, epoch: 'e1' } } });
+        conn.next(id, event(0, '3'));
+        conn.next(id, { extensions: { delta: 'still not one' } }); // after progress: again
+      } else {
+        conn.next(id, { extensions: { recovery: { recovered: true, epoch: 'e1' } } });
+        conn.next(id, { extensions: { delta: 'nor this' } }); // no event since the restart: fails
+      }
+    });
+    closers.push(server.close);
+    const client = createWirestreamClient({ url: server.url, ...quick });
+    closers.push(() => client.dispose());
+    const errors: unknown[] = [];
+    const offsets: string[] = [];
+    client.subscribe(
+      { query: 'subscription { s }' },
+      { next: (r) => offsets.push((r.extensions as { position: { offset: string } }).position.offset), error: (e) => errors.push(e), complete: () => {} },
+      { delta: true },
+    );
+    await waitUntil(() => errors.length === 1, 'the second bad delta');
+    expect(offsets).toEqual(['2', '3']);
+    const subscribes = server.connections.flatMap((c) => c.subscribes);
+    expect(subscribes.map((m) => m.payload.extensions)).toEqual([
+      { delta: 'fossil', start: true },
+      { delta: 'fossil', resume: { epoch: 'e1', positions: { '0': '2' } } },
+      { delta: 'fossil', resume: { epoch: 'e1', positions: { '0': '3' } } },
+    ]);
+    expect(new Set(subscribes.map((m) => m.id)).size).toBe(3);
+    expect((errors[0] as Error).name).toBe('DeltaError');
+  });
+
   it('fails fast, without retrying, when token() returns no string; rejects a bad renewTokenBeforeMs', async () => {
     const server = await startServer(() => {});
     closers.push(server.close);

@@ -6,7 +6,7 @@
  * resubscription is graphql-ws's own (same id, same retry policy), never a second protocol loop.
  */
 import { createClient, type Client, type ClientOptions, type FormattedExecutionResult, type SubscribePayload } from 'graphql-ws';
-import { DELTA_FOSSIL, createDeltaReader, type DeltaReader } from '@wirestream/delta';
+import { DELTA_FOSSIL, DeltaError, createDeltaReader, type DeltaReader } from '@wirestream/delta';
 import { WirestreamProtocolError } from './errors.js';
 import { createPositionTracker, type PositionTracker, type ResumeState } from './position-tracker.js';
 import type { Position, Recovery, Start } from './signals.js';
@@ -215,7 +215,11 @@ export function createWirestreamClient(options: WirestreamClientOptions): Wirest
   };
 }
 
-/** One subscription: graphql-ws's, with its payload kept in `ctx.active` so each reconnect rewrites its resume. */
+/**
+ * One subscription: graphql-ws's, with its payload kept in `ctx.active` so each reconnect rewrites
+ * its resume. In delta mode, a delta the reader cannot apply (its base is not the gateway's) starts
+ * the subscription again under a new id, resuming: a new subscription begins with a full payload.
+ */
 function subscribeWith<Data>(
   ctx: SubscriptionContext,
   request: SubscribePayload,
@@ -225,7 +229,6 @@ function subscribeWith<Data>(
   const { client, active, onRecovery } = ctx;
   const { delta = false, resumeFrom } = subscribeOptions;
   const tracker = createPositionTracker(resumeFrom);
-  const reader: DeltaReader | undefined = delta ? createDeltaReader() : undefined;
   const userExtensions = { ...request.extensions, ...(delta ? { delta: DELTA_FOSSIL } : {}) };
   const entry: Active = {
     payload: { ...request, extensions: { ...userExtensions, ...tracker.requestExtensions() } },
@@ -236,7 +239,12 @@ function subscribeWith<Data>(
       onRecovery?.(recovery, request);
     },
   };
+  let reader: DeltaReader | undefined = delta ? createDeltaReader() : undefined;
+  /** Restarted for a delta it could not apply, and nothing read since: a second one fails. */
+  let restartedWithoutProgress = false;
+  let generation = 0;
   let ended = false;
+  let dispose: () => void = () => {};
   const end = (): void => {
     ended = true;
     active.delete(entry);
@@ -247,48 +255,65 @@ function subscribeWith<Data>(
     dispose();
     sink.error(error);
   };
-  active.add(entry);
-  const dispose = client.subscribe<Data, unknown>(entry.payload, {
-    next: (raw) => {
-      if (ended) return;
-      let result: unknown;
-      try {
-        result = reader ? reader.read(raw) : raw;
-      } catch (err) {
-        fail(err);
+  const restart = (): void => {
+    generation++; // the old subscription's late complete is ignored
+    dispose();
+    reader = createDeltaReader();
+    restartedWithoutProgress = true;
+    entry.payload.extensions = { ...userExtensions, ...tracker.requestExtensions() };
+    open();
+  };
+  const handle = (raw: unknown): void => {
+    let result: unknown;
+    try {
+      result = reader ? reader.read(raw) : raw;
+    } catch (err) {
+      if (err instanceof DeltaError && !restartedWithoutProgress) restart();
+      else fail(err);
+      return;
+    }
+    const verdict = tracker.accept(result);
+    switch (verdict.kind) {
+      case 'start':
+        sink.onStart?.(verdict.start);
         return;
-      }
-      const verdict = tracker.accept(result);
-      switch (verdict.kind) {
-        case 'start':
-          sink.onStart?.(verdict.start);
-          return;
-        case 'recovery':
-          entry.report(verdict.recovery);
-          return;
-        case 'duplicate':
-          sink.onDuplicate?.(verdict.position);
-          return;
-        case 'malformed':
-          fail(new WirestreamProtocolError(`the gateway sent a malformed next: ${verdict.message}`));
-          return;
-        case 'event':
-          if (verdict.recovery) entry.report(verdict.recovery);
-          sink.next(result as WirestreamResult<Data>);
-          return;
-      }
-    },
-    error: (error) => {
-      if (ended) return;
-      end();
-      sink.error(error);
-    },
-    complete: () => {
-      if (ended) return;
-      end();
-      sink.complete();
-    },
-  });
+      case 'recovery':
+        entry.report(verdict.recovery);
+        return;
+      case 'duplicate':
+        sink.onDuplicate?.(verdict.position);
+        return;
+      case 'malformed':
+        fail(new WirestreamProtocolError(`the gateway sent a malformed next: ${verdict.message}`));
+        return;
+      case 'event':
+        restartedWithoutProgress = false;
+        if (verdict.recovery) entry.report(verdict.recovery);
+        sink.next(result as WirestreamResult<Data>);
+        return;
+    }
+  };
+  function open(): void {
+    const mine = generation;
+    const current = (): boolean => !ended && mine === generation;
+    dispose = client.subscribe<Data, unknown>(entry.payload, {
+      next: (raw) => {
+        if (current()) handle(raw);
+      },
+      error: (error) => {
+        if (!current()) return;
+        end();
+        sink.error(error);
+      },
+      complete: () => {
+        if (!current()) return;
+        end();
+        sink.complete();
+      },
+    });
+  }
+  active.add(entry);
+  open();
   return Object.assign(
     () => {
       end();
