@@ -224,7 +224,10 @@ describe('@wirestream/client resumes by itself (built gateway and ingest, real K
       expect(w.closes.map((c) => c.code)).toContain(1001);
       expect(w.recoveries).toEqual([{ recovered: true, epoch: expect.any(String) as string }]);
     }
-    // The same results (ids and positions) with and without delta payloads.
+    // Delta payloads were on the wire (the new gateway's counter), and reconstructed to the same
+    // results (ids and positions) as without them.
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(Number(/^wirestream_gateway_delta_frames_out_total(?:\{[^}]*\})? (\d+)/m.exec(metrics)?.[1] ?? 0)).toBeGreaterThan(0);
     const byId = (a: Received, b: Received) => (a.eventId < b.eventId ? -1 : 1);
     expect([...deltas.received].sort(byId)).toEqual([...watcher.received].sort(byId));
     await done(watcher, deltas);
