@@ -1,4 +1,4 @@
-import { createClient, type Client } from 'graphql-ws';
+import { createWirestreamClient, type WirestreamClient } from '@wirestream/client';
 
 export type ConnectionState =
   | { readonly kind: 'idle' }
@@ -7,18 +7,19 @@ export type ConnectionState =
   | { readonly kind: 'closed'; readonly code: number; readonly reason: string };
 
 /**
- * One graphql-ws client for the whole console: the playground and the live view share its socket.
- * The bearer token goes into `connection_init` as `{ authorization: 'Bearer …' }`, which the
- * gateway's jwt mode reads (an empty token sends an empty payload: anonymous).
+ * One @wirestream/client for the whole console: the playground and the live view share its socket,
+ * and their subscriptions resume by themselves after a reconnect (a gateway restart, a dropped
+ * network): no event missed or shown twice. The bearer token goes into `connection_init` as
+ * `{ authorization: 'Bearer …' }`, which the gateway's jwt mode reads (an empty token: anonymous).
  */
-export function createGatewayClient(url: string, token: string, onState: (state: ConnectionState) => void): Client {
-  const client = createClient({
+export function createGatewayClient(url: string, token: string, onState: (state: ConnectionState) => void): WirestreamClient {
+  const client = createWirestreamClient({
     url,
     // Connect on the first subscription, close a while after the last one ends.
     lazy: true,
     lazyCloseTimeout: 3_000, // 3 seconds
-    retryAttempts: 3,
-    connectionParams: () => (token === '' ? {} : { authorization: `Bearer ${token}` }),
+    retryAttempts: 10,
+    token: () => token,
   });
   client.on('connecting', () => onState({ kind: 'connecting' }));
   client.on('connected', () => onState({ kind: 'connected' }));

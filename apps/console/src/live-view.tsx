@@ -1,12 +1,12 @@
 import { useState } from 'react';
-import type { Client } from 'graphql-ws';
+import type { WirestreamClient } from '@wirestream/client';
 import type { SubscriptionExample } from './examples';
 import { Sparkline } from './sparkline';
 import { formatClock, NO_DATA } from './format';
 import { RATE_WINDOW_SECONDS, useLiveSubscription, type LiveRow } from './use-live-subscription';
 
 export interface LiveViewProps {
-  readonly client: Client;
+  readonly client: WirestreamClient;
   readonly examples: readonly SubscriptionExample[];
 }
 

@@ -1,20 +1,20 @@
 import { useCallback } from 'react';
 import { GraphiQL, type GraphiQLProps } from 'graphiql';
 import 'graphiql/graphiql.css';
-import type { Client } from 'graphql-ws';
+import type { WirestreamClient } from '@wirestream/client';
 import type { GraphQLSchema } from 'graphql';
 import type { SubscriptionExample } from './examples';
 
 type Fetcher = GraphiQLProps['fetcher'];
 
 export interface PlaygroundProps {
-  readonly client: Client;
+  readonly client: WirestreamClient;
   readonly schema: GraphQLSchema;
   readonly examples: readonly SubscriptionExample[];
 }
 
 /**
- * GraphiQL over the console's graphql-ws client. This module and GraphiQL's CSS load only when the
+ * GraphiQL over the console's @wirestream/client (graphql-ws underneath). This module and GraphiQL's CSS load only when the
  * playground is first opened (a separate chunk), so the live view and vital signs stay light.
  */
 export default function Playground({ client, schema, examples }: PlaygroundProps) {

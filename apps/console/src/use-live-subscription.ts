@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import type { Client, FormattedExecutionResult } from 'graphql-ws';
+import type { WirestreamClient, WirestreamResult } from '@wirestream/client';
 import { createRateMeter } from './vitals';
 import { describeError } from './format';
 import { checkVariables } from './variables';
@@ -25,7 +25,7 @@ const MAX_ROWS = 200;
 export const RATE_WINDOW_SECONDS = 60;
 const SUMMARY_CHARS = 160;
 
-type SubscriptionResult = FormattedExecutionResult<Record<string, unknown>, unknown>;
+type SubscriptionResult = WirestreamResult;
 
 export interface LiveSubscription {
   readonly running: boolean;
@@ -45,7 +45,7 @@ export interface LiveSubscription {
 }
 
 /** One subscription of the live view at a time: its rows, count, rate and error. */
-export function useLiveSubscription(client: Client): LiveSubscription {
+export function useLiveSubscription(client: WirestreamClient): LiveSubscription {
   const [running, setRunning] = useState(false);
   const [error, setError] = useState<string | undefined>();
   // Declaration order is unmount order: the rate timer, then the subscription, then the pending frame.

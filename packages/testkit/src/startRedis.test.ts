@@ -45,6 +45,33 @@ describe('startRedis', () => {
     await waitFor(async () => !(await accepts(port)), { timeoutMs: 2_000, message: `port ${port} to be free` });
   });
 
+  it('persistent: keeps the data across a restart, and stop({ discardData }) starts the next one empty', async () => {
+    const server = await startRedis({ persistent: true });
+    try {
+      const connect = async () => {
+        const c = new Redis(server.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+        await c.connect();
+        return c;
+      };
+      const key = uniqueName('testkit-persistent');
+      const first = await connect();
+      await first.set(key, 'kept');
+      first.disconnect();
+      await server.stop();
+      await server.start();
+      const second = await connect();
+      expect(await second.get(key)).toBe('kept');
+      second.disconnect();
+      await server.stop({ discardData: true });
+      await server.start();
+      const third = await connect();
+      expect(await third.get(key)).toBeNull();
+      third.disconnect();
+    } finally {
+      await server.stop({ discardData: true });
+    }
+  });
+
   it('fails, naming the cause, when a given port is taken', async () => {
     const other = await startRedis();
     try {

@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connect as connectTls } from 'node:tls';
 import { freePort } from './freePort.js';
 import { killWhenGone, onProcessExit } from './internal/processes.js';
@@ -36,6 +39,12 @@ export interface RedisServerOptions {
    * ({@link RedisServer.defaultPassword}), so a client without credentials gets NOAUTH. @default none
    */
   aclUsers?: readonly RedisAclUser[];
+  /**
+   * Keep the data across {@link RedisServer.stop}/{@link RedisServer.start} (a fault test: "Redis
+   * restarts with its data"): an append-only file, fsync'd on every write, in a temporary
+   * directory; `stop({ discardData: true })` deletes it (the next start is empty). @default false
+   */
+  persistent?: boolean;
 }
 
 /** A redis-server child process on 127.0.0.1. Stop it in afterAll. */
@@ -52,11 +61,16 @@ export interface RedisServer {
   readonly pid: number | undefined;
   /**
    * Starts the server again on the same port after {@link stop} (a fault test: "Redis is down for
-   * 10 s"). Resolves once it answers PING. No-op while running. Data does not survive a restart.
+   * 10 s"). Resolves once it answers PING. No-op while running. Data survives a restart only with
+   * {@link RedisServerOptions.persistent}.
    */
   start(): Promise<void>;
-  /** SIGTERM, then SIGKILL after `stopTimeoutMs`; resolves once the process has exited and its port is free. No-op while stopped. */
-  stop(): Promise<void>;
+  /**
+   * SIGTERM, then SIGKILL after `stopTimeoutMs`; resolves once the process has exited and its port
+   * is free. No-op while stopped (but `discardData` still deletes the data). `discardData`: with
+   * {@link RedisServerOptions.persistent}, delete the data too.
+   */
+  stop(options?: { readonly discardData?: boolean }): Promise<void>;
 }
 
 /**
@@ -82,6 +96,12 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
     );
   }
 
+  const dataDir = options.persistent === true ? mkdtempSync(join(tmpdir(), 'wirestream-redis-')) : undefined;
+  // --save '' and --appendonly no: nothing touches disk, so every start is empty; persistent: an
+  // append-only file fsync'd on every write, so a SIGTERM'd server comes back with everything.
+  const persistenceArgs = dataDir === undefined
+    ? ['--save', '', '--appendonly', 'no']
+    : ['--save', '', '--dir', dataDir, '--appendonly', 'yes', '--appendfsync', 'always'];
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
   let removeExitHook: () => void = () => {};
@@ -91,12 +111,11 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
     if (await accepts(port)) {
       throw new Error(`startRedis: 127.0.0.1:${port} is already in use; omit port to get a free one`);
     }
-    // --save '' and --appendonly no: nothing touches disk, so every start is empty.
     const proc = spawn(
       redisServerPath,
       [
         ...security.portArgs(port),
-        '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no',
+        '--bind', '127.0.0.1', ...persistenceArgs, '--daemonize', 'no',
         ...security.userArgs,
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
@@ -156,7 +175,16 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
     }
   }
 
-  async function stop(): Promise<void> {
+  async function stop(stopOptions: { readonly discardData?: boolean } = {}): Promise<void> {
+    await stopProcess();
+    if (stopOptions.discardData === true && dataDir !== undefined) {
+      // Empty the directory (redis-server needs it to exist at the next start).
+      rmSync(dataDir, { recursive: true, force: true });
+      mkdirSync(dataDir, { recursive: true });
+    }
+  }
+
+  async function stopProcess(): Promise<void> {
     const proc = child;
     if (proc === undefined) return;
     child = undefined;
