@@ -1,0 +1,89 @@
+import { createRequire } from 'node:module';
+import { Ajv2019, type ErrorObject, type ValidateFunction } from 'ajv/dist/2019.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+
+// ajv ships the older drafts' meta-schemas as JSON files; Confluent's JsonDeserializer adds them the same way.
+const require = createRequire(import.meta.url);
+const DRAFT_06 = require('ajv/dist/refs/json-schema-draft-06.json') as Record<string, unknown>;
+const DRAFT_07 = require('ajv/dist/refs/json-schema-draft-07.json') as Record<string, unknown>;
+
+/** A JSON Schema that cannot be compiled (the messages that use it are dead-lettered). */
+export class JsonSchemaError extends Error {
+  override readonly name = 'JsonSchemaError';
+}
+
+/** One registered JSON Schema compiled: does a body conform, and if not, where it fails. */
+export interface JsonSchemaValidator {
+  /**
+   * Parses and validates `body` (the JSON text after the 5-byte header). Undefined when it conforms;
+   * else why not: not JSON, or the first failing path (a JSON Pointer into the value) and the rule it breaks.
+   */
+  validate(body: Buffer): string | undefined;
+  /** A key's text: a string's own text, else the body's JSON text as written (call after `validate`). */
+  keyText(body: Buffer): string;
+}
+
+const OPTIONS = {
+  // Registered schemas carry keywords of their own tools (confluent:tags, javaType, …): ignored, not refused.
+  strict: false,
+  // Confluent's deserializer does not add format validators either: "format" is an annotation here.
+  validateFormats: false,
+  // The first failure names the path; collecting every error costs time on the hot path for a reason no one reads twice.
+  allErrors: false,
+  logger: false,
+} as const;
+
+/**
+ * Compiles a JSON Schema as Confluent's `JsonDeserializer` does (ajv; draft 2020-12 when `$schema`
+ * says so, else the 2019-09 validator with the draft-06 and -07 meta-schemas), once per schema id.
+ * Throws {@link JsonSchemaError} for a schema ajv refuses.
+ */
+export function compileJsonSchemaValidator(schemaText: string): JsonSchemaValidator {
+  let schema: unknown;
+  try {
+    schema = JSON.parse(schemaText);
+  } catch (err) {
+    throw new JsonSchemaError(`not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof schema !== 'boolean' && (typeof schema !== 'object' || schema === null || Array.isArray(schema))) {
+    throw new JsonSchemaError('a JSON Schema is an object or a boolean');
+  }
+  const spec = typeof schema === 'object' ? (schema as { $schema?: unknown }).$schema : undefined;
+  let validate: ValidateFunction;
+  try {
+    if (spec === 'http://json-schema.org/draft/2020-12/schema' || spec === 'https://json-schema.org/draft/2020-12/schema') {
+      validate = new Ajv2020(OPTIONS).compile(schema as object);
+    } else {
+      const ajv = new Ajv2019(OPTIONS);
+      ajv.addMetaSchema(DRAFT_06);
+      ajv.addMetaSchema(DRAFT_07);
+      validate = ajv.compile(schema as object);
+    }
+  } catch (err) {
+    throw new JsonSchemaError(`ajv cannot compile it: ${(err as Error).message}`);
+  }
+  return {
+    validate(body) {
+      let value: unknown;
+      try {
+        value = JSON.parse(body.toString('utf8'));
+      } catch (err) {
+        return `the body is not valid JSON: ${(err as Error).message}`;
+      }
+      if (validate(value)) return undefined;
+      return failure(validate.errors?.[0]);
+    },
+    keyText(body) {
+      const text = body.toString('utf8');
+      const value: unknown = JSON.parse(text);
+      return typeof value === 'string' ? value : text;
+    },
+  };
+}
+
+function failure(error: ErrorObject | undefined): string {
+  if (error === undefined) return 'it does not conform to the schema';
+  const path = error.instancePath === '' ? '/' : error.instancePath;
+  const extra = error.keyword === 'additionalProperties' ? ` (${String((error.params as { additionalProperty?: unknown }).additionalProperty)})` : '';
+  return `at ${path}: ${error.message ?? error.keyword}${extra} (schema rule ${error.schemaPath})`;
+}
