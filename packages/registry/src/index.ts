@@ -7,5 +7,5 @@ export { decimalText, readExactLong, type AvroLong } from './avro-logical-types.
 export { createSchemaDecoders, type SchemaDecoders, type SchemaDecodersOptions, type SchemaEntry } from './schema-decoders.js';
 export { schemaSourceSpec, createSchemaSource, type SchemaSourceConfig, type ConfiguredSchemaSource } from './schema-source-config.js';
 export { compileProtobufDecoder, ProtobufSchemaError } from './protobuf-json.js';
-export { compileJsonSchemaValidator, JsonSchemaError, type JsonSchemaValidator } from './json-schema.js';
+export { compileJsonSchemaValidator, JsonSchemaError, type JsonSchemaValidator, type JsonSchemaFailure } from './json-schema.js';
 export type { WireDecoder } from './wire-decoder.js';

@@ -12,13 +12,19 @@ export class JsonSchemaError extends Error {
   override readonly name = 'JsonSchemaError';
 }
 
+/** Why a body does not pass: it is not JSON at all, or it breaks a rule of the schema. */
+export interface JsonSchemaFailure {
+  readonly notJson: boolean;
+  readonly message: string;
+}
+
 /** One registered JSON Schema compiled: does a body conform, and if not, where it fails. */
 export interface JsonSchemaValidator {
   /**
    * Parses and validates `body` (the JSON text after the 5-byte header). Undefined when it conforms;
-   * else why not: not JSON, or the first failing path (a JSON Pointer into the value) and the rule it breaks.
+   * else why not: not JSON (`notJson`), or the first failing path (a JSON Pointer into the value) and the rule it breaks.
    */
-  validate(body: Buffer): string | undefined;
+  validate(body: Buffer): JsonSchemaFailure | undefined;
   /** A key's text: a string's own text, else the body's JSON text as written (call after `validate`). */
   keyText(body: Buffer): string;
 }
@@ -68,10 +74,10 @@ export function compileJsonSchemaValidator(schemaText: string): JsonSchemaValida
       try {
         value = JSON.parse(body.toString('utf8'));
       } catch (err) {
-        return `the body is not valid JSON: ${(err as Error).message}`;
+        return { notJson: true, message: `the body is not valid JSON: ${(err as Error).message}` };
       }
       if (validate(value)) return undefined;
-      return failure(validate.errors?.[0]);
+      return { notJson: false, message: failure(validate.errors?.[0]) };
     },
     keyText(body) {
       const text = body.toString('utf8');
