@@ -123,7 +123,7 @@ describe('Protobuf → JSON: every mapped type, from bytes written by Confluent�
       biddersById: { '9007199254740993': { bidderId: 'u-1', displayName: 'Ann' } },
       lineItems: [{ skuCode: 'sku-1', qty: 2 }, { skuCode: 'sku-2', qty: 0 }],
       tags: ['a', 'b'],
-      bidder: { bidderId: 'u-2', displayName: 'Bo' },
+      bidder: { bidderId: 'u-2', displayName: 'Bo "the bidder"\n\\ é 😀 \ud800' }, // escapes, non-ASCII and a lone surrogate
       proxyStep: 0, // proto3 optional, set to its default: present, so 0
       payment: { case: 'walletId', value: 77n },
       anything: { kind: { case: 'listValue', value: { values: [{ kind: { case: 'stringValue', value: 'x' } }, { kind: { case: 'nullValue', value: 0 } }] } } },
@@ -160,7 +160,7 @@ describe('Protobuf → JSON: every mapped type, from bytes written by Confluent�
         { sku_code: 'sku-2', qty: 0 },
       ],
       tags: ['a', 'b'],
-      bidder: { bidder_id: 'u-2', display_name: 'Bo' },
+      bidder: { bidder_id: 'u-2', display_name: 'Bo "the bidder"\n\\ é 😀 \ufffd' }, // protobuf-es writes a lone surrogate as U+FFFD
       proxy_step: 0,
       wallet_id: '77', // the oneof member that is set, alone
       anything: ['x', null],

@@ -45,10 +45,19 @@ export function compileProtobufDecoder(schemaText: string, fieldName: FieldNamer
     return { type, message: type.decode(body.subarray(found.bodyOffset)) };
   }
 
+  // The route field of each type, found once (a topic has one).
+  const routeFields = new Map<protobuf.Type, Map<string, protobuf.Field | undefined>>();
+  function routeFieldOf(type: protobuf.Type, routeField: string): protobuf.Field | undefined {
+    let byName = routeFields.get(type);
+    if (byName === undefined) routeFields.set(type, (byName = new Map()));
+    if (!byName.has(routeField)) byName.set(routeField, type.fieldsArray.find((f) => fieldName(f.name) === routeField && !f.repeated && !f.map));
+    return byName.get(routeField);
+  }
+
   function decodeJson(body: Buffer, routeField: string | undefined): { json: string; routeValue: string | undefined } {
     const { type, message } = decodeMessage(body);
     const json = writerOf(type)(message);
-    return { json, routeValue: routeField === undefined ? undefined : routeValueOf(type, message, routeField, fieldName) };
+    return { json, routeValue: routeField === undefined ? undefined : routeValueOf(routeFieldOf(type, routeField), message) };
   }
 
   return {
@@ -153,6 +162,10 @@ interface FieldPart {
   readonly presence: boolean;
   /** For a field of a real oneof: only the field set is written. */
   readonly oneof: string | undefined;
+  /** A string field: quoted inline (escaped only when it must be). */
+  readonly quote: boolean;
+  /** A bool or 32-bit integer field: its text is the value's own. */
+  readonly plain: boolean;
 }
 
 function compileMessageWriter(
@@ -172,30 +185,46 @@ function compileMessageWriter(
       // A message-typed field always has presence (protobufjs's proto3 feature set says IMPLICIT for it).
       presence: !field.repeated && !field.map && (field.hasPresence || field.resolvedType instanceof protobuf.Type),
       oneof: realOneof,
+      quote: !field.repeated && !field.map && field.resolvedType === null && field.type === 'string',
+      plain: !field.repeated && !field.map && field.resolvedType === null && PLAIN_TYPES.has(field.type),
     };
   });
-  return (message) => {
-    const record = message as unknown as Record<string, unknown>;
-    let json = '{';
-    let first = true;
-    // Deliberately imperative: once per field of every message.
-    for (let i = 0; i < parts.length; i++) {
-      const part = parts[i] as FieldPart;
-      let text: string;
-      if (part.oneof !== undefined) {
-        // protobufjs's virtual oneof property names the member that is set (the last one read).
-        if (record[part.oneof] !== part.name) continue;
-        text = part.write(record[part.name]);
-      } else if (part.presence) {
-        text = Object.hasOwn(record, part.name) && record[part.name] !== null && record[part.name] !== undefined ? part.write(record[part.name]) : 'null';
-      } else {
-        text = part.write(record[part.name]);
-      }
-      json += first ? part.prefix + text : `,${part.prefix}${text}`;
-      first = false;
-    }
-    return `${json}}`;
-  };
+  return generateWriter(parts);
+}
+
+/**
+ * The writer of one message type as generated code, as protobufjs generates its decoders: one
+ * concatenation of every field's pre-quoted key and value (strings quoted inline, bools and 32-bit
+ * integers as they are, a call for the rest), then the member of each oneof that is set. The
+ * generated text holds only JSON-quoted names and indexes into `parts`, never data.
+ */
+function generateWriter(parts: readonly FieldPart[]): (message: protobuf.Message) => string {
+  const access = (part: FieldPart): string => `m[${JSON.stringify(part.name)}]`;
+  const valueOf = (part: FieldPart, i: number): string => (part.quote ? `q(${access(part)})` : part.plain ? `('' + ${access(part)})` : `w[${i}](${access(part)})`);
+  const fields: string[] = [];
+  const oneofs: string[] = [];
+  parts.forEach((part, i) => {
+    const prefix = JSON.stringify(part.prefix);
+    if (part.oneof !== undefined) oneofs.push(`if (m[${JSON.stringify(part.oneof)}] === ${JSON.stringify(part.name)}) s += (s.length > 1 ? ',' : '') + ${prefix} + ${valueOf(part, i)};`);
+    else if (part.presence) fields.push(`${prefix} + (${access(part)} != null && hasOwn(m, ${JSON.stringify(part.name)}) ? ${valueOf(part, i)} : 'null')`);
+    else fields.push(`${prefix} + ${valueOf(part, i)}`);
+  });
+  const body = `return function write(m) {\n  let s = '{' + ${fields.length === 0 ? "''" : fields.join(" + ',' + ")};\n  ${oneofs.join('\n  ')}\n  return s + '}';\n};`;
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from the schema's field names (JSON-quoted), as protobufjs generates its decoders
+  const factory = new Function('w', 'q', 'hasOwn', body) as (w: readonly ValueWriter[], q: (text: unknown) => string, hasOwn: (o: object, k: string) => boolean) => (message: protobuf.Message) => string;
+  return factory(
+    parts.map((p) => p.write),
+    quoteString,
+    (o, k) => Object.hasOwn(o, k),
+  );
+}
+
+/** Characters a JSON string must escape (and lone surrogates, which JSON.stringify writes as escapes). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** A string as JSON: between quotes as it is, unless it holds a character to escape. */
+function quoteString(text: unknown): string {
+  return NEEDS_ESCAPE.test(text as string) ? JSON.stringify(text) : `"${text as string}"`;
 }
 
 function fieldWriter(field: protobuf.Field, writerOf: (type: protobuf.Type) => (message: protobuf.Message) => string): ValueWriter {
@@ -230,6 +259,7 @@ function mapKeyText(keyType: string): (key: string) => string {
   return (key) => key;
 }
 
+const PLAIN_TYPES = new Set(['bool', 'int32', 'uint32', 'sint32', 'fixed32', 'sfixed32']);
 const INT64_TYPES = new Set(['int64', 'uint64', 'sint64', 'fixed64', 'sfixed64']);
 
 function numberText(value: number): string {
@@ -265,7 +295,7 @@ function singleWriter(typeName: string, resolved: protobuf.Type | protobuf.Enum 
     case 'bool':
       return (value) => (value === true ? 'true' : 'false');
     case 'string':
-      return (value) => JSON.stringify(value);
+      return quoteString;
     case 'bytes':
       return bytesText;
     default:
@@ -274,9 +304,8 @@ function singleWriter(typeName: string, resolved: protobuf.Type | protobuf.Enum 
 }
 
 /** What a routing field's value is as text, or undefined when it is not a scalar. */
-function routeValueOf(type: protobuf.Type, message: protobuf.Message, routeField: string, fieldName: FieldNamer): string | undefined {
-  const field = type.fieldsArray.find((f) => fieldName(f.name) === routeField);
-  if (field === undefined || field.repeated || field.map) return undefined;
+function routeValueOf(field: protobuf.Field | undefined, message: protobuf.Message): string | undefined {
+  if (field === undefined) return undefined;
   const value = (message as unknown as Record<string, unknown>)[field.name];
   if (field.resolvedType instanceof protobuf.Enum) return field.resolvedType.valuesById[value as number] ?? String(value);
   if (typeof value === 'string' || typeof value === 'number') return String(value);
