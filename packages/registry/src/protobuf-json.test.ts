@@ -70,7 +70,7 @@ message Bidder {
 }
 `;
 
-async function producer() {
+function producer() {
   const client = new MockClient();
   const serializer = confluentProtobufSerializer(client, BID_PROTO);
   return { client, serializer };
@@ -99,7 +99,7 @@ const decodeJson = (decoder: WireDecoder, bytes: Buffer, routeField?: string) =>
 
 describe('Protobuf â†’ JSON: every mapped type, from bytes written by Confluentâ€™s serializer', () => {
   it('maps 64-bit integers, enums, bytes, well-known types, maps, repeated, nested messages, oneof and optional', async () => {
-    const { client, serializer } = await producer();
+    const { client, serializer } = producer();
     const bytes = await serializer.serialize('bids', 'demo.auction.BidPlaced', {
       listingId: 'lst-1',
       amountCents: 9_007_199_254_740_993n, // 2^53 + 1: not a safe JSON number
@@ -168,7 +168,7 @@ describe('Protobuf â†’ JSON: every mapped type, from bytes written by Confluentâ
   });
 
   it('writes proto3 fields left at their default with the default, unset fields with presence as null, and no member of an unset oneof', async () => {
-    const { client, serializer } = await producer();
+    const { client, serializer } = producer();
     const bytes = await serializer.serialize('bids', 'demo.auction.BidPlaced', { listingId: 'lst-2' });
     const { value } = decodeJson(decoderOf((await registryDecoder(client, bytes)).entry), bytes);
     expect(value).toEqual({
@@ -204,7 +204,7 @@ describe('Protobuf â†’ JSON: every mapped type, from bytes written by Confluentâ
   });
 
   it('picks the message by the index list: the second top-level message, a nested one', async () => {
-    const { client, serializer } = await producer();
+    const { client, serializer } = producer();
     const bidder = await serializer.serialize('bids', 'demo.auction.Bidder', { bidderId: 'u-3', displayName: 'Cy' });
     const item = await serializer.serialize('bids', 'demo.auction.BidPlaced.LineItem', { skuCode: 'sku-9', qty: 5 });
     // Confluent writes [1] as count 1, index 1 (zig-zag: 02 02) and [0, 0] as 04 00 00.
@@ -217,7 +217,7 @@ describe('Protobuf â†’ JSON: every mapped type, from bytes written by Confluentâ
   });
 
   it('decodes the same bytes the same way from the .proto text, as a registry serves it or a schema directory holds it', async () => {
-    const { client, serializer } = await producer();
+    const { client, serializer } = producer();
     const bytes = await serializer.serialize('bids', 'demo.auction.BidPlaced', {
       listingId: 'lst-3',
       amountCents: -5n,
@@ -234,7 +234,7 @@ describe('Protobuf â†’ JSON: every mapped type, from bytes written by Confluentâ
   });
 
   it('throws on bytes that do not decode (the caller dead-letters them as UNDECODABLE)', async () => {
-    const { client, serializer } = await producer();
+    const { client, serializer } = producer();
     const bytes = await serializer.serialize('bids', 'demo.auction.BidPlaced', { listingId: 'lst-4', tags: ['x'] });
     const decoder = decoderOf((await registryDecoder(client, bytes)).entry);
     expect(() => decoder.decode(bytes.subarray(5, bytes.length - 1), undefined)).toThrow(/index out of range|invalid|truncated/i);

@@ -49,7 +49,7 @@ export function compileProtobufDecoder(schemaText: string, fieldName: FieldNamer
   const routeFields = new Map<protobuf.Type, Map<string, protobuf.Field | undefined>>();
   function routeFieldOf(type: protobuf.Type, routeField: string): protobuf.Field | undefined {
     let byName = routeFields.get(type);
-    if (byName === undefined) routeFields.set(type, (byName = new Map()));
+    if (byName === undefined) routeFields.set(type, (byName = new Map<string, protobuf.Field | undefined>()));
     if (!byName.has(routeField)) byName.set(routeField, type.fieldsArray.find((f) => fieldName(f.name) === routeField && !f.repeated && !f.map));
     return byName.get(routeField);
   }
@@ -122,9 +122,10 @@ function loadText(text: string): { root: protobuf.Root; messages: protobuf.Type[
 
 function loadDescriptor(base64: string): { root: protobuf.Root; messages: protobuf.Type[] } {
   const file = descriptor.FileDescriptorProto.decode(Buffer.from(base64, 'base64')) as descriptor.IFileDescriptorProto;
-  checkImports(file.dependency ?? []);
+  const dependencies = (file.dependency as string[] | null | undefined) ?? [];
+  checkImports(dependencies);
   const root = new protobuf.Root();
-  for (const name of file.dependency ?? []) root.addJSON(protobuf.common.get(name)?.nested ?? {});
+  for (const name of dependencies) root.addJSON(protobuf.common.get(name)?.nested ?? {});
   const scope = file.package === null || file.package === undefined || file.package === '' ? root : root.define(file.package);
   const context = { edition: file.syntax === 'proto2' ? 'proto2' : file.syntax === 'editions' ? String(file.edition ?? '2023') : 'proto3', keepCase: true };
   const fromDescriptor = protobuf.Type as unknown as { fromDescriptor(d: descriptor.IDescriptorProto, c: typeof context): protobuf.Type };
@@ -220,6 +221,7 @@ function generateWriter(parts: readonly FieldPart[]): (message: protobuf.Message
 }
 
 /** Characters a JSON string must escape (and lone surrogates, which JSON.stringify writes as escapes). */
+// eslint-disable-next-line no-control-regex -- the control characters are exactly what JSON must escape
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 /** A string as JSON: between quotes as it is, unless it holds a character to escape. */
@@ -252,10 +254,15 @@ function fieldWriter(field: protobuf.Field, writerOf: (type: protobuf.Type) => (
   return single;
 }
 
+/** A 64-bit integer's exact digits: protobufjs decodes it as a `Long` (long.js), or a number where that is exact. */
+function longText(value: unknown): string {
+  return typeof value === 'number' ? String(value) : (value as { toString(radix: number): string }).toString(10);
+}
+
 /** Map keys are data: kept as they are, as text (protobufjs holds 64-bit keys as 8-character hashes). */
 function mapKeyText(keyType: string): (key: string) => string {
-  if (['int64', 'sint64', 'sfixed64'].includes(keyType)) return (key) => protobuf.util.longFromHash(key, false).toString();
-  if (['uint64', 'fixed64'].includes(keyType)) return (key) => protobuf.util.longFromHash(key, true).toString();
+  if (['int64', 'sint64', 'sfixed64'].includes(keyType)) return (key) => longText(protobuf.util.longFromHash(key, false));
+  if (['uint64', 'fixed64'].includes(keyType)) return (key) => longText(protobuf.util.longFromHash(key, true));
   return (key) => key;
 }
 
@@ -286,7 +293,7 @@ function singleWriter(typeName: string, resolved: protobuf.Type | protobuf.Enum 
       return name === undefined ? String(value) : JSON.stringify(name);
     };
   }
-  if (INT64_TYPES.has(typeName)) return (value) => `"${String(value)}"`; // a Long (or number): its exact digits
+  if (INT64_TYPES.has(typeName)) return (value) => `"${longText(value)}"`;
   switch (typeName) {
     case 'double':
       return (value) => numberText(value as number);
@@ -309,7 +316,7 @@ function routeValueOf(field: protobuf.Field | undefined, message: protobuf.Messa
   const value = (message as unknown as Record<string, unknown>)[field.name];
   if (field.resolvedType instanceof protobuf.Enum) return field.resolvedType.valuesById[value as number] ?? String(value);
   if (typeof value === 'string' || typeof value === 'number') return String(value);
-  if (value !== null && typeof value === 'object' && INT64_TYPES.has(field.type)) return String(value);
+  if (value !== null && typeof value === 'object' && INT64_TYPES.has(field.type)) return longText(value);
   return undefined;
 }
 
