@@ -119,7 +119,6 @@ describe('PROTOBUF and JSON_SCHEMA topics (Confluent wire format)', () => {
     const key = await keys.serialize(p.bidTopic, 'demo.auction.BidKey', { listingId: 'lst-1' });
     const goodBid = await bid(0);
     const bidId = goodBid.readUInt32BE(1);
-    const keyId = key.readUInt32BE(1);
     const unknownId = Buffer.from(goodBid);
     unknownId.writeUInt32BE(4242, 1);
     // A good body behind the id of an Avro schema: a producer of another format on this topic.
