@@ -11,11 +11,13 @@ export interface DeadLetterReason {
     | 'TRANSFORM_FAILED'
     | 'PROCESSING_FAILED'
     // Wire-format topics (@topic(format: AVRO) …): no magic byte 0 / 5-byte header; an id the schema
-    // source does not have; a schema that cannot be decoded into a payload; bytes that do not decode.
+    // source does not have; a schema that cannot be decoded into a payload; bytes that do not decode;
+    // a JSON_SCHEMA body that breaks its schema.
     | 'NOT_WIRE_FORMAT'
     | 'UNKNOWN_SCHEMA_ID'
     | 'UNSUPPORTED_SCHEMA'
-    | 'UNDECODABLE';
+    | 'UNDECODABLE'
+    | 'SCHEMA_VIOLATION';
   readonly message: string;
 }
 

@@ -8,5 +8,5 @@ export { createIngestRedis, type IngestRedis, type IngestRedisOptions } from './
 export { kafkaLogCreator } from './kafka-logger.js';
 export { createEventConverter, type ConvertResult, type EventConverter } from './event-converter.js';
 // The wire-format (Avro) converter, for bench/ingest's JSON-vs-Avro comparison on the same events.
-export { createWireConverter, type WireConverterOptions } from './wire-converter.js';
+export { createWireConverter, type WireConverterOptions, type WireFormat } from './wire-converter.js';
 export { DEAD_LETTER_HEADERS, DEAD_LETTER_TRUNCATION_HEADERS, type DeadLetterReason } from './dead-letter.js';

@@ -189,7 +189,9 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
   let lagMonitor: { stop(): Promise<void> } | undefined;
   const flow = createFlowControl({ state, redis, topics: schema.topics, logger, metrics });
   const layout = createRedisLayout(redisMode, channelPrefix, historyPrefix);
-  const routes = createTopicRoutes(schema, deps.schemaDecoders, maxMessageBytes);
+  const convert = deps.convert ?? createEventConverter({ maxMessageBytes });
+  // JSON_SCHEMA bodies, once validated, go through the JSON topics' converter.
+  const routes = createTopicRoutes(schema, deps.schemaDecoders, maxMessageBytes, convert);
   const publisher = createRedisPublisher({
     redis,
     layout,
@@ -203,7 +205,6 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     waitReplicas: redisWaitReplicas,
     waitTimeoutMs: redisWaitTimeoutMs,
   });
-  const convert = deps.convert ?? createEventConverter({ maxMessageBytes });
   const schemaGate = createSchemaGate({ state, logger, retryBackoffMs });
   const chunks = createChunkBuilder({ convert, schemaGate, maxRetries, retryBackoffMs, flow, logger, metrics });
   const batches = createBatchProcessor({

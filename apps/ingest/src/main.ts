@@ -28,19 +28,10 @@ try {
 }
 if (schema.added.length > 0) logger.info({ added: schema.added }, 'schema: added what the SDL does not declare (docs/schema.md)');
 // --- Schema Registry / schema directory (issue #14) ---
-// Only AVRO is decoded so far: a topic in another registry format is refused at start rather than dead-lettered message by message.
 const wireTopics = schema.topics.flatMap((topic) => {
   const route = schema.routesForTopic(topic)[0];
   return route !== undefined && (needsSchemaSource(route.format) || needsSchemaSource(route.keyFormat)) ? [{ topic, format: route.format, keyFormat: route.keyFormat }] : [];
 });
-const undecodable = wireTopics.filter((t) => !['JSON', 'AVRO'].includes(t.format) || !['STRING', 'AVRO'].includes(t.keyFormat));
-if (undecodable.length > 0) {
-  process.stderr.write(
-    `${ingestConfigSpec.schemaPath.name}: ${undecodable.map((t) => `topic ${t.topic} is @topic(format: ${t.format}, keyFormat: ${t.keyFormat})`).join('; ')}: ` +
-      'this ingest decodes AVRO (and JSON values, STRING keys) only so far; PROTOBUF and JSON_SCHEMA are to come (issue #14)\n',
-  );
-  process.exit(EXIT_CONFIG);
-}
 const schemaSource = await buildOrExit(() => createSchemaSource(config, wireTopics.map((t) => `topic ${t.topic} (format ${t.format}, keyFormat ${t.keyFormat})`)));
 const schemaDecoders = schemaSource === undefined ? undefined : createSchemaDecoders({ source: schemaSource.source, fieldName: toSnakeCase, maxSchemas: config.schemaCacheSize });
 if (schemaSource !== undefined) logger.info({ schemas: schemaSource.summary, topics: wireTopics.map((t) => t.topic) }, 'schemas of wire-format topics from');

@@ -2,7 +2,7 @@ import { createEnvelopeHeadEncoder, needsSchemaSource, type EnvelopeHeadEncoder,
 import type { SchemaDecoders } from '@wirestream/registry';
 import type { EventConverter } from './event-converter.js';
 import type { WireRoute } from './schema-gate.js';
-import { createWireConverter, createWireKeyDecoder } from './wire-converter.js';
+import { createWireConverter, createWireKeyDecoder, type WireFormat } from './wire-converter.js';
 
 /** How the events of one topic are routed and framed, resolved once from the schema. */
 export interface TopicRoute {
@@ -23,7 +23,7 @@ export interface WireTopic extends WireRoute {
 }
 
 /** Routing per topic is fixed by the schema: resolve it once, not per message. */
-export function createTopicRoutes(schema: WirestreamSchema, decoders?: SchemaDecoders, maxMessageBytes?: number): ReadonlyMap<string, TopicRoute> {
+export function createTopicRoutes(schema: WirestreamSchema, decoders?: SchemaDecoders, maxMessageBytes?: number, convertJson?: EventConverter): ReadonlyMap<string, TopicRoute> {
   return new Map(
     schema.topics.map((topic) => {
       const route = schema.routesForTopic(topic)[0];
@@ -37,8 +37,16 @@ export function createTopicRoutes(schema: WirestreamSchema, decoders?: SchemaDec
         wire = {
           decoders,
           keyInWireFormat: needsSchemaSource(keyFormat),
-          convert: needsSchemaSource(format) ? createWireConverter({ decoders, topic, ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }) }) : undefined,
-          decodeKey: needsSchemaSource(keyFormat) ? createWireKeyDecoder(decoders, topic) : undefined,
+          convert: needsSchemaSource(format)
+            ? createWireConverter({
+                decoders,
+                topic,
+                format: format as WireFormat,
+                ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
+                ...(convertJson === undefined ? {} : { convertJson }),
+              })
+            : undefined,
+          decodeKey: needsSchemaSource(keyFormat) ? createWireKeyDecoder(decoders, topic, keyFormat as WireFormat) : undefined,
         };
       }
       return [topic, { keyField: route?.keyField, shards: route?.shards ?? 1, encodeHead: createEnvelopeHeadEncoder(topic), wire }] as const;

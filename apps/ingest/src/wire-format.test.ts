@@ -232,10 +232,10 @@ describe('Avro topics (Confluent wire format)', () => {
     const unknownId = Buffer.from(valid);
     unknownId.writeUInt32BE(4242, 1);
     const bad = [
-      { name: 'JSON', value: Buffer.from(JSON.stringify({ listingId: 'lst-1' })), code: 'NOT_WIRE_FORMAT', detail: `topic ${pipeline.bidTopic} is read as a registry format (@topic(format:)), but the value starts with byte 123, not the wire format's magic byte 0 (it starts with "{": JSON written to a topic declared with a registry format?)` },
+      { name: 'JSON', value: Buffer.from(JSON.stringify({ listingId: 'lst-1' })), code: 'NOT_WIRE_FORMAT', detail: `topic ${pipeline.bidTopic} is read as a registry format (@topic(format: AVRO)), but the value starts with byte 123, not the wire format's magic byte 0 (it starts with "{": JSON written to a topic declared with a registry format?)` },
       { name: 'wrong magic byte', value: Buffer.concat([Buffer.from([1]), valid.subarray(1)]), code: 'NOT_WIRE_FORMAT', detail: "value starts with byte 1, not the wire format's magic byte 0" },
       { name: 'unknown id', value: unknownId, code: 'UNKNOWN_SCHEMA_ID', detail: `topic ${pipeline.bidTopic}: schema id 4242 is not in the Schema Registry (MockClient)` },
-      { name: 'truncated body', value: valid.subarray(0, valid.length - 4), code: 'UNDECODABLE', detail: `topic ${pipeline.bidTopic}: the value does not decode with schema id ${id}: truncated buffer` },
+      { name: 'truncated body', value: valid.subarray(0, valid.length - 4), code: 'UNDECODABLE', detail: `topic ${pipeline.bidTopic}: the value does not decode with AVRO schema id ${id}: truncated buffer` },
       { name: 'short header', value: Buffer.from([0, 0, 1]), code: 'NOT_WIRE_FORMAT', detail: "value is 3 bytes, shorter than the wire format's 5-byte header" },
     ];
     const messages: { key: string; value: Buffer }[] = [];
@@ -275,7 +275,7 @@ describe('Avro topics (Confluent wire format)', () => {
     const [dead] = await readDeadLetters(`${pipeline.bidTopic}.dlq`, 1);
     expect(dead?.headers[DEAD_LETTER_HEADERS.reason]).toBe('NOT_WIRE_FORMAT');
     expect(dead?.headers[DEAD_LETTER_HEADERS.detail]).toBe(
-      `topic ${pipeline.bidTopic}: the key is read as a registry format (@topic(keyFormat:)), but the key starts with byte 108, not the wire format's magic byte 0`,
+      `topic ${pipeline.bidTopic}: the key is read as a registry format (@topic(keyFormat: AVRO)), but the key starts with byte 108, not the wire format's magic byte 0`,
     );
   });
 

@@ -1,19 +1,25 @@
-// CPU per event of ingest's conversion, JSON against Avro, on the same demo events in one run:
-// each event as the demo producer writes it (camelCase JSON) through the app's JSON converter, and
-// as an Avro producer writes it (Confluent's AvroSerializer, the wire format, a schema inferred from
-// the events and registered in Confluent's MockClient) through the app's wire-format converter.
-// Both build the same envelope bytes; the run checks that every Avro envelope's payload equals the
-// JSON one's, then times interleaved rounds (process.cpuUsage, one thread: no Kafka, no Redis).
+// CPU per event of ingest's conversion, JSON against Avro, Protobuf and JSON Schema, on the same demo
+// events in one run: each event as the demo producer writes it (camelCase JSON) through the app's
+// JSON converter, and as Confluent's AvroSerializer, ProtobufSerializer and JsonSerializer write it
+// (the wire format; an Avro schema inferred from the events, and a .proto and a JSON Schema derived
+// from it, all registered in Confluent's MockClient) through the app's wire-format converter. All
+// build the same envelope bytes; the run checks that every envelope's payload equals the JSON one's,
+// then times interleaved rounds (process.cpuUsage, one thread: no Kafka, no Redis). For decision
+// 0018 it also times Confluent's own ProtobufDeserializer and JsonDeserializer (decode only, to
+// objects) and protobufjs's decode alone (the object step of our Protobuf path, without JSON).
 //
 //   npx turbo run build --filter=@wirestream/bench-ingest...
 //   flock /tmp/wirestream-bench.lock node bench/ingest/dist/formats.js [--events 20000] [--rounds 7]
 import { parseArgs } from 'node:util';
-import { AvroSerializer, MockClient, SerdeType } from '@confluentinc/schemaregistry';
+import { AvroSerializer, JsonDeserializer, JsonSerializer, MockClient, ProtobufDeserializer, SerdeType } from '@confluentinc/schemaregistry';
 import avsc from 'avsc';
 import { createAuctionEventGenerator, type DemoEvent } from '@wirestream/demo-events';
 import { createEventConverter, createWireConverter, type EventConverter } from '@wirestream/ingest';
+import protobuf from 'protobufjs';
 import { createRegistrySource, createSchemaDecoders } from '@wirestream/registry';
 import { createEnvelopeHeadEncoder } from '@wirestream/schema';
+import { confluentProtobufSerializer } from '@wirestream/testkit';
+import { jsonSchemaOf, protoOf, withoutNulls } from './formats-schemas.js';
 import { toSnakeCase } from '@wirestream/transform';
 
 const { values: args } = parseArgs({ options: { events: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '7' } } });
@@ -26,6 +32,8 @@ interface Encoded {
   readonly head: string;
   readonly json: Buffer;
   readonly avro: Buffer;
+  readonly protobuf: Buffer;
+  readonly jsonSchema: Buffer;
 }
 
 /**
@@ -39,26 +47,43 @@ function inferSchema(name: string, values: readonly unknown[]): avsc.Type {
   return avsc.Type.forSchema(schema);
 }
 
-async function encodeAll(): Promise<{ events: Encoded[]; schemas: Record<string, string>; client: MockClient }> {
+async function encodeAll(): Promise<{ events: Encoded[]; protos: Record<string, string>; client: MockClient }> {
   const generator = createAuctionEventGenerator({ seed: 42, listings: 5_000 });
   const demo = Array.from({ length: EVENTS }, () => generator.next());
   const client = new MockClient();
-  const schemas: Record<string, string> = {};
-  const serializers = new Map<string, AvroSerializer>();
+  const protos: Record<string, string> = {};
+  const writers = new Map<string, { avro: AvroSerializer; protobuf: (value: unknown) => Promise<Buffer>; json: JsonSerializer }>();
   for (const topic of ['listing-events', 'bid-events'] as const) {
     const values = demo.filter((e) => e.topic === topic).map((e) => e.value);
-    const type = inferSchema(topic === 'listing-events' ? 'ListingEvent' : 'BidEvent', values);
-    schemas[topic] = JSON.stringify(type.schema());
-    await client.register(`${topic}-value`, { schemaType: 'AVRO', schema: schemas[topic] });
-    serializers.set(topic, new AvroSerializer(client, SerdeType.VALUE, { useLatestVersion: true }));
+    const name = topic === 'listing-events' ? 'ListingEvent' : 'BidEvent';
+    const type = inferSchema(name, values);
+    await client.register(`${topic}-value`, { schemaType: 'AVRO', schema: JSON.stringify(type.schema()) });
+    // The same shape as a .proto (registered by Confluent's serializer itself, under <topic>-proto-value) and as a JSON Schema.
+    const proto = protoOf(type);
+    protos[topic] = proto;
+    const protobuf = confluentProtobufSerializer(client, proto, { fileName: `${topic}.proto` });
+    await client.register(`${topic}-json-value`, { schemaType: 'JSON', schema: JSON.stringify(jsonSchemaOf(type)) });
+    writers.set(topic, {
+      avro: new AvroSerializer(client, SerdeType.VALUE, { useLatestVersion: true }),
+      protobuf: (value) => protobuf.serialize(`${topic}-proto`, `demo.${name}`, withoutNulls(value) as Record<string, unknown>),
+      json: new JsonSerializer(client, SerdeType.VALUE, { useLatestVersion: true }),
+    });
   }
   const heads = { 'listing-events': createEnvelopeHeadEncoder('listing-events'), 'bid-events': createEnvelopeHeadEncoder('bid-events') };
   const events: Encoded[] = [];
   for (const [i, event] of demo.entries()) {
-    const avro = await (serializers.get(event.topic) as AvroSerializer).serialize(event.topic, event.value);
-    events.push({ topic: event.topic, keyField: 'listing_id', head: heads[event.topic](i % 6, String(i), event.key, 1_700_000_000_000 + i), json: Buffer.from(JSON.stringify(event.value)), avro });
+    const w = writers.get(event.topic) as NonNullable<ReturnType<typeof writers.get>>;
+    events.push({
+      topic: event.topic,
+      keyField: 'listing_id',
+      head: heads[event.topic](i % 6, String(i), event.key, 1_700_000_000_000 + i),
+      json: Buffer.from(JSON.stringify(event.value)),
+      avro: await w.avro.serialize(event.topic, event.value),
+      protobuf: await w.protobuf(event.value),
+      jsonSchema: await w.json.serialize(`${event.topic}-json`, event.value),
+    });
   }
-  return { events, schemas, client };
+  return { events, protos, client };
 }
 
 function cpuMicros(): number {
@@ -84,42 +109,97 @@ function median(values: readonly number[]): number {
   return sorted[Math.floor(sorted.length / 2)] as number;
 }
 
-const { events, client } = await encodeAll();
+/** CPU µs per event of one awaited call per event (Confluent's deserializers are async). */
+async function passAsync(events: readonly Encoded[], decode: (e: Encoded) => Promise<unknown>): Promise<number> {
+  const started = cpuMicros();
+  for (const e of events) if ((await decode(e)) === null) throw new Error('nothing decoded');
+  return (cpuMicros() - started) / events.length;
+}
+
+const { events, protos, client } = await encodeAll();
 const jsonConvert = createEventConverter();
 const decoders = createSchemaDecoders({ source: createRegistrySource(client), fieldName: toSnakeCase });
-const converters = {
-  'listing-events': createWireConverter({ decoders, topic: 'listing-events' }),
-  'bid-events': createWireConverter({ decoders, topic: 'bid-events' }),
+const converter = (format: 'AVRO' | 'PROTOBUF' | 'JSON_SCHEMA') => ({
+  'listing-events': createWireConverter({ decoders, topic: 'listing-events', format, convertJson: jsonConvert }),
+  'bid-events': createWireConverter({ decoders, topic: 'bid-events', format, convertJson: jsonConvert }),
+});
+const paths = {
+  JSON: (e: Encoded) => jsonConvert(e.json, e.head, e.keyField),
+  AVRO: ((c) => (e: Encoded) => c[e.topic](e.avro, e.head, e.keyField))(converter('AVRO')),
+  PROTOBUF: ((c) => (e: Encoded) => c[e.topic](e.protobuf, e.head, e.keyField))(converter('PROTOBUF')),
+  JSON_SCHEMA: ((c) => (e: Encoded) => c[e.topic](e.jsonSchema, e.head, e.keyField))(converter('JSON_SCHEMA')),
 };
-await decoders.load(events.map((e) => e.avro.readUInt32BE(1)));
+await decoders.load(events.flatMap((e) => [e.avro.readUInt32BE(1), e.protobuf.readUInt32BE(1), e.jsonSchema.readUInt32BE(1)]));
 
-// The same envelope, both ways: a check that the Avro path maps the demo events as the JSON path does.
-let mismatches = 0;
+// The same envelope every way: a check that each wire path maps the demo events as the JSON path does.
+const mismatches = { AVRO: 0, PROTOBUF: 0, JSON_SCHEMA: 0 };
 for (const e of events) {
-  const a = jsonConvert(e.json, e.head, e.keyField);
-  const b = converters[e.topic](e.avro, e.head, e.keyField);
-  if (!a.ok || !b.ok) throw new Error(`a demo event did not convert: ${JSON.stringify(a.ok ? b : a)}`);
-  if (JSON.stringify(JSON.parse(a.bytes.toString())) !== JSON.stringify(JSON.parse(b.bytes.toString())) || a.routeValue !== b.routeValue) {
-    if (mismatches++ === 0 && process.env['BENCH_SHOW_MISMATCH'] === '1') console.log(a.bytes.toString(), '\n', b.bytes.toString());
+  const a = paths.JSON(e);
+  if (!a.ok) throw new Error(`a demo event did not convert as JSON: ${JSON.stringify(a)}`);
+  for (const format of ['AVRO', 'PROTOBUF', 'JSON_SCHEMA'] as const) {
+    const b = paths[format](e);
+    if (!b.ok) throw new Error(`a demo event did not convert as ${format}: ${JSON.stringify(b)}`);
+    if (JSON.stringify(JSON.parse(a.bytes.toString())) !== JSON.stringify(JSON.parse(b.bytes.toString())) || a.routeValue !== b.routeValue) {
+      if (mismatches[format]++ === 0 && process.env['BENCH_SHOW_MISMATCH'] === '1') console.log(format, a.bytes.toString(), '\n', b.bytes.toString());
+    }
   }
 }
 
-const jsonRuns: number[] = [];
-const avroRuns: number[] = [];
-pass(events, (e) => jsonConvert(e.json, e.head, e.keyField)); // warm-up, both
-pass(events, (e) => converters[e.topic](e.avro, e.head, e.keyField));
-for (let round = 0; round < ROUNDS; round++) {
-  jsonRuns.push(pass(events, (e) => jsonConvert(e.json, e.head, e.keyField)));
-  avroRuns.push(pass(events, (e) => converters[e.topic](e.avro, e.head, e.keyField)));
+// For decision 0018: the object step of our Protobuf path alone, and Confluent's own deserializers.
+const protobufjsType = (topic: 'listing-events' | 'bid-events', name: string): protobuf.Type => {
+  const root = new protobuf.Root();
+  protobuf.parse(protos[topic] as string, root, { keepCase: true });
+  return root.lookupType(`demo.${name}`);
+};
+const protobufjsTypes = { 'listing-events': protobufjsType('listing-events', 'ListingEvent'), 'bid-events': protobufjsType('bid-events', 'BidEvent') };
+const confluentProtobuf = new ProtobufDeserializer(client, SerdeType.VALUE, {});
+const confluentJson = new JsonDeserializer(client, SerdeType.VALUE, { validate: true });
+
+const runs: Record<keyof typeof paths, number[]> = { JSON: [], AVRO: [], PROTOBUF: [], JSON_SCHEMA: [] };
+const formats = Object.keys(paths) as (keyof typeof paths)[];
+for (const format of formats) pass(events, paths[format]); // warm-up, each
+for (let round = 0; round < ROUNDS; round++) for (const format of formats) runs[format].push(pass(events, paths[format]));
+const reference: Record<string, number[]> = { 'protobufjs decode only': [], 'Confluent ProtobufDeserializer': [], 'Confluent JsonDeserializer (validate)': [] };
+const referenceRounds = Math.max(1, Math.min(3, ROUNDS));
+/** protobufjs's decode alone, to its message objects: the part of our Protobuf path a bytes-straight-to-JSON writer could not drop. */
+function passProtobufjsOnly(): number {
+  const started = cpuMicros();
+  let fields = 0;
+  for (const e of events) fields += Object.keys(protobufjsTypes[e.topic].decode(e.protobuf.subarray(6))).length; // [0] is one byte, 0
+  if (fields === 0) throw new Error('nothing decoded');
+  return (cpuMicros() - started) / events.length;
 }
+passProtobufjsOnly();
+await passAsync(events, (e) => confluentProtobuf.deserialize(`${e.topic}-proto`, e.protobuf)); // warm-up (and its caches)
+await passAsync(events, (e) => confluentJson.deserialize(`${e.topic}-json`, e.jsonSchema));
+for (let round = 0; round < referenceRounds; round++) {
+  (reference['protobufjs decode only'] as number[]).push(passProtobufjsOnly());
+  (reference['Confluent ProtobufDeserializer'] as number[]).push(await passAsync(events, (e) => confluentProtobuf.deserialize(`${e.topic}-proto`, e.protobuf)));
+  (reference['Confluent JsonDeserializer (validate)'] as number[]).push(await passAsync(events, (e) => confluentJson.deserialize(`${e.topic}-json`, e.jsonSchema)));
+}
+
 const meanBytes = (pick: (e: Encoded) => Buffer) => events.reduce((n, e) => n + pick(e).length, 0) / events.length;
-const json = median(jsonRuns);
-const avro = median(avroRuns);
+const json = median(runs.JSON);
+const labels: Record<keyof typeof paths, [string, (e: Encoded) => Buffer]> = {
+  JSON: ['JSON (byte-level snake_case rewrite, the baseline)', (e) => e.json],
+  AVRO: ['Avro (wire format → JSON bytes in one pass)', (e) => e.avro],
+  PROTOBUF: ['Protobuf (wire format → protobufjs message → JSON text)', (e) => e.protobuf],
+  JSON_SCHEMA: ['JSON Schema (wire format, ajv validation, then the JSON path)', (e) => e.jsonSchema],
+};
 console.log(`${EVENTS} demo events (${events.filter((e) => e.topic === 'listing-events').length} listing, ${events.filter((e) => e.topic === 'bid-events').length} bid), ${ROUNDS} interleaved rounds, Node ${process.version}`);
-console.log(`payloads equal both ways: ${events.length - mismatches} of ${events.length}`);
+console.log(`payloads equal to the JSON path's: Avro ${events.length - mismatches.AVRO}, Protobuf ${events.length - mismatches.PROTOBUF}, JSON Schema ${events.length - mismatches.JSON_SCHEMA} of ${events.length}`);
 console.log('');
 console.log('| path | mean value bytes | CPU µs/event median | min | max | × JSON |');
 console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
-console.log(`| JSON (byte-level snake_case rewrite, the baseline) | ${meanBytes((e) => e.json).toFixed(0)} | ${json.toFixed(2)} | ${Math.min(...jsonRuns).toFixed(2)} | ${Math.max(...jsonRuns).toFixed(2)} | 1.00 |`);
-console.log(`| Avro (wire format → JSON bytes in one pass) | ${meanBytes((e) => e.avro).toFixed(0)} | ${avro.toFixed(2)} | ${Math.min(...avroRuns).toFixed(2)} | ${Math.max(...avroRuns).toFixed(2)} | ${(avro / json).toFixed(2)} |`);
-if (mismatches > 0) process.exitCode = 1;
+for (const format of formats) {
+  const [label, pick] = labels[format];
+  const r = runs[format];
+  console.log(`| ${label} | ${meanBytes(pick).toFixed(0)} | ${median(r).toFixed(2)} | ${Math.min(...r).toFixed(2)} | ${Math.max(...r).toFixed(2)} | ${(median(r) / json).toFixed(2)} |`);
+}
+console.log('');
+console.log(`Reference, decode only (no envelope), ${referenceRounds} rounds after the ones above:`);
+console.log('');
+console.log('| decoder | CPU µs/event median | × JSON path |');
+console.log('| --- | ---: | ---: |');
+for (const [name, r] of Object.entries(reference)) if (r.length > 0) console.log(`| ${name} | ${median(r).toFixed(2)} | ${(median(r) / json).toFixed(2)} |`);
+if (mismatches.AVRO + mismatches.PROTOBUF + mismatches.JSON_SCHEMA > 0) process.exitCode = 1;

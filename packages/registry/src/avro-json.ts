@@ -1,27 +1,13 @@
 import avsc from 'avsc';
 import { compileByteWriter, routeCapturingWriter, writeAscii, writeText, type ByteWriter, type Out, type Reader } from './avro-bytes.js';
+import type { WireDecoder } from './wire-decoder.js';
 import { EXACT_LONG, JSON_LOGICAL_TYPES } from './avro-logical-types.js';
 
 /** Renames a record field for the payload (the key style: snake_case by default). */
 export type FieldNamer = (name: string) => string;
 
-/** One writer's schema compiled: Avro body bytes → payload JSON text. */
-export interface AvroJsonDecoder {
-  /** Whether the schema is a record, the only kind of schema whose values can be event payloads (keys may be of any type). */
-  readonly isRecord: boolean;
-  /** Top-level field names of the payload, as published (after the key style). */
-  readonly fields: readonly string[];
-  /**
-   * Decodes `body` (the bytes after the wire-format header) into the payload's JSON text and the
-   * value of the payload field `routeField` (as published) as a string, if it has one. Throws on
-   * bytes that do not decode with this schema (truncated, trailing bytes, a bad union branch).
-   */
-  decode(body: Buffer, routeField: string | undefined): { readonly json: string; readonly routeValue: string | undefined };
-  /** The same, framed: `head` + the payload's JSON + `suffix`, as UTF-8 bytes in one buffer (the envelope). */
-  decodeEnvelope(body: Buffer, head: string, suffix: string, routeField: string | undefined): { readonly bytes: Buffer; readonly routeValue: string | undefined };
-  /** Decodes a key: the text of a string (or of a number), else the JSON text of the value. */
-  decodeKey(body: Buffer): string;
-}
+/** One Avro writer's schema compiled: Avro body bytes → payload JSON text. */
+export type AvroJsonDecoder = WireDecoder;
 
 /** A schema that cannot be turned into payloads (the messages that use it are dead-lettered). */
 export class AvroSchemaError extends Error {

@@ -6,3 +6,6 @@ export { compileAvroDecoder, AvroSchemaError, type AvroJsonDecoder, type FieldNa
 export { decimalText, readExactLong, type AvroLong } from './avro-logical-types.js';
 export { createSchemaDecoders, type SchemaDecoders, type SchemaDecodersOptions, type SchemaEntry } from './schema-decoders.js';
 export { schemaSourceSpec, createSchemaSource, type SchemaSourceConfig, type ConfiguredSchemaSource } from './schema-source-config.js';
+export { compileProtobufDecoder, ProtobufSchemaError } from './protobuf-json.js';
+export { compileJsonSchemaValidator, JsonSchemaError, type JsonSchemaValidator, type JsonSchemaFailure } from './json-schema.js';
+export type { WireDecoder } from './wire-decoder.js';

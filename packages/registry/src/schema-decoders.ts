@@ -1,9 +1,15 @@
-import { AvroSchemaError, compileAvroDecoder, type AvroJsonDecoder, type FieldNamer } from './avro-json.js';
-import type { SchemaSource } from './schema-source.js';
+import { AvroSchemaError, compileAvroDecoder, type FieldNamer } from './avro-json.js';
+import { compileJsonSchemaValidator, JsonSchemaError, type JsonSchemaValidator } from './json-schema.js';
+import { compileProtobufDecoder, ProtobufSchemaError } from './protobuf-json.js';
+import type { RegisteredSchema, SchemaSource } from './schema-source.js';
+import type { WireDecoder } from './wire-decoder.js';
 
 /** What a schema id stands for once looked up. */
 export type SchemaEntry =
-  | { readonly kind: 'decoder'; readonly id: number; readonly decoder: AvroJsonDecoder }
+  /** An Avro or Protobuf schema: the body is decoded into the payload's JSON. */
+  | { readonly kind: 'decoder'; readonly id: number; readonly schemaType: 'AVRO' | 'PROTOBUF'; readonly decoder: WireDecoder }
+  /** A JSON Schema: the body is JSON already, validated before it goes on. */
+  | { readonly kind: 'validator'; readonly id: number; readonly schemaType: 'JSON'; readonly validator: JsonSchemaValidator }
   /** The source has no such id, or its schema cannot be decoded: messages that use it are dead-lettered with `reason`. */
   | { readonly kind: 'unusable'; readonly id: number; readonly code: 'UNKNOWN_SCHEMA_ID' | 'UNSUPPORTED_SCHEMA'; readonly reason: string };
 
@@ -84,19 +90,15 @@ export function createSchemaDecoders(options: SchemaDecodersOptions): SchemaDeco
       hold({ kind: 'unusable', id, code: 'UNKNOWN_SCHEMA_ID', reason: `schema id ${id} is not in the ${source.description}` }, now() + missingTtlMs);
       return;
     }
-    if (schema.schemaType !== 'AVRO') {
-      hold({ kind: 'unusable', id, code: 'UNSUPPORTED_SCHEMA', reason: `schema id ${id} is ${schema.schemaType}, which this ingest does not decode yet (only AVRO)` }, Infinity);
-      return;
-    }
     if (schema.references.length > 0) {
       hold({ kind: 'unusable', id, code: 'UNSUPPORTED_SCHEMA', reason: `schema id ${id} refers to other schemas (${schema.references.join(', ')}); schema references are not resolved yet` }, Infinity);
       return;
     }
     try {
-      hold({ kind: 'decoder', id, decoder: compileAvroDecoder(schema.schema, fieldName) }, Infinity);
+      hold(compile(schema, fieldName), Infinity);
     } catch (err) {
-      if (!(err instanceof AvroSchemaError)) throw err;
-      hold({ kind: 'unusable', id, code: 'UNSUPPORTED_SCHEMA', reason: `schema id ${id} from the ${source.description}: ${err.message}` }, Infinity);
+      if (!(err instanceof AvroSchemaError || err instanceof ProtobufSchemaError || err instanceof JsonSchemaError)) throw err;
+      hold({ kind: 'unusable', id, code: 'UNSUPPORTED_SCHEMA', reason: `schema id ${id} (${schema.schemaType}) from the ${source.description}: ${err.message}` }, Infinity);
     }
   }
 
@@ -124,4 +126,17 @@ export function createSchemaDecoders(options: SchemaDecodersOptions): SchemaDeco
       return held.size;
     },
   };
+}
+
+/** One registered schema compiled, by its type. */
+function compile(schema: RegisteredSchema, fieldName: FieldNamer): SchemaEntry {
+  const { id } = schema;
+  switch (schema.schemaType) {
+    case 'AVRO':
+      return { kind: 'decoder', id, schemaType: 'AVRO', decoder: compileAvroDecoder(schema.schema, fieldName) };
+    case 'PROTOBUF':
+      return { kind: 'decoder', id, schemaType: 'PROTOBUF', decoder: compileProtobufDecoder(schema.schema, fieldName) };
+    case 'JSON':
+      return { kind: 'validator', id, schemaType: 'JSON', validator: compileJsonSchemaValidator(schema.schema) };
+  }
 }

@@ -16,7 +16,7 @@ export const schemaSourceSpec = defineConfigSpec({
   schemaRegistryBearerToken: envVar({ name: 'SCHEMA_REGISTRY_BEARER_TOKEN', schema: z.string().min(1), optional: true, secret: true, description: 'Static bearer token sent as Authorization: Bearer (instead of basic auth).' }),
   schemaRegistryCaFile: envVar({ name: 'SCHEMA_REGISTRY_CA_FILE', schema: z.string().trim().min(1), optional: true, description: "PEM file of the CA(s) that signed the registry's certificate (https URLs); without it the system CAs verify it." }),
   schemaRegistryTimeoutMs: envVar({ name: 'SCHEMA_REGISTRY_TIMEOUT_MS', schema: durationMs({ minMs: 100, maxMs: 120_000 }), default: 10_000, description: 'Longest one registry request may take; a slower registry counts as down (the partitions that need it wait, nothing is dead-lettered).' }),
-  schemaDir: envVar({ name: 'SCHEMA_DIR', schema: z.string().trim().min(1), optional: true, description: 'Schema directory instead of a registry: <subject>/v<version>.id<id>.avsc files, read at start (docs/schema.md).' }),
+  schemaDir: envVar({ name: 'SCHEMA_DIR', schema: z.string().trim().min(1), optional: true, description: 'Schema directory instead of a registry: <subject>/v<version>.id<id>.avsc (.proto, .json) files, read at start (docs/schema.md).' }),
   schemaCacheSize: envVar({ name: 'SCHEMA_CACHE_SIZE', schema: integer({ min: 1, max: 1_000_000 }), default: 1_000, description: 'Schemas kept compiled for decoding, shared by all partitions (the least recently used goes first).' }),
 });
 
