@@ -105,7 +105,7 @@ export function parseTraceContext(traceparent: string, tracestate?: string): Spa
 
 /** A span context as a W3C `traceparent` value: `00-<trace id>-<span id>-<flags>`. */
 export function formatTraceparent(spanContext: SpanContext): string {
-  return `00-${spanContext.traceId}-${spanContext.spanId}-${(spanContext.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED ? '01' : '00'}`;
+  return `00-${spanContext.traceId}-${spanContext.spanId}-${(spanContext.traceFlags & 1) === 1 ? '01' : '00'}`;
 }
 
 /**
