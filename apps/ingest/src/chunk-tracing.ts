@@ -93,16 +93,20 @@ export function createChunkTracer(tracer: Tracer, groupId: string): ChunkTracer 
       chunkSpan.end();
       return undefined;
     }
-    return recording ? recordChunk(tracer, chunkSpan, entry.eventName, attributes, messages, from, to, carried) : passThrough(tracer, chunkSpan, entry.eventName, attributes, messages, from, to, carried as SpanContext[]);
+    return recording ? recordChunk(tracer, chunkSpan, firstSampled === undefined, entry.eventName, attributes, messages, from, to, carried) : passThrough(tracer, chunkSpan, entry.eventName, attributes, messages, from, to, carried as SpanContext[]);
   }
 
   return { start };
 }
 
-/** The chunk is recorded: convert and publish spans, links to the records' contexts, per-record spans for sampled ones. */
+/**
+ * The chunk is recorded: convert and publish spans, links to the records' contexts, per-record spans
+ * for sampled ones. `root`: sampled by ratio (not recorded because a record's producer sampled it).
+ */
 function recordChunk(
   tracer: Tracer,
   chunkSpan: Span,
+  root: boolean,
   eventName: string,
   attributes: Attributes,
   messages: readonly KafkaMessage[],
@@ -114,7 +118,9 @@ function recordChunk(
   chunkSpan.setAttribute('messaging.kafka.offset', Number((messages[from] as KafkaMessage).offset));
   chunkSpan.setAttribute('wirestream.last_offset', Number((messages[to - 1] as KafkaMessage).offset));
   const context = otelTrace.setSpan(ROOT_CONTEXT, chunkSpan);
-  const own = encodeEnvelopeTrace(formatTraceparent(chunkSpan.spanContext()));
+  // A root chunk was sampled for all its records: those without a context of their own continue its
+  // trace. A chunk recorded in a record's trace is not theirs: they stay untraced.
+  const own = root ? encodeEnvelopeTrace(formatTraceparent(chunkSpan.spanContext())) : undefined;
   const envelopeTraces = new Array<string | undefined>(to - from);
   const events: Span[] = [];
   for (let i = from; i < to; i++) {

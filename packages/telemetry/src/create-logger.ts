@@ -1,6 +1,6 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { serializeError } from './errors.js';
-import { activeTraceFields } from './tracing.js';
+import { activeTraceFields, mergeTraceFields } from './tracing.js';
 
 /** Log levels, most severe first; `silent` turns logging off. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -75,6 +75,7 @@ export function createLogger({ name, level = 'info', destination, redact = [] }:
     // trace_id / span_id of the active span (tracing.ts), so log lines and traces join; without
     // tracing no span is ever active and this returns one shared empty object.
     mixin: activeTraceFields,
+    mixinMergeStrategy: mergeTraceFields,
   };
   return destination === undefined ? pino(options) : pino(options, destination);
 }

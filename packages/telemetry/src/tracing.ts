@@ -128,3 +128,12 @@ export function activeTraceFields(): { trace_id?: string; span_id?: string } {
 }
 
 const NO_TRACE_FIELDS: { trace_id?: string; span_id?: string } = Object.freeze({});
+
+/**
+ * pino's `mixinMergeStrategy` for {@link activeTraceFields}: pino's own merges the line's fields into
+ * the mixin's object, which would need a fresh object per line; without a span the line's own
+ * object is used as it is.
+ */
+export function mergeTraceFields(mergeObject: object, mixinObject: object): object {
+  return mixinObject === NO_TRACE_FIELDS ? mergeObject : Object.assign(mixinObject, mergeObject);
+}
