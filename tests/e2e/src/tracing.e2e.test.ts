@@ -3,14 +3,13 @@
 // receiver in this test; the spans must form one trace: producer → ingest → gateway.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
-import { freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { freePort, sharedKafkaFromEnv, startApp, startKafka, startOtlpReceiver, startRedis, uniqueName, waitFor, type AppProcess, type OtlpReceiver, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
 
 /** One span as OTLP/JSON carries it (ids in hex), with the service that exported it. */
 interface ReceivedSpan {
@@ -47,35 +46,22 @@ function attributes(list: readonly OtlpAttribute[] | undefined): Record<string, 
   return out;
 }
 
-/** A minimal OTLP/HTTP receiver: every POST to /v1/traces is parsed and its spans kept. */
-function startReceiver(): Promise<{ server: Server; url: string; spans: ReceivedSpan[]; requests: { contentType: string | undefined }[] }> {
+/** The spans of every OTLP/JSON export the receiver got so far. */
+function receivedSpans(receiver: OtlpReceiver): ReceivedSpan[] {
   const spans: ReceivedSpan[] = [];
-  const requests: { contentType: string | undefined }[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      if (req.method !== 'POST' || req.url !== '/v1/traces') {
-        res.writeHead(404).end();
-        return;
-      }
-      requests.push({ contentType: req.headers['content-type'] });
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpExport;
-      for (const rs of body.resourceSpans ?? []) {
-        const service = String(attributes(rs.resource?.attributes)['service.name']);
-        for (const ss of rs.scopeSpans ?? []) {
-          for (const s of ss.spans ?? []) {
-            spans.push({ service, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId ?? '', name: s.name, kind: s.kind, attributes: attributes(s.attributes), links: s.links ?? [] });
-          }
+  for (const request of receiver.requests) {
+    if (request.path !== '/v1/traces') continue;
+    const body = JSON.parse(request.body.toString('utf8')) as OtlpExport;
+    for (const rs of body.resourceSpans ?? []) {
+      const service = String(attributes(rs.resource?.attributes)['service.name']);
+      for (const ss of rs.scopeSpans ?? []) {
+        for (const s of ss.spans ?? []) {
+          spans.push({ service, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId ?? '', name: s.name, kind: s.kind, attributes: attributes(s.attributes), links: s.links ?? [] });
         }
       }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
-    const address = server.address();
-    resolve({ server, url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, spans, requests });
-  }));
+    }
+  }
+  return spans;
 }
 
 let ownKafka: KafkaBroker | undefined;
@@ -83,7 +69,7 @@ let redis: RedisServer;
 let producer: Producer;
 let ingest: AppProcess;
 let gateway: AppProcess;
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let receiver: OtlpReceiver;
 let dir: string;
 let topic: string;
 let wsUrl: string;
@@ -95,7 +81,7 @@ beforeAll(async () => {
   if (!shared) ownKafka = await startKafka();
   const brokers = shared?.brokers ?? ownKafka?.brokers ?? [];
   redis = await startRedis();
-  receiver = await startReceiver();
+  receiver = await startOtlpReceiver();
   dir = mkdtempSync(join(tmpdir(), 'wirestream-tracing-'));
   topic = uniqueName('traced-events');
   const schemaPath = join(dir, 'schema.graphql');
@@ -132,7 +118,7 @@ afterAll(async () => {
   await Promise.all([ingest?.stop(), gateway?.stop()]);
   await redis?.stop();
   await ownKafka?.stop();
-  receiver?.server.close();
+  await receiver?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -162,7 +148,7 @@ describe('tracing, end to end', () => {
       ],
     });
     await waitFor(() => a.ns.length === 2 && b.ns.length === 2, { timeoutMs: 60_000, message: 'both events delivered to both clients' });
-    const inTrace = (): ReceivedSpan[] => receiver.spans.filter((s) => s.traceId === traceId);
+    const inTrace = (): ReceivedSpan[] => receivedSpans(receiver).filter((s) => s.traceId === traceId);
     await waitFor(() => inTrace().some((s) => s.name === 'flush'), { timeoutMs: 30_000, message: 'the gateway flush span exported' });
     await waitFor(() => inTrace().some((s) => s.name === `process ${topic}`), { timeoutMs: 30_000, message: 'the ingest chunk span exported' });
 
@@ -196,17 +182,17 @@ describe('tracing, end to end', () => {
     expect(flush.parentSpanId).toBe(deliver.spanId);
     expect(flush.attributes).toMatchObject({ 'wirestream.deliveries': 2, 'wirestream.groups': 1 });
     // Never a span per socket, and the untraced event made none at all.
-    expect(receiver.spans.filter((s) => s.service === 'wirestream-gateway')).toHaveLength(3);
-    expect(receiver.spans.filter((s) => s.traceId !== traceId)).toEqual([]);
-    expect(receiver.requests.every((r) => r.contentType?.startsWith('application/json') === true)).toBe(true);
+    expect(receivedSpans(receiver).filter((s) => s.service === 'wirestream-gateway')).toHaveLength(3);
+    expect(receivedSpans(receiver).filter((s) => s.traceId !== traceId)).toEqual([]);
+    expect(receiver.requests.every((r) => r.contentType.startsWith('application/json'))).toBe(true);
   });
 
   it("a log line written while a chunk's span is active carries its trace_id and span_id", async () => {
     const traceId = hex(16);
     await producer.send({ topic, acks: -1, messages: [{ key: 'bad', value: 'not json', headers: { traceparent: `00-${traceId}-${hex(8)}-01` } }] });
     const line = await ingest.waitForLog((l) => l['msg'] === 'message dead-lettered' && l['trace_id'] === traceId, 'a dead-letter log line with the trace id');
-    await waitFor(() => receiver.spans.some((s) => s.traceId === traceId && s.name === `process ${topic}`), { timeoutMs: 30_000, message: 'its chunk span exported' });
-    const chunk = receiver.spans.find((s) => s.traceId === traceId && s.name === `process ${topic}`) as ReceivedSpan;
+    await waitFor(() => receivedSpans(receiver).some((s) => s.traceId === traceId && s.name === `process ${topic}`), { timeoutMs: 30_000, message: 'its chunk span exported' });
+    const chunk = receivedSpans(receiver).find((s) => s.traceId === traceId && s.name === `process ${topic}`) as ReceivedSpan;
     expect(line['span_id']).toBe(chunk.spanId);
   });
 });
