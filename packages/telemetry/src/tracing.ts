@@ -16,6 +16,7 @@ import {
   AlwaysOnSampler,
   BatchSpanProcessor,
   ParentBasedSampler,
+  StackContextManager,
   TraceIdRatioBasedSampler,
   TracerProvider,
   type Sampler,
@@ -38,6 +39,14 @@ export interface StartTracingOptions {
   readonly defaultServiceName: string;
   /** Version of the service (service.version). */
   readonly serviceVersion?: string;
+  /**
+   * How the active span is tracked. `async-local-storage` follows it across awaits (ingest's chunk
+   * is async); `synchronous` only within a call, with no async hook at all: Node 20's
+   * AsyncLocalStorage turns on promise hooks for the whole process at its first `run`, which in the
+   * hub in-process bench made every delivery dearer once one event had been traced (the gateway's
+   * spans are all opened and closed within one synchronous slice). @default 'async-local-storage'
+   */
+  readonly contextManager?: 'async-local-storage' | 'synchronous';
 }
 
 /**
@@ -46,7 +55,7 @@ export interface StartTracingOptions {
  * `OTEL_SDK_DISABLED=true`). Registers the AsyncLocalStorage context manager, so a span made
  * active with `context.with` shows in log lines (createLogger's trace mixin).
  */
-export function startTracing(config: TracingConfig, { defaultServiceName, serviceVersion }: StartTracingOptions): Tracing | undefined {
+export function startTracing(config: TracingConfig, { defaultServiceName, serviceVersion, contextManager = 'async-local-storage' }: StartTracingOptions): Tracing | undefined {
   if (config.otelSdkDisabled || config.otelTracesExporter === 'none') return undefined;
   const protocol = config.otelExporterOtlpTracesProtocol ?? config.otelExporterOtlpProtocol;
   const endpoint = config.otelExporterOtlpTracesEndpoint ?? config.otelExporterOtlpEndpoint.replace(/\/+$/, '') + '/v1/traces';
@@ -59,7 +68,7 @@ export function startTracing(config: TracingConfig, { defaultServiceName, servic
     ...(serviceVersion === undefined ? {} : { 'service.version': serviceVersion }),
   });
   const provider = new TracerProvider({ resource, sampler: createSampler(config.otelTracesSampler, config.otelTracesSamplerArg), spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: config.otelBspScheduleDelayMs })] });
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  context.setGlobalContextManager(contextManager === 'synchronous' ? new StackContextManager().enable() : new AsyncLocalStorageContextManager().enable());
   trace.setGlobalTracerProvider(provider);
   const sampler = config.otelTracesSampler.endsWith('traceidratio') ? `${config.otelTracesSampler} ${config.otelTracesSamplerArg}` : config.otelTracesSampler;
   return {
