@@ -16,6 +16,7 @@ import {
   otelTrace,
   parseTraceContext,
   ROOT_CONTEXT,
+  toError,
   SpanKind,
   SpanStatusCode,
   type Attributes,
@@ -178,7 +179,7 @@ function recordEvent(tracer: Tracer, name: string, attributes: Attributes, messa
 function endSpans(spans: readonly Span[], ok: boolean, error: unknown): void {
   for (const span of spans) {
     if (!ok) {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: error === undefined ? 'chunk given up uncommitted (stop or rebalance)' : String(error) });
+      span.setStatus({ code: SpanStatusCode.ERROR, message: error === undefined ? 'chunk given up uncommitted (stop or rebalance)' : toError(error).message });
     }
     span.end();
   }

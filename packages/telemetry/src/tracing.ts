@@ -5,7 +5,7 @@
  * Off (the default) is `undefined`: callers hold `Tracer | undefined` and test it once per chunk
  * or per event, so a process without tracing runs no OpenTelemetry code at all on its hot path.
  */
-import { context, trace, TraceFlags, type SpanContext, type Tracer } from '@opentelemetry/api';
+import { context, trace, type SpanContext, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { parseTraceParent, TraceState } from '@opentelemetry/core';
 import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
