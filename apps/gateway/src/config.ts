@@ -1,7 +1,7 @@
 import { booleanFlag, csvList, defineConfigSpec, envVar, integer, port, url, z } from '@wirestream/config';
 import { redisSecuritySpec } from '@wirestream/connect';
 import { REDIS_MODES } from '@wirestream/schema';
-import { LOG_LEVELS } from '@wirestream/telemetry';
+import { LOG_LEVELS, tracingSpec } from '@wirestream/telemetry';
 import { GATEWAY_DEFAULTS } from './defaults.js';
 import { COMPRESSION_MODES } from './transport/compression.js';
 
@@ -65,4 +65,6 @@ export const gatewayConfigSpec = defineConfigSpec({
   console: envVar({ name: 'GATEWAY_CONSOLE', schema: booleanFlag(), default: GATEWAY_DEFAULTS.console, description: 'Serve the web console (GraphiQL playground, live view, vital signs) at /console/. Off by default: it serves the full SDL to anyone who reaches the port, even with introspection off.' }),
   consoleDir: envVar({ name: 'GATEWAY_CONSOLE_DIR', schema: z.string().trim().min(1), optional: true, description: 'Directory of the built console, read once at start (default: apps/console/dist of this checkout).' }),
   logLevel: envVar({ name: 'LOG_LEVEL', schema: z.enum(LOG_LEVELS), default: GATEWAY_DEFAULTS.logLevel, description: 'Lowest log level written (pino).' }),
+  // OpenTelemetry (issue #19, decision 0020): the spec's OTEL_* names; off unless OTEL_TRACES_EXPORTER=otlp.
+  ...tracingSpec,
 });

@@ -4,7 +4,7 @@
  */
 import type { LazyFactories } from '@wirestream/context';
 import type { WirestreamSchema } from '@wirestream/schema';
-import type { Logger, Registry } from '@wirestream/telemetry';
+import type { Logger, Registry, Tracer } from '@wirestream/telemetry';
 import { createAuthenticator, type Authenticator } from './auth/authenticator.js';
 import type { Broker, HistoryReader } from './broker/broker.js';
 import { createHub, type HubSnapshot } from './core/hub.js';
@@ -42,6 +42,8 @@ export interface GatewayDeps {
   readonly metrics?: { readonly registry: Registry; readonly series: GatewayMetrics };
   /** Backends a custom resolver may need, built lazily per operation group on first use and disposed with it. */
   readonly contextFactories?: LazyFactories<object, GroupContextBase>;
+  /** OpenTelemetry tracer (`startTracing` in @wirestream/telemetry): spans for events ingest traced (decision 0020). @default undefined (none) */
+  readonly tracer?: Tracer;
 }
 
 /** Every setting has its default in GATEWAY_DEFAULTS (and its env var in config.ts). */
@@ -150,7 +152,7 @@ export interface Gateway {
 }
 
 export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): Gateway {
-  const { schema, broker, history, logger, metrics, contextFactories } = deps;
+  const { schema, broker, history, logger, metrics, contextFactories, tracer } = deps;
   const authenticator = deps.authenticator ?? createAuthenticator({ mode: 'anonymous' });
   const o = { ...GATEWAY_DEFAULTS, ...options };
   const backpressure = backpressureLimits(o.maxBackpressureBytes);
@@ -168,7 +170,7 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
   const sseWriter = createSseWriter(backpressure, slowConsumer, (stream) => sse?.ended(stream));
   const flow = { sliceMs: o.sliceMs, flushDelayMs: o.flushDelayMs, maxInboundBytes: o.maxInboundBytes };
   // One hub for every transport: an SSE stream is one more subscriber of its operation group.
-  const hub = createHub<Socket | SseHttpStream>({ schema, broker, history, logger, writer: withSseStreams(writer, sseWriter), metrics: metrics?.series, contextFactories, flow });
+  const hub = createHub<Socket | SseHttpStream>({ schema, broker, history, logger, writer: withSseStreams(writer, sseWriter), metrics: metrics?.series, contextFactories, flow, tracer });
   const protocolDeps = { schema, compiler, hub, writer, authenticator, subscribeRateLimiter, logger };
   const protocolOptions = {
     connectionInitWaitTimeoutMs: o.connectionInitWaitTimeoutMs,

@@ -3,7 +3,7 @@
 import { buildOrExit, EXIT_CONFIG, loadConfigOrExit } from '@wirestream/config';
 import { redisSecurity } from '@wirestream/connect';
 import { auctionSchemaPath, loadWirestreamSchema, SchemaError, type WirestreamSchema } from '@wirestream/schema';
-import { createLogger, createMetricsRegistry, toError } from '@wirestream/telemetry';
+import { createLogger, createMetricsRegistry, startTracing, toError } from '@wirestream/telemetry';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createAuthenticator, type AuthenticatorOptions } from './auth/authenticator.js';
@@ -15,6 +15,9 @@ import { loadConsoleSite, type ConsoleSite } from './transport/console.js';
 
 const config = loadConfigOrExit(gatewayConfigSpec, process.env, { file: process.env['WIRESTREAM_CONFIG_FILE'] });
 const logger = createLogger({ name: 'gateway', level: config.logLevel });
+// The hub's spans open and close within one synchronous slice: no async hooks needed (tracing.ts).
+const tracing = startTracing(config, { defaultServiceName: 'wirestream-gateway', contextManager: 'synchronous' });
+if (tracing !== undefined) logger.info(tracing.summary, 'tracing: exporting spans over OTLP/HTTP');
 
 /** Auth options from config; createAuthenticator rejects contradictions (e.g. jwt without a key). */
 function authOptions(): AuthenticatorOptions {
@@ -89,6 +92,7 @@ const gateway = createGateway(
     logger,
     authenticator,
     ...(series ? { metrics: { registry, series } } : {}),
+    ...(tracing === undefined ? {} : { tracer: tracing.tracer }),
   },
   {
     path: config.path,
@@ -149,6 +153,8 @@ async function shutdown(signal: string): Promise<void> {
   logger.info({ signal }, 'shutting down');
   await gateway.drain();
   redis.close();
+  // The last events' spans: exported before exit (bounded by the exporter's own timeout).
+  await tracing?.shutdown().catch((err: unknown) => logger.warn({ err }, 'could not export the last spans'));
   logger.info('bye');
   process.exit(0);
 }

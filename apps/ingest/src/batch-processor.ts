@@ -1,7 +1,8 @@
 import type { EachBatchPayload, KafkaMessage, Message, Producer } from 'kafkajs';
-import type { Logger } from '@wirestream/telemetry';
+import { otelContext, type Context, type Logger } from '@wirestream/telemetry';
 import { backoffMs } from './backoff.js';
 import type { Chunk, ChunkBuilder } from './chunk-builder.js';
+import type { ChunkTrace, ChunkTracer } from './chunk-tracing.js';
 import { deadLetterBytes, truncateDeadLetter } from './dead-letter.js';
 import type { FlowControl, PauseKind } from './flow-control.js';
 import type { IngestState } from './ingest-state.js';
@@ -26,6 +27,8 @@ export interface BatchProcessorOptions {
   readonly dlqSuffix: string;
   /** First pause before redelivering a chunk; doubles up to 2 s. */
   readonly retryBackoffMs: number;
+  /** Spans per chunk (decision 0020); undefined when tracing is off: then no tracing code runs. */
+  readonly tracer: ChunkTracer | undefined;
 }
 
 /** kafkajs's eachBatch: a batch in chunks, each delivered (dead letters, then Redis) before its commit. Plain functions (no `this`). */
@@ -34,13 +37,12 @@ export interface BatchProcessor {
 }
 
 export function createBatchProcessor(options: BatchProcessorOptions): BatchProcessor {
-  const { state, routes, chunks, schemaGate, publisher, flow, logger, metrics, publishChunkSize, dlqSuffix, retryBackoffMs } = options;
+  const { state, routes, chunks, schemaGate, publisher, flow, logger, metrics, publishChunkSize, dlqSuffix, retryBackoffMs, tracer } = options;
 
   async function handleBatch(payload: EachBatchPayload): Promise<void> {
     const { topic, partition, messages } = payload.batch;
     const route = routes.get(topic);
     if (!route || messages.length === 0 || !state.consumer || !state.producer) return;
-    const series = metrics?.forTopic(topic);
 
     for (let start = 0; start < messages.length; start += publishChunkSize) {
       // A rebalance took the partition away: the new owner resumes from our last commit.
@@ -48,18 +50,43 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
       const end = Math.min(messages.length, start + publishChunkSize);
       // The schema source is down or slow: the partition is paused, and this chunk is redone once it resumes.
       if (route.wire !== undefined && !(await schemaGate.ready(payload, route.wire, start, end))) return;
-      const chunk = await chunks.buildChunk(payload, route, start, end);
-      if (chunk === undefined) return;
+      const trace = tracer?.start(topic, partition, messages, start, end);
+      if (!(await (trace?.context === undefined ? runChunk(payload, route, start, end, trace) : tracedChunk(trace.context, payload, route, start, end, trace)))) return;
+    }
+  }
+
+  /** One chunk's trip: convert, deliver, commit. False when the batch is given up (the rest is redone by the next owner). */
+  async function runChunk(payload: EachBatchPayload, route: TopicRoute, start: number, end: number, trace: ChunkTrace | undefined): Promise<boolean> {
+    const { topic, partition, messages } = payload.batch;
+    const series = metrics?.forTopic(topic);
+    let ok = false;
+    try {
+      const chunk = await chunks.buildChunk(payload, route, start, end, trace?.envelopeTraces);
+      if (chunk === undefined) return false;
+      trace?.converted();
       state.stats.consumed += end - start;
       series?.consumed.inc(end - start);
 
       // Dead letters and publishes must both be acknowledged before the commit: at-least-once.
       if (!(await deliverChunk(payload, chunk))) {
         logger.warn({ topic, partition, from: messages[start]?.offset }, 'gave up an undelivered chunk uncommitted; the next owner redoes it');
-        return;
+        return false;
       }
       await commitChunk(payload, (messages[end - 1] as KafkaMessage).offset);
+      ok = true;
+      return true;
+    } catch (err) {
+      trace?.end(false, err);
+      trace = undefined;
+      throw err;
+    } finally {
+      trace?.end(ok);
     }
+  }
+
+  /** {@link runChunk} with the chunk's span active, so its log lines carry the trace id. */
+  function tracedChunk(context: Context, payload: EachBatchPayload, route: TopicRoute, start: number, end: number, trace: ChunkTrace): Promise<boolean> {
+    return otelContext.with(context, runChunk, undefined, payload, route, start, end, trace);
   }
 
   /**

@@ -39,9 +39,10 @@ export interface ChunkBuilderOptions {
 export interface ChunkBuilder {
   /**
    * Converts messages [start, end) of the batch, in offset order. Undefined when the batch must
-   * be given up while a poison message waits for its retry (stop, rebalance).
+   * be given up while a poison message waits for its retry (stop, rebalance). `traces[i - start]`
+   * is message i's envelope trace fragment, if it carries one (chunk-tracing.ts).
    */
-  readonly buildChunk: (payload: EachBatchPayload, route: TopicRoute, start: number, end: number) => Promise<Chunk | undefined>;
+  readonly buildChunk: (payload: EachBatchPayload, route: TopicRoute, start: number, end: number, traces?: readonly (string | undefined)[]) => Promise<Chunk | undefined>;
 }
 
 /** The batch was given up while a message waited for a retry. */
@@ -52,7 +53,7 @@ export function createChunkBuilder({ convert: convertJson, schemaGate, maxRetrie
    * Converts one message and appends it to the chunk (last, so a throw leaves the chunk as it
    * was). Returns the dead-letter reason of a message that cannot be published.
    */
-  function processMessage(partition: number, route: TopicRoute, message: KafkaMessage, chunk: Chunk): DeadLetterReason | undefined {
+  function processMessage(partition: number, route: TopicRoute, message: KafkaMessage, chunk: Chunk, trace: string | undefined): DeadLetterReason | undefined {
     let key: string | null = null;
     if (message.key !== null) {
       const decodeKey = route.wire?.decodeKey;
@@ -63,7 +64,7 @@ export function createChunkBuilder({ convert: convertJson, schemaGate, maxRetrie
         key = decoded.key;
       }
     }
-    const head = route.encodeHead(partition, message.offset, key, Number(message.timestamp));
+    const head = route.encodeHead(partition, message.offset, key, Number(message.timestamp), trace);
     const convert = route.wire?.convert ?? convertJson;
     const result = convert(message.value, head, route.keyField);
     if (!result.ok) return result.reason;
@@ -85,6 +86,7 @@ export function createChunkBuilder({ convert: convertJson, schemaGate, maxRetrie
     message: KafkaMessage,
     chunk: Chunk,
     firstError: unknown,
+    trace: string | undefined,
   ): Promise<DeadLetterReason | undefined | typeof ABANDONED> {
     const { topic, partition } = payload.batch;
     let error = firstError;
@@ -94,7 +96,7 @@ export function createChunkBuilder({ convert: convertJson, schemaGate, maxRetrie
       if (!(await flow.waitAlive(payload, backoffMs(attempt - 1, retryBackoffMs)))) return ABANDONED;
       try {
         if (route.wire !== undefined) await schemaGate.reload(route.wire, message);
-        return processMessage(partition, route, message, chunk);
+        return processMessage(partition, route, message, chunk, trace);
       } catch (err) {
         error = err;
       }
@@ -102,17 +104,18 @@ export function createChunkBuilder({ convert: convertJson, schemaGate, maxRetrie
     return { code: 'PROCESSING_FAILED', message: `processing threw ${maxRetries + 1} times; last error: ${toError(error).message}` };
   }
 
-  async function buildChunk(payload: EachBatchPayload, route: TopicRoute, start: number, end: number): Promise<Chunk | undefined> {
+  async function buildChunk(payload: EachBatchPayload, route: TopicRoute, start: number, end: number, traces?: readonly (string | undefined)[]): Promise<Chunk | undefined> {
     const { topic, partition, messages } = payload.batch;
     const chunk: Chunk = { shards: [], bodies: [], offsets: [], deadLetters: [] };
     // Deliberately imperative: this loop runs once per event; the await is only on the rare throw path.
     for (let i = start; i < end; i++) {
       const message = messages[i] as KafkaMessage;
       let reason: DeadLetterReason | undefined;
+      const trace = traces === undefined ? undefined : traces[i - start];
       try {
-        reason = processMessage(partition, route, message, chunk);
+        reason = processMessage(partition, route, message, chunk, trace);
       } catch (err) {
-        const retried = await retryPoison(payload, route, message, chunk, err);
+        const retried = await retryPoison(payload, route, message, chunk, err, trace);
         if (retried === ABANDONED) return undefined;
         reason = retried;
       }

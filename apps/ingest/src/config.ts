@@ -2,7 +2,7 @@ import { booleanFlag, csvList, defineConfigSpec, durationMs, envVar, hostPort, i
 import { kafkaSecuritySpec, redisSecuritySpec } from '@wirestream/connect';
 import { schemaSourceSpec } from '@wirestream/registry';
 import { HISTORY_FORMATS, PUBLISH_FORMATS, REDIS_MODES } from '@wirestream/schema';
-import { LOG_LEVELS } from '@wirestream/telemetry';
+import { LOG_LEVELS, tracingSpec } from '@wirestream/telemetry';
 import { INGEST_DEFAULTS } from './defaults.js';
 
 /** Every setting of ingest, read once from the environment by `main.ts`. Defaults: {@link INGEST_DEFAULTS}. */
@@ -36,6 +36,8 @@ export const ingestConfigSpec = defineConfigSpec({
   httpHost: envVar({ name: 'INGEST_HTTP_HOST', schema: z.string().trim().min(1), default: INGEST_DEFAULTS.httpHost, description: 'Address of the health/metrics server.' }),
   httpPort: envVar({ name: 'INGEST_HTTP_PORT', schema: port(), default: INGEST_DEFAULTS.httpPort, description: 'Port of GET /healthz, /readyz and /metrics (0 picks a free one).' }),
   logLevel: envVar({ name: 'LOG_LEVEL', schema: z.enum(LOG_LEVELS), default: INGEST_DEFAULTS.logLevel, description: 'Lowest log level written (pino).' }),
+  // OpenTelemetry (issue #19, decision 0020): the spec's OTEL_* names; off unless OTEL_TRACES_EXPORTER=otlp.
+  ...tracingSpec,
 
   // --- Schema Registry / schema directory (issue #14): topics whose @topic(format:) is AVRO … ---
   ...schemaSourceSpec,

@@ -10,3 +10,5 @@ export { createEventConverter, type ConvertResult, type EventConverter } from '.
 // The wire-format (Avro) converter, for bench/ingest's JSON-vs-Avro comparison on the same events.
 export { createWireConverter, type WireConverterOptions, type WireFormat } from './wire-converter.js';
 export { DEAD_LETTER_HEADERS, DEAD_LETTER_TRUNCATION_HEADERS, type DeadLetterReason } from './dead-letter.js';
+// The per-chunk spans (decision 0020), for bench/ingest's allocation count of tracing without sampling.
+export { createChunkTracer, type ChunkTrace, type ChunkTracer } from './chunk-tracing.js';

@@ -1,9 +1,10 @@
 import { Partitioners, type Kafka } from 'kafkajs';
 import type { SchemaDecoders } from '@wirestream/registry';
-import type { Logger } from '@wirestream/telemetry';
+import type { Logger, Tracer } from '@wirestream/telemetry';
 import { createRedisLayout, HISTORY_FORMATS, PUBLISH_FORMATS, REDIS_MODES, type HistoryFormat, type PublishFormat, type RedisMode, type WirestreamSchema } from '@wirestream/schema';
 import { createBatchProcessor, type BatchProcessor } from './batch-processor.js';
 import { createChunkBuilder } from './chunk-builder.js';
+import { createChunkTracer } from './chunk-tracing.js';
 import { INGEST_DEFAULTS } from './defaults.js';
 import { createEventConverter, type EventConverter } from './event-converter.js';
 import { createFlowControl, type FlowControl } from './flow-control.js';
@@ -47,6 +48,11 @@ export interface IngestDeps {
    * group: main.ts turns a crash that settings alone can fix (an ACL missing from the start) into exit 78.
    */
   readonly onConsumerCrash?: (err: unknown, everJoined: boolean) => void;
+  /**
+   * OpenTelemetry tracer (`startTracing` in @wirestream/telemetry): spans per chunk, and per record
+   * that carries a sampled traceparent (decision 0020). @default undefined (no tracing, no cost)
+   */
+  readonly tracer?: Tracer;
 }
 
 /** Every default is in {@link INGEST_DEFAULTS}. */
@@ -219,6 +225,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     publishChunkSize,
     dlqSuffix,
     retryBackoffMs,
+    tracer: deps.tracer === undefined ? undefined : createChunkTracer(deps.tracer, groupId),
   });
 
   return {

@@ -6,7 +6,7 @@ import { describeKafkaFailure, kafkaSecurity, redisSecurity } from '@wirestream/
 import { createSchemaDecoders, createSchemaSource } from '@wirestream/registry';
 import { auctionSchemaPath, loadWirestreamSchema, needsSchemaSource, SchemaError, type WirestreamSchema } from '@wirestream/schema';
 import { toSnakeCase } from '@wirestream/transform';
-import { createLogger, createMetricsRegistry } from '@wirestream/telemetry';
+import { createLogger, createMetricsRegistry, startTracing } from '@wirestream/telemetry';
 import { ingestConfigSpec } from './config.js';
 import { createEventConverter } from './event-converter.js';
 import { createIngest } from './ingest.js';
@@ -17,6 +17,8 @@ import { createIngestRedis, type IngestRedis } from './redis-client.js';
 
 const config = loadConfigOrExit(ingestConfigSpec, process.env, { file: process.env['WIRESTREAM_CONFIG_FILE'] });
 const logger = createLogger({ name: 'ingest', level: config.logLevel });
+const tracing = startTracing(config, { defaultServiceName: 'wirestream-ingest' });
+if (tracing !== undefined) logger.info(tracing.summary, 'tracing: exporting spans over OTLP/HTTP');
 // A schema that cannot be read or served is configuration: every problem in one block on stderr, exit 78.
 let schema: WirestreamSchema;
 try {
@@ -83,6 +85,7 @@ const ingest = createIngestOrExit(
     },
     convert: createEventConverter({ maxMessageBytes: config.maxMessageBytes, maxDepth: config.maxDepth }),
     ...(schemaDecoders === undefined ? {} : { schemaDecoders }),
+    ...(tracing === undefined ? {} : { tracer: tracing.tracer }),
   },
   {
     groupId: config.groupId,
@@ -137,6 +140,8 @@ async function shutdown(signal: string): Promise<void> {
     logger.error({ err }, 'error while stopping');
   }
   await redis.quit().catch(() => redis.disconnect());
+  // The last chunks' spans: exported before exit (bounded by the exporter's own timeout).
+  await tracing?.shutdown().catch((err: unknown) => logger.warn({ err }, 'could not export the last spans'));
   healthServer.close();
   logger.info('bye');
   process.exit(0);

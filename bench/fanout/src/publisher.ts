@@ -10,7 +10,8 @@
  */
 import type { Redis } from 'ioredis';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
-import { channelName, encodeEnvelope, shardOf, type SubscriptionRoute } from '@wirestream/schema';
+import { randomBytes } from 'node:crypto';
+import { channelName, createEnvelopeHeadEncoder, encodeEnvelopeTrace, shardOf, type SubscriptionRoute } from '@wirestream/schema';
 import { createKeyTransformer } from '@wirestream/transform';
 import { isoWithMicros, type BenchClock } from '@wirestream/loadgen';
 
@@ -83,19 +84,24 @@ export interface PublishOptions {
   readonly count: number;
   /** Events per second; 0 = all back-to-back. */
   readonly ratePerSecond: number;
+  /**
+   * Share of events (0…1, spread evenly) whose envelope carries a sampled W3C traceparent, each its
+   * own trace, as ingest writes the events it traced (decision 0020). @default 0
+   */
+  readonly tracedShare?: number;
 }
 
 /** Publishes and resolves after Redis acknowledged the last PUBLISH, with the shared-clock time of the first publish. */
 export async function publishEvents(options: PublishOptions): Promise<{ firstPublishUs: number; lastPublishUs: number }> {
-  const { redis, corpus, topic, clock, offsetBase, count, ratePerSecond } = options;
+  const { redis, corpus, topic, clock, offsetBase, count, ratePerSecond, tracedShare = 0 } = options;
+  const encodeHead = createEnvelopeHeadEncoder(topic);
+  const traced = (i: number): boolean => tracedShare > 0 && Math.floor((i + 1) * tracedShare) > Math.floor(i * tracedShare);
   const publishOne = (i: number): Promise<number> => {
     const event = corpus.events[i] as PreparedEvent;
     const nowUs = clock.nowUs();
     const payload = event.before + isoWithMicros(nowUs) + event.after;
-    const envelope = encodeEnvelope(
-      { topic, partition: event.partition, offset: String(offsetBase + i), key: event.key, ts: Math.floor(nowUs / 1_000) },
-      payload,
-    );
+    const trace = traced(i) ? encodeEnvelopeTrace(`00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`) : undefined;
+    const envelope = encodeHead(event.partition, String(offsetBase + i), event.key, Math.floor(nowUs / 1_000), trace) + payload + '}';
     return redis.publish(event.channel, envelope);
   };
   const firstPublishUs = clock.nowUs();

@@ -38,6 +38,8 @@ export interface RunSpec {
   readonly settleMs?: number;
   /** What the load client asks for to save bandwidth (permessage-deflate, delta mode). @default neither */
   readonly wire?: { readonly deflate?: boolean; readonly delta?: boolean };
+  /** Share of events whose envelope carries a sampled traceparent, as ingest writes them when it traces (tracing.ts). @default 0 */
+  readonly tracedShare?: number;
 }
 
 export interface RunContext {
@@ -364,6 +366,7 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
       offsetBase: OFFSET_BASE,
       count: spec.events,
       ratePerSecond: spec.ratePerSecond,
+      ...(spec.tracedShare === undefined ? {} : { tracedShare: spec.tracedShare }),
     });
     mark('drain');
     const perFilterKey = corpus.countByKey(spec.plan.filterKeys, spec.events);

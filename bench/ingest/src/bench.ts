@@ -12,9 +12,9 @@ import { createBenchEnvironment, highWatermarks, preload, type BenchEnvironment,
 import { summarizeCpuProfile, type ProfileSummary } from './profile-summary.js';
 import { runOnce, type RunContext, type RunResult, type Variant } from './run-process.js';
 import { fixed, int, markdownTable, median } from './table.js';
-import { findRepoRoot } from '@wirestream/testkit';
+import { findRepoRoot, startOtlpReceiver } from '@wirestream/testkit';
 import { buildPatchedApp } from './patched-app.js';
-import { baseVariant, PRESETS, VARIANTS } from './variants.js';
+import { baseVariant, OTLP_RECEIVER, PRESETS, VARIANTS } from './variants.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -102,8 +102,13 @@ try {
       patchedScripts.set(patches.join('+'), buildPatchedApp(patches));
     }
   }
+  // Variants with tracing on export to a receiver in this process (its CPU is not the measured app's).
+  const wantsReceiver = [...variantIds, ...profileIds].some((id) => known[id]?.env?.['OTEL_EXPORTER_OTLP_ENDPOINT'] === OTLP_RECEIVER);
+  const receiver = wantsReceiver ? await startOtlpReceiver({ keepBodies: false }) : undefined;
+  const withReceiver = (v: Variant): Variant =>
+    receiver === undefined || v.env?.['OTEL_EXPORTER_OTLP_ENDPOINT'] !== OTLP_RECEIVER ? v : { ...v, env: { ...v.env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } };
   const variant = (id: string): Variant => {
-    const v = known[id] as Variant;
+    const v = withReceiver(known[id] as Variant);
     return v.patches === undefined ? v : { ...v, script: patchedScripts.get(v.patches.join('+')) ?? v.script };
   };
 
@@ -149,6 +154,8 @@ try {
   } finally {
     monitor.disconnect();
     await admin.disconnect();
+    if (receiver !== undefined) log(`OTLP receiver: ${receiver.requests.length} export requests, ${receiver.bytes().toLocaleString('en-US')} bytes`);
+    await receiver?.stop();
   }
 } finally {
   await env?.close();

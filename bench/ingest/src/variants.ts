@@ -10,6 +10,14 @@ export const childHooks = pathToFileURL(join(here, 'child-hooks.js')).href;
 
 const MiB = 1_048_576;
 
+/** Placeholder of OTEL_EXPORTER_OTLP_ENDPOINT: bench.ts replaces it with the URL of the OTLP receiver it starts. */
+export const OTLP_RECEIVER = 'bench:otlp-receiver';
+
+/** Tracing on (decision 0020), exporting to the bench's receiver, sampling `ratio` of the chunks (the preloaded records carry no traceparent). */
+function traced(ratio: string): Record<string, string> {
+  return { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: OTLP_RECEIVER, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: ratio, OTEL_BSP_SCHEDULE_DELAY: '1000' };
+}
+
 function app(name: string, env: Record<string, string> = {}, consumer?: Record<string, number>, nodeArgs: string[] = [], patches?: string[]): Variant {
   return {
     name,
@@ -53,6 +61,10 @@ export const VARIANTS: Readonly<Record<string, Variant>> = {
   'app-event': app('app, event forms (INGEST_PUBLISH_FORMAT=event, INGEST_HISTORY_FORMAT=event)', { INGEST_PUBLISH_FORMAT: 'event', INGEST_HISTORY_FORMAT: 'event' }),
   'app-history-batch': app('app, batch history, event publish (INGEST_PUBLISH_FORMAT=event)', { INGEST_PUBLISH_FORMAT: 'event' }),
   'app-chunk100': app('app chunk 100', { INGEST_PUBLISH_CHUNK: '100' }),
+  // Issue #19: tracing on at 0 %, 1 % and 100 % of chunks sampled (the default `app` is tracing off).
+  'app-otel-0': app('app, tracing on, 0 % sampled', traced('0')),
+  'app-otel-1': app('app, tracing on, 1 % sampled', traced('0.01')),
+  'app-otel-100': app('app, tracing on, 100 % sampled', traced('1')),
   'app-chunk2000': app('app chunk 2000', { INGEST_PUBLISH_CHUNK: '2000' }),
   'app-chunk5000': app('app chunk 5000', { INGEST_PUBLISH_CHUNK: '5000' }),
   'app-conc1': app('app conc 1', { INGEST_PARTITIONS_CONCURRENTLY: '1' }),
@@ -99,4 +111,6 @@ export const PRESETS: Readonly<Record<string, readonly string[]>> = {
   // Decision 0010: the batch forms against the event forms and the consume-only ceiling.
   batching: ['app', 'app-history-batch', 'app-event', 'app-history-off', 'kafkajs-consume'],
   headline: ['app', 'app-chunk2000', 'app-conc12', 'app-fetch4m', 'app-event', 'kafkajs-consume'],
+  // Decision 0020: what tracing costs per event.
+  tracing: ['app', 'app-otel-0', 'app-otel-1', 'app-otel-100'],
 };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeEnvelope, encodeEnvelope, EnvelopeError } from './index.js';
+import { createEnvelopeHeadEncoder, decodeEnvelope, encodeEnvelope, encodeEnvelopeTrace, EnvelopeError } from './index.js';
 
 describe('envelope', () => {
   it('round-trips, keeping int64 offsets exact', () => {
@@ -33,5 +33,40 @@ describe('envelope', () => {
     expect(() =>
       decodeEnvelope('{"v":1,"topic":"t","partition":0,"offset":"1","key":null,"ts":1,"payload":[]}'),
     ).toThrow('envelope.payload must be an object');
+  });
+
+  describe('trace fields (decision 0020)', () => {
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const encode = createEnvelopeHeadEncoder('listing-events');
+
+    it('adds no byte to an untraced event: the head is what readers before 0020 were written against', () => {
+      expect(encode(3, '42', 'k', 5) + '{}}').toBe('{"v":1,"topic":"listing-events","partition":3,"offset":"42","key":"k","ts":5,"payload":{}}');
+      expect(encode(3, '42', 'k', 5, undefined)).toBe(encode(3, '42', 'k', 5));
+    });
+
+    it('carries traceparent and tracestate between ts and payload, and reads them back', () => {
+      // A raw newline in a tracestate would split a batch part (one envelope per line): it is escaped.
+      const text = encode(3, '42', null, 5, encodeEnvelopeTrace(traceparent, 'vendor=a' + '\n' + 'b')) + '{"a":1}}';
+      expect(text).toBe('{"v":1,"topic":"listing-events","partition":3,"offset":"42","key":null,"ts":5,"tp":"' + traceparent + '","tr":"vendor=a\\nb","payload":{"a":1}}');
+      expect(text.includes('\n')).toBe(false);
+      expect(decodeEnvelope(text)).toMatchObject({ v: 1, partition: 3, offset: '42', ts: 5, tp: traceparent, tr: 'vendor=a\nb', payload: { a: 1 } });
+    });
+
+    it('is still version 1: a reader that knows only the v1 fields gets the same event', () => {
+      const traced = decodeEnvelope(encode(0, '7', 'k', 1, encodeEnvelopeTrace(traceparent)) + '{"x":2}}');
+      const plain = decodeEnvelope(encode(0, '7', 'k', 1) + '{"x":2}}');
+      const { tp, tr, ...v1 } = traced;
+      expect(tp).toBe(traceparent);
+      expect(tr).toBeUndefined();
+      expect(v1).toEqual(plain);
+    });
+
+    it('refuses to encode a traceparent that is not W3C, and drops a malformed one on decode instead of the event', () => {
+      expect(() => encodeEnvelopeTrace('00-xyz')).toThrow('envelope.tp must be a W3C traceparent');
+      const envelope = decodeEnvelope('{"v":1,"topic":"t","partition":0,"offset":"1","key":null,"ts":1,"tp":"garbage","tr":"a=b","payload":{}}');
+      expect(envelope.tp).toBeUndefined();
+      expect(envelope.tr).toBeUndefined();
+      expect(envelope.payload).toEqual({});
+    });
   });
 });

@@ -12,12 +12,20 @@ export interface Envelope {
   readonly key: string | null;
   /** Kafka message timestamp, ms since epoch. */
   readonly ts: number;
+  /**
+   * W3C `traceparent` of the event's trip (decision 0020): the ingest span that published it, or the
+   * producer's own header passed through when ingest did not sample it. Only on events that carry a
+   * trace (a producer's header, or sampled by ingest); absent otherwise, so untraced events cost no byte.
+   */
+  readonly tp?: string;
+  /** W3C `tracestate` of {@link tp}, when the producer sent one. */
+  readonly tr?: string;
   /** The snake_cased event. */
   readonly payload: Record<string, unknown>;
 }
 
 /** Position metadata of an envelope, everything but the payload. */
-export type EnvelopeMeta = Omit<Envelope, 'v' | 'payload'>;
+export type EnvelopeMeta = Omit<Envelope, 'v' | 'payload' | 'tp' | 'tr'>;
 
 /** An envelope that does not follow the contract; the message names the field. */
 export class EnvelopeError extends Error {
@@ -25,8 +33,25 @@ export class EnvelopeError extends Error {
   readonly retriable = false;
 }
 
-/** Builds envelope heads of one topic; the topic's JSON is encoded once, not once per event. */
-export type EnvelopeHeadEncoder = (partition: number, offset: string, key: string | null, ts: number) => string;
+/**
+ * Builds envelope heads of one topic; the topic's JSON is encoded once, not once per event. `trace`
+ * is {@link encodeEnvelopeTrace}'s fragment for a traced event, undefined (no byte added) otherwise.
+ */
+export type EnvelopeHeadEncoder = (partition: number, offset: string, key: string | null, ts: number, trace?: string) => string;
+
+/**
+ * The envelope's trace fields, `,"tp":"<traceparent>"` (and `,"tr":<tracestate>`), placed after `ts`
+ * and before `payload`. Readers before decision 0020 ignore them (unknown fields of a v1 envelope
+ * are ignored by every reader), so this needs no new version. `traceparent` must be a valid W3C
+ * value (hex and dashes: nothing to escape); the tracestate is JSON-escaped.
+ */
+export function encodeEnvelopeTrace(traceparent: string, tracestate?: string): string {
+  if (!TRACEPARENT.test(traceparent)) throw new EnvelopeError(`envelope.tp must be a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>), got ${JSON.stringify(traceparent)}`);
+  return tracestate === undefined || tracestate === '' ? ',"tp":"' + traceparent + '"' : ',"tp":"' + traceparent + '","tr":' + JSON.stringify(tracestate);
+}
+
+/** A version-00 traceparent (lower-case hex, as W3C requires). */
+const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
 /**
  * The envelope text up to and including `"payload":`, for one topic: the payload JSON and a
@@ -34,8 +59,10 @@ export type EnvelopeHeadEncoder = (partition: number, offset: string, key: strin
  */
 export function createEnvelopeHeadEncoder(topic: string): EnvelopeHeadEncoder {
   const start = '{"v":1,"topic":' + JSON.stringify(topic) + ',"partition":';
-  return (partition, offset, key, ts) =>
-    start + partition + ',"offset":"' + offset + '","key":' + (key === null ? 'null' : JSON.stringify(key)) + ',"ts":' + ts + ',"payload":';
+  return (partition, offset, key, ts, trace) => {
+    const head = start + partition + ',"offset":"' + offset + '","key":' + (key === null ? 'null' : JSON.stringify(key)) + ',"ts":' + ts;
+    return trace === undefined ? head + ',"payload":' : head + trace + ',"payload":';
+  };
 }
 
 /** {@link createEnvelopeHeadEncoder} for a single envelope. */
@@ -69,6 +96,9 @@ export function decodeEnvelope(text: string): Envelope {
   expect(e, 'offset', typeof e['offset'] === 'string' && /^\d+$/.test(e['offset']), 'a decimal string');
   expect(e, 'key', e['key'] === null || typeof e['key'] === 'string', 'a string or null');
   expect(e, 'ts', typeof e['ts'] === 'number', 'a number');
+  // Trace fields are optional; one that is malformed is dropped rather than the event (tracing must never cost a delivery).
+  if (e['tp'] !== undefined && (typeof e['tp'] !== 'string' || !TRACEPARENT.test(e['tp']))) delete e['tp'];
+  if (e['tr'] !== undefined && (typeof e['tr'] !== 'string' || e['tp'] === undefined)) delete e['tr'];
   const payload = e['payload'];
   expect(e, 'payload', typeof payload === 'object' && payload !== null && !Array.isArray(payload), 'an object');
   return value as Envelope;

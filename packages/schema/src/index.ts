@@ -19,7 +19,7 @@ export {
   type WirestreamSchemaOptions,
 } from './wirestream-schema.js';
 export { DEFAULT_CHANNEL_PREFIX, shardOf, channelName, topicChannels } from './channels.js';
-export { encodeEnvelope, encodeEnvelopeHead, createEnvelopeHeadEncoder, decodeEnvelope, EnvelopeError, type Envelope, type EnvelopeMeta, type EnvelopeHeadEncoder } from './envelope.js';
+export { encodeEnvelope, encodeEnvelopeHead, encodeEnvelopeTrace, createEnvelopeHeadEncoder, decodeEnvelope, EnvelopeError, type Envelope, type EnvelopeMeta, type EnvelopeHeadEncoder } from './envelope.js';
 export {
   PUBLISH_FORMATS,
   encodeEnvelopeBatch,

@@ -1,5 +1,6 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { serializeError } from './errors.js';
+import { activeTraceFields, mergeTraceFields } from './tracing.js';
 
 /** Log levels, most severe first; `silent` turns logging off. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -56,7 +57,7 @@ export interface CreateLoggerOptions {
 
 /**
  * Creates the service's root logger: JSON lines with `level` as a label, an ISO `time`,
- * `service`, and secret-looking paths redacted. `err`/`error` fields go through
+ * `service`, `trace_id`/`span_id` while a span is active, and secret-looking paths redacted. `err`/`error` fields go through
  * `serializeError`, so any thrown value can be logged as `logger.error({ err }, 'msg')`.
  *
  * Bind per-connection or per-component fields once with `logger.child({ ... })`, never per event.
@@ -71,6 +72,10 @@ export function createLogger({ name, level = 'info', destination, redact = [] }:
     formatters: { level: (label) => ({ level: label }) },
     redact: { paths: [...DEFAULT_REDACT_PATHS, ...redact], censor: '[Redacted]' },
     serializers: { err: serializeError, error: serializeError },
+    // trace_id / span_id of the active span (tracing.ts), so log lines and traces join; without
+    // tracing no span is ever active and this returns one shared empty object.
+    mixin: activeTraceFields,
+    mixinMergeStrategy: mergeTraceFields,
   };
   return destination === undefined ? pino(options) : pino(options, destination);
 }

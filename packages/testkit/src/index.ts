@@ -38,3 +38,4 @@ export { startApp, type AppProcess } from './startApp.js';
 // For benches that spawn their own servers: a detached watchdog that SIGKILLs a child once this process is gone.
 export { killWhenGone } from './internal/processes.js';
 export { confluentProtobufSerializer, type ProtobufInit } from './confluentProtobuf.js';
+export { startOtlpReceiver, type OtlpReceiver, type OtlpReceiverOptions, type OtlpRequest } from './startOtlpReceiver.js';

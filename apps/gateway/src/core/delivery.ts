@@ -15,6 +15,7 @@ import type { Group, HubState } from './hub-state.js';
 import { scheduleSlice } from './inbound.js';
 import { acceptPosition, positionExtensions } from './positions.js';
 import { renderPayload } from './render.js';
+import { startTrip, traceGroupRender, tripRendered, type Trip } from './trip-tracing.js';
 
 /** How many groups render between two looks at the clock (a look costs ~30 ns, a render microseconds). */
 const GROUPS_PER_CLOCK_CHECK = 16;
@@ -45,15 +46,18 @@ export function processMessage<C>(state: HubState<C>, channel: string, text: str
   }
   const extensions = positionExtensions(envelope, state.epoch);
   const { groups } = channelState;
+  // Only an event that carries a trace looks further (a property read per event otherwise).
+  const trip = envelope.tp === undefined || state.tracer === undefined ? undefined : startTrip<C>(state.tracer, envelope, groups.size);
   let rendered = 0;
   for (const group of groups) {
-    renderGroup(state, group, envelope, extensions);
+    renderGroup(state, group, envelope, extensions, trip);
     rendered++;
     if (rendered % GROUPS_PER_CLOCK_CHECK === 0 && rendered < groups.size && performance.now() >= deadline) {
-      state.fanout = { envelope, extensions, groups: [...groups].slice(rendered), next: 0 };
+      state.fanout = { envelope, extensions, groups: [...groups].slice(rendered), next: 0, trip };
       return;
     }
   }
+  if (trip !== undefined) tripRendered(state, trip);
 }
 
 /**
@@ -63,11 +67,11 @@ export function processMessage<C>(state: HubState<C>, channel: string, text: str
 export function continueFanout<C>(state: HubState<C>, deadline: number): boolean {
   const fanout = state.fanout;
   if (fanout === undefined) return true;
-  const { groups, envelope, extensions } = fanout;
+  const { groups, envelope, extensions, trip } = fanout;
   while (fanout.next < groups.length) {
     const group = groups[fanout.next++] as Group<C>;
     try {
-      renderGroup(state, group, envelope, extensions);
+      renderGroup(state, group, envelope, extensions, trip);
     } catch (err) {
       state.logger.error({ err }, 'rendering a payload failed; that group skips this event');
     }
@@ -75,23 +79,30 @@ export function continueFanout<C>(state: HubState<C>, deadline: number): boolean
   }
   if (fanout.next < groups.length) return false;
   state.fanout = undefined;
+  if (trip !== undefined) tripRendered(state, trip);
   return true;
 }
 
-function renderGroup<C>(state: HubState<C>, group: Group<C>, envelope: Envelope, extensions: Record<string, unknown>): void {
+function renderGroup<C>(state: HubState<C>, group: Group<C>, envelope: Envelope, extensions: Record<string, unknown>, trip: Trip<C> | undefined): void {
+  if (trip !== undefined && state.tracer !== undefined) traceGroupRender(state.tracer, trip, group, renderUntraced<C>, state, group, envelope, extensions, trip);
+  else renderUntraced(state, group, envelope, extensions, undefined);
+}
+
+function renderUntraced<C>(state: HubState<C>, group: Group<C>, envelope: Envelope, extensions: Record<string, unknown>, trip: Trip<C> | undefined): void {
   const result = renderPayload(state.schema, state.stats, group, envelope, extensions);
   if (result === undefined) return;
-  if (typeof result === 'string') enqueuePayload(state, group, result, envelope);
+  if (typeof result === 'string') enqueuePayload(state, group, result, envelope, trip);
   else {
     result.then(
-      (json) => enqueuePayload(state, group, json, envelope),
+      (json) => enqueuePayload(state, group, json, envelope, trip),
       (err: unknown) => state.logger.error({ err }, 'subscription execution failed'),
     );
   }
 }
 
 /** Queues a group's payload for a flush (flush.ts decides when); outside a slice (a back-fill, an async result) a slice is scheduled. */
-function enqueuePayload<C>(state: HubState<C>, group: Group<C>, json: string, envelope: Envelope): void {
+function enqueuePayload<C>(state: HubState<C>, group: Group<C>, json: string, envelope: Envelope, trip: Trip<C> | undefined): void {
+  trip?.groups.push(group);
   if (group.pending.length === 0) {
     if (state.dirty.length === 0) state.pendingSince = performance.now();
     state.dirty.push(group);

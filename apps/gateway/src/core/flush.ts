@@ -21,6 +21,7 @@ import { computeGroupDeltas, type GroupDeltas } from './delta.js';
 import type { FramePositions } from './connection-writer.js';
 import type { Group, HubState, Subscriber } from './hub-state.js';
 import { holdForCatchup } from './recovery.js';
+import { endTrips, type Trip } from './trip-tracing.js';
 
 /** Pending payload characters of one group that start a flush even while messages are queued. */
 export const FLUSH_GROUP_BYTES = 65_536;
@@ -56,6 +57,8 @@ export interface Flush<C> {
   current: GroupWrite<C> | undefined;
   /** performance.now() at its start: nothing else runs until it is written, so its span is its cost. */
   readonly startedAt: number;
+  /** Traced events whose payloads it writes (trip-tracing.ts); undefined when none is. */
+  readonly trips: Trip<C>[] | undefined;
 }
 
 /** Whether what is pending should be written now (see the module comment). */
@@ -68,7 +71,9 @@ export function flushDue<C>(state: HubState<C>, queueEmpty: boolean): boolean {
 
 /** Takes every dirty group into a new flush (there is none in progress). */
 export function startFlush<C>(state: HubState<C>): void {
-  state.flushing = { groups: state.dirty, nextGroup: 0, current: undefined, startedAt: performance.now() };
+  const trips = state.trips.length === 0 ? undefined : state.trips;
+  if (trips !== undefined) state.trips = [];
+  state.flushing = { groups: state.dirty, nextGroup: 0, current: undefined, startedAt: performance.now(), trips };
   state.dirty = [];
   state.pendingLargest = 0;
 }
@@ -97,6 +102,7 @@ export function continueFlush<C>(state: HubState<C>, deadline: number): boolean 
   }
   state.flushing = undefined;
   state.lastFlushMs = performance.now() - flush.startedAt;
+  if (flush.trips !== undefined && state.tracer !== undefined) endTrips(state.tracer, flush.trips, flush.startedAt);
   return true;
 }
 

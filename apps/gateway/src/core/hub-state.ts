@@ -1,6 +1,6 @@
 import type { LazyFactories } from '@wirestream/context';
 import type { Envelope, WirestreamSchema } from '@wirestream/schema';
-import type { Logger } from '@wirestream/telemetry';
+import type { Logger, Tracer } from '@wirestream/telemetry';
 import type { Broker, HistoryReader } from '../broker/broker.js';
 import type { ConnectionWriter } from './connection-writer.js';
 import type { Flush } from './flush.js';
@@ -8,6 +8,7 @@ import type { FlowLimits, InboundQueue } from './inbound.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { CompiledSubscription } from './operations.js';
 import type { DeliveredMarks } from './positions.js';
+import type { Trip } from './trip-tracing.js';
 
 /** One client subscription (one graphql-ws `id` on one connection). Returned as the handle to remove it. */
 export interface Subscriber<C> {
@@ -144,6 +145,8 @@ export interface HubDeps<C> {
   readonly history?: HistoryReader | undefined;
   /** Time slices and the inbound bound (inbound.ts). @default GATEWAY_DEFAULTS.sliceMs, .maxInboundBytes */
   readonly flow?: FlowLimits | undefined;
+  /** OpenTelemetry tracer: spans for events whose envelope carries a sampled trace (trip-tracing.ts). @default undefined (none) */
+  readonly tracer?: Tracer | undefined;
 }
 
 /** Everything the hub knows, in one object that its module-level functions take. */
@@ -154,6 +157,8 @@ export interface FanoutInProgress<C> {
   /** The groups still to render, as they were when the message came (a group that joined later is live after it). */
   readonly groups: readonly Group<C>[];
   next: number;
+  /** Its spans, when the event is traced. */
+  readonly trip: Trip<C> | undefined;
 }
 
 export interface HubState<C> extends HubDeps<C> {
@@ -194,4 +199,6 @@ export interface HubState<C> extends HubDeps<C> {
   flushing: Flush<C> | undefined;
   /** How long the last flush took (ms, start to last write): paces the next one under load. */
   lastFlushMs: number;
+  /** Traced events rendered since the last flush started: the next flush ends their spans (trip-tracing.ts). */
+  trips: Trip<C>[];
 }

@@ -75,6 +75,7 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
     pendingLargest: 0,
     flushing: undefined,
     lastFlushMs: 0,
+    trips: [],
   };
   const { broker, history, logger } = deps;
   broker.attach({

@@ -1,0 +1,148 @@
+/**
+ * OpenTelemetry tracing for both services: one place that builds the SDK from the parsed OTEL_*
+ * settings (tracing-settings.ts), and the W3C trace-context helpers the envelope carries.
+ *
+ * Off (the default) is `undefined`: callers hold `Tracer | undefined` and test it once per chunk
+ * or per event, so a process without tracing runs no OpenTelemetry code at all on its hot path.
+ */
+import { context, trace, type SpanContext, type Tracer } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { parseTraceParent, TraceState } from '@opentelemetry/core';
+import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OTLPProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  StackContextManager,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+  type Sampler,
+} from '@opentelemetry/sdk-trace';
+import type { TracingConfig } from './tracing-settings.js';
+
+/** A running tracer and how to stop it (flushes what is buffered). */
+export interface Tracing {
+  readonly tracer: Tracer;
+  /** Where spans go, and how they are sampled: for the start-up log line. */
+  readonly summary: { readonly endpoint: string; readonly protocol: string; readonly sampler: string };
+  /** Exports what is buffered now (tests; shutdown does it too). */
+  readonly forceFlush: () => Promise<void>;
+  /** Flushes and stops the exporter; call on SIGTERM, after the last span ended. */
+  readonly shutdown: () => Promise<void>;
+}
+
+export interface StartTracingOptions {
+  /** service.name unless OTEL_SERVICE_NAME is set, e.g. `wirestream-gateway`. */
+  readonly defaultServiceName: string;
+  /** Version of the service (service.version). */
+  readonly serviceVersion?: string;
+  /**
+   * How the active span is tracked. `async-local-storage` follows it across awaits (ingest's chunk
+   * is async); `synchronous` only within a call, with no async hook at all: Node 20's
+   * AsyncLocalStorage turns on promise hooks for the whole process at its first `run`, which in the
+   * hub in-process bench made every delivery dearer once one event had been traced (the gateway's
+   * spans are all opened and closed within one synchronous slice). @default 'async-local-storage'
+   */
+  readonly contextManager?: 'async-local-storage' | 'synchronous';
+}
+
+/**
+ * Builds the tracer provider, the OTLP/HTTP exporter and a batch span processor from `config`, or
+ * returns undefined when tracing is off (`OTEL_TRACES_EXPORTER=none`, the default, or
+ * `OTEL_SDK_DISABLED=true`). Registers the AsyncLocalStorage context manager, so a span made
+ * active with `context.with` shows in log lines (createLogger's trace mixin).
+ */
+export function startTracing(config: TracingConfig, { defaultServiceName, serviceVersion, contextManager = 'async-local-storage' }: StartTracingOptions): Tracing | undefined {
+  if (config.otelSdkDisabled || config.otelTracesExporter === 'none') return undefined;
+  const protocol = config.otelExporterOtlpTracesProtocol ?? config.otelExporterOtlpProtocol;
+  const endpoint = config.otelExporterOtlpTracesEndpoint ?? config.otelExporterOtlpEndpoint.replace(/\/+$/, '') + '/v1/traces';
+  const headers = { ...config.otelExporterOtlpHeaders, ...config.otelExporterOtlpTracesHeaders };
+  const exporterOptions = { url: endpoint, headers };
+  const exporter = protocol === 'http/json' ? new OTLPJsonTraceExporter(exporterOptions) : new OTLPProtoTraceExporter(exporterOptions);
+  const resource = resourceFromAttributes({
+    ...config.otelResourceAttributes,
+    'service.name': config.otelServiceName ?? defaultServiceName,
+    ...(serviceVersion === undefined ? {} : { 'service.version': serviceVersion }),
+  });
+  const provider = new TracerProvider({ resource, sampler: createSampler(config.otelTracesSampler, config.otelTracesSamplerArg), spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: config.otelBspScheduleDelayMs })] });
+  context.setGlobalContextManager(contextManager === 'synchronous' ? new StackContextManager().enable() : new AsyncLocalStorageContextManager().enable());
+  trace.setGlobalTracerProvider(provider);
+  const sampler = config.otelTracesSampler.endsWith('traceidratio') ? `${config.otelTracesSampler} ${config.otelTracesSamplerArg}` : config.otelTracesSampler;
+  return {
+    tracer: provider.getTracer('wirestream', serviceVersion),
+    summary: { endpoint, protocol, sampler },
+    forceFlush: () => provider.forceFlush(),
+    shutdown: () => provider.shutdown(),
+  };
+}
+
+function createSampler(name: TracingConfig['otelTracesSampler'], ratio: number): Sampler {
+  switch (name) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return new TraceIdRatioBasedSampler(ratio);
+    case 'parentbased_always_on':
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) });
+  }
+}
+
+/** Longest `tracestate` carried (W3C: 32 members of at most 256 characters; 512 is what vendors are asked to keep). */
+const MAX_TRACESTATE_CHARS = 512;
+
+/**
+ * A `traceparent` header value (and its `tracestate`) → a remote span context, or undefined when it is
+ * not a valid version-00 traceparent (a producer's bad header is ignored, never fatal). Only called
+ * for records that carry the header.
+ */
+export function parseTraceContext(traceparent: string, tracestate?: string): SpanContext | undefined {
+  const parsed = parseTraceParent(traceparent);
+  if (parsed === null) return undefined;
+  parsed.isRemote = true;
+  if (tracestate !== undefined && tracestate.length > 0 && tracestate.length <= MAX_TRACESTATE_CHARS) parsed.traceState = new TraceState(tracestate);
+  return parsed;
+}
+
+/** A span context as a W3C `traceparent` value: `00-<trace id>-<span id>-<flags>`. */
+export function formatTraceparent(spanContext: SpanContext): string {
+  return `00-${spanContext.traceId}-${spanContext.spanId}-${(spanContext.traceFlags & 1) === 1 ? '01' : '00'}`;
+}
+
+/**
+ * Whether a traceparent text says "sampled" without parsing it: the flags are its last two hex
+ * digits, and bit 0 is `sampled`. The gateway's per-event test (a character compare, no allocation).
+ */
+export function traceparentSampled(traceparent: string): boolean {
+  if (traceparent.length !== 55) return false;
+  const c = traceparent.charCodeAt(54) | 0x20; // the flags' low digit, lower-cased
+  const digit = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1;
+  return digit >= 0 && (digit & 1) === 1;
+}
+
+/** Fields joining a log line to the active span, or a shared empty object (no allocation) when none is. */
+export function activeTraceFields(): { trace_id?: string; span_id?: string } {
+  const span = trace.getActiveSpan();
+  if (span === undefined) return NO_TRACE_FIELDS;
+  const { traceId, spanId } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId };
+}
+
+const NO_TRACE_FIELDS: { trace_id?: string; span_id?: string } = Object.freeze({});
+
+/**
+ * pino's `mixinMergeStrategy` for {@link activeTraceFields}: pino's own merges the line's fields into
+ * the mixin's object, which would need a fresh object per line; without a span the line's own
+ * object is used as it is.
+ */
+export function mergeTraceFields(mergeObject: object, mixinObject: object): object {
+  return mixinObject === NO_TRACE_FIELDS ? mergeObject : Object.assign(mixinObject, mergeObject);
+}
