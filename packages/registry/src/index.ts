@@ -6,3 +6,7 @@ export { compileAvroDecoder, AvroSchemaError, type AvroJsonDecoder, type FieldNa
 export { decimalText, readExactLong, type AvroLong } from './avro-logical-types.js';
 export { createSchemaDecoders, type SchemaDecoders, type SchemaDecodersOptions, type SchemaEntry } from './schema-decoders.js';
 export { schemaSourceSpec, createSchemaSource, type SchemaSourceConfig, type ConfiguredSchemaSource } from './schema-source-config.js';
+export { createRegistrySubjects, createDirectorySubjects, type SubjectSchema, type SubjectSchemas } from './subject-schemas.js';
+export { readAvroShape, describeShape, AvroShapeError, type AvroShape, type AvroSlot, type AvroField, type AvroJsonKind } from './avro-shape.js';
+export { checkSdlAgainstSchemas, valueSubjectOf, type SdlCheckFinding, type SdlCheckResult, type SdlCheckOptions } from './sdl-check.js';
+export { keyStyleSpec, type KeyStyleConfig } from './key-style-config.js';
