@@ -1,5 +1,6 @@
 import { booleanFlag, csvList, defineConfigSpec, envVar, integer, port, url, z } from '@wirestream/config';
 import { redisSecuritySpec } from '@wirestream/connect';
+import { keyStyleSpec, schemaSourceSpec } from '@wirestream/registry';
 import { REDIS_MODES } from '@wirestream/schema';
 import { LOG_LEVELS } from '@wirestream/telemetry';
 import { GATEWAY_DEFAULTS } from './defaults.js';
@@ -65,4 +66,10 @@ export const gatewayConfigSpec = defineConfigSpec({
   console: envVar({ name: 'GATEWAY_CONSOLE', schema: booleanFlag(), default: GATEWAY_DEFAULTS.console, description: 'Serve the web console (GraphiQL playground, live view, vital signs) at /console/. Off by default: it serves the full SDL to anyone who reaches the port, even with introspection off.' }),
   consoleDir: envVar({ name: 'GATEWAY_CONSOLE_DIR', schema: z.string().trim().min(1), optional: true, description: 'Directory of the built console, read once at start (default: apps/console/dist of this checkout).' }),
   logLevel: envVar({ name: 'LOG_LEVEL', schema: z.enum(LOG_LEVELS), default: GATEWAY_DEFAULTS.logLevel, description: 'Lowest log level written (pino).' }),
+
+  // --- Schema Registry / schema directory (issue #14): the gateway decodes nothing, but compares at start the SDL of
+  // @topic(format: AVRO) topics with their subjects' latest schemas (decision 0019), as ingest does; give it ingest's values. ---
+  ...schemaSourceSpec,
+  ...keyStyleSpec,
+  // --- end of the schema-source block ---
 });

@@ -8,5 +8,5 @@ export { createSchemaDecoders, type SchemaDecoders, type SchemaDecodersOptions, 
 export { schemaSourceSpec, createSchemaSource, type SchemaSourceConfig, type ConfiguredSchemaSource } from './schema-source-config.js';
 export { createRegistrySubjects, createDirectorySubjects, type SubjectSchema, type SubjectSchemas } from './subject-schemas.js';
 export { readAvroShape, describeShape, AvroShapeError, type AvroShape, type AvroSlot, type AvroField, type AvroJsonKind } from './avro-shape.js';
-export { checkSdlAgainstSchemas, valueSubjectOf, type SdlCheckFinding, type SdlCheckResult, type SdlCheckOptions } from './sdl-check.js';
+export { checkSdlAgainstSchemas, checkSdlAtStart, valueSubjectOf, type SdlCheckFinding, type SdlCheckResult, type SdlCheckOptions, type SdlCheckLog } from './sdl-check.js';
 export { keyStyleSpec, type KeyStyleConfig } from './key-style-config.js';

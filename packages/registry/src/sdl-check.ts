@@ -233,3 +233,36 @@ function warningOf(type: GraphQLOutputType, shape: AvroShape): string {
   if (isEnumType(type)) return `a string in the registry, so values outside enum ${type.name} fail to render; declare an Avro enum or a String`;
   return `GraphQL Int holds 32 bits, a ${describeShape(shape)} may not (past 2^53 it is published as a string): declare Float, String or a custom scalar`;
 }
+
+/** What {@link checkSdlAtStart} logs through (pino's signature: an object, then the message). */
+export interface SdlCheckLog {
+  info(details: Record<string, unknown>, message: string): void;
+  warn(details: Record<string, unknown>, message: string): void;
+}
+
+/**
+ * The start-up step both apps run: compares the SDL's AVRO topics with the latest schemas, logs
+ * every warning, and returns the errors, one line each (the app writes them to stderr and exits
+ * 78). Without a source (`subjects` undefined: the gateway has no SCHEMA_REGISTRY_URL / SCHEMA_DIR)
+ * or when the source does not answer, the check is skipped with a warning: decoding does not
+ * depend on it, and a registry that blinks must not stop a start.
+ */
+export async function checkSdlAtStart(schema: WirestreamSchema, subjects: SubjectSchemas | undefined, options: SdlCheckOptions & { readonly log: SdlCheckLog }): Promise<readonly string[]> {
+  const { log } = options;
+  const topics = [...schema.routes.values()].filter((r) => r.format === 'AVRO').map((r) => r.topic);
+  if (topics.length === 0) return [];
+  if (subjects === undefined) {
+    log.warn({ topics: [...new Set(topics)] }, 'schema check skipped: no SCHEMA_REGISTRY_URL or SCHEMA_DIR, so the SDL of the AVRO topics is not compared with their schemas');
+    return [];
+  }
+  let result: SdlCheckResult;
+  try {
+    result = await checkSdlAgainstSchemas(schema, subjects, options);
+  } catch (err) {
+    log.warn({ err, source: subjects.description }, 'schema check skipped: the schema source did not answer; the SDL of the AVRO topics is not compared with their latest schemas');
+    return [];
+  }
+  for (const warning of result.warnings) log.warn({ topic: warning.topic, subject: warning.subject, field: warning.field }, `schema check: ${warning.message}`);
+  if (result.errors.length === 0) log.info({ subjects: result.checked, warnings: result.warnings.length, keyStyle: options.keyStyle }, 'schema check: the SDL selects only fields the latest schemas have');
+  return result.errors.map((e) => `schema check: ${e.message}`);
+}

@@ -81,6 +81,8 @@ const reviverParse = createReviverParse(ours.convertKey);
 const regexRewrite = createRegexRewrite(ours.convertKey);
 const textTransformer = createKeyTransformer();
 const bytesTransformer = createKeyTransformer();
+const lodashBytesTransformer = createKeyTransformer({ keyStyle: 'lodash' });
+const keptBytesTransformer = createKeyTransformer({ keyStyle: 'none' });
 
 const ingestCandidates: [string, (m: Message) => unknown][] = [
   ['baseline: parse + lodash (field) + stringify envelope object',
@@ -99,6 +101,10 @@ const ingestCandidates: [string, (m: Message) => unknown][] = [
     (m) => Buffer.from(envelopeText(m, textTransformer.transformJson(m.value.toString())))],
   ['**ours: transformJsonBytes()** bytes → envelope bytes, one pass',
     (m) => { const head = envelopeText(m, ''); return bytesTransformer.transformJsonBytes(m.value, head.slice(0, -1), '}'); }],
+  ['ours: transformJsonBytes(), keyStyle lodash (every key through the memo)',
+    (m) => { const head = envelopeText(m, ''); return lodashBytesTransformer.transformJsonBytes(m.value, head.slice(0, -1), '}'); }],
+  ['ours: transformJsonBytes(), keyStyle none (keys kept, JSON validated)',
+    (m) => { const head = envelopeText(m, ''); return keptBytesTransformer.transformJsonBytes(m.value, head.slice(0, -1), '}'); }],
   ['reference: parse + stringify, no key conversion (floor of parse-based)',
     (m) => Buffer.from(envelopeText(m, JSON.stringify(JSON.parse(m.value.toString()))))],
 ];
