@@ -10,3 +10,5 @@ export { createRegistrySubjects, createDirectorySubjects, type SubjectSchema, ty
 export { readAvroShape, describeShape, AvroShapeError, type AvroShape, type AvroSlot, type AvroField, type AvroJsonKind } from './avro-shape.js';
 export { checkSdlAgainstSchemas, checkSdlAtStart, valueSubjectOf, type SdlCheckFinding, type SdlCheckResult, type SdlCheckOptions, type SdlCheckLog } from './sdl-check.js';
 export { keyStyleSpec, type KeyStyleConfig } from './key-style-config.js';
+export { sdlFromAvro, SdlFromAvroError, type SdlFromAvroOptions } from './sdl-from-avro.js';
+export { runSchemaCli, SCHEMA_CLI_USAGE, type CliIo } from './schema-cli.js';
