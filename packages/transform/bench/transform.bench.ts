@@ -20,6 +20,7 @@ import {
 import { formatTable, measureAll } from './measure.js';
 import type { Candidate, Measurement } from './measure.js';
 import { memoStrategyTable } from './memo-strategies.js';
+import { createJsonBytesRewriter as createRewriterBeforeKeyStyles } from './rewriter-before-key-styles.js';
 
 const roundTimeMs = Number(process.env['BENCH_ROUND_MS'] ?? 300);
 const rounds = Number(process.env['BENCH_ROUNDS'] ?? 5);
@@ -83,6 +84,7 @@ const textTransformer = createKeyTransformer();
 const bytesTransformer = createKeyTransformer();
 const lodashBytesTransformer = createKeyTransformer({ keyStyle: 'lodash' });
 const keptBytesTransformer = createKeyTransformer({ keyStyle: 'none' });
+const rewriterBeforeKeyStyles = createRewriterBeforeKeyStyles(64, 2048);
 
 const ingestCandidates: [string, (m: Message) => unknown][] = [
   ['baseline: parse + lodash (field) + stringify envelope object',
@@ -101,6 +103,8 @@ const ingestCandidates: [string, (m: Message) => unknown][] = [
     (m) => Buffer.from(envelopeText(m, textTransformer.transformJson(m.value.toString())))],
   ['**ours: transformJsonBytes()** bytes → envelope bytes, one pass',
     (m) => { const head = envelopeText(m, ''); return bytesTransformer.transformJsonBytes(m.value, head.slice(0, -1), '}'); }],
+  ['the same before key styles (85ea526\'s rewriter, bench/rewriter-before-key-styles.ts)',
+    (m) => { const head = envelopeText(m, ''); return rewriterBeforeKeyStyles.rewrite(m.value, head.slice(0, -1), '}'); }],
   ['ours: transformJsonBytes(), keyStyle lodash (every key through the memo)',
     (m) => { const head = envelopeText(m, ''); return lodashBytesTransformer.transformJsonBytes(m.value, head.slice(0, -1), '}'); }],
   ['ours: transformJsonBytes(), keyStyle none (keys kept, JSON validated)',

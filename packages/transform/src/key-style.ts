@@ -24,6 +24,6 @@ export function keyConverter(style: KeyStyle): (key: string) => string {
     case 'none':
       return identity;
     default:
-      throw new RangeError(`keyStyle must be one of ${KEY_STYLES.join(', ')}, got ${String(style as unknown)}`);
+      throw new RangeError(`keyStyle must be one of ${KEY_STYLES.join(', ')}, got ${String(style)}`);
   }
 }
