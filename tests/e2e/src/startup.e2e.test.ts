@@ -107,3 +107,12 @@ describe.each(['ingest', 'gateway'] as const)('%s comparing the SDL with the sch
     }
   });
 });
+
+describe.each(['ingest', 'gateway'] as const)('%s with an INGEST_KEY_STYLE it does not know', (app) => {
+  it('names the setting and the three styles, exit 78', () => {
+    const main = join(findRepoRoot(), 'apps', app, 'dist', 'main.js');
+    const run = spawnSync(process.execPath, [main], { env: { PATH: process.env['PATH'] ?? '', GATEWAY_AUTH_MODE: 'anonymous', INGEST_KEY_STYLE: 'kebab' }, encoding: 'utf8', timeout: 30_000 });
+    expect(run.status, run.stderr).toBe(78);
+    expect(run.stderr).toBe('Invalid configuration (1 problem):\n  - INGEST_KEY_STYLE: Invalid option: expected one of "snake"|"lodash"|"none"; received "kebab"\nFix these variables (environment or config file) and start again.\n');
+  });
+});
