@@ -1,5 +1,6 @@
 import { booleanFlag, csvList, defineConfigSpec, envVar, integer, port, url, z } from '@wirestream/config';
 import { redisSecuritySpec } from '@wirestream/connect';
+import { keyStyleSpec, schemaSourceSpec } from '@wirestream/registry';
 import { REDIS_MODES } from '@wirestream/schema';
 import { LOG_LEVELS, tracingSpec } from '@wirestream/telemetry';
 import { GATEWAY_DEFAULTS } from './defaults.js';
@@ -67,4 +68,10 @@ export const gatewayConfigSpec = defineConfigSpec({
   logLevel: envVar({ name: 'LOG_LEVEL', schema: z.enum(LOG_LEVELS), default: GATEWAY_DEFAULTS.logLevel, description: 'Lowest log level written (pino).' }),
   // OpenTelemetry (issue #19, decision 0020): the spec's OTEL_* names; off unless OTEL_TRACES_EXPORTER=otlp.
   ...tracingSpec,
+
+  // --- Schema Registry / schema directory (issue #14): the gateway decodes nothing, but compares at start the SDL of
+  // @topic(format: AVRO) topics with their subjects' latest schemas (decision 0019), as ingest does; give it ingest's values. ---
+  ...schemaSourceSpec,
+  ...keyStyleSpec,
+  // --- end of the schema-source block ---
 });

@@ -2,6 +2,7 @@
 // Entry point: read config, build real clients, wire, listen, drain on SIGTERM. Logic lives in gateway.ts.
 import { buildOrExit, EXIT_CONFIG, loadConfigOrExit } from '@wirestream/config';
 import { redisSecurity } from '@wirestream/connect';
+import { checkSdlAtStart, createSchemaSource } from '@wirestream/registry';
 import { auctionSchemaPath, loadWirestreamSchema, SchemaError, type WirestreamSchema } from '@wirestream/schema';
 import { createLogger, createMetricsRegistry, startTracing, toError } from '@wirestream/telemetry';
 import { readFileSync } from 'node:fs';
@@ -69,6 +70,14 @@ try {
   process.exit(EXIT_CONFIG);
 }
 if (schema.added.length > 0) logger.info({ added: schema.added }, 'schema: added what the SDL does not declare (docs/schema.md)');
+// The same check as ingest's (decision 0019): every field the SDL selects on an AVRO topic is in its subject's latest
+// schema, or exit 78. Optional here: without SCHEMA_REGISTRY_URL / SCHEMA_DIR it is skipped with a warning (ingest's is not).
+const schemaSource = await buildOrExit(() => createSchemaSource(config));
+const schemaCheckErrors = await checkSdlAtStart(schema, schemaSource?.subjects, { keyStyle: config.keyStyle, log: logger });
+if (schemaCheckErrors.length > 0) {
+  process.stderr.write(`${schemaCheckErrors.join('\n')}\n`);
+  process.exit(EXIT_CONFIG);
+}
 const registry = createMetricsRegistry({ service: 'gateway' });
 const series = config.metricsEnabled ? createGatewayMetrics(registry) : undefined;
 const { summary: redisSummary, ...redisSecurityOptions } = await buildOrExit(() => redisSecurity(config, config.redisUrl));

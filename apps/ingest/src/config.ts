@@ -1,6 +1,6 @@
 import { booleanFlag, csvList, defineConfigSpec, durationMs, envVar, hostPort, integer, port, url, z } from '@wirestream/config';
 import { kafkaSecuritySpec, redisSecuritySpec } from '@wirestream/connect';
-import { schemaSourceSpec } from '@wirestream/registry';
+import { keyStyleSpec, schemaSourceSpec } from '@wirestream/registry';
 import { HISTORY_FORMATS, PUBLISH_FORMATS, REDIS_MODES } from '@wirestream/schema';
 import { LOG_LEVELS, tracingSpec } from '@wirestream/telemetry';
 import { INGEST_DEFAULTS } from './defaults.js';
@@ -23,6 +23,7 @@ export const ingestConfigSpec = defineConfigSpec({
   topicPartitions: envVar({ name: 'INGEST_TOPIC_PARTITIONS', schema: integer({ min: 1, max: 100_000 }), optional: true, description: "Partitions of a source topic ingest creates (INGEST_CREATE_TOPICS). Default: the broker's num.partitions." }),
   topicReplication: envVar({ name: 'INGEST_TOPIC_REPLICATION', schema: integer({ min: 1, max: 32 }), optional: true, description: "Replication factor of the topics ingest creates (source topics with INGEST_CREATE_TOPICS, and dead-letter topics); at most the number of brokers. Default: the broker's default.replication.factor." }),
   maxMessageBytes: envVar({ name: 'INGEST_MAX_MESSAGE_BYTES', schema: integer({ min: 1_024, max: 104_857_600 }), default: INGEST_DEFAULTS.maxMessageBytes, description: 'Larger Kafka values are dead-lettered unparsed.' }),
+  ...keyStyleSpec,
   maxDepth: envVar({ name: 'INGEST_MAX_DEPTH', schema: integer({ min: 1, max: 1_000 }), default: INGEST_DEFAULTS.maxDepth, description: 'Deepest nesting of a payload (the root object is 1); deeper events are dead-lettered.' }),
   publishChunkSize: envVar({ name: 'INGEST_PUBLISH_CHUNK', schema: integer({ min: 1, max: 100_000 }), default: INGEST_DEFAULTS.publishChunkSize, description: 'Messages per Redis pipeline and per offset commit.' }),
   partitionsConcurrently: envVar({ name: 'INGEST_PARTITIONS_CONCURRENTLY', schema: integer({ min: 1, max: 1_000 }), default: INGEST_DEFAULTS.partitionsConcurrently, description: 'Partitions one replica processes at once.' }),

@@ -119,6 +119,20 @@ describe('createEventConverter', () => {
   });
 });
 
+describe('createEventConverter with INGEST_KEY_STYLE', () => {
+  const value = Buffer.from('{"listingId":"lst-1","address2Line":"Flat 2","_id":"x","attrs":{"lst-000042":1}}');
+  it('lodash: exactly lodash snakeCase, the route field read under its lodash name', () => {
+    const result = createEventConverter({ keyStyle: 'lodash' })(value, '', 'listing_id');
+    expect(result.ok && result.bytes.toString()).toBe('{"listing_id":"lst-1","address_2_line":"Flat 2","id":"x","attrs":{"lst_000042":1}}');
+    expect(result.ok && result.routeValue).toBe('lst-1');
+  });
+  it('none: the keys as the producer wrote them', () => {
+    const result = createEventConverter({ keyStyle: 'none' })(value, '', 'listingId');
+    expect(result.ok && result.bytes.toString()).toBe(value.toString());
+    expect(result.ok && result.routeValue).toBe('lst-1');
+  });
+});
+
 describe('createDeadLetter', () => {
   const original: KafkaMessage = {
     key: bytes('lst-000042'),

@@ -1,5 +1,5 @@
 import { toError } from '@wirestream/telemetry';
-import { createKeyTransformer, TransformError } from '@wirestream/transform';
+import { createKeyTransformer, TransformError, type KeyStyle } from '@wirestream/transform';
 import type { DeadLetterReason } from './dead-letter.js';
 import { INGEST_DEFAULTS } from './defaults.js';
 
@@ -21,6 +21,8 @@ export interface EventConverterOptions {
   readonly maxMessageBytes?: number;
   /** Deeper payloads are dead-lettered (setting INGEST_MAX_DEPTH). @default INGEST_DEFAULTS.maxDepth */
   readonly maxDepth?: number;
+  /** How keys are published (setting INGEST_KEY_STYLE). @default 'snake' */
+  readonly keyStyle?: KeyStyle;
 }
 
 /**
@@ -31,8 +33,8 @@ export interface EventConverterOptions {
  * becomes a dead-letter reason, never a throw.
  */
 export function createEventConverter(options: EventConverterOptions = {}): EventConverter {
-  const { maxMessageBytes = INGEST_DEFAULTS.maxMessageBytes, maxDepth = INGEST_DEFAULTS.maxDepth } = options;
-  const transformer = createKeyTransformer({ maxDepth });
+  const { maxMessageBytes = INGEST_DEFAULTS.maxMessageBytes, maxDepth = INGEST_DEFAULTS.maxDepth, keyStyle = 'snake' } = options;
+  const transformer = createKeyTransformer({ maxDepth, keyStyle });
 
   return (value, envelopeHead = '', routeField) => {
     if (value === null || value.length === 0) {

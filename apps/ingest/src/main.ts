@@ -3,9 +3,9 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { buildOrExit, EXIT_CONFIG, loadConfigOrExit } from '@wirestream/config';
 import { describeKafkaFailure, kafkaSecurity, redisSecurity } from '@wirestream/connect';
-import { createSchemaDecoders, createSchemaSource } from '@wirestream/registry';
+import { checkSdlAtStart, createSchemaDecoders, createSchemaSource } from '@wirestream/registry';
 import { auctionSchemaPath, loadWirestreamSchema, needsSchemaSource, SchemaError, type WirestreamSchema } from '@wirestream/schema';
-import { toSnakeCase } from '@wirestream/transform';
+import { keyConverter } from '@wirestream/transform';
 import { createLogger, createMetricsRegistry, startTracing } from '@wirestream/telemetry';
 import { ingestConfigSpec } from './config.js';
 import { createEventConverter } from './event-converter.js';
@@ -35,8 +35,14 @@ const wireTopics = schema.topics.flatMap((topic) => {
   return route !== undefined && (needsSchemaSource(route.format) || needsSchemaSource(route.keyFormat)) ? [{ topic, format: route.format, keyFormat: route.keyFormat }] : [];
 });
 const schemaSource = await buildOrExit(() => createSchemaSource(config, wireTopics.map((t) => `topic ${t.topic} (format ${t.format}, keyFormat ${t.keyFormat})`)));
-const schemaDecoders = schemaSource === undefined ? undefined : createSchemaDecoders({ source: schemaSource.source, fieldName: toSnakeCase, maxSchemas: config.schemaCacheSize });
+const schemaDecoders = schemaSource === undefined ? undefined : createSchemaDecoders({ source: schemaSource.source, fieldName: keyConverter(config.keyStyle), maxSchemas: config.schemaCacheSize });
 if (schemaSource !== undefined) logger.info({ schemas: schemaSource.summary, topics: wireTopics.map((t) => t.topic) }, 'schemas of wire-format topics from');
+// Every field the SDL selects on an AVRO topic must be in its subject's latest schema (decision 0019): a missing one is exit 78.
+const schemaCheckErrors = await checkSdlAtStart(schema, schemaSource?.subjects, { keyStyle: config.keyStyle, log: logger });
+if (schemaCheckErrors.length > 0) {
+  process.stderr.write(`${schemaCheckErrors.join('\n')}\n`);
+  process.exit(EXIT_CONFIG);
+}
 // --- end of the schema-source block ---
 const { summary: kafkaSummary, ...kafkaSecurityOptions } = await buildOrExit(() => kafkaSecurity(config));
 const { summary: redisSummary, ...redisSecurityOptions } = await buildOrExit(() => redisSecurity(config, config.redisUrl));
@@ -83,7 +89,7 @@ const ingest = createIngestOrExit(
       // Before the first join a denied group cannot heal by itself; later, a crash is kafkajs's to restart.
       if (!everJoined) exitIfConfigFailure(err);
     },
-    convert: createEventConverter({ maxMessageBytes: config.maxMessageBytes, maxDepth: config.maxDepth }),
+    convert: createEventConverter({ maxMessageBytes: config.maxMessageBytes, maxDepth: config.maxDepth, keyStyle: config.keyStyle }),
     ...(schemaDecoders === undefined ? {} : { schemaDecoders }),
     ...(tracing === undefined ? {} : { tracer: tracing.tracer }),
   },

@@ -1,6 +1,6 @@
 import { AvroSerializer, MockClient, SerdeType } from '@confluentinc/schemaregistry';
 import avsc from 'avsc';
-import { toSnakeCase } from '@wirestream/transform';
+import { keyConverter, toSnakeCase } from '@wirestream/transform';
 import { describe, expect, it } from 'vitest';
 import { EXACT_LONG } from './avro-logical-types.js';
 import { compileAvroDecoder, createRegistrySource, createSchemaDecoders, readWireHeader } from './index.js';
@@ -154,6 +154,30 @@ describe('Avro → JSON: every mapped type, from bytes written by Confluent’s 
     expect(decoder.decode(big, undefined).json).toBe('{"total":"9007199254740993","nanos":"2025-12-01T19:30:05.123456789Z"}');
     const small = writer.toBuffer({ total: -9_007_199_254_740_991, nanos: 5 });
     expect(decoder.decode(small, undefined).json).toBe('{"total":-9007199254740991,"nanos":"1970-01-01T00:00:00.000000005Z"}');
+  });
+
+  it('names record fields by the key style (INGEST_KEY_STYLE): lodash and none, map keys untouched by both', async () => {
+    const schema = {
+      type: 'record',
+      name: 'Address',
+      fields: [
+        { name: 'address2Line', type: 'string' },
+        { name: '_id', type: 'string' },
+        { name: 'pricesByCurrency', type: { type: 'map', values: 'int' } },
+        { name: 'lines', type: { type: 'array', items: { type: 'record', name: 'Line', fields: [{ name: 'streetLine1', type: 'string' }] } } },
+      ],
+    };
+    const producer = await confluentProducer('addresses-value', schema);
+    const bytes = await producer.serialize('addresses', { address2Line: 'Flat 2', _id: 'a-1', pricesByCurrency: { usdCents: 1 }, lines: [{ streetLine1: 'Main St' }] });
+    const body = bytes.subarray(5);
+    const lodash = compileAvroDecoder(JSON.stringify(schema), keyConverter('lodash'));
+    expect(lodash.fields).toEqual(['address_2_line', 'id', 'prices_by_currency', 'lines']);
+    expect(lodash.decode(body, 'id')).toEqual({ json: '{"address_2_line":"Flat 2","id":"a-1","prices_by_currency":{"usdCents":1},"lines":[{"street_line_1":"Main St"}]}', routeValue: 'a-1' });
+    const none = compileAvroDecoder(JSON.stringify(schema), keyConverter('none'));
+    expect(none.decode(body, undefined).json).toBe('{"address2Line":"Flat 2","_id":"a-1","pricesByCurrency":{"usdCents":1},"lines":[{"streetLine1":"Main St"}]}');
+    expect(compileAvroDecoder(JSON.stringify(schema), keyConverter('snake')).decode(body, undefined).json).toBe(
+      '{"address2_line":"Flat 2","_id":"a-1","prices_by_currency":{"usdCents":1},"lines":[{"street_line1":"Main St"}]}',
+    );
   });
 
   it('refuses bytes that do not decode: truncated, or with trailing bytes', async () => {

@@ -9,3 +9,9 @@ export { schemaSourceSpec, createSchemaSource, type SchemaSourceConfig, type Con
 export { compileProtobufDecoder, ProtobufSchemaError } from './protobuf-json.js';
 export { compileJsonSchemaValidator, JsonSchemaError, type JsonSchemaValidator, type JsonSchemaFailure } from './json-schema.js';
 export type { WireDecoder } from './wire-decoder.js';
+export { createRegistrySubjects, createDirectorySubjects, type SubjectSchema, type SubjectSchemas } from './subject-schemas.js';
+export { readAvroShape, describeShape, AvroShapeError, type AvroShape, type AvroSlot, type AvroField, type AvroJsonKind } from './avro-shape.js';
+export { checkSdlAgainstSchemas, checkSdlAtStart, valueSubjectOf, type SdlCheckFinding, type SdlCheckResult, type SdlCheckOptions, type SdlCheckLog } from './sdl-check.js';
+export { keyStyleSpec, type KeyStyleConfig } from './key-style-config.js';
+export { sdlFromAvro, SdlFromAvroError, type SdlFromAvroOptions } from './sdl-from-avro.js';
+export { runSchemaCli, SCHEMA_CLI_USAGE, type CliIo } from './schema-cli.js';

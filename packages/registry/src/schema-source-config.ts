@@ -3,6 +3,7 @@ import { readPemFiles } from '@wirestream/connect';
 import { loadSchemaDirectory, SchemaDirectoryError } from './directory-source.js';
 import { createRegistryClient, createRegistrySource } from './registry-source.js';
 import type { SchemaSource } from './schema-source.js';
+import { createDirectorySubjects, createRegistrySubjects, type SubjectSchemas } from './subject-schemas.js';
 
 /**
  * Where the schemas of wire-format topics (`@topic(format: AVRO)` …) come from: a Schema Registry
@@ -25,6 +26,8 @@ export type SchemaSourceConfig = Config<typeof schemaSourceSpec>;
 /** A source and what to log about it (never a secret). */
 export interface ConfiguredSchemaSource {
   readonly source: SchemaSource;
+  /** The same source by subject: the latest schema of each, for the check at start (sdl-check.ts). */
+  readonly subjects: SubjectSchemas;
   /** e.g. `Schema Registry https://sr:8081 (basic auth, CA file)` or `schema directory /etc/schemas (4 schemas)`. */
   readonly summary: string;
 }
@@ -56,7 +59,11 @@ export async function createSchemaSource(config: SchemaSourceConfig, neededBy: r
   if (issues.length === 0 && config.schemaDir !== undefined) {
     try {
       const directory = loadSchemaDirectory(config.schemaDir, 'SCHEMA_DIR');
-      configured = { source: directory, summary: `schema directory ${config.schemaDir} (${directory.files.length} schema files)` };
+      configured = {
+        source: directory,
+        subjects: createDirectorySubjects(directory.files, directory.description),
+        summary: `schema directory ${config.schemaDir} (${directory.files.length} schema files)`,
+      };
     } catch (err) {
       if (!(err instanceof SchemaDirectoryError)) throw err;
       for (const problem of err.problems.length > 0 ? err.problems : [err.message]) issue('SCHEMA_DIR', 'schemaDir', problem, JSON.stringify(config.schemaDir));
@@ -76,7 +83,11 @@ export async function createSchemaSource(config: SchemaSourceConfig, neededBy: r
     const auth = username !== undefined ? 'basic auth' : config.schemaRegistryBearerToken !== undefined ? 'bearer token' : 'no auth';
     // Never a password in a log line or a dead letter: a URL may carry user:password@.
     const description = `Schema Registry ${urls.map(withoutCredentials).join(', ')}`;
-    configured = { source: createRegistrySource(client, description), summary: `${description} (${auth}${pem.size > 0 ? ', CA file' : ''})` };
+    configured = {
+      source: createRegistrySource(client, description),
+      subjects: createRegistrySubjects(client, description),
+      summary: `${description} (${auth}${pem.size > 0 ? ', CA file' : ''})`,
+    };
   }
   if (issues.length > 0) throw new ConfigError(issues);
   return configured;

@@ -74,6 +74,7 @@ function routeOf(
   // Absent from a declaration of the user's own written before formats existed: JSON values, string keys.
   const format = (values['format'] ?? 'JSON') as TopicFormat;
   const keyFormat = (values['keyFormat'] ?? 'STRING') as KeyFormat;
+  const subject = values['subject'];
   const argument = (name: string) => directive?.arguments?.find((a) => a.name.value === name)?.value;
   let ok = true;
   if (typeof topic !== 'string' || !KAFKA_TOPIC_NAME.test(topic) || topic === '.' || topic === '..') {
@@ -88,6 +89,15 @@ function routeOf(
       argument('shards'),
       `@topic(shards: ${String(shards)}) must be an integer from 1 to ${MAX_SHARDS}: the Redis channels the topic is spread over ` +
         '(an unfiltered client listens to all of them; leave it out for 16)',
+    );
+    ok = false;
+  }
+  if (subject !== undefined && (typeof subject !== 'string' || subject.trim() === '' || format === 'JSON')) {
+    problem(
+      argument('subject'),
+      format === 'JSON'
+        ? `@topic(subject: ${JSON.stringify(subject)}) names a registry subject, but the topic is JSON: give format: AVRO (or PROTOBUF, JSON_SCHEMA), or drop subject`
+        : `@topic(subject: ${JSON.stringify(subject)}) must name the registry subject of the value schema, e.g. "${typeof topic === 'string' ? topic : 'my-events'}-value"`,
     );
     ok = false;
   }
@@ -110,7 +120,7 @@ function routeOf(
     }
   }
   if (!ok || typeof topic !== 'string' || typeof shards !== 'number') return undefined;
-  return Object.freeze({ fieldName: field.name, topic, keyField, shards, filterArgs: Object.freeze(filterArgs), format, keyFormat });
+  return Object.freeze({ fieldName: field.name, topic, keyField, shards, filterArgs: Object.freeze(filterArgs), format, keyFormat, subject: typeof subject === 'string' ? subject : undefined });
 }
 
 /** The object type an event payload has: the field's type itself, not a list and not a scalar. */

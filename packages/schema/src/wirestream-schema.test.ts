@@ -58,6 +58,7 @@ type Subscription { changed(id: ID): E @topic(name: "e-events", key: "id") }`;
       'shards: Int',
       'format: TopicFormat',
       'keyFormat: TopicKeyFormat',
+      'subject: String',
     ]);
   });
 
@@ -119,6 +120,25 @@ describe('createWirestreamSchema: formats per topic', () => {
 }`);
     const formats = [...ws.routes.values()].map((r) => `${r.topic}:${r.format}/${r.keyFormat}`);
     expect(formats).toEqual(['a:AVRO/STRING', 'b:PROTOBUF/AVRO', 'c:JSON_SCHEMA/PROTOBUF', 'd:JSON/STRING']);
+  });
+
+  it('reads subject into the route (the registry subject the start-up check reads); undefined means <topic>-value', () => {
+    const ws = createWirestreamSchema(`${types}type Subscription {
+  a: E @topic(name: "a", format: AVRO, subject: "com.example.E")
+  b: E @topic(name: "b", format: AVRO)
+}`);
+    expect(ws.routes.get('a')?.subject).toBe('com.example.E');
+    expect(ws.routes.get('b')?.subject).toBeUndefined();
+  });
+
+  it('a subject on a JSON topic, or an empty one, is refused naming the fix', () => {
+    expect(problemsOf(`${types}type Subscription {
+  a: E @topic(name: "a", subject: "a-value")
+  b: E @topic(name: "b", format: AVRO, subject: " ")
+}`)).toEqual([
+      '3:35 Subscription.a: @topic(subject: "a-value") names a registry subject, but the topic is JSON: give format: AVRO (or PROTOBUF, JSON_SCHEMA), or drop subject',
+      '4:49 Subscription.b: @topic(subject: " ") must name the registry subject of the value schema, e.g. "b-value"',
+    ]);
   });
 
   it('a format that is not one of them, or written as a string, names the field and the formats', () => {

@@ -38,6 +38,11 @@ export interface SubscriptionRoute {
   readonly format: TopicFormat;
   /** How the topic's Kafka keys are encoded (`@topic(keyFormat:)`). @default 'STRING' */
   readonly keyFormat: KeyFormat;
+  /**
+   * The registry subject of the topic's value schema (`@topic(subject:)`), what the start-up check
+   * compares the payload type with; undefined means Confluent's TopicNameStrategy, `<topic>-value`.
+   */
+  readonly subject?: string | undefined;
 }
 
 /** The executable schema plus the routing model derived from its `@topic` directives. */

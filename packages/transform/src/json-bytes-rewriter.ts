@@ -1,4 +1,4 @@
-import { toSnakeCase } from './to-snake-case.js';
+import { keyConverter, type KeyStyle } from './key-style.js';
 import { TransformError } from './transform-error.js';
 
 /**
@@ -82,7 +82,14 @@ function insert(generation: Generation, entry: KeyEntry): void {
   slots[slot] = entries.length;
 }
 
-export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: number): JsonBytesRewriter {
+export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: number, keyStyle: KeyStyle = 'snake'): JsonBytesRewriter {
+  const convertKey = keyConverter(keyStyle);
+  // Which keys skip the memo: `snake` leaves a key without upper-case or non-ASCII letters as it is,
+  // so such "plain" keys are copied with no lookup (most keys); lodash changes plain keys too
+  // (`line2` → `line_2`, `_id` → `id`): every key goes through the memo; `none` changes no key
+  // (escaped keys still go through the memo, which writes them decoded and re-escaped where needed).
+  const plainKeysKept = keyStyle === 'snake';
+  const allKeysKept = keyStyle === 'none';
   // Per nesting level (index = depth, root container = 1).
   const levelIsObject = new Uint8Array(maxDepth + 2);
   const levelChanged = new Uint8Array(maxDepth + 2);
@@ -211,7 +218,7 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
         }
         starts[keyTop] = start;
         ends[keyTop] = end;
-        if (plain && !escaped) {
+        if (!escaped && ((plain && plainKeysKept) || allKeysKept)) {
           hashes[keyTop] = hash;
           keyEntry[keyTop] = undefined; // the slot may hold an entry from an earlier key
         } else {
@@ -438,7 +445,7 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
     const input = new Uint8Array(end - start);
     input.set(src.subarray(start, end)); // a copy: a view would keep the whole Kafka batch alive
     const key = decodeKey(src, start, end);
-    const converted = toSnakeCase(key);
+    const converted = convertKey(key);
     const output = Buffer.from(escaped ? JSON.stringify(converted).slice(1, -1) : converted, 'utf8');
     let outputHash = FNV_OFFSET;
     for (let k = 0; k < output.length; k++) outputHash = Math.imul(outputHash ^ (output[k] as number), FNV_PRIME);

@@ -1,6 +1,6 @@
 import { createJsonBytesRewriter } from './json-bytes-rewriter.js';
 import { createKeyCache } from './key-cache.js';
-import { toSnakeCase } from './to-snake-case.js';
+import { keyConverter, KEY_STYLES, type KeyStyle } from './key-style.js';
 import { TransformError } from './transform-error.js';
 
 /** How much of the result `transform` freezes. */
@@ -27,6 +27,12 @@ export interface KeyTransformerOptions {
    * @default 'none'
    */
   freeze?: FreezeMode;
+  /**
+   * The key rule (`INGEST_KEY_STYLE`): `'snake'`, ours ({@link toSnakeCase}); `'lodash'`, exactly
+   * lodash's `snakeCase`; `'none'`, keys kept as they are (the JSON forms still validate).
+   * @default 'snake'
+   */
+  keyStyle?: KeyStyle;
 }
 
 /** Plain functions over the transformer's state (no `this`): destructuring them is safe. */
@@ -66,7 +72,7 @@ export interface KeyTransformer {
    * text out. Costs a UTF-8 encode and decode more than the bytes form; prefer that one on hot paths.
    */
   readonly transformJson: (jsonText: string) => string;
-  /** {@link toSnakeCase}, memoized within `maxCacheEntries`. */
+  /** The key style's rule ({@link toSnakeCase} by default), memoized within `maxCacheEntries`. */
   readonly convertKey: (key: string) => string;
   /**
    * Keys currently memoized: by `convertKey`/`transform` plus, separately, by the JSON forms; each of
@@ -83,7 +89,8 @@ const MAX_MAX_DEPTH = 1_000;
 type JsonObject = Record<string, unknown>;
 
 /**
- * Creates the camelCase → snake_case key transformer used on every ingested event.
+ * Creates the camelCase → snake_case key transformer used on every ingested event (or the key
+ * style's rule, see {@link KeyTransformerOptions.keyStyle}).
  * Create one per process (or per consumer) and reuse it: the memo is what makes it fast.
  */
 export function createKeyTransformer(options: KeyTransformerOptions = {}): KeyTransformer {
@@ -91,7 +98,9 @@ export function createKeyTransformer(options: KeyTransformerOptions = {}): KeyTr
     maxCacheEntries = DEFAULT_MAX_CACHE_ENTRIES,
     maxDepth = DEFAULT_MAX_DEPTH,
     freeze = 'none',
+    keyStyle = 'snake',
   } = options;
+  if (!KEY_STYLES.includes(keyStyle)) throw new RangeError(`keyStyle must be one of ${KEY_STYLES.join(', ')}, got ${String(keyStyle)}`);
   if (!Number.isSafeInteger(maxCacheEntries) || maxCacheEntries < 0) {
     throw new RangeError(`maxCacheEntries must be a non-negative integer (0 disables the memo), got ${String(maxCacheEntries)}`);
   }
@@ -104,7 +113,7 @@ export function createKeyTransformer(options: KeyTransformerOptions = {}): KeyTr
     throw new RangeError(`freeze must be 'none', 'shallow' or 'deep', got ${String(freeze)}`);
   }
 
-  const cache = createKeyCache(maxCacheEntries, toSnakeCase);
+  const cache = createKeyCache(maxCacheEntries, keyConverter(keyStyle));
   const convertKey = cache.convert;
   const deepFreeze = freeze === 'deep';
   // The key or index of each open container, by depth: written as the walk descends, read only to
@@ -197,7 +206,7 @@ export function createKeyTransformer(options: KeyTransformerOptions = {}): KeyTr
     );
   }
 
-  const jsonBytes = createJsonBytesRewriter(maxDepth, maxCacheEntries);
+  const jsonBytes = createJsonBytesRewriter(maxDepth, maxCacheEntries, keyStyle);
   const fieldBytesCache = new Map<string, Buffer>();
   const rewriteJsonBytes = jsonBytes.rewrite;
 

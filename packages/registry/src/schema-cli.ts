@@ -1,0 +1,120 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '@wirestream/config';
+import { KEY_STYLES, type KeyStyle } from '@wirestream/transform';
+import { createSchemaSource, schemaSourceSpec } from './schema-source-config.js';
+import { SdlFromAvroError, sdlFromAvro } from './sdl-from-avro.js';
+
+/** Exit codes: sysexits.h, as the apps use them. */
+export const EXIT_OK = 0;
+export const EXIT_USAGE = 64;
+export const EXIT_UNAVAILABLE = 69;
+export const EXIT_CONFIG = 78;
+
+export const SCHEMA_CLI_USAGE = `Usage: wirestream-schema from-registry --topic <topic> --field <subscriptionField> [options]
+
+Prints GraphQL SDL for the topic's value schema (Avro): object types, enums and nullability from
+the subject's latest schema, field names in the key style, and the Subscription field bound by
+@topic(format: AVRO). Review it, then point SCHEMA_PATH at it (docs/schema.md).
+
+Where the schema comes from (one of them; or SCHEMA_REGISTRY_URL / SCHEMA_DIR from the environment):
+  --registry-url <url>   Confluent-compatible Schema Registry (comma-separated URLs are tried in order);
+                         auth and TLS from SCHEMA_REGISTRY_USERNAME / _PASSWORD / _BEARER_TOKEN / _CA_FILE
+  --schema-dir <dir>     a schema directory: <subject>/v<version>.id<id>.avsc (e.g. apps/demo/schemas)
+Options:
+  --topic <topic>        the Kafka topic (required)
+  --field <name>         the Subscription field to bind it to, e.g. bidPlaced (required)
+  --subject <subject>    the value schema's subject (default <topic>-value, Confluent's TopicNameStrategy)
+  --key <field>          the routing key as published, e.g. listing_id (also the field's filter argument)
+  --key-style <style>    ${KEY_STYLES.join(' | ')}: as ingest's INGEST_KEY_STYLE (default: INGEST_KEY_STYLE, else snake)
+  --help
+`;
+
+export interface CliIo {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+}
+
+/** Runs `wirestream-schema <argv>` and resolves with the exit code; `bin/wirestream-schema.ts` passes the process's own streams. */
+export async function runSchemaCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        'registry-url': { type: 'string' },
+        'schema-dir': { type: 'string' },
+        topic: { type: 'string' },
+        field: { type: 'string' },
+        subject: { type: 'string' },
+        key: { type: 'string' },
+        'key-style': { type: 'string' },
+        help: { type: 'boolean' },
+      },
+    });
+  } catch (err) {
+    io.stderr(`wirestream-schema: ${(err as Error).message}\n\n${SCHEMA_CLI_USAGE}`);
+    return EXIT_USAGE;
+  }
+  const { values, positionals } = parsed;
+  if (values.help === true) {
+    io.stdout(SCHEMA_CLI_USAGE);
+    return EXIT_OK;
+  }
+  const usage = (problem: string): number => {
+    io.stderr(`wirestream-schema: ${problem}\n\n${SCHEMA_CLI_USAGE}`);
+    return EXIT_USAGE;
+  };
+  if (positionals.length !== 1 || positionals[0] !== 'from-registry') return usage(`expected the command from-registry, got ${positionals.length === 0 ? 'none' : positionals.join(' ')}`);
+  const { topic, field, key } = values;
+  if (topic === undefined || topic.trim() === '') return usage('--topic is required');
+  if (field === undefined || field.trim() === '') return usage('--field is required');
+  const keyStyle = values['key-style'] ?? io.env['INGEST_KEY_STYLE'] ?? 'snake';
+  if (!(KEY_STYLES as readonly string[]).includes(keyStyle)) return usage(`--key-style must be one of ${KEY_STYLES.join(', ')}, got ${JSON.stringify(keyStyle)}`);
+  const subject = values.subject ?? `${topic}-value`;
+
+  // The apps' own settings and checks (auth, TLS, one source only): flags stand in for SCHEMA_REGISTRY_URL / SCHEMA_DIR.
+  const env: Record<string, string | undefined> = { ...io.env };
+  if (values['registry-url'] !== undefined) {
+    env['SCHEMA_REGISTRY_URL'] = values['registry-url'];
+    if (values['schema-dir'] === undefined) delete env['SCHEMA_DIR'];
+  }
+  if (values['schema-dir'] !== undefined) {
+    env['SCHEMA_DIR'] = values['schema-dir'];
+    if (values['registry-url'] === undefined) delete env['SCHEMA_REGISTRY_URL'];
+  }
+  if (env['SCHEMA_REGISTRY_URL'] === undefined && env['SCHEMA_DIR'] === undefined) return usage('give --registry-url or --schema-dir (or set SCHEMA_REGISTRY_URL or SCHEMA_DIR)');
+  let configured;
+  try {
+    configured = await createSchemaSource(loadConfig(schemaSourceSpec, env), [`subject ${subject}`]);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    io.stderr(`wirestream-schema: ${err.message}\n`);
+    return EXIT_CONFIG;
+  }
+  if (configured === undefined) return usage('give --registry-url or --schema-dir');
+  let latest;
+  try {
+    latest = await configured.subjects.latest(subject);
+  } catch (err) {
+    io.stderr(`wirestream-schema: ${configured.subjects.description} did not answer for subject ${subject}: ${(err as Error).message}\n`);
+    return EXIT_UNAVAILABLE;
+  }
+  if (latest === null) {
+    io.stderr(`wirestream-schema: ${configured.subjects.description} has no subject ${subject}: check --topic, or give the value schema's --subject\n`);
+    return EXIT_CONFIG;
+  }
+  if (latest.schemaType !== 'AVRO') {
+    io.stderr(`wirestream-schema: subject ${subject} (version ${latest.version}, id ${latest.id}) is ${latest.schemaType}; this command writes SDL from Avro schemas only so far\n`);
+    return EXIT_CONFIG;
+  }
+  try {
+    io.stdout(sdlFromAvro({ schema: latest.schema, topic, field, key, subject, keyStyle: keyStyle as KeyStyle }));
+  } catch (err) {
+    if (!(err instanceof SdlFromAvroError)) throw err;
+    io.stderr(`wirestream-schema: subject ${subject} (version ${latest.version}, id ${latest.id}): ${err.message}\n`);
+    return EXIT_CONFIG;
+  }
+  return EXIT_OK;
+}

@@ -1,0 +1,142 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MockClient } from '@confluentinc/schemaregistry';
+import { createWirestreamSchema } from '@wirestream/schema';
+import { afterAll, describe, expect, it } from 'vitest';
+import { checkSdlAgainstSchemas, createDirectorySubjects, createRegistrySubjects, loadSchemaDirectory, type SubjectSchemas } from './index.js';
+
+// The shape of the demo's bid-events value schema (apps/demo/schemas/bid-events-value), field names in camelCase.
+const money = { type: 'record', name: 'Money', fields: [{ name: 'amountCents', type: 'long' }, { name: 'currencyCode', type: 'string' }] };
+const bidPlaced = {
+  type: 'record',
+  name: 'BidPlaced',
+  namespace: 'wirestream.demo.auction',
+  fields: [
+    { name: 'listingId', type: 'string' },
+    { name: 'bidderId', type: 'string' },
+    { name: 'amount', type: money },
+    { name: 'status', type: { type: 'enum', name: 'BidStatus', symbols: ['PLACED', 'OUTBID', 'WON'] } },
+    { name: 'note', type: ['null', 'string'], default: null },
+    { name: 'previousBidderIds', type: { type: 'array', items: 'string' } },
+    { name: 'previousAmount', type: ['null', 'Money'], default: null },
+  ],
+};
+
+const sdl = (body: string, topic = '@topic(name: "bid-events", key: "listing_id", format: AVRO)') =>
+  createWirestreamSchema(`${body}\ntype Subscription { bidPlaced(listing_id: ID): BidEvent ${topic} }\n`);
+
+const GOOD = `
+enum BidStatus { PLACED OUTBID WON }
+type Money { amount_cents: Float! currency_code: String! }
+type BidEvent {
+  listing_id: ID!
+  bidder_id: ID!
+  amount: Money!
+  status: BidStatus!
+  note: String
+  previous_bidder_ids: [String!]!
+  previous_amount: Money
+}`;
+
+async function registryWith(subject: string, ...schemas: unknown[]): Promise<SubjectSchemas> {
+  const client = new MockClient();
+  for (const schema of schemas) await client.register(subject, { schemaType: 'AVRO', schema: JSON.stringify(schema) }, false);
+  return createRegistrySubjects(client, 'Schema Registry mock');
+}
+
+const messages = (findings: readonly { message: string }[]) => findings.map((f) => f.message);
+
+describe('checkSdlAgainstSchemas over Confluent’s MockClient (TopicNameStrategy: <topic>-value)', () => {
+  it('an SDL that selects what the latest schema has: nothing to say', async () => {
+    const result = await checkSdlAgainstSchemas(sdl(GOOD), await registryWith('bid-events-value', bidPlaced), { keyStyle: 'snake' });
+    expect(result).toEqual({ errors: [], warnings: [], checked: ['bid-events-value v1 (id 1)'] });
+  });
+
+  it('a field the latest schema does not have: an error naming topic, subject and field', async () => {
+    const registry = await registryWith('bid-events-value', bidPlaced);
+    const result = await checkSdlAgainstSchemas(sdl(GOOD.replace('note: String', 'note: String\n  seller_note: String')), registry, { keyStyle: 'snake' });
+    expect(messages(result.errors)).toEqual([
+      'topic bid-events, subject bid-events-value, field BidEvent.seller_note: not in the registry\'s latest schema (version 1, id 1), whose record BidPlaced publishes listing_id, bidder_id, amount, status, note, previous_bidder_ids, previous_amount: remove the field from the SDL, or register a schema version that has it',
+    ]);
+    expect(result.errors[0]).toMatchObject({ topic: 'bid-events', subject: 'bid-events-value', field: 'BidEvent.seller_note' });
+  });
+
+  it('compares the latest version: a field removed in v2 is an error, one added is a warning', async () => {
+    const v2 = { ...bidPlaced, fields: [...bidPlaced.fields.filter((f) => f.name !== 'note'), { name: 'closesAt', type: ['null', 'string'], default: null }] };
+    const result = await checkSdlAgainstSchemas(sdl(GOOD), await registryWith('bid-events-value', bidPlaced, v2), { keyStyle: 'snake' });
+    expect(result.checked).toEqual(['bid-events-value v2 (id 2)']);
+    expect(messages(result.errors)).toEqual([expect.stringMatching(/^topic bid-events, subject bid-events-value, field BidEvent\.note: not in the registry's latest schema \(version 2, id 2\)/)]);
+    expect(messages(result.warnings)).toEqual([
+      "topic bid-events, subject bid-events-value, field BidEvent: the registry's record BidPlaced (version 2, id 2) also has closes_at, which BidEvent does not declare (published, but no client can select them)",
+    ]);
+  });
+
+  it('compatible differences are warnings: nullable in the registry but non-null in the SDL, Int for a long, enum symbols the SDL lacks', async () => {
+    const sdlText = GOOD.replace('note: String', 'note: String!').replace('amount_cents: Float!', 'amount_cents: Int!').replace('enum BidStatus { PLACED OUTBID WON }', 'enum BidStatus { PLACED OUTBID }');
+    const result = await checkSdlAgainstSchemas(sdl(sdlText), await registryWith('bid-events-value', bidPlaced), { keyStyle: 'snake' });
+    expect(result.errors).toEqual([]);
+    expect(messages(result.warnings)).toEqual([
+      'topic bid-events, subject bid-events-value, field Money.amount_cents: Int! in the SDL for the registry\'s long (version 1, id 1): GraphQL Int holds 32 bits, a long may not (past 2^53 it is published as a string): declare Float, String or a custom scalar',
+      "topic bid-events, subject bid-events-value, field BidEvent.status: the registry's enum BidStatus (version 1, id 1) has WON, which enum BidStatus lacks: such events fail to render the field",
+      'topic bid-events, subject bid-events-value, field BidEvent.note: non-null in the SDL (String!) but nullable in the registry (version 1, id 1): an event with null there fails to render that field; make it nullable',
+    ]);
+  });
+
+  it('shapes that cannot render are errors: an object for a scalar, a scalar for a list, Boolean for a string', async () => {
+    const sdlText = GOOD.replace('bidder_id: ID!', 'bidder_id: Money!').replace('previous_bidder_ids: [String!]!', 'previous_bidder_ids: String').replace('note: String', 'note: Boolean');
+    const result = await checkSdlAgainstSchemas(sdl(sdlText), await registryWith('bid-events-value', bidPlaced), { keyStyle: 'snake' });
+    expect(messages(result.errors)).toEqual([
+      'topic bid-events, subject bid-events-value, field Money: Money is an object type, but the registry\'s latest schema (version 1, id 1) has string there',
+      "topic bid-events, subject bid-events-value, field BidEvent.note: Boolean in the SDL cannot hold the registry's string (version 1, id 1, published as string)",
+      'topic bid-events, subject bid-events-value, field BidEvent.previous_bidder_ids: String in the SDL, but array<string> (a list) in the registry (version 1, id 1)',
+    ]);
+  });
+
+  it('a subject the registry does not have is an error; @topic(subject:) names another one', async () => {
+    const registry = await registryWith('wirestream.demo.auction.BidPlaced', bidPlaced);
+    const missing = await checkSdlAgainstSchemas(sdl(GOOD), registry, { keyStyle: 'snake' });
+    expect(messages(missing.errors)).toEqual([
+      "topic bid-events, subject bid-events-value: Schema Registry mock has no such subject: register the topic's value schema there, or name its subject with @topic(subject: …)",
+    ]);
+    const named = await checkSdlAgainstSchemas(sdl(GOOD, '@topic(name: "bid-events", key: "listing_id", format: AVRO, subject: "wirestream.demo.auction.BidPlaced")'), registry, { keyStyle: 'snake' });
+    expect(named.errors).toEqual([]);
+    expect(named.checked).toEqual(['wirestream.demo.auction.BidPlaced v1 (id 1)']);
+  });
+
+  it('names fields by the key style: with none the SDL says listingId, with lodash previous_bidder_ids stays, JSON topics are not checked', async () => {
+    const registry = await registryWith('bid-events-value', bidPlaced);
+    const none = await checkSdlAgainstSchemas(sdl(GOOD), registry, { keyStyle: 'none' });
+    expect(none.errors.map((e) => e.field)).toEqual(['BidEvent.listing_id', 'BidEvent.bidder_id', 'Money.amount_cents', 'Money.currency_code', 'BidEvent.previous_bidder_ids', 'BidEvent.previous_amount']);
+    const camel = GOOD.replace(/([a-z])_([a-z])/g, (_m, a: string, b: string) => a + b.toUpperCase());
+    const camelSchema = createWirestreamSchema(`${camel}\ntype Subscription { bidPlaced(listingId: ID): BidEvent @topic(name: "bid-events", key: "listingId", format: AVRO) }\n`);
+    const asWritten = await checkSdlAgainstSchemas(camelSchema, registry, { keyStyle: 'none' });
+    expect(asWritten.errors).toEqual([]);
+    expect((await checkSdlAgainstSchemas(sdl(GOOD), registry, { keyStyle: 'lodash' })).errors).toEqual([]);
+    const json = await checkSdlAgainstSchemas(sdl(GOOD, '@topic(name: "bid-events", key: "listing_id")'), registry, { keyStyle: 'snake' });
+    expect(json).toEqual({ errors: [], warnings: [], checked: [] });
+  });
+
+  it('a subject whose latest schema is not Avro, for a format: AVRO topic, is an error', async () => {
+    const client = new MockClient();
+    await client.register('bid-events-value', { schemaType: 'JSON', schema: JSON.stringify({ type: 'object', properties: { listing_id: { type: 'string' } } }) }, false);
+    const result = await checkSdlAgainstSchemas(sdl(GOOD), createRegistrySubjects(client), { keyStyle: 'snake' });
+    expect(messages(result.errors)).toEqual(['topic bid-events, subject bid-events-value: the latest schema (version 1, id 1) is JSON, but @topic says format: AVRO']);
+  });
+});
+
+describe('checkSdlAgainstSchemas over a schema directory', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sdl-check-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads the highest version of the subject folder', async () => {
+    mkdirSync(join(dir, 'bid-events-value'));
+    writeFileSync(join(dir, 'bid-events-value', 'v1.id1.avsc'), JSON.stringify(bidPlaced));
+    const v2 = { ...bidPlaced, fields: bidPlaced.fields.filter((f) => f.name !== 'status') };
+    writeFileSync(join(dir, 'bid-events-value', 'v2.id7.avsc'), JSON.stringify(v2));
+    const directory = loadSchemaDirectory(dir);
+    const result = await checkSdlAgainstSchemas(sdl(GOOD), createDirectorySubjects(directory.files, directory.description), { keyStyle: 'snake' });
+    expect(result.checked).toEqual(['bid-events-value v2 (id 7)']);
+    expect(result.errors.map((e) => e.field)).toEqual(['BidEvent.status']);
+  });
+});

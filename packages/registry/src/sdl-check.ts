@@ -1,0 +1,268 @@
+import {
+  getNullableType,
+  isEnumType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  isScalarType,
+  specifiedScalarTypes,
+  type GraphQLField,
+  type GraphQLObjectType,
+  type GraphQLOutputType,
+} from 'graphql';
+import type { SubscriptionRoute, WirestreamSchema } from '@wirestream/schema';
+import { keyConverter, type KeyStyle } from '@wirestream/transform';
+import { AvroShapeError, describeShape, readAvroShape, type AvroShape, type AvroSlot } from './avro-shape.js';
+import type { SubjectSchema, SubjectSchemas } from './subject-schemas.js';
+
+/** One finding: `error` stops the start (exit 78), `warning` is logged. */
+export interface SdlCheckFinding {
+  readonly level: 'error' | 'warning';
+  readonly topic: string;
+  readonly subject: string;
+  /** The SDL coordinate, e.g. `BidEvent.amount_cents` (empty for the subject as a whole). */
+  readonly field: string;
+  /** One line naming topic, subject and field, and what to do. */
+  readonly message: string;
+}
+
+export interface SdlCheckResult {
+  readonly errors: readonly SdlCheckFinding[];
+  readonly warnings: readonly SdlCheckFinding[];
+  /** Subjects compared, e.g. `bid-events-value v2 (id 2)`. */
+  readonly checked: readonly string[];
+}
+
+export interface SdlCheckOptions {
+  /** The key style ingest publishes with (INGEST_KEY_STYLE): Avro field names → payload keys. */
+  readonly keyStyle: KeyStyle;
+}
+
+/** Confluent's TopicNameStrategy: the value schema of topic T is registered under `T-value`. */
+export function valueSubjectOf(route: Pick<SubscriptionRoute, 'topic' | 'subject'>): string {
+  return route.subject ?? `${route.topic}-value`;
+}
+
+/**
+ * What ingest and the gateway check at start (decision 0019): every field the SDL selects on an
+ * `@topic(format: AVRO)` topic — the payload type's fields, and those of the object types below
+ * them — exists in the latest schema of the topic's subject, under its published name (the key
+ * style), with a type whose JSON fits the field's GraphQL type.
+ * - **error** (the start stops, exit 78): a field the schema does not have; a shape that cannot
+ *   render (an object where the schema has a scalar, a list where it has none, `Int` for a
+ *   `string`); a subject that does not exist or is not Avro.
+ * - **warning** (logged, the start goes on): a compatible difference — nullable in the registry but
+ *   non-null in the SDL, fields the SDL does not select, `Int` for a `long`, enum symbols the SDL
+ *   enum lacks, a union only some of whose branches fit.
+ * A source that cannot answer (registry down) rejects: the caller decides (ingest and the gateway
+ * log it and start unchecked, as decoding waits for the registry anyway).
+ */
+export async function checkSdlAgainstSchemas(schema: WirestreamSchema, subjects: SubjectSchemas, options: SdlCheckOptions): Promise<SdlCheckResult> {
+  const name = keyConverter(options.keyStyle);
+  const findings: SdlCheckFinding[] = [];
+  const checked: string[] = [];
+  const subscription = schema.schema.getSubscriptionType();
+  const seenSubjects = new Map<string, SubjectSchema | null>();
+  for (const route of schema.routes.values()) {
+    if (route.format !== 'AVRO' || subscription === null || subscription === undefined) continue;
+    const subject = valueSubjectOf(route);
+    const field = subscription.getFields()[route.fieldName];
+    if (field === undefined) continue;
+    const payloadType = getNullableType(field.type);
+    if (!isObjectType(payloadType)) continue;
+    const at = `topic ${route.topic}, subject ${subject}`;
+    const add = (level: SdlCheckFinding['level'], coordinate: string, message: string) =>
+      findings.push({ level, topic: route.topic, subject, field: coordinate, message: `${at}${coordinate === '' ? '' : `, field ${coordinate}`}: ${message}` });
+    let latest = seenSubjects.get(subject);
+    if (latest === undefined) {
+      latest = await subjects.latest(subject);
+      seenSubjects.set(subject, latest);
+      if (latest !== null) checked.push(`${subject} v${latest.version} (id ${latest.id})`);
+    }
+    if (latest === null) {
+      add('error', '', `${subjects.description} has no such subject: register the topic's value schema there, or name its subject with @topic(subject: …)`);
+      continue;
+    }
+    if (latest.schemaType !== 'AVRO') {
+      add('error', '', `the latest schema (version ${latest.version}, id ${latest.id}) is ${latest.schemaType}, but @topic says format: AVRO`);
+      continue;
+    }
+    let top: AvroSlot;
+    try {
+      top = readAvroShape(latest.schema);
+    } catch (err) {
+      if (!(err instanceof AvroShapeError)) throw err;
+      add('error', '', `the latest schema (version ${latest.version}, id ${latest.id}) cannot be read: ${err.message}`);
+      continue;
+    }
+    const version = `version ${latest.version}, id ${latest.id}`;
+    compareObject(payloadType, top.shape, { name, add, version, visited: new Set() });
+  }
+  return { errors: findings.filter((f) => f.level === 'error'), warnings: findings.filter((f) => f.level === 'warning'), checked };
+}
+
+interface Context {
+  readonly name: (avroName: string) => string;
+  readonly add: (level: SdlCheckFinding['level'], coordinate: string, message: string) => void;
+  /** `version 2, id 17`: which schema the messages speak of. */
+  readonly version: string;
+  /** `SdlType|record` pairs already compared: recursive types end. */
+  readonly visited: Set<string>;
+}
+
+function compareObject(type: GraphQLObjectType, shape: AvroShape, context: Context): void {
+  if (shape.kind !== 'record') {
+    context.add('error', type.name, `${type.name} is an object type, but the registry's latest schema (${context.version}) has ${describeShape(shape)} there`);
+    return;
+  }
+  const pair = `${type.name}|${shape.name}`;
+  if (context.visited.has(pair)) return;
+  context.visited.add(pair);
+  const byPublished = new Map(shape.fields.map((f) => [context.name(f.name), f]));
+  const selected = new Set<string>();
+  for (const field of Object.values(type.getFields())) {
+    const coordinate = `${type.name}.${field.name}`;
+    const avro = byPublished.get(field.name);
+    if (field.name === '__typename') continue;
+    if (avro === undefined) {
+      const published = [...byPublished.keys()];
+      context.add(
+        'error',
+        coordinate,
+        `not in the registry's latest schema (${context.version}), whose record ${shape.name} publishes ${published.slice(0, 12).join(', ')}${published.length > 12 ? ', …' : ''}: ` +
+          'remove the field from the SDL, or register a schema version that has it',
+      );
+      continue;
+    }
+    selected.add(field.name);
+    compareField(field, avro, coordinate, context);
+  }
+  const extra = [...byPublished.keys()].filter((k) => !selected.has(k));
+  if (extra.length > 0) {
+    context.add('warning', type.name, `the registry's record ${shape.name} (${context.version}) also has ${extra.join(', ')}, which ${type.name} does not declare (published, but no client can select them)`);
+  }
+}
+
+function compareField(field: GraphQLField<unknown, unknown>, avro: AvroSlot, coordinate: string, context: Context): void {
+  compareSlot(field.type, avro, coordinate, context);
+}
+
+function compareSlot(type: GraphQLOutputType, avro: AvroSlot, coordinate: string, context: Context): void {
+  if (isNonNullType(type) && avro.nullable) {
+    context.add('warning', coordinate, `non-null in the SDL (${String(type)}) but nullable in the registry (${context.version}): an event with null there fails to render that field; make it nullable`);
+  }
+  const inner = getNullableType(type);
+  if (isListType(inner)) {
+    if (avro.shape.kind !== 'array') {
+      context.add('error', coordinate, `a list in the SDL (${String(type)}), but ${describeShape(avro.shape)} in the registry (${context.version})`);
+      return;
+    }
+    compareSlot(inner.ofType, avro.shape.items, `${coordinate}[]`, context);
+    return;
+  }
+  if (avro.shape.kind === 'union') {
+    const fits = avro.shape.branches.map((branch) => fitOf(inner, branch));
+    if (!fits.includes('ok') && !fits.includes('warn')) {
+      context.add('error', coordinate, `${String(type)} in the SDL fits no branch of the registry's ${describeShape(avro.shape)} (${context.version})`);
+    } else if (fits.some((f) => f === 'no')) {
+      context.add('warning', coordinate, `${String(type)} in the SDL fits only some branches of the registry's ${describeShape(avro.shape)} (${context.version}): events of the others fail to render it`);
+    }
+    return;
+  }
+  if (isObjectType(inner)) {
+    compareObject(inner, avro.shape, context);
+    return;
+  }
+  if (avro.shape.kind === 'array') {
+    context.add('error', coordinate, `${String(type)} in the SDL, but ${describeShape(avro.shape)} (a list) in the registry (${context.version})`);
+    return;
+  }
+  if (isEnumType(inner) && avro.shape.kind === 'enum') {
+    const values = new Set(inner.getValues().map((v) => v.name));
+    const missing = avro.shape.symbols.filter((s) => !values.has(s));
+    if (missing.length > 0) {
+      context.add('warning', coordinate, `the registry's enum ${avro.shape.name} (${context.version}) has ${missing.join(', ')}, which enum ${inner.name} lacks: such events fail to render the field`);
+    }
+    return;
+  }
+  const fit = fitOf(inner, avro.shape);
+  if (fit === 'no') context.add('error', coordinate, `${String(type)} in the SDL cannot hold the registry's ${describeShape(avro.shape)} (${context.version}, published as ${jsonOf(avro.shape)})`);
+  else if (fit === 'warn') context.add('warning', coordinate, `${String(type)} in the SDL for the registry's ${describeShape(avro.shape)} (${context.version}): ${warningOf(inner, avro.shape)}`);
+}
+
+const BUILT_IN_SCALARS = new Set(specifiedScalarTypes.map((s) => s.name));
+
+/** Whether a value of `shape`, as published in JSON (docs/schema.md), renders as the GraphQL type (a named, nullable one). */
+function fitOf(type: GraphQLOutputType, shape: AvroShape): 'ok' | 'warn' | 'no' {
+  if (isListType(type)) return shape.kind === 'array' ? 'ok' : 'no';
+  if (isObjectType(type)) return shape.kind === 'record' ? 'ok' : 'no';
+  if (isEnumType(type)) return shape.kind === 'enum' ? 'ok' : shape.kind === 'primitive' && shape.json === 'string' ? 'warn' : 'no';
+  if (!isScalarType(type)) return 'ok'; // unions and interfaces: resolved by the schema's own resolvers
+  if (!BUILT_IN_SCALARS.has(type.name)) return 'ok'; // a custom scalar takes what it is given
+  const json = jsonOf(shape);
+  switch (type.name) {
+    case 'String':
+      return json === 'object' ? 'no' : 'ok';
+    case 'ID':
+      return json === 'string' || json === 'int' || json === 'long' ? 'ok' : 'no';
+    case 'Int':
+      return json === 'int' ? 'ok' : json === 'long' ? 'warn' : 'no';
+    case 'Float':
+      return json === 'int' || json === 'long' || json === 'float' ? 'ok' : 'no';
+    case 'Boolean':
+      return json === 'boolean' ? 'ok' : 'no';
+    default:
+      return 'ok';
+  }
+}
+
+function jsonOf(shape: AvroShape): string {
+  switch (shape.kind) {
+    case 'primitive':
+      return shape.json;
+    case 'enum':
+      return 'string';
+    case 'array':
+      return 'array';
+    default:
+      return 'object';
+  }
+}
+
+function warningOf(type: GraphQLOutputType, shape: AvroShape): string {
+  if (isEnumType(type)) return `a string in the registry, so values outside enum ${type.name} fail to render; declare an Avro enum or a String`;
+  return `GraphQL Int holds 32 bits, a ${describeShape(shape)} may not (past 2^53 it is published as a string): declare Float, String or a custom scalar`;
+}
+
+/** What {@link checkSdlAtStart} logs through (pino's signature: an object, then the message). */
+export interface SdlCheckLog {
+  info(details: Record<string, unknown>, message: string): void;
+  warn(details: Record<string, unknown>, message: string): void;
+}
+
+/**
+ * The start-up step both apps run: compares the SDL's AVRO topics with the latest schemas, logs
+ * every warning, and returns the errors, one line each (the app writes them to stderr and exits
+ * 78). Without a source (`subjects` undefined: the gateway has no SCHEMA_REGISTRY_URL / SCHEMA_DIR)
+ * or when the source does not answer, the check is skipped with a warning: decoding does not
+ * depend on it, and a registry that blinks must not stop a start.
+ */
+export async function checkSdlAtStart(schema: WirestreamSchema, subjects: SubjectSchemas | undefined, options: SdlCheckOptions & { readonly log: SdlCheckLog }): Promise<readonly string[]> {
+  const { log } = options;
+  const topics = [...schema.routes.values()].filter((r) => r.format === 'AVRO').map((r) => r.topic);
+  if (topics.length === 0) return [];
+  if (subjects === undefined) {
+    log.warn({ topics: [...new Set(topics)] }, 'schema check skipped: no SCHEMA_REGISTRY_URL or SCHEMA_DIR, so the SDL of the AVRO topics is not compared with their schemas');
+    return [];
+  }
+  let result: SdlCheckResult;
+  try {
+    result = await checkSdlAgainstSchemas(schema, subjects, options);
+  } catch (err) {
+    log.warn({ err, source: subjects.description }, 'schema check skipped: the schema source did not answer; the SDL of the AVRO topics is not compared with their latest schemas');
+    return [];
+  }
+  for (const warning of result.warnings) log.warn({ topic: warning.topic, subject: warning.subject, field: warning.field }, `schema check: ${warning.message}`);
+  if (result.errors.length === 0) log.info({ subjects: result.checked, warnings: result.warnings.length, keyStyle: options.keyStyle }, 'schema check: the SDL selects only fields the latest schemas have');
+  return result.errors.map((e) => `schema check: ${e.message}`);
+}

@@ -1,0 +1,518 @@
+// The JSON bytes rewriter as it was before key styles (commit 85ea526), kept for the bench only: the default
+// (snake) path is compared with it in the same run, so that load on the shared box hits both alike.
+import { toSnakeCase } from '../src/to-snake-case.js';
+import { TransformError } from '../src/transform-error.js';
+
+/**
+ * The ingest fast path: rewrites the object keys of UTF-8 JSON bytes to snake_case in one
+ * validating pass, copying everything else byte for byte into the output, and never building
+ * objects (no `JSON.parse`, no `JSON.stringify`, no string per key). Kafka hands ingest bytes and
+ * Redis wants bytes, so this path also skips decoding and re-encoding the text.
+ *
+ * - Strict JSON (RFC 8259) or an `INVALID_JSON` error with the offset; same depth bound, key rule
+ *   and collision rule as the object transform.
+ * - Values are kept exactly as written: numbers beyond 2^53, `1.0`, escape sequences. Whitespace
+ *   between tokens is dropped (compact output). Duplicate keys are kept (JSON.parse keeps the last).
+ * - UTF-8 is not validated inside string values: invalid sequences pass through unchanged, where
+ *   `JSON.parse(buffer.toString())` would have turned them into U+FFFD.
+ */
+export interface JsonBytesRewriter {
+  /**
+   * With `capture` (a converted top-level key, as UTF-8 bytes), the output offsets of that key's
+   * string or number value are left in {@link captureStart}/{@link captureEnd} (-1 when absent).
+   */
+  readonly rewrite: (json: Uint8Array, prefix: string, suffix: string, capture?: Uint8Array) => Buffer;
+  /** Output offset where the captured value starts (inside the quotes for a string), or -1. */
+  readonly captureStart: number;
+  /** Output offset just past the captured value, or -1. */
+  readonly captureEnd: number;
+  /** Keys memoized (as bytes), at most `maxCacheEntries`. */
+  readonly cacheSize: number;
+}
+
+/** A memoized key: its raw bytes as they appear in JSON (escapes included) and what replaces them. */
+interface KeyEntry {
+  readonly input: Uint8Array;
+  readonly inputHash: number;
+  /** Converted key, as JSON string content (escaped where needed), without the quotes. */
+  readonly output: Uint8Array;
+  readonly outputHash: number;
+  /** Whether `output` differs from `input`. */
+  readonly changed: boolean;
+}
+
+/**
+ * One generation of the memo: an open-addressing table of entry numbers keyed by the FNV-1a hash of
+ * the raw key bytes. Cheaper than a `Map` keyed by hash, and no string is ever made for a lookup.
+ */
+interface Generation {
+  readonly slots: Int32Array;
+  readonly entries: KeyEntry[];
+}
+
+const FNV_OFFSET = 0x811c9dc5 | 0;
+const FNV_PRIME = 0x01000193;
+/** Past this many keys in one object, collision checks use a hash set instead of all pairs. */
+const PAIRWISE_LIMIT = 32;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+function createGeneration(capacity: number): Generation {
+  let size = 16;
+  while (size < capacity * 2) size *= 2; // load factor ≤ 0.5 keeps probes short
+  return { slots: new Int32Array(size), entries: [] };
+}
+
+function find(generation: Generation, src: Uint8Array, start: number, end: number, hash: number): KeyEntry | undefined {
+  const { slots, entries } = generation;
+  const mask = slots.length - 1;
+  for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+    const n = slots[slot] as number;
+    if (n === 0) return undefined;
+    const entry = entries[n - 1] as KeyEntry;
+    if (entry.inputHash === hash && bytesEqual(entry.input, src, start, end)) return entry;
+  }
+}
+
+function insert(generation: Generation, entry: KeyEntry): void {
+  const { slots, entries } = generation;
+  const mask = slots.length - 1;
+  let slot = entry.inputHash & mask;
+  while (slots[slot] !== 0) slot = (slot + 1) & mask;
+  entries.push(entry);
+  slots[slot] = entries.length;
+}
+
+export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: number): JsonBytesRewriter {
+  // Per nesting level (index = depth, root container = 1).
+  const levelIsObject = new Uint8Array(maxDepth + 2);
+  const levelChanged = new Uint8Array(maxDepth + 2);
+  const levelIndex = new Int32Array(maxDepth + 2); // array index, for error paths
+  const levelKeyBase = new Int32Array(maxDepth + 2); // first key of the object in the key stack
+  // The keys of all open objects, innermost last: what collision checks and error paths need.
+  let keyStart = new Int32Array(256);
+  let keyEnd = new Int32Array(256);
+  let keyHash = new Int32Array(256); // FNV-1a of the output key bytes
+  const keyEntry: (KeyEntry | undefined)[] = []; // set for keys that went through the memo
+  // Output is written here, then copied into a right-sized Buffer.
+  let scratch = Buffer.allocUnsafeSlow(64 * 1024);
+  // Two generations, as in key-cache.ts: a lookup that hits `old` promotes the entry to `young`.
+  const generationSize = Math.max(1, Math.floor(maxCacheEntries / 2));
+  let young = createGeneration(generationSize);
+  let old = createGeneration(1);
+
+  function growKeys(): void {
+    const grow = (a: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> => {
+      const b = new Int32Array(a.length * 2);
+      b.set(a);
+      return b;
+    };
+    keyStart = grow(keyStart);
+    keyEnd = grow(keyEnd);
+    keyHash = grow(keyHash);
+  }
+
+  function ensureScratch(used: number, needed: number): Buffer {
+    if (needed <= scratch.length) return scratch;
+    const bigger = Buffer.allocUnsafeSlow(Math.max(needed, scratch.length * 2));
+    scratch.copy(bigger, 0, 0, used);
+    scratch = bigger;
+    return bigger;
+  }
+
+  function lookup(src: Uint8Array, start: number, end: number, hash: number, escaped: boolean): KeyEntry {
+    let entry = find(young, src, start, end, hash);
+    if (entry !== undefined) return entry;
+    entry = find(old, src, start, end, hash) ?? createEntry(src, start, end, hash, escaped);
+    if (maxCacheEntries === 0) return entry;
+    if (young.entries.length >= generationSize) {
+      old = young;
+      young = createGeneration(generationSize);
+    }
+    insert(young, entry);
+    return entry;
+  }
+
+  let captureStart = -1;
+  let captureEnd = -1;
+
+  return {
+    rewrite: rewriteJsonBytes,
+    get cacheSize() {
+      return young.entries.length + old.entries.length;
+    },
+    get captureStart() {
+      return captureStart;
+    },
+    get captureEnd() {
+      return captureEnd;
+    },
+  };
+
+  function rewriteJsonBytes(src: Uint8Array, prefix: string, suffix: string, capture?: Uint8Array): Buffer {
+    captureStart = -1;
+    captureEnd = -1;
+    // True between a top-level key equal to `capture` and its value (routing reads that value
+    // from the output instead of parsing the payload again).
+    let capturing = false;
+    const length = src.length;
+    // Room for the prefix, every byte of the input, and the suffix; converted keys grow it below.
+    let dst = ensureScratch(0, prefix.length * 3 + length + suffix.length * 3 + 16);
+    let o = prefix.length === 0 ? 0 : dst.write(prefix, 0);
+    let i = skipWhitespace(src, 0, length);
+    let depth = 0;
+    let keyTop = 0;
+    let expectKey = false;
+    // Locals rather than closure variables in the loop (the key arrays are reloaded when they grow).
+    const isObjectAt = levelIsObject;
+    const changedAt = levelChanged;
+    const indexAt = levelIndex;
+    const keyBaseAt = levelKeyBase;
+    let starts = keyStart;
+    let ends = keyEnd;
+    let hashes = keyHash;
+
+    // Deliberately one imperative loop with an explicit stack: no recursion, no closures, no strings
+    // on the common path. Each byte is read once and, unless it is whitespace, written once.
+    parse: for (;;) {
+      if (expectKey) {
+        expectKey = false;
+        if (i >= length || src[i] !== QUOTE) throw invalid(src, i, depth - 1, keyBaseAt[depth] as number, 'a "key"');
+        const start = i + 1;
+        const keyOut = o; // where the key goes; a key that changes is written again from here
+        dst[o++] = QUOTE;
+        let j = start;
+        let hash = FNV_OFFSET;
+        let plain = true;
+        let escaped = false;
+        // Copies the key while hashing it and checking whether it can change (upper-case or non-ASCII).
+        for (;;) {
+          if (j >= length) throw invalid(src, j, depth, keyTop, 'the end of the key');
+          const k = src[j] as number;
+          if (k === QUOTE) break;
+          if (k < 0x20) throw invalid(src, j, depth, keyTop, 'a character (control characters must be escaped)');
+          if (k === BACKSLASH) {
+            escaped = true;
+            const escapeEnd = skipEscape(src, j);
+            if (escapeEnd < 0) throw invalid(src, j + 1, depth, keyTop, 'an escape sequence');
+            for (; j < escapeEnd; j++) hash = Math.imul(hash ^ (src[j] as number), FNV_PRIME);
+            continue;
+          }
+          if ((k >= 0x41 && k <= 0x5a) || k >= 0x80) plain = false;
+          hash = Math.imul(hash ^ k, FNV_PRIME);
+          dst[o++] = k;
+          j++;
+        }
+        const end = j;
+        if (keyTop === starts.length) {
+          growKeys();
+          starts = keyStart;
+          ends = keyEnd;
+          hashes = keyHash;
+        }
+        starts[keyTop] = start;
+        ends[keyTop] = end;
+        if (plain && !escaped) {
+          hashes[keyTop] = hash;
+          keyEntry[keyTop] = undefined; // the slot may hold an entry from an earlier key
+        } else {
+          const entry = lookup(src, start, end, hash, escaped);
+          const { output } = entry;
+          o = keyOut + 1;
+          if (output.length > end - start) dst = ensureScratch(o, o + output.length + (length - end) + suffix.length * 3 + 16);
+          for (let k = 0; k < output.length; k++) dst[o++] = output[k] as number;
+          if (entry.changed) changedAt[depth] = 1;
+          hashes[keyTop] = entry.outputHash;
+          keyEntry[keyTop] = entry;
+        }
+        keyTop++;
+        if (capture !== undefined && depth === 1 && captureStart < 0 && o - keyOut - 1 === capture.length) {
+          capturing = bytesEqual(capture, dst, keyOut + 1, o);
+        }
+        dst[o++] = QUOTE;
+        i = end + 1;
+        if (i < length && src[i] !== 0x3a /* : */) i = skipWhitespace(src, i, length);
+        if (i >= length || src[i] !== 0x3a) throw invalid(src, i, depth, keyTop, "':'");
+        dst[o++] = 0x3a;
+        i++;
+        if (i < length && (src[i] as number) <= 0x20) i = skipWhitespace(src, i, length);
+      }
+
+      // A value starts at i.
+      const c = i < length ? (src[i] as number) : -1;
+      const captureThis = capturing;
+      capturing = false;
+      if (c === QUOTE) {
+        dst[o++] = QUOTE;
+        i++;
+        if (captureThis) captureStart = o;
+        for (;;) {
+          if (i >= length) throw invalid(src, i, depth, keyTop, 'the end of the string');
+          const k = src[i] as number;
+          if (k === QUOTE) break;
+          if (k < 0x20) throw invalid(src, i, depth, keyTop, 'a character (control characters must be escaped)');
+          if (k === BACKSLASH) {
+            const escapeEnd = skipEscape(src, i);
+            if (escapeEnd < 0) throw invalid(src, i + 1, depth, keyTop, 'an escape sequence');
+            while (i < escapeEnd) dst[o++] = src[i++] as number;
+            continue;
+          }
+          dst[o++] = k;
+          i++;
+        }
+        if (captureThis) captureEnd = o;
+        dst[o++] = QUOTE;
+        i++;
+      } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+        if (depth === maxDepth) throw tooDeep(src, depth, keyTop);
+        depth++;
+        const isObject = c === 0x7b;
+        isObjectAt[depth] = isObject ? 1 : 0;
+        changedAt[depth] = 0;
+        indexAt[depth] = 0;
+        keyBaseAt[depth] = keyTop;
+        dst[o++] = c;
+        i++;
+        if (i < length && (src[i] as number) <= 0x20) i = skipWhitespace(src, i, length);
+        const close = isObject ? 0x7d : 0x5d;
+        if (i < length && src[i] === close) {
+          dst[o++] = close;
+          i++;
+          depth--;
+        } else {
+          expectKey = isObject;
+          continue parse;
+        }
+      } else if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
+        const end = skipNumber(src, i, length);
+        if (end < 0) throw invalid(src, -end - 1, depth, keyTop, 'a digit');
+        if (captureThis) captureStart = o;
+        while (i < end) dst[o++] = src[i++] as number;
+        if (captureThis) captureEnd = o;
+      } else if (c === 0x74 /* t */ && i + 4 <= length && src[i + 1] === 0x72 && src[i + 2] === 0x75 && src[i + 3] === 0x65) {
+        dst[o++] = 0x74; dst[o++] = 0x72; dst[o++] = 0x75; dst[o++] = 0x65;
+        i += 4;
+      } else if (c === 0x66 /* f */ && i + 5 <= length && src[i + 1] === 0x61 && src[i + 2] === 0x6c && src[i + 3] === 0x73 && src[i + 4] === 0x65) {
+        dst[o++] = 0x66; dst[o++] = 0x61; dst[o++] = 0x6c; dst[o++] = 0x73; dst[o++] = 0x65;
+        i += 5;
+      } else if (c === 0x6e /* n */ && i + 4 <= length && src[i + 1] === 0x75 && src[i + 2] === 0x6c && src[i + 3] === 0x6c) {
+        dst[o++] = 0x6e; dst[o++] = 0x75; dst[o++] = 0x6c; dst[o++] = 0x6c;
+        i += 4;
+      } else {
+        throw invalid(src, i, depth, keyTop, 'a value');
+      }
+
+      // After a value: a separator, the end of its container(s), or the end of the input.
+      for (;;) {
+        if (i < length && (src[i] as number) <= 0x20) i = skipWhitespace(src, i, length);
+        if (depth === 0) {
+          if (i !== length) throw invalid(src, i, depth, keyTop, 'the end of the JSON text');
+          break parse;
+        }
+        const next = i < length ? (src[i] as number) : -1;
+        const isObject = isObjectAt[depth] === 1;
+        if (next === 0x2c /* , */) {
+          dst[o++] = next;
+          i++;
+          if (i < length && (src[i] as number) <= 0x20) i = skipWhitespace(src, i, length);
+          indexAt[depth] = (indexAt[depth] as number) + 1;
+          expectKey = isObject;
+          continue parse;
+        }
+        if (next === (isObject ? 0x7d : 0x5d)) {
+          if (isObject) {
+            const base = keyBaseAt[depth] as number;
+            if (changedAt[depth] === 1) checkCollisions(src, base, keyTop, depth);
+            keyTop = base;
+          }
+          dst[o++] = next;
+          i++;
+          depth--;
+          continue;
+        }
+        throw invalid(src, i, depth, keyTop, isObject ? "',' or '}'" : "',' or ']'");
+      }
+    }
+
+    if (suffix.length > 0) {
+      dst = ensureScratch(o, o + suffix.length * 3);
+      o += dst.write(suffix, o);
+    }
+    const result = Buffer.allocUnsafe(o);
+    dst.copy(result, 0, 0, o);
+    return result;
+  }
+
+  // --- rare paths: collisions and errors -------------------------------------------------------
+
+  /** Keys [base, top) of one object, at least one of which changed: no two may end up equal. */
+  function checkCollisions(src: Uint8Array, base: number, top: number, depth: number): void {
+    const count = top - base;
+    if (count <= PAIRWISE_LIMIT) {
+      for (let a = base; a < top; a++) {
+        const hash = keyHash[a];
+        for (let b = a + 1; b < top; b++) if (keyHash[b] === hash) verifyPair(src, a, b, depth);
+      }
+      return;
+    }
+    // Large objects (maps keyed by data): one pass with an open-addressing set of hashes.
+    let size = 64;
+    while (size < count * 2) size *= 2;
+    const slots = new Int32Array(size).fill(-1);
+    for (let a = base; a < top; a++) {
+      const hash = keyHash[a] as number;
+      for (let s = hash & (size - 1); ; s = (s + 1) & (size - 1)) {
+        const b = slots[s] as number;
+        if (b === -1) {
+          slots[s] = a;
+          break;
+        }
+        if (keyHash[b] === hash) verifyPair(src, b, a, depth);
+      }
+    }
+  }
+
+  /** Keys a and b have equal output hashes: a collision if their outputs match but their inputs do not. */
+  function verifyPair(src: Uint8Array, a: number, b: number, depth: number): void {
+    const outputA = keyOutput(src, a);
+    const outputB = keyOutput(src, b);
+    if (outputA !== outputB) return; // only the hashes collide
+    const inputA = keyInput(src, a);
+    const inputB = keyInput(src, b);
+    if (inputA === inputB) return; // a duplicate key: allowed, as in JSON.parse
+    const path = pathOf(src, depth - 1, levelKeyBase[depth] as number);
+    throw new TransformError(
+      'KEY_COLLISION', path,
+      `keys ${JSON.stringify(inputA)} and ${JSON.stringify(inputB)} at ${path} both become ${JSON.stringify(outputA)} in snake_case; ` +
+        'rename one of them in the producer (a retry will not help)',
+    );
+  }
+
+  function keyInput(src: Uint8Array, index: number): string {
+    return decodeKey(src, keyStart[index] as number, keyEnd[index] as number);
+  }
+
+  function keyOutput(src: Uint8Array, index: number): string {
+    const entry = keyEntry[index];
+    if (entry === undefined) return keyInput(src, index);
+    return JSON.parse(`"${Buffer.from(entry.output).toString('utf8')}"`) as string;
+  }
+
+  /** Opening one more level below `depth` would pass the bound. */
+  function tooDeep(src: Uint8Array, depth: number, keyTop: number): TransformError {
+    const path = pathOf(src, depth, keyTop);
+    return new TransformError(
+      'MAX_DEPTH', path,
+      `payload nests deeper than maxDepth (${maxDepth}) at ${path}; flatten the producer's payload or raise maxDepth (a retry will not help)`,
+    );
+  }
+
+  function invalid(src: Uint8Array, at: number, depth: number, keyTop: number, expected: string): TransformError {
+    const found = at >= src.length ? 'the end of the input' : JSON.stringify(Buffer.from(src.subarray(at, at + 12)).toString('utf8'));
+    const path = pathOf(src, depth, keyTop);
+    return new TransformError(
+      'INVALID_JSON', path,
+      `payload is not valid JSON: expected ${expected} at byte ${at} (${path}), found ${found} (a retry will not help)`,
+    );
+  }
+
+  /**
+   * JSONPath of the value being read at `depth`. The current key of an object level is the last key
+   * pushed before the next level opened (or before `keyTop`, for the innermost level).
+   */
+  function pathOf(src: Uint8Array, depth: number, keyTop: number): string {
+    let path = '$';
+    for (let d = 1; d <= depth; d++) {
+      if (levelIsObject[d] === 0) {
+        path += `[${levelIndex[d]}]`;
+        continue;
+      }
+      const index = (d < depth ? (levelKeyBase[d + 1] as number) : keyTop) - 1;
+      if (index < (levelKeyBase[d] as number)) break;
+      const key = decodeKey(src, keyStart[index] as number, keyEnd[index] as number);
+      path += /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+    }
+    return path;
+  }
+
+  function createEntry(src: Uint8Array, start: number, end: number, inputHash: number, escaped: boolean): KeyEntry {
+    const input = new Uint8Array(end - start);
+    input.set(src.subarray(start, end)); // a copy: a view would keep the whole Kafka batch alive
+    const key = decodeKey(src, start, end);
+    const converted = toSnakeCase(key);
+    const output = Buffer.from(escaped ? JSON.stringify(converted).slice(1, -1) : converted, 'utf8');
+    let outputHash = FNV_OFFSET;
+    for (let k = 0; k < output.length; k++) outputHash = Math.imul(outputHash ^ (output[k] as number), FNV_PRIME);
+    return { input, inputHash, output, outputHash, changed: !bytesEqual(output, src, start, end) };
+  }
+}
+
+function skipWhitespace(src: Uint8Array, i: number, length: number): number {
+  while (i < length) {
+    const c = src[i];
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
+    else break;
+  }
+  return i;
+}
+
+function bytesEqual(a: Uint8Array, src: Uint8Array, start: number, end: number): boolean {
+  if (a.length !== end - start) return false;
+  for (let k = 0; k < a.length; k++) if (a[k] !== src[start + k]) return false;
+  return true;
+}
+
+/** The key's value as a string (escapes decoded, UTF-8 decoded). */
+function decodeKey(src: Uint8Array, start: number, end: number): string {
+  const raw = Buffer.from(src.buffer, src.byteOffset + start, end - start).toString('utf8');
+  return raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
+}
+
+/** Validates the escape sequence at `i` (a backslash); returns the offset after it, or -1. */
+function skipEscape(src: Uint8Array, i: number): number {
+  if (i + 1 >= src.length) return -1;
+  const c = src[i + 1] as number;
+  // " \ / b f n r t
+  if (c === 0x22 || c === 0x5c || c === 0x2f || c === 0x62 || c === 0x66 || c === 0x6e || c === 0x72 || c === 0x74) return i + 2;
+  if (c !== 0x75 /* u */ || i + 6 > src.length) return -1;
+  for (let k = i + 2; k < i + 6; k++) {
+    const h = src[k] as number;
+    if (!((h >= 0x30 && h <= 0x39) || (h >= 0x41 && h <= 0x46) || (h >= 0x61 && h <= 0x66))) return -1;
+  }
+  return i + 6;
+}
+
+/** Validates the number at `i`; returns the offset after it, or -(offset of the error) - 1. */
+function skipNumber(src: Uint8Array, i: number, length: number): number {
+  // Reads past the end are guarded: out-of-bounds typed array reads are slow in optimized code.
+  let c = i < length ? (src[i] as number) : -1;
+  if (c === 0x2d /* - */) c = ++i < length ? (src[i] as number) : -1;
+  if (c === 0x30 /* 0 */) i++;
+  else if (c >= 0x31 && c <= 0x39) i = skipDigits(src, i + 1, length);
+  else return -i - 1;
+  c = i < length ? (src[i] as number) : -1;
+  if (c === 0x2e /* . */) {
+    const from = i + 1;
+    i = skipDigits(src, from, length);
+    if (i === from) return -i - 1;
+    c = i < length ? (src[i] as number) : -1;
+  }
+  if (c === 0x65 /* e */ || c === 0x45 /* E */) {
+    c = ++i < length ? (src[i] as number) : -1;
+    if (c === 0x2b /* + */ || c === 0x2d /* - */) i++;
+    const from = i;
+    i = skipDigits(src, from, length);
+    if (i === from) return -i - 1;
+  }
+  return i;
+}
+
+function skipDigits(src: Uint8Array, i: number, length: number): number {
+  while (i < length) {
+    const c = src[i] as number;
+    if (c >= 0x30 && c <= 0x39) i++;
+    else break;
+  }
+  return i;
+}
