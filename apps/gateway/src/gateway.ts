@@ -25,6 +25,7 @@ import { registerConsoleRoutes, type ConsoleSite } from './transport/console.js'
 import { registerHttpRoutes, registerNotFound } from './transport/http-routes.js';
 import { type Socket } from './transport/socket.js';
 import { registerSseRoutes, type SseServer } from './transport/sse-server.js';
+import type { TicketStore } from './transport/sse-tickets.js';
 import { createSseWriter, withSseStreams, type SseHttpStream } from './transport/sse-writer.js';
 import { createUwsServer } from './transport/uws-server.js';
 import { createUwsWriter } from './transport/uws-writer.js';
@@ -35,6 +36,8 @@ export interface GatewayDeps {
   readonly broker: Broker;
   /** History for resume, back-fill after a reconnect, and the epoch (`createRedisHistory`). Without it the gateway is live-only. */
   readonly history?: HistoryReader;
+  /** Where SSE tickets live: Redis in production (broker/redis-tickets.ts, shared by the fleet); default this gateway's memory. */
+  readonly tickets?: TicketStore;
   readonly logger: Logger;
   /** Verifies `connection_init` (JWT) and decides scopes. @default anonymous: everyone may subscribe to everything */
   readonly authenticator?: Authenticator;
@@ -194,7 +197,7 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
     const sessions = createSseSessions<SseHttpStream>({ schema, compiler, hub, authenticator });
     sse = registerSseRoutes(
       server.app,
-      { sessions, writer: sseWriter, admission, authenticator, isDraining: () => server.isDraining(), logger },
+      { sessions, writer: sseWriter, admission, authenticator, isDraining: () => server.isDraining(), logger, ...(deps.tickets ? { tickets: deps.tickets } : {}) },
       { path: o.path, maxBodyBytes: o.maxPayloadBytes, heartbeatMs: o.sseHeartbeatMs, ticketTtlSeconds: o.sseTicketTtlSeconds, allowedOrigins: o.allowedOrigins, drainBatchSize: o.drainBatchSize },
     );
   }

@@ -17,6 +17,8 @@ export { createGatewayMetrics, type GatewayMetrics } from './core/metrics.js';
 export type { Broker, HistoryReader } from './broker/broker.js';
 export { createRedisBroker } from './broker/redis-broker.js';
 export { createRedisHistory } from './broker/redis-history.js';
+export { createRedisTicketStore, type RedisTicketStore, type RedisTicketStoreOptions } from './broker/redis-tickets.js';
+export { newTicket, TICKET_PATTERN, type TicketStore } from './transport/sse-tickets.js';
 export { createRedisClusterBroker } from './broker/redis-cluster-broker.js';
 export { connectRedis, type RedisConnectOptions, type RedisConnections } from './broker/redis-connect.js';
 export { createMemoryBus, type MemoryBus, type MemoryBusOptions } from './broker/memory-broker.js';

@@ -9,6 +9,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createAuthenticator, type AuthenticatorOptions } from './auth/authenticator.js';
 import { connectRedis } from './broker/redis-connect.js';
+import { createRedisTicketStore } from './broker/redis-tickets.js';
+import { newTicket, TICKET_PATTERN } from './transport/sse-tickets.js';
 import { gatewayConfigSpec } from './config.js';
 import { createGatewayMetrics } from './core/metrics.js';
 import { createGateway } from './gateway.js';
@@ -93,10 +95,16 @@ const redis = connectRedis({
   logger,
   ...(series ? { onReconnecting: () => series.redisReconnects.inc() } : {}),
 });
+// SSE tickets in Redis, so any gateway of the fleet redeems one another issued (behind a load balancer).
+const tickets = redis.commands
+  ? createRedisTicketStore(redis.commands, { prefix: config.historyPrefix, ttlSeconds: config.sseTicketTtlSeconds, newTicket, pattern: TICKET_PATTERN })
+  : undefined;
+if (config.sseEnabled && tickets === undefined) logger.warn('SSE tickets are kept in this gateway only (GATEWAY_HISTORY=false leaves no Redis command connection): redeem them at the gateway that issued them');
 const gateway = createGateway(
   {
     schema,
     broker: redis.broker,
+    ...(tickets ? { tickets } : {}),
     ...(redis.history ? { history: redis.history } : {}),
     logger,
     authenticator,

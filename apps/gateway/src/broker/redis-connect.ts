@@ -28,6 +28,8 @@ export interface RedisConnectOptions {
 export interface RedisConnections {
   readonly broker: Broker;
   readonly history: HistoryReader | undefined;
+  /** A connection for ordinary commands (shared SSE tickets); undefined when a standalone gateway keeps no history. */
+  readonly commands: Redis | Cluster | undefined;
   close(): void;
 }
 
@@ -71,6 +73,7 @@ function connectStandalone({ url, historyPrefix, historyEnabled, logger, onRecon
   return {
     broker: createRedisBroker(redis, onReconnecting ? { onReconnecting } : {}),
     history: historyRedis ? createRedisHistory(historyRedis, historyPrefix) : undefined,
+    commands: historyRedis,
     close: () => {
       redis.disconnect();
       historyRedis?.disconnect();
@@ -108,6 +111,7 @@ function connectCluster({ url, channelPrefix, historyPrefix, historyEnabled, par
   return {
     broker,
     history: historyEnabled ? createRedisHistory(cluster, layout) : undefined,
+    commands: cluster,
     close: () => {
       broker.stop();
       cluster.disconnect();

@@ -23,6 +23,8 @@ export interface SseServerDeps {
   /** True once the gateway drains (the WebSocket listener is closed): new streams get 503. */
   readonly isDraining: () => boolean;
   readonly logger: Logger;
+  /** Where tickets live (Redis, shared by every gateway, in production); default: this gateway's memory. */
+  readonly tickets?: TicketStore;
 }
 
 export interface SseServerOptions {
@@ -47,7 +49,7 @@ export interface SseServer {
   ended(stream: SseHttpStream): void;
 }
 
-interface SseServerState extends SseServerDeps, SseServerOptions {
+interface SseServerState extends Omit<SseServerDeps, 'tickets'>, SseServerOptions {
   readonly streams: Set<SseHttpStream>;
   readonly tickets: TicketStore;
   readonly originAllowed: (origin: string | undefined) => boolean;
@@ -77,7 +79,7 @@ export function registerSseRoutes(app: TemplatedApp, deps: SseServerDeps, option
     ...deps,
     ...options,
     streams: new Set(),
-    tickets: createTicketStore({ ttlSeconds: options.ticketTtlSeconds, maxTickets: MAX_TICKETS }),
+    tickets: deps.tickets ?? createTicketStore({ ttlSeconds: options.ticketTtlSeconds, maxTickets: MAX_TICKETS }),
     originAllowed: createOriginCheck(options.allowedOrigins),
     sweep: undefined,
     lastHeartbeatMs: Date.now(),
@@ -170,7 +172,15 @@ async function openStream(
   const refused = admit(state, head);
   if (refused) return respondJson(state, res, head, refused.status, refused.message);
   if (typeof params === 'string') return respondJson(state, res, head, '400 Bad Request', params);
-  const credentials = credentialsOf(state, head, from.ticket);
+  let credentials: Record<string, string> | undefined;
+  try {
+    credentials = await credentialsOf(state, head, from.ticket);
+  } catch (err) {
+    state.logger.warn({ err }, 'redeeming an SSE ticket failed (ticket store unreachable)');
+    if (!aborted()) respondJson(state, res, head, '503 Service Unavailable', 'tickets cannot be checked now (the ticket store is unreachable): retry');
+    return;
+  }
+  if (aborted()) return;
   if (credentials === undefined) return respondJson(state, res, head, '401 Unauthorized', 'the ticket is unknown, already used or expired: get a new one from POST <path>/ticket');
   const lastEventId = from.lastEventId === '' ? undefined : { value: from.lastEventId, source: from.source };
   let prepared: SsePrepared;
@@ -224,10 +234,10 @@ function admit(state: SseServerState, head: RequestHead): { status: string; mess
 }
 
 /** `Authorization` wins; else a ticket stands for the header it was issued for; else none. Undefined: a bad ticket. */
-function credentialsOf(state: SseServerState, head: RequestHead, ticket: string | null): Record<string, string> | undefined {
+async function credentialsOf(state: SseServerState, head: RequestHead, ticket: string | null): Promise<Record<string, string> | undefined> {
   if (head.authorization !== '') return { authorization: head.authorization };
   if (ticket === null) return {};
-  const credential = state.tickets.redeem(ticket, Date.now());
+  const credential = await state.tickets.redeem(ticket);
   return credential === undefined ? undefined : { authorization: credential };
 }
 
@@ -240,15 +250,29 @@ function onTicket(state: SseServerState, res: HttpResponse, head: RequestHead): 
   if (!state.originAllowed(head.origin === '' ? undefined : head.origin)) {
     return respondJson(state, res, head, '403 Forbidden', `origin ${head.origin} is not allowed (GATEWAY_ALLOWED_ORIGINS)`);
   }
-  state.authenticator.authenticate({ authorization: head.authorization }).then(
-    (result) => {
-      if (aborted) return;
-      if (!result.ok) return respondJson(state, res, head, result.retriable ? '503 Service Unavailable' : '401 Unauthorized', result.reason);
-      const issued = state.tickets.issue(head.authorization, Date.now());
-      respond(state, res, head, '200 OK', 'application/json', JSON.stringify(issued));
-    },
-    () => !aborted && respondJson(state, res, head, '503 Service Unavailable', 'internal error while authenticating'),
-  );
+  void issueTicket(state, res, head, () => aborted);
+}
+
+/** Verifies the token now, then stores a ticket for it; a store that cannot be reached is a 503 (retry). */
+async function issueTicket(state: SseServerState, res: HttpResponse, head: RequestHead, aborted: () => boolean): Promise<void> {
+  let result: Awaited<ReturnType<Authenticator['authenticate']>>;
+  try {
+    result = await state.authenticator.authenticate({ authorization: head.authorization });
+  } catch {
+    if (!aborted()) respondJson(state, res, head, '503 Service Unavailable', 'internal error while authenticating');
+    return;
+  }
+  if (aborted()) return;
+  if (!result.ok) return respondJson(state, res, head, result.retriable ? '503 Service Unavailable' : '401 Unauthorized', result.reason);
+  let issued: { readonly ticket: string; readonly expiresIn: number };
+  try {
+    issued = await state.tickets.issue(head.authorization);
+  } catch (err) {
+    state.logger.warn({ err }, 'issuing an SSE ticket failed (ticket store unreachable)');
+    if (!aborted()) respondJson(state, res, head, '503 Service Unavailable', 'no ticket can be issued now (the ticket store is unreachable): retry');
+    return;
+  }
+  if (!aborted()) respond(state, res, head, '200 OK', 'application/json', JSON.stringify(issued));
 }
 
 function preflight(state: SseServerState, res: HttpResponse, req: HttpRequest): void {
