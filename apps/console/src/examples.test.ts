@@ -3,6 +3,9 @@ import { buildSchema, parse, validate } from 'graphql';
 import { subscriptionExamples } from './examples';
 
 const schema = buildSchema(`
+  directive @topic(name: String!, key: String, format: TopicFormat = JSON, keyFormat: TopicKeyFormat = STRING) on FIELD_DEFINITION
+  enum TopicFormat { JSON AVRO PROTOBUF JSON_SCHEMA }
+  enum TopicKeyFormat { STRING AVRO PROTOBUF JSON_SCHEMA }
   type Query { ok: Boolean }
   type Money { amount_cents: Int! currency_code: String! }
   type Deep { money: Money }
@@ -11,8 +14,8 @@ const schema = buildSchema(`
   type Empty { nested: Deep }
   type Subscription {
     "Bids as they are placed."
-    bidPlaced(listing_id: ID): Bid
-    needsArg(id: ID!): Bid
+    bidPlaced(listing_id: ID): Bid @topic(name: "bid-events", key: "listing_id", format: AVRO)
+    needsArg(id: ID!): Bid @topic(name: "other", keyFormat: PROTOBUF)
     emptyish: Empty
   }
 `);
@@ -31,6 +34,12 @@ describe('subscriptionExamples', () => {
     expect(examples[1]?.query).toContain('subscription NeedsArg($id: ID!) {\n  needsArg(id: $id) {');
     expect(examples[2]?.query).toContain('subscription Emptyish {\n  emptyish {');
     expect(examples[2]?.variables).toEqual([]);
+    // The console shows each field's topic and formats.
+    expect(examples.map((e) => e.topic)).toEqual([
+      { name: 'bid-events', format: 'AVRO', keyFormat: 'STRING' },
+      { name: 'other', format: 'JSON', keyFormat: 'PROTOBUF' },
+      undefined,
+    ]);
   });
 
   it('stops at maxDepth and maxLeaves', () => {

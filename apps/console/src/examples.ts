@@ -1,4 +1,4 @@
-import { getNamedType, isEnumType, isNonNullType, isObjectType, isScalarType, type GraphQLObjectType, type GraphQLSchema } from 'graphql';
+import { getNamedType, isEnumType, isNonNullType, isObjectType, isScalarType, Kind, type FieldDefinitionNode, type GraphQLObjectType, type GraphQLSchema } from 'graphql';
 
 /** One ready-to-run subscription per `Subscription` field, for the playground tabs and the live view. */
 export interface SubscriptionExample {
@@ -10,6 +10,8 @@ export interface SubscriptionExample {
   readonly query: string;
   /** The document's variables (one per argument of the root field), for the variables box's hint. */
   readonly variables: readonly string[];
+  /** The Kafka topic of the field's `@topic` and its value format (`JSON` unless the SDL says `AVRO`, `PROTOBUF`, `JSON_SCHEMA`); undefined without `@topic`. */
+  readonly topic: { readonly name: string; readonly format: string; readonly keyFormat: string } | undefined;
 }
 
 export interface ExampleOptions {
@@ -46,8 +48,21 @@ export function subscriptionExamples(schema: GraphQLSchema, options: ExampleOpti
       description: field.description ?? '',
       query: `subscription ${name}${declared} {\n  ${field.name}${args}${selection ? ` {\n${selection}  }` : ''}\n}\n`,
       variables: field.args.map((arg) => arg.name),
+      topic: topicOf(field.astNode),
     };
   });
+}
+
+/** The `@topic(name:, format:, keyFormat:)` of a subscription field as the SDL writes it (defaults as the directive declares them). */
+function topicOf(node: FieldDefinitionNode | null | undefined): SubscriptionExample['topic'] {
+  const directive = node?.directives?.find((d) => d.name.value === 'topic');
+  if (!directive) return undefined;
+  const arg = (name: string): string | undefined => {
+    const value = directive.arguments?.find((a) => a.name.value === name)?.value;
+    return value?.kind === Kind.STRING || value?.kind === Kind.ENUM ? value.value : undefined;
+  };
+  const name = arg('name');
+  return name === undefined ? undefined : { name, format: arg('format') ?? 'JSON', keyFormat: arg('keyFormat') ?? 'STRING' };
 }
 
 function selectionOf(type: GraphQLObjectType, depth: number, maxDepth: number, budget: { leaves: number }, indent: string): string {

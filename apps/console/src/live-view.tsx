@@ -68,6 +68,7 @@ interface LiveControlsProps {
 
 function LiveControls({ examples, field, onChoose, running, onStart, onStop, onClear, rates, received, error }: LiveControlsProps) {
   const lastSecond = rates.at(-1);
+  const topic = examples.find((e) => e.field === field)?.topic;
   return (
     <div className="live-controls">
       <label>
@@ -80,6 +81,12 @@ function LiveControls({ examples, field, onChoose, running, onStart, onStop, onC
           ))}
         </select>
       </label>
+      {topic !== undefined && (
+        <span className="live-topic" data-testid="live-topic" title="the Kafka topic and how ingest decodes its values and keys (@topic in the SDL)">
+          {topic.name} · {topic.format}
+          {topic.keyFormat === 'STRING' ? '' : ` (key ${topic.keyFormat})`}
+        </span>
+      )}
       <button type="button" onClick={running ? onStop : onStart} data-testid="live-toggle" className={running ? 'stop' : 'start'}>
         {running ? 'Stop' : 'Start'}
       </button>

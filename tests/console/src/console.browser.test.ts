@@ -161,6 +161,8 @@ describe('the web console', () => {
     // 2. Live view: bids, with position and rate. A steady background stream from here on feeds the rate and the charts.
     await page.getByTestId('nav-live').click();
     await page.getByTestId('live-field').selectOption('bidPlaced');
+    // The topic and its format (from @topic in the SDL the gateway serves).
+    await expect(page.getByTestId('live-topic').textContent()).resolves.toBe(`${bidTopic} · JSON`);
     await page.getByTestId('live-toggle').click();
     await subscriptionsLive(2);
     const bid = nextOf('bid-events');
