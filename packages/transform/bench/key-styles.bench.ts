@@ -3,12 +3,12 @@
  * the styles would share the rewriter's type feedback and slow each other down, see decision 0019):
  * transformJsonBytes() with the style against the rewriter before key styles (85ea526), rounds alternating
  * in order so that load on the shared box and GC debt hit both alike.
- *   tsc -p tsconfig.bench.json && for s in snake lodash none; do node bench-dist/bench/key-styles.bench.js $s; done
+ *   tsc -p tsconfig.bench.json && for s in snake lodash none; do BENCH_BASE_DIR=<base checkout> node bench-dist/bench/key-styles.bench.js $s; done
  */
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { createKeyTransformer, KEY_STYLES, type KeyStyle } from '../src/index.js';
 import { consume } from './measure.js';
-import { createJsonBytesRewriter } from './rewriter-before-key-styles.js';
+import { loadBaseRewriter } from './base-rewriter.js';
 
 const style = (process.argv[2] ?? 'snake') as KeyStyle;
 if (!KEY_STYLES.includes(style)) throw new Error(`give one of ${KEY_STYLES.join(', ')}`);
@@ -18,7 +18,8 @@ const generator = createAuctionEventGenerator({ seed: 42 });
 const corpus = Array.from({ length: 4_096 }, () => Buffer.from(JSON.stringify(generator.next().value)));
 const head = '{"v":1,"topic":"listing-events","partition":0,"offset":"1000000","ts":1735722000000,"key":"lst-000001","payload":';
 const transformer = createKeyTransformer({ keyStyle: style });
-const before = createJsonBytesRewriter(64, 2_048);
+const before = await loadBaseRewriter(64, 2_048);
+if (before === undefined) throw new Error('set BENCH_BASE_DIR to a checkout of the base commit with packages/transform built (base-rewriter.ts)');
 const candidates: [string, (value: Buffer) => Buffer][] = [
   [`keyStyle ${style}`, (value) => transformer.transformJsonBytes(value, head, '}')],
   ['before key styles (snake)', (value) => before.rewrite(value, head, '}')],

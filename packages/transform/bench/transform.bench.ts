@@ -20,7 +20,7 @@ import {
 import { formatTable, measureAll } from './measure.js';
 import type { Candidate, Measurement } from './measure.js';
 import { memoStrategyTable } from './memo-strategies.js';
-import { createJsonBytesRewriter as createRewriterBeforeKeyStyles } from './rewriter-before-key-styles.js';
+import { loadBaseRewriter } from './base-rewriter.js';
 
 const roundTimeMs = Number(process.env['BENCH_ROUND_MS'] ?? 300);
 const rounds = Number(process.env['BENCH_ROUNDS'] ?? 5);
@@ -85,7 +85,7 @@ const bytesTransformer = createKeyTransformer();
 // No lodash / none transformers in this process: they run the same function literal as the default one, and
 // V8 shares its type feedback and optimized code across those closures, so exercising them here slowed the
 // default row by ~20-25 % in this bench (a process of ingest uses one style). See decision 0019.
-const rewriterBeforeKeyStyles = createRewriterBeforeKeyStyles(64, 2048);
+const rewriterBeforeKeyStyles = await loadBaseRewriter(64, 2048);
 
 const ingestCandidates: [string, (m: Message) => unknown][] = [
   ['baseline: parse + lodash (field) + stringify envelope object',
@@ -104,10 +104,12 @@ const ingestCandidates: [string, (m: Message) => unknown][] = [
     (m) => Buffer.from(envelopeText(m, textTransformer.transformJson(m.value.toString())))],
   ['**ours: transformJsonBytes()** bytes → envelope bytes, one pass',
     (m) => { const head = envelopeText(m, ''); return bytesTransformer.transformJsonBytes(m.value, head.slice(0, -1), '}'); }],
-  ['the same before key styles (85ea526\'s rewriter, bench/rewriter-before-key-styles.ts)',
-    (m) => { const head = envelopeText(m, ''); return rewriterBeforeKeyStyles.rewrite(m.value, head.slice(0, -1), '}'); }],
   ['reference: parse + stringify, no key conversion (floor of parse-based)',
     (m) => Buffer.from(envelopeText(m, JSON.stringify(JSON.parse(m.value.toString()))))],
+  // With BENCH_BASE_DIR (base-rewriter.ts): the base checkout's rewriter in the same run.
+  ...(rewriterBeforeKeyStyles === undefined
+    ? []
+    : [['the same in the BENCH_BASE_DIR checkout (base of a change)', (m: Message) => { const head = envelopeText(m, ''); return rewriterBeforeKeyStyles.rewrite(m.value, head.slice(0, -1), '}'); }] as [string, (m: Message) => unknown]]),
 ];
 
 function table<I>(title: string, candidates: [string, (input: I) => unknown][], prepare: (n: number) => I[]): { text: string; rows: Measurement[] } {
