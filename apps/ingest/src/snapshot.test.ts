@@ -11,7 +11,10 @@ import {
   createWirestreamSchema,
   decodeEnvelope,
   historyEntryId,
+  NOT_STORED_YET,
   readSnapshot,
+  SNAPSHOT_APPLY_SCRIPT,
+  SNAPSHOT_TOP_SUFFIX,
   type Envelope,
   type RedisLayout,
   type Snapshot,
@@ -328,6 +331,30 @@ describe('snapshot (standalone Redis)', () => {
     }
     expect(dead).toEqual(['EMPTY_VALUE']);
     expect(await reader.exists(layout.snapshotKey(topic, 0))).toBe(0);
+  });
+});
+
+describe('snapshot scripts against redis-server', () => {
+  it('refuses to run ahead of the stream (NOTSTORED, nothing written); a key in two partitions is answered from the later envelope', async () => {
+    const redis = new Redis(redisServer.url);
+    onTestFinished(() => redis.disconnect());
+    const layout = createRedisLayout('standalone', CHANNEL_PREFIX, uniqueName('wsh-scripts'));
+    const hash = (partition: number) => layout.snapshotKey('t', partition);
+    const envelope = (partition: number, offset: string, ts: number) => `{"v":1,"topic":"t","partition":${partition},"offset":"${offset}","key":"k","ts":${ts},"payload":{"seq":${offset}}}`;
+    const apply = (partition: number, offset: string, ts: number) =>
+      redis.eval(SNAPSHOT_APPLY_SCRIPT, 3, hash(partition), hash(partition) + SNAPSHOT_TOP_SUFFIX, layout.streamKey('t', partition), historyEntryId(offset), offset, 'k', envelope(partition, offset, ts));
+    await expect(apply(0, '5', 100)).rejects.toThrow(new RegExp(`^${NOT_STORED_YET} .* holds no entry at or above 5-1`));
+    expect(await redis.exists(hash(0), hash(0) + SNAPSHOT_TOP_SUFFIX)).toBe(0);
+    await redis.xadd(layout.streamKey('t', 0), historyEntryId('5'), 'c', 'x', 'e', 'y');
+    await redis.xadd(layout.streamKey('t', 1), historyEntryId('12345678901234567'), 'c', 'x', 'e', 'y');
+    expect(await apply(0, '5', 100)).toBe(1);
+    // Offsets beyond a Lua number's exact range compare as decimal strings.
+    expect(await apply(1, '12345678901234567', 200)).toBe(1);
+    expect(await apply(1, '12345678901234566', 300)).toBe(0);
+    await redis.sadd(layout.partitionsKey('t'), 0, 1);
+    const snapshot = await readSnapshot(redis, layout, 't', ['k'], 1);
+    expect(snapshot.entries).toEqual([{ key: 'k', partition: 1, offset: '12345678901234567', envelope: envelope(1, '12345678901234567', 200) }]);
+    expect(snapshot.positions).toEqual(new Map([[0, '5'], [1, '12345678901234567']]));
   });
 });
 
