@@ -1,7 +1,6 @@
 // Integration: `@topic(snapshot: true)` against the run's real Kafka broker (../global-setup.ts), a
 // real redis-server (standalone) and a real Redis Cluster (3 primaries, no replicas: one for the
 // cluster test). Ingest runs in-process; the snapshot is read with readSnapshot, as the gateway will.
-import { readFileSync } from 'node:fs';
 import { Kafka, logLevel, Partitioners, type Admin, type Message, type Producer } from 'kafkajs';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
