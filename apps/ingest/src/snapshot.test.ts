@@ -354,6 +354,10 @@ describe('snapshot scripts against redis-server', () => {
     const snapshot = await readSnapshot(redis, layout, 't', ['k'], 1);
     expect(snapshot.entries).toEqual([{ key: 'k', partition: 1, offset: '12345678901234567', envelope: envelope(1, '12345678901234567', 200) }]);
     expect(snapshot.positions).toEqual(new Map([[0, '5'], [1, '12345678901234567']]));
+    // Thousands of keys in one read (beyond what Lua's unpack takes), answered in the order asked.
+    const many = Array.from({ length: 9_000 }, (_, i) => (i === 8_999 ? 'k' : `absent-${i}`));
+    const read = await readSnapshot(redis, layout, 't', many, 10_000);
+    expect(read.entries.map((e) => [e.key, e.offset])).toEqual([['k', '12345678901234567']]);
   });
 });
 

@@ -59,13 +59,14 @@ return applied`;
 
 /**
  * Reads one partition's snapshot atomically with its top. KEYS[1] the hash, KEYS[2] the top.
- * ARGV[1] 'keys' then the keys (answers {top, HMGET…}), or 'all' then the cap (answers
+ * ARGV[1] 'keys' then the keys (answers {top, value or nil per key}: one HGET each, as `unpack` of
+ * thousands of keys would overflow Lua's C stack), or 'all' then the cap (answers
  * {top, truncated 0|1, field, value, …}: the whole hash when it has at most cap entries, else cap of them).
  */
 export const SNAPSHOT_READ_SCRIPT = `local top = redis.call('GET', KEYS[2]) or ''
 if ARGV[1] == 'keys' then
-  local values = redis.call('HMGET', KEYS[1], unpack(ARGV, 2))
-  table.insert(values, 1, top)
+  local values = {top}
+  for i = 2, #ARGV do values[i] = redis.call('HGET', KEYS[1], ARGV[i]) end
   return values
 end
 local cap = tonumber(ARGV[2])
