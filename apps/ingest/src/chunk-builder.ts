@@ -1,5 +1,5 @@
 import type { EachBatchPayload, KafkaMessage, Message } from 'kafkajs';
-import { shardOf } from '@wirestream/schema';
+import { encodeDeletedEnvelope, shardOf } from '@wirestream/schema';
 import { toError, type Logger } from '@wirestream/telemetry';
 import { backoffMs } from './backoff.js';
 import { createDeadLetter, type DeadLetterReason } from './dead-letter.js';
@@ -18,6 +18,13 @@ export interface Chunk {
   readonly shards: number[];
   readonly bodies: Buffer[];
   readonly offsets: string[];
+  /**
+   * Snapshot topics only (`@topic(snapshot: true)`), per event: the key its snapshot entry has (the
+   * routing key; undefined for an event with neither a key field value nor a Kafka key: not kept),
+   * and whether it deletes it (a tombstone). Empty on other topics.
+   */
+  readonly keys: (string | undefined)[];
+  readonly deletes: boolean[];
   readonly deadLetters: Message[];
 }
 
@@ -65,6 +72,7 @@ export function createChunkBuilder({ convert: convertJson, schemaGate, maxRetrie
       }
     }
     const head = route.encodeHead(partition, message.offset, key, Number(message.timestamp), trace);
+    if (route.snapshot && message.value === null) return tombstone(route, message, key, head, chunk);
     const convert = route.wire?.convert ?? convertJson;
     const result = convert(message.value, head, route.keyField);
     if (!result.ok) return result.reason;
@@ -73,6 +81,21 @@ export function createChunkBuilder({ convert: convertJson, schemaGate, maxRetrie
     chunk.shards.push(shardOf(routeKey, route.shards));
     chunk.bodies.push(result.bytes);
     chunk.offsets.push(message.offset);
+    if (route.snapshot) {
+      chunk.keys.push(result.routeValue ?? key ?? undefined);
+      chunk.deletes.push(false);
+    }
+    return undefined;
+  }
+
+  /** A snapshot topic's tombstone: its key leaves the snapshot, and subscribers get a deleted event (snapshot.ts in @wirestream/schema). */
+  function tombstone(route: TopicRoute, message: KafkaMessage, key: string | null, head: string, chunk: Chunk): DeadLetterReason | undefined {
+    if (key === null) return { code: 'EMPTY_VALUE', message: 'a tombstone without a key: nothing to delete from the snapshot' };
+    chunk.shards.push(shardOf(key, route.shards));
+    chunk.bodies.push(Buffer.from(encodeDeletedEnvelope(head, route.keyField, key)));
+    chunk.offsets.push(message.offset);
+    chunk.keys.push(key);
+    chunk.deletes.push(true);
     return undefined;
   }
 
@@ -106,7 +129,7 @@ export function createChunkBuilder({ convert: convertJson, schemaGate, maxRetrie
 
   async function buildChunk(payload: EachBatchPayload, route: TopicRoute, start: number, end: number, traces?: readonly (string | undefined)[]): Promise<Chunk | undefined> {
     const { topic, partition, messages } = payload.batch;
-    const chunk: Chunk = { shards: [], bodies: [], offsets: [], deadLetters: [] };
+    const chunk: Chunk = { shards: [], bodies: [], offsets: [], keys: [], deletes: [], deadLetters: [] };
     // Deliberately imperative: this loop runs once per event; the await is only on the rare throw path.
     for (let i = start; i < end; i++) {
       const message = messages[i] as KafkaMessage;

@@ -202,6 +202,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     redis,
     layout,
     shards: new Map([...routes].map(([topic, route]) => [topic, route.shards])),
+    snapshotTopics: new Set([...routes].filter(([, route]) => route.snapshot).map(([topic]) => topic)),
     logger,
     metrics,
     historyLength,

@@ -10,6 +10,8 @@ import {
   historyEntryId,
   historyEpochCommand,
   RAISE_PARTITION_COUNT_SCRIPT,
+  SNAPSHOT_APPLY_SCRIPT,
+  SNAPSHOT_TOP_SUFFIX,
   type EncodedBatchPart,
   type HistoryFormat,
   type PublishFormat,
@@ -27,6 +29,8 @@ export interface RedisPublisherOptions {
   readonly layout: RedisLayout;
   /** Shards per topic (the schema's `@topic(shards:)`): in cluster mode a chunk's publish declares every wire channel of its partition. */
   readonly shards: ReadonlyMap<string, number>;
+  /** `@topic(snapshot: true)` topics: each chunk also updates the partition's snapshot (snapshot.ts in @wirestream/schema). */
+  readonly snapshotTopics?: ReadonlySet<string>;
   readonly logger: Logger;
   readonly metrics: IngestMetrics | undefined;
   /** Offsets (batch form) or entries (event form) kept per partition stream; 0 writes no history (and no epoch). */
@@ -59,6 +63,9 @@ export interface RedisPublisher {
    *   slot refuses it whole (publish-if-stored.ts); without history, plain SPUBLISHes. The
    *   partitions set and the partition count live in other slots and are written once per
    *   partition and process.
+   * - a snapshot topic: [EVALSHA snapshot-apply] right before the publishes (after the XADDs and the
+   *   WAIT), in every mode: the snapshot never runs ahead of the stream, and the partitions set is
+   *   written even without history (readers find the partitions from it).
    * Throws unless Redis acknowledged every command (a refused script included: the chunk is redone).
    */
   readonly publishChunk: (topic: string, partition: number, chunk: Chunk) => Promise<void>;
@@ -84,6 +91,8 @@ interface TopicKeys {
   /** The schema's shard count, and per shard the KEYS index of its wire channel in publish-if-stored's call (cluster with history). */
   readonly shards: number;
   readonly keyIndexArgs: readonly string[];
+  /** `@topic(snapshot: true)`. */
+  readonly snapshot: boolean;
   /** Cluster: Kafka's partition count at start (0 until known). */
   kafkaCount: number;
   /** Cluster: the count Redis answered to our last raise, valid while `raisedIn` is the current generation. */
@@ -97,6 +106,8 @@ interface PartitionKeys {
   readonly wireChannels: string[];
   /** Cluster with history: publish-if-stored's KEYS, [stream, wire channel of shard 0, 1, …], made on first use. */
   publishKeys: string[] | undefined;
+  /** Snapshot topics: snapshot-apply's KEYS, [hash, top, stream (with history)], made on first use. */
+  snapshotKeys: string[] | undefined;
   /** Cluster: the generation in which this partition was added to the partitions set (-1: never). */
   registeredIn: number;
 }
@@ -124,6 +135,7 @@ interface PublisherState {
   /** Cluster with history: a chunk's publishes are one publish-if-stored call (publish-if-stored.ts). */
   readonly publishIfStored: boolean;
   readonly shards: ReadonlyMap<string, number>;
+  readonly snapshotTopics: ReadonlySet<string>;
   /** A WAIT goes between the XADDs and the publishes (history on, waitReplicas > 0). */
   readonly wait: boolean;
   readonly waitReplicas: number;
@@ -147,6 +159,8 @@ export function createRedisPublisher(options: RedisPublisherOptions): RedisPubli
   const cluster = layout.mode === 'cluster';
   const publishIfStored = cluster && historyLength > 0;
   if (publishIfStored) definePublishIfStored(redis);
+  const snapshotTopics = options.snapshotTopics ?? new Set<string>();
+  if (snapshotTopics.size > 0) redis.defineCommand(SNAPSHOT_APPLY, { lua: SNAPSHOT_APPLY_SCRIPT });
   const state: PublisherState = {
     redis,
     layout,
@@ -161,6 +175,7 @@ export function createRedisPublisher(options: RedisPublisherOptions): RedisPubli
     cluster,
     publishIfStored,
     shards: options.shards,
+    snapshotTopics,
     wait: historyLength > 0 && waitReplicas > 0,
     waitReplicas,
     waitTimeoutMs: options.waitTimeoutMs,
@@ -204,7 +219,7 @@ async function publishChunk(state: PublisherState, topic: string, partition: num
   // here), published and stored in history as they are.
   const parts = state.publishBatch || state.historyBatch ? encodeEnvelopeBatch(partition, chunk.offsets, chunk.shards, chunk.bodies) : undefined;
   const waitIndex =
-    wait || cluster || parts !== undefined ? queueSplit(state, pipeline, keys, p, partition, chunk, parts) : queueInterleaved(state, pipeline, keys, p, partition, chunk);
+    wait || cluster || parts !== undefined || keys.snapshot ? queueSplit(state, pipeline, keys, p, partition, chunk, parts) : queueInterleaved(state, pipeline, keys, p, partition, chunk);
   const started = performance.now();
   const results = await answeredWithin(redis, redisTimeoutMs, pipeline.exec(), `the pipeline for ${topic}[${partition}]`);
   metrics?.redisPublishSeconds.observe((performance.now() - started) / 1_000);
@@ -285,11 +300,11 @@ function queueSplit(
   const parts = state.publishBatch ? allParts : undefined;
   const { shards, bodies, offsets } = chunk;
   let queued = 0;
+  if ((history || keys.snapshot) && !cluster) {
+    pipeline.sadd(keys.partitionsKey, partition);
+    queued++;
+  }
   if (history) {
-    if (!cluster) {
-      pipeline.sadd(keys.partitionsKey, partition);
-      queued++;
-    }
     if (state.historyBatch && allParts !== undefined) {
       queueHistoryBatch(state, pipeline, keys, p, chunk, allParts);
       queued++;
@@ -304,6 +319,7 @@ function queueSplit(
     }
   }
   if (wait) pipeline.wait(state.waitReplicas, state.waitTimeoutMs);
+  if (keys.snapshot) queueSnapshot(state, pipeline as SnapshotPipeline, keys, p, partition, chunk);
   if (state.publishIfStored) {
     queuePublishIfStored(state, pipeline as PublishIfStoredPipeline, keys, p, partition, chunk, parts);
     return wait ? queued : -1;
@@ -351,6 +367,33 @@ function queuePublishIfStored(
   pipeline[PUBLISH_IF_STORED](publishKeys.length, publishKeys, argv);
 }
 
+/** The method `defineCommand` gives snapshot-apply (SNAPSHOT_APPLY_SCRIPT in @wirestream/schema). */
+const SNAPSHOT_APPLY = 'wirestreamSnapshotApply';
+type SnapshotPipeline = ChainableCommander &
+  Readonly<Record<typeof SNAPSHOT_APPLY, (numberOfKeys: number, keys: readonly string[], argv: readonly (string | Buffer)[]) => ChainableCommander>>;
+
+/**
+ * The chunk's snapshot update as one snapshot-apply call: per event its offset, key and envelope
+ * ('' for a tombstone's delete); an event without a key is left out. With history the script
+ * checks the stream holds the chunk's last entry first. Deliberately imperative: runs per event.
+ */
+function queueSnapshot(state: PublisherState, pipeline: SnapshotPipeline, keys: TopicKeys, p: PartitionKeys, partition: number, chunk: Chunk): void {
+  const { offsets, bodies } = chunk;
+  let snapshotKeys = p.snapshotKeys;
+  if (snapshotKeys === undefined) {
+    const hash = state.layout.snapshotKey(keys.topic, partition);
+    snapshotKeys = state.history ? [hash, hash + SNAPSHOT_TOP_SUFFIX, p.streamKey] : [hash, hash + SNAPSHOT_TOP_SUFFIX];
+    p.snapshotKeys = snapshotKeys;
+  }
+  const argv: (string | Buffer)[] = [state.history ? historyEntryId(offsets[offsets.length - 1] as string) : ''];
+  for (let i = 0; i < offsets.length; i++) {
+    const key = chunk.keys[i];
+    if (key === undefined) continue;
+    argv.push(offsets[i] as string, key, chunk.deletes[i] === true ? '' : (bodies[i] as Buffer));
+  }
+  pipeline[SNAPSHOT_APPLY](snapshotKeys.length, snapshotKeys, argv);
+}
+
 function topicKeys(state: PublisherState, topic: string): TopicKeys {
   let keys = state.topics.get(topic);
   if (keys === undefined) {
@@ -365,6 +408,7 @@ function topicKeys(state: PublisherState, topic: string): TopicKeys {
       partitions: [],
       shards,
       keyIndexArgs: Array.from({ length: shards }, (_, shard) => String(shard + 2)),
+      snapshot: state.snapshotTopics.has(topic),
       kafkaCount: 0,
       raisedCount: 0,
       raisedIn: -1,
@@ -377,7 +421,7 @@ function topicKeys(state: PublisherState, topic: string): TopicKeys {
 function partitionKeys(state: PublisherState, keys: TopicKeys, partition: number): PartitionKeys {
   let p = keys.partitions[partition];
   if (p === undefined) {
-    p = { streamKey: state.layout.streamKey(keys.topic, partition), wireChannels: [], publishKeys: undefined, registeredIn: -1 };
+    p = { streamKey: state.layout.streamKey(keys.topic, partition), wireChannels: [], publishKeys: undefined, snapshotKeys: undefined, registeredIn: -1 };
     keys.partitions[partition] = p;
   }
   return p;
@@ -406,7 +450,7 @@ function namePublishKeys(state: PublisherState, keys: TopicKeys, p: PartitionKey
 /** Cluster: the partition count does not cover `partition`, or the partitions set lacks it, in this generation. */
 function needsRegistration(state: PublisherState, keys: TopicKeys, p: PartitionKeys, partition: number): boolean {
   const { generation } = state;
-  return keys.raisedIn !== generation || partition >= keys.raisedCount || (state.history && p.registeredIn !== generation);
+  return keys.raisedIn !== generation || partition >= keys.raisedCount || ((state.history || keys.snapshot) && p.registeredIn !== generation);
 }
 
 /** Cluster, once per partition and generation: the count that makes gateways subscribe it, then the partitions set. */
@@ -415,7 +459,7 @@ async function registerPartition(state: PublisherState, keys: TopicKeys, p: Part
     // Kafka's count from start, or more for a topic that grew partitions since.
     await raiseCount(state, keys, Math.max(keys.kafkaCount, partition + 1));
   }
-  if (state.history && p.registeredIn !== state.generation) {
+  if ((state.history || keys.snapshot) && p.registeredIn !== state.generation) {
     const registeredIn = state.generation;
     await answeredWithin(state.redis, state.redisTimeoutMs, state.redis.sadd(keys.partitionsKey, partition), `the partitions set of ${keys.topic}`);
     p.registeredIn = registeredIn;

@@ -9,6 +9,8 @@ export interface TopicRoute {
   /** Payload field whose value picks the shard (`@topic(key:)`); the Kafka key is the fallback. */
   readonly keyField: string | undefined;
   readonly shards: number;
+  /** `@topic(snapshot: true)`: the chunk carries each event's key for the snapshot, and a tombstone becomes a deleted event. */
+  readonly snapshot: boolean;
   readonly encodeHead: EnvelopeHeadEncoder;
   /** For a topic in a registry format (`@topic(format: AVRO)`): its converter, key decoder and schemas. */
   readonly wire: WireTopic | undefined;
@@ -49,7 +51,7 @@ export function createTopicRoutes(schema: WirestreamSchema, decoders?: SchemaDec
           decodeKey: needsSchemaSource(keyFormat) ? createWireKeyDecoder(decoders, topic, keyFormat as WireFormat) : undefined,
         };
       }
-      return [topic, { keyField: route?.keyField, shards: route?.shards ?? 1, encodeHead: createEnvelopeHeadEncoder(topic), wire }] as const;
+      return [topic, { keyField: route?.keyField, shards: route?.shards ?? 1, snapshot: route?.snapshot === true, encodeHead: createEnvelopeHeadEncoder(topic), wire }] as const;
     }),
   );
 }

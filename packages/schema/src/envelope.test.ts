@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createEnvelopeHeadEncoder, decodeEnvelope, encodeEnvelope, encodeEnvelopeTrace, EnvelopeError } from './index.js';
+import { createEnvelopeHeadEncoder, decodeEnvelope, encodeDeletedEnvelope, encodeEnvelope, encodeEnvelopeTrace, EnvelopeError } from './index.js';
 
 describe('envelope', () => {
   it('round-trips, keeping int64 offsets exact', () => {
@@ -16,6 +16,24 @@ describe('envelope', () => {
       ts: 1700000000000,
       payload: { listing_id: 'lst-1' },
     });
+  });
+
+  it('a deleted event (a snapshot topic\'s tombstone): deleted true, the payload only its key field; trace fields kept', () => {
+    const head = createEnvelopeHeadEncoder('prices');
+    expect(decodeEnvelope(encodeDeletedEnvelope(head(1, '42', 'L-"7"', 5), 'listing_id', 'L-"7"'))).toEqual({
+      v: 1,
+      topic: 'prices',
+      partition: 1,
+      offset: '42',
+      key: 'L-"7"',
+      ts: 5,
+      deleted: true,
+      payload: { listing_id: 'L-"7"' },
+    });
+    const traced = encodeDeletedEnvelope(head(0, '1', 'k', 5, encodeEnvelopeTrace(`00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`)), undefined, 'k');
+    expect(decodeEnvelope(traced)).toMatchObject({ tp: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`, deleted: true, payload: {} });
+    expect(() => encodeDeletedEnvelope('{"v":1}', 'id', 'k')).toThrow(EnvelopeError);
+    expect(() => decodeEnvelope('{"v":1,"topic":"t","partition":0,"offset":"1","key":null,"ts":1,"deleted":false,"payload":{}}')).toThrow(/envelope.deleted must be true or absent/);
   });
 
   it('encodes a missing key as null', () => {

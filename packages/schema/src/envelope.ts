@@ -20,12 +20,17 @@ export interface Envelope {
   readonly tp?: string;
   /** W3C `tracestate` of {@link tp}, when the producer sent one. */
   readonly tr?: string;
+  /**
+   * Only on a `@topic(snapshot: true)` topic's Kafka tombstone (null value): the key was deleted, and
+   * the payload is `{"<key field>": <key>}` (`{}` without a key field); see {@link encodeDeletedEnvelope}.
+   */
+  readonly deleted?: true;
   /** The snake_cased event. */
   readonly payload: Record<string, unknown>;
 }
 
 /** Position metadata of an envelope, everything but the payload. */
-export type EnvelopeMeta = Omit<Envelope, 'v' | 'payload' | 'tp' | 'tr'>;
+export type EnvelopeMeta = Omit<Envelope, 'v' | 'payload' | 'tp' | 'tr' | 'deleted'>;
 
 /** An envelope that does not follow the contract; the message names the field. */
 export class EnvelopeError extends Error {
@@ -65,6 +70,19 @@ export function createEnvelopeHeadEncoder(topic: string): EnvelopeHeadEncoder {
   };
 }
 
+const PAYLOAD_FIELD = '"payload":';
+
+/**
+ * The deleted event of a snapshot topic's tombstone, from the head {@link createEnvelopeHeadEncoder}
+ * made for it: `…,"ts":<ts>[,"tp":…],"deleted":true,"payload":{"<keyField>":<key>}}` (`{}` without a
+ * key field or key). Readers before decision 0023 see an event whose payload has only the key.
+ */
+export function encodeDeletedEnvelope(head: string, keyField: string | undefined, key: string | null): string {
+  if (!head.endsWith(PAYLOAD_FIELD)) throw new EnvelopeError('encodeDeletedEnvelope needs a head from createEnvelopeHeadEncoder (ending in "payload":)');
+  const payload = keyField === undefined || key === null ? '{}' : '{' + JSON.stringify(keyField) + ':' + JSON.stringify(key) + '}';
+  return head.slice(0, head.length - PAYLOAD_FIELD.length) + '"deleted":true,' + PAYLOAD_FIELD + payload + '}';
+}
+
 /** {@link createEnvelopeHeadEncoder} for a single envelope. */
 export function encodeEnvelopeHead(meta: EnvelopeMeta): string {
   return createEnvelopeHeadEncoder(meta.topic)(meta.partition, meta.offset, meta.key, meta.ts);
@@ -99,6 +117,7 @@ export function decodeEnvelope(text: string): Envelope {
   // Trace fields are optional; one that is malformed is dropped rather than the event (tracing must never cost a delivery).
   if (e['tp'] !== undefined && (typeof e['tp'] !== 'string' || !TRACEPARENT.test(e['tp']))) delete e['tp'];
   if (e['tr'] !== undefined && (typeof e['tr'] !== 'string' || e['tp'] === undefined)) delete e['tr'];
+  expect(e, 'deleted', e['deleted'] === undefined || e['deleted'] === true, 'true or absent');
   const payload = e['payload'];
   expect(e, 'payload', typeof payload === 'object' && payload !== null && !Array.isArray(payload), 'an object');
   return value as Envelope;

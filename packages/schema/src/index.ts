@@ -19,7 +19,7 @@ export {
   type WirestreamSchemaOptions,
 } from './wirestream-schema.js';
 export { DEFAULT_CHANNEL_PREFIX, shardOf, channelName, topicChannels } from './channels.js';
-export { encodeEnvelope, encodeEnvelopeHead, encodeEnvelopeTrace, createEnvelopeHeadEncoder, decodeEnvelope, EnvelopeError, type Envelope, type EnvelopeMeta, type EnvelopeHeadEncoder } from './envelope.js';
+export { encodeEnvelope, encodeDeletedEnvelope, encodeEnvelopeHead, encodeEnvelopeTrace, createEnvelopeHeadEncoder, decodeEnvelope, EnvelopeError, type Envelope, type EnvelopeMeta, type EnvelopeHeadEncoder } from './envelope.js';
 export {
   PUBLISH_FORMATS,
   encodeEnvelopeBatch,
@@ -61,9 +61,19 @@ export {
   createRedisLayout,
   partitionHashTag,
   parseChannelName,
+  snapshotHashKey,
   RAISE_PARTITION_COUNT_SCRIPT,
   PUBLISH_IF_STORED_SCRIPT,
   NOT_STORED_YET,
   type RedisLayout,
   type RedisMode,
 } from './redis-layout.js';
+export {
+  SNAPSHOT_APPLY_SCRIPT,
+  SNAPSHOT_READ_SCRIPT,
+  SNAPSHOT_TOP_SUFFIX,
+  readSnapshot,
+  type Snapshot,
+  type SnapshotEntry,
+  type SnapshotRedis,
+} from './snapshot.js';

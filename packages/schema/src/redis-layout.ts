@@ -15,6 +15,10 @@ import { historyEpochKey, historyPartitionsKey, historyStreamKey } from './histo
  *   partition (it cannot know a key's partition: that is the producer's partitioner), so it learns
  *   the partition count from `<cp>:<topic>:partition-count`, which ingest keeps.
  *
+ * A `@topic(snapshot: true)` topic also has, per partition, a snapshot hash and its top offset
+ * (`<hp>:<topic>:<partition>:snapshot[-top]`, cluster `<hp>:{<topic>:<partition>}:snapshot[-top]`):
+ * the partition's slot, so they are written in the chunk's pipeline (snapshot.ts).
+ *
  * In both modes the hub and the history entries name the **logical** channel `<cp>:<topic>:<shard>`:
  * the cluster layout is the brokers' business, the event path and resume do not change.
  */
@@ -35,8 +39,18 @@ export interface RedisLayout {
   partitionsKey(topic: string): string;
   /** The history epoch's key (one per deployment). */
   epochKey(): string;
+  /**
+   * `@topic(snapshot: true)`: hash of the latest envelope per key of one partition, beside its
+   * stream (same hash tag in cluster); its top offset is at this key + `-top` (snapshot.ts).
+   */
+  snapshotKey(topic: string, partition: number): string;
   /** Cluster mode: string key with the topic's Kafka partition count, raised by ingest (never lowered). */
   partitionCountKey(topic: string): string;
+}
+
+/** Snapshot hash of one partition in the standalone layout (RedisLayout.snapshotKey; snapshot.ts). */
+export function snapshotHashKey(prefix: string, topic: string, partition: number): string {
+  return `${prefix}:${topic}:${partition}:snapshot`;
 }
 
 /** Hash tag shared by everything of one partition in cluster mode. Topic names cannot contain `{`, `}` or `:`. */
@@ -60,12 +74,14 @@ export function createRedisLayout(mode: RedisMode, channelPrefix: string, histor
       ...common,
       wireChannel: (topic, _partition, shard) => channel(topic, shard),
       streamKey: (topic, partition) => historyStreamKey(historyPrefix, topic, partition),
+      snapshotKey: (topic, partition) => snapshotHashKey(historyPrefix, topic, partition),
     };
   }
   return {
     ...common,
     wireChannel: (topic, partition, shard) => `${channelPrefix}:${partitionHashTag(topic, partition)}:${shard}`,
     streamKey: (topic, partition) => `${historyPrefix}:${partitionHashTag(topic, partition)}`,
+    snapshotKey: (topic, partition) => `${historyPrefix}:${partitionHashTag(topic, partition)}:snapshot`,
   };
 }
 

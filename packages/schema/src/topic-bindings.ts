@@ -61,7 +61,7 @@ function routeOf(
     problems.push({
       ...problem,
       coordinate: where,
-      message: `@topic: ${problem.message} (name and key take a String, shards an Int, format one of ${TOPIC_FORMATS.join(', ')} and keyFormat one of ${KEY_FORMATS.join(', ')}, both without quotes, e.g. format: AVRO)`,
+      message: `@topic: ${problem.message} (name and key take a String, shards an Int, snapshot a Boolean, format one of ${TOPIC_FORMATS.join(', ')} and keyFormat one of ${KEY_FORMATS.join(', ')}, both without quotes, e.g. format: AVRO)`,
     });
     return undefined;
   }
@@ -75,6 +75,7 @@ function routeOf(
   const format = (values['format'] ?? 'JSON') as TopicFormat;
   const keyFormat = (values['keyFormat'] ?? 'STRING') as KeyFormat;
   const subject = values['subject'];
+  const snapshot = values['snapshot'] === true;
   const argument = (name: string) => directive?.arguments?.find((a) => a.name.value === name)?.value;
   let ok = true;
   if (typeof topic !== 'string' || !KAFKA_TOPIC_NAME.test(topic) || topic === '.' || topic === '..') {
@@ -120,7 +121,7 @@ function routeOf(
     }
   }
   if (!ok || typeof topic !== 'string' || typeof shards !== 'number') return undefined;
-  return Object.freeze({ fieldName: field.name, topic, keyField, shards, filterArgs: Object.freeze(filterArgs), format, keyFormat, subject: typeof subject === 'string' ? subject : undefined });
+  return Object.freeze({ fieldName: field.name, topic, keyField, shards, filterArgs: Object.freeze(filterArgs), format, keyFormat, subject: typeof subject === 'string' ? subject : undefined, snapshot });
 }
 
 /** The object type an event payload has: the field's type itself, not a list and not a scalar. */
@@ -185,13 +186,13 @@ function checkTopicsAgree(routes: ReadonlyMap<string, SubscriptionRoute>, subscr
         );
       }
       byMetricName.set(metricName, route);
-    } else if (route.shards !== first.shards || route.keyField !== first.keyField || route.format !== first.format || route.keyFormat !== first.keyFormat) {
+    } else if (route.shards !== first.shards || route.keyField !== first.keyField || route.format !== first.format || route.keyFormat !== first.keyFormat || route.snapshot !== first.snapshot) {
       problems.push(
         problemAt(
           node,
           where,
           `reads topic "${route.topic}" with ${routingOf(route)}, but ${subscriptionType.name}.${first.fieldName} reads it with ${routingOf(first)}; ` +
-            'one topic has one routing and one encoding: give both the same @topic(key:, shards:, format:, keyFormat:)',
+            'one topic has one routing, one encoding and one snapshot setting: give both the same @topic(key:, shards:, format:, keyFormat:, snapshot:)',
         ),
       );
     }
@@ -199,5 +200,5 @@ function checkTopicsAgree(routes: ReadonlyMap<string, SubscriptionRoute>, subscr
 }
 
 function routingOf(route: SubscriptionRoute): string {
-  return `${route.keyField === undefined ? 'no key' : `key "${route.keyField}"`}, ${route.shards} shards, format ${route.format} and keyFormat ${route.keyFormat}`;
+  return `${route.keyField === undefined ? 'no key' : `key "${route.keyField}"`}, ${route.shards} shards, format ${route.format}, keyFormat ${route.keyFormat} and snapshot ${String(route.snapshot === true)}`;
 }

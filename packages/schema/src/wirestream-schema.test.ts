@@ -21,6 +21,7 @@ describe('loadWirestreamSchema (auction example)', () => {
       filterArgs: ['listing_id', 'event_type'],
       format: 'JSON',
       keyFormat: 'STRING',
+      snapshot: false,
     });
     expect(ws.routesForTopic('bid-events').map((r) => r.fieldName)).toEqual(['bidPlaced']);
     expect(ws.routesForTopic('nope')).toEqual([]);
@@ -50,7 +51,7 @@ type Subscription { changed(id: ID): E @topic(name: "e-events", key: "id") }`;
   it('adds directive @topic and type Query to SDL that has only its types and Subscription', () => {
     const ws = createWirestreamSchema(minimal);
     expect(ws.added).toEqual(['directive @topic', 'enum TopicFormat', 'enum TopicKeyFormat', 'type Query']);
-    expect(ws.routes.get('changed')).toEqual({ fieldName: 'changed', topic: 'e-events', keyField: 'id', shards: 16, filterArgs: ['id'], format: 'JSON', keyFormat: 'STRING' });
+    expect(ws.routes.get('changed')).toEqual({ fieldName: 'changed', topic: 'e-events', keyField: 'id', shards: 16, filterArgs: ['id'], format: 'JSON', keyFormat: 'STRING', snapshot: false });
     expect(ws.schema.getQueryType()?.getFields()['topics']?.type.toString()).toBe('[String!]!');
     expect(ws.schema.getDirective('topic')?.args.map((a) => `${a.name}: ${a.type.toString()}`)).toEqual([
       'name: String!',
@@ -59,6 +60,7 @@ type Subscription { changed(id: ID): E @topic(name: "e-events", key: "id") }`;
       'format: TopicFormat',
       'keyFormat: TopicKeyFormat',
       'subject: String',
+      'snapshot: Boolean',
     ]);
   });
 
@@ -122,6 +124,22 @@ describe('createWirestreamSchema: formats per topic', () => {
     expect(formats).toEqual(['a:AVRO/STRING', 'b:PROTOBUF/AVRO', 'c:JSON_SCHEMA/PROTOBUF', 'd:JSON/STRING']);
   });
 
+  it('reads snapshot into the route (false unless asked), and refuses two fields of one topic that disagree on it', () => {
+    const ws = createWirestreamSchema(`${types}type Subscription {
+  a: E @topic(name: "a", key: "id", snapshot: true)
+  b: E @topic(name: "b")
+}`);
+    expect(ws.routes.get('a')?.snapshot).toBe(true);
+    expect(ws.routes.get('b')?.snapshot).toBe(false);
+    expect(problemsOf(`${types}type Subscription {
+  a: E @topic(name: "t", key: "id", snapshot: true)
+  b: E @topic(name: "t", key: "id")
+}`)).toEqual([
+      '4:3 Subscription.b: reads topic "t" with key "id", 16 shards, format JSON, keyFormat STRING and snapshot false, but Subscription.a reads it with key "id", 16 shards, format JSON, keyFormat STRING and snapshot true; one topic has one routing, one encoding and one snapshot setting: give both the same @topic(key:, shards:, format:, keyFormat:, snapshot:)',
+    ]);
+    expect(problemsOf(`${types}type Subscription {\n  a: E @topic(name: "a", snapshot: "yes")\n}`)[0]).toMatch(/snapshot a Boolean/);
+  });
+
   it('reads subject into the route (the registry subject the start-up check reads); undefined means <topic>-value', () => {
     const ws = createWirestreamSchema(`${types}type Subscription {
   a: E @topic(name: "a", format: AVRO, subject: "com.example.E")
@@ -148,7 +166,7 @@ describe('createWirestreamSchema: formats per topic', () => {
   c: E @topic(name: "c", keyFormat: JSON)
 }`);
     expect(problems).toHaveLength(3);
-    const hint = '(name and key take a String, shards an Int, format one of JSON, AVRO, PROTOBUF, JSON_SCHEMA and keyFormat one of STRING, AVRO, PROTOBUF, JSON_SCHEMA, both without quotes, e.g. format: AVRO)';
+    const hint = '(name and key take a String, shards an Int, snapshot a Boolean, format one of JSON, AVRO, PROTOBUF, JSON_SCHEMA and keyFormat one of STRING, AVRO, PROTOBUF, JSON_SCHEMA, both without quotes, e.g. format: AVRO)';
     expect(problems).toEqual([
       `3:34 Subscription.a: @topic: Argument "format" has invalid value XML. ${hint}`,
       `4:34 Subscription.b: @topic: Argument "format" has invalid value "AVRO". ${hint}`,
@@ -161,7 +179,7 @@ describe('createWirestreamSchema: formats per topic', () => {
   a: E @topic(name: "t", format: AVRO)
   b: E @topic(name: "t")
 }`)).toEqual([
-      '4:3 Subscription.b: reads topic "t" with no key, 16 shards, format JSON and keyFormat STRING, but Subscription.a reads it with no key, 16 shards, format AVRO and keyFormat STRING; one topic has one routing and one encoding: give both the same @topic(key:, shards:, format:, keyFormat:)',
+      '4:3 Subscription.b: reads topic "t" with no key, 16 shards, format JSON, keyFormat STRING and snapshot false, but Subscription.a reads it with no key, 16 shards, format AVRO, keyFormat STRING and snapshot false; one topic has one routing, one encoding and one snapshot setting: give both the same @topic(key:, shards:, format:, keyFormat:, snapshot:)',
     ]);
   });
 });
@@ -217,11 +235,11 @@ type Subscription {
 
   it('shard counts out of range or of the wrong type', () => {
     expect(about('e')[0]).toMatch(/^7:35 .*@topic\(shards: 0\) must be an integer from 1 to 1024/);
-    expect(about('g')[0]).toMatch(/^9:35 .*@topic: Argument "shards" has invalid value "4"\. \(name and key take a String, shards an Int, format one of JSON, AVRO.*e\.g\. format: AVRO\)/);
+    expect(about('g')[0]).toMatch(/^9:35 .*@topic: Argument "shards" has invalid value "4"\. \(name and key take a String, shards an Int, snapshot a Boolean, format one of JSON, AVRO.*e\.g\. format: AVRO\)/);
   });
 
   it('unknown @topic arguments and a missing name, with what @topic takes', () => {
-    expect(about('f')[0]).toMatch(/^8:27 .*Unknown argument "shard" on directive "@topic"\. Did you mean "shards"\? @topic takes name .*, key .*, shards .*, format .* and keyFormat/);
+    expect(about('f')[0]).toMatch(/^8:27 .*Unknown argument "shard" on directive "@topic"\. Did you mean "shards"\? @topic takes name .*, key .*, shards .*, format .*, keyFormat .* and snapshot/);
     // graphql-js's rule and the binding both see it: said once.
     expect(about('n')).toHaveLength(1);
     expect(about('n')[0]).toMatch(/^16:8 .*argument "name" of type "String!" is required/);
@@ -234,7 +252,7 @@ type Subscription {
 
   it('two fields routing one topic differently, even when one of them has another problem', () => {
     expect(about('m')).toEqual([
-      '15:3 Subscription.m: reads topic "t" with no key, 4 shards, format JSON and keyFormat STRING, but Subscription.b reads it with no key, 16 shards, format JSON and keyFormat STRING; one topic has one routing and one encoding: give both the same @topic(key:, shards:, format:, keyFormat:)',
+      '15:3 Subscription.m: reads topic "t" with no key, 4 shards, format JSON, keyFormat STRING and snapshot false, but Subscription.b reads it with no key, 16 shards, format JSON, keyFormat STRING and snapshot false; one topic has one routing, one encoding and one snapshot setting: give both the same @topic(key:, shards:, format:, keyFormat:, snapshot:)',
     ]);
   });
 

@@ -43,6 +43,12 @@ export interface SubscriptionRoute {
    * compares the payload type with; undefined means Confluent's TopicNameStrategy, `<topic>-value`.
    */
   readonly subject?: string | undefined;
+  /**
+   * `@topic(snapshot: true)`: ingest keeps the latest envelope per key of the topic in Redis (and
+   * turns a Kafka tombstone into a `deleted` event), so a subscriber can start from the current values
+   * (redis-layout.ts, snapshot.ts; decision 0023). Absent (routes built before it existed) means false.
+   */
+  readonly snapshot?: boolean;
 }
 
 /** The executable schema plus the routing model derived from its `@topic` directives. */
@@ -199,7 +205,8 @@ function explained(problem: SchemaProblem): SchemaProblem {
     ...problem,
     message:
       `${problem.message} @topic takes name (the Kafka topic, required), key (the payload field that routes an event), shards (1 to ${MAX_SHARDS}, default 16), ` +
-      `format (the values' encoding: ${TOPIC_FORMATS.join(', ')}; default JSON) and keyFormat (the keys': ${KEY_FORMATS.join(', ')}; default STRING)`,
+      `format (the values' encoding: ${TOPIC_FORMATS.join(', ')}; default JSON), keyFormat (the keys': ${KEY_FORMATS.join(', ')}; default STRING), ` +
+      'subject (the registry subject of the value schema) and snapshot (true: keep the latest value per key for subscribers to start from; default false)',
   };
 }
 
