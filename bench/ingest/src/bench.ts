@@ -14,6 +14,7 @@ import { runOnce, type RunContext, type RunResult, type Variant } from './run-pr
 import { fixed, int, markdownTable, median } from './table.js';
 import { findRepoRoot, startOtlpReceiver } from '@wirestream/testkit';
 import { buildPatchedApp } from './patched-app.js';
+import { prepareFormatTopics, type FormatTopics } from './formats-e2e.js';
 import { baseVariant, OTLP_RECEIVER, PRESETS, VARIANTS } from './variants.js';
 
 const { values: args } = parseArgs({
@@ -86,6 +87,16 @@ try {
   const loaded = await preload(env, { events });
   const total = await highWatermarks(env.kafka, env.topics);
   if (total !== events) throw new Error(`the topics hold ${total} messages, expected ${events}`);
+  // The `formats` variants: the same events again in each Confluent wire format they read, on topics of their own.
+  const encodings = new Set([...variantIds, ...profileIds].flatMap((id) => known[id]?.encoding ?? []));
+  const formatTopics = new Map<string, FormatTopics>();
+  for (const format of encodings) {
+    log(`preloading the same ${events.toLocaleString('en-US')} events as ${format} (Confluent's serializer, MockClient)…`);
+    const prepared = await prepareFormatTopics(env, { events, partitions, format });
+    const held = await highWatermarks(env.kafka, prepared.topics);
+    if (held !== events) throw new Error(`the ${format} topics hold ${held} messages, expected ${events}`);
+    formatTopics.set(format, prepared);
+  }
 
   const monitor = new Redis(env.redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   monitor.on('error', () => undefined); // reported by the command that fails, once Redis is gone at the end
@@ -109,19 +120,26 @@ try {
     receiver === undefined || v.env?.['OTEL_EXPORTER_OTLP_ENDPOINT'] !== OTLP_RECEIVER ? v : { ...v, env: { ...v.env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } };
   const variant = (id: string): Variant => {
     const v = withReceiver(known[id] as Variant);
-    return v.patches === undefined ? v : { ...v, script: patchedScripts.get(v.patches.join('+')) ?? v.script };
+    const patched = v.patches === undefined ? v : { ...v, script: patchedScripts.get(v.patches.join('+')) ?? v.script };
+    const wire = v.encoding === undefined ? undefined : formatTopics.get(v.encoding);
+    return wire === undefined ? patched : { ...patched, env: { ...patched.env, SCHEMA_PATH: wire.schemaPath, SCHEMA_DIR: wire.schemaDir } };
+  };
+  // A variant in a wire format counts the commits on its own topics.
+  const run = (v: Variant, extra: Partial<RunContext> = {}): Promise<RunResult> => {
+    const topics = v.encoding === undefined ? undefined : formatTopics.get(v.encoding)?.topics;
+    return runOnce({ ...ctx, ...(topics === undefined ? {} : { topics }), ...extra }, v);
   };
 
   try {
     if (warmup) {
       log(`warm-up run (not counted): ${variant(variantIds[0] as string).name}`);
-      await runOnce(ctx, variant(variantIds[0] as string));
+      await run(variant(variantIds[0] as string));
     }
     const results: RunResult[] = [];
     for (let round = 1; round <= repeat; round++) {
       // Interleaved rounds: a noisy neighbour slows every variant of a round, not one variant.
       for (const id of variantIds) {
-        const result = await runOnce(ctx, variant(id));
+        const result = await run(variant(id));
         results.push(result);
         log(
           result.ok
@@ -140,15 +158,16 @@ try {
       mkdirSync(runDir, { recursive: true });
       const v = variant(id);
       log(`profiling ${v.name} (--cpu-prof, JSON wrapped)…`);
-      const result = await runOnce({ ...ctx, cpuProfileDir: runDir }, { ...v, env: { ...v.env, BENCH_WRAP_JSON: '1' } });
+      const result = await run({ ...v, env: { ...v.env, BENCH_WRAP_JSON: '1' } }, { cpuProfileDir: runDir });
       const file = readdirSync(runDir).find((f) => f.endsWith('.cpuprofile'));
       if (file === undefined) throw new Error(`no .cpuprofile written in ${runDir}`);
       profiles.push({ variant: v.name, result, summary: summarizeCpuProfile(join(runDir, file)), file: join(runDir, file) });
     }
 
-    process.stdout.write(report(loaded, results, profiles) + '\n');
+    const preloads = [{ label: 'JSON', loaded }, ...[...formatTopics.values()].map((f) => ({ label: f.format, loaded: f.loaded }))];
+    process.stdout.write(report(preloads, results, profiles) + '\n');
     if (args.json !== undefined) {
-      writeFileSync(args.json, JSON.stringify({ date: new Date().toISOString(), node: process.version, events, partitions, repeat, base: args.base, loaded, results, profiles }, null, 2));
+      writeFileSync(args.json, JSON.stringify({ date: new Date().toISOString(), node: process.version, events, partitions, repeat, base: args.base, loaded, formats: Object.fromEntries([...formatTopics].map(([f, t]) => [f, t.loaded])), results, profiles }, null, 2));
     }
     if (results.some((r) => !r.ok) || profiles.some((p) => !p.result.ok)) process.exitCode = 1;
   } finally {
@@ -162,7 +181,7 @@ try {
 }
 
 function report(
-  loaded: PreloadResult,
+  preloads: readonly { label: string; loaded: PreloadResult }[],
   results: readonly RunResult[],
   profiles: readonly { variant: string; result: RunResult; summary: ProfileSummary; file: string }[],
 ): string {
@@ -172,9 +191,8 @@ function report(
   out.push(
     markdownTable(
       ['preload', 'events', 'listing / bid', 'mean value', 'total', 'generate', 'produce', 'produce rate'],
-      [
-        [
-          'kafkajs sendBatch, acks 1, no compression',
+      preloads.map(({ label, loaded }) => [
+          `${label}: kafkajs sendBatch, acks 1, no compression`,
           int(loaded.events),
           `${int(loaded.listingEvents)} / ${int(loaded.bidEvents)}`,
           `${int(loaded.meanValueBytes)} B`,
@@ -182,18 +200,18 @@ function report(
           `${int(loaded.generateMs)} ms`,
           `${int(loaded.produceMs)} ms`,
           `${int(loaded.events / (loaded.produceMs / 1000))} ev/s, ${fixed(loaded.producedMiBPerS, 0)} MiB/s`,
-        ],
-      ],
+        ]),
     ),
   );
   out.push('');
   const names = [...new Set(results.map((r) => r.variant))];
   const medianOf = (name: string, f: (r: RunResult) => number): number => median(results.filter((r) => r.variant === name && r.ok).map(f));
   const base = medianOf(names[0] ?? '', (r) => r.eventsPerS);
+  const baseCpu = medianOf(names[0] ?? '', (r) => r.cpuUsPerEvent);
   out.push(
     markdownTable(
       [
-        'variant', 'events/s', 'best ev/s', 'steady ev/s', 'vs first', 'runs (events/s each)', 'CPU %', 'CPU µs/event', 'peak RSS MiB', 'broker CPU %', 'redis CPU %',
+        'variant', 'events/s', 'best ev/s', 'steady ev/s', 'vs first', 'runs (events/s each)', 'CPU %', 'CPU µs/event', 'CPU/event vs first', 'CPU µs/event each', 'peak RSS MiB', 'broker CPU %', 'redis CPU %',
         'redis CPU ms / 10k ev', 'redis cmds / event', 'machine busy / steal %', 'startup ms', 'PUBLISH calls', 'events published',
       ],
       names.map((name) => {
@@ -208,6 +226,8 @@ function report(
           runs.map((r) => (r.ok ? int(r.eventsPerS) : 'FAIL')).join(' '),
           fixed(medianOf(name, (r) => r.cpuPct), 0),
           fixed(medianOf(name, (r) => r.cpuUsPerEvent), 1),
+          `${fixed(medianOf(name, (r) => r.cpuUsPerEvent) / baseCpu, 2)}×`,
+          runs.map((r) => (r.ok ? fixed(r.cpuUsPerEvent, 1) : 'FAIL')).join(' '),
           fixed(medianOf(name, (r) => r.peakRssMiB), 0),
           fixed(medianOf(name, (r) => r.brokerCpuPct), 0),
           fixed(medianOf(name, (r) => r.redisCpuPct), 0),

@@ -94,17 +94,24 @@ export interface PreloadOptions {
   /** Distinct listing ids: enough that keys spread evenly over partitions and Redis shards. */
   readonly listings?: number;
   readonly seed?: number;
+  /** The topics to fill (default: the environment's own pair). */
+  readonly topics?: { readonly listing: string; readonly bid: string };
+  /** The Kafka value of an event (default: its JSON, as the demo producer writes it). Part of the generate time. */
+  readonly encode?: (event: DemoEvent) => Buffer | Promise<Buffer>;
 }
 
 /**
  * Fills the topics with realistic auction events (≈70 % listing events of ~2.3 KB, ≈30 % bid
  * events of ~0.4 KB, so ~1.7 KB on average), keyed by listing id with the Java-compatible
- * partitioner, uncompressed, acks=1. Values are serialized before the clock starts.
+ * partitioner, uncompressed, acks=1. Values are serialized before the clock starts. The same
+ * seed gives the same events in every encoding (`encode`).
  */
 export async function preload(env: BenchEnvironment, options: PreloadOptions): Promise<PreloadResult> {
   const { events, messagesPerSend = 2_000, sendsInFlight = 4, listings = 5_000, seed = 42 } = options;
+  const { listing, bid } = options.topics ?? { listing: env.listingTopic, bid: env.bidTopic };
+  const encode = options.encode ?? ((event: DemoEvent): Buffer => Buffer.from(JSON.stringify(event.value)));
   const generator = createAuctionEventGenerator({ seed, listings });
-  const topicOf = (e: DemoEvent): string => (e.topic === 'listing-events' ? env.listingTopic : env.bidTopic);
+  const topicOf = (e: DemoEvent): string => (e.topic === 'listing-events' ? listing : bid);
 
   const generateStarted = performance.now();
   const sends: { topic: string; messages: Message[] }[][] = [];
@@ -114,7 +121,7 @@ export async function preload(env: BenchEnvironment, options: PreloadOptions): P
     const byTopic = new Map<string, Message[]>();
     for (let i = start; i < Math.min(events, start + messagesPerSend); i++) {
       const event = generator.next();
-      const value = Buffer.from(JSON.stringify(event.value));
+      const value = await encode(event);
       valueBytes += value.length;
       if (event.topic === 'listing-events') listingEvents++;
       const topic = topicOf(event);

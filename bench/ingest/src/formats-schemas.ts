@@ -3,7 +3,7 @@
 // as int32 / double, so that they stay JSON numbers as in the JSON path; a nullable field `optional`
 // or a message, which is null when unset) and a draft-07 JSON Schema (every field required unless
 // nullable, no other properties).
-import type avsc from 'avsc';
+import avsc from 'avsc';
 
 type AvroSchema = string | readonly AvroSchema[] | { readonly type: string; readonly [key: string]: unknown };
 
@@ -84,4 +84,35 @@ export function withoutNulls(value: unknown): unknown {
   if (Array.isArray(value)) return value.filter((v) => v !== null).map(withoutNulls);
   if (typeof value !== 'object' || value === null) return value;
   return Object.fromEntries(Object.entries(value).flatMap(([k, v]) => (v === null ? [] : [[k, withoutNulls(v)]])));
+}
+
+/**
+ * An Avro schema that every value of `values` fits: avsc infers one per value, then merges them
+ * (in slices, so that hundreds of thousands of events do not make one huge union); fractions as
+ * `double` (avsc infers `float` where a value fits one, which no JSON producer means).
+ */
+export function inferSchema(name: string, values: readonly unknown[]): avsc.Type {
+  let merged: avsc.Type | undefined;
+  for (let i = 0; i < values.length; i += 2_000) {
+    const types = values.slice(i, i + 2_000).map((value) => avsc.Type.forValue(value as object));
+    merged = avsc.Type.forTypes(merged === undefined ? types : [merged, ...types], { wrapUnions: false });
+  }
+  if (merged === undefined) throw new Error(`no ${name} values to infer a schema from`);
+  const schema = JSON.parse(JSON.stringify({ ...(merged.schema() as object), name }).replaceAll('"float"', '"double"')) as avsc.Schema;
+  return avsc.Type.forSchema(namedRecords(schema, name) as avsc.Schema);
+}
+
+/**
+ * The schema with a name for every record avsc left anonymous (`<name>Part<n>`): the Avro spec
+ * requires one, and ingest's start-up check reads the schema as the spec does.
+ */
+function namedRecords(schema: unknown, name: string): unknown {
+  let count = 0;
+  const walk = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(walk);
+    if (typeof node !== 'object' || node === null) return node;
+    const object = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === 'name' || k === 'type' && typeof v === 'string' ? v : walk(v)]));
+    return object['type'] === 'record' && object['name'] === undefined ? { ...object, name: `${name}Part${++count}` } : object;
+  };
+  return walk(schema);
 }

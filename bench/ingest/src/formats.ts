@@ -12,14 +12,13 @@
 //   flock /tmp/wirestream-bench.lock node bench/ingest/dist/formats.js [--events 20000] [--rounds 7]
 import { parseArgs } from 'node:util';
 import { AvroSerializer, JsonDeserializer, JsonSerializer, MockClient, ProtobufDeserializer, SerdeType } from '@confluentinc/schemaregistry';
-import avsc from 'avsc';
 import { createAuctionEventGenerator, type DemoEvent } from '@wirestream/demo-events';
 import { createEventConverter, createWireConverter, type EventConverter } from '@wirestream/ingest';
 import protobuf from 'protobufjs';
 import { createRegistrySource, createSchemaDecoders } from '@wirestream/registry';
 import { createEnvelopeHeadEncoder } from '@wirestream/schema';
 import { confluentProtobufSerializer } from '@wirestream/testkit';
-import { jsonSchemaOf, protoOf, withoutNulls } from './formats-schemas.js';
+import { inferSchema, jsonSchemaOf, protoOf, withoutNulls } from './formats-schemas.js';
 import { toSnakeCase } from '@wirestream/transform';
 
 const { values: args } = parseArgs({ options: { events: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '7' } } });
@@ -34,17 +33,6 @@ interface Encoded {
   readonly avro: Buffer;
   readonly protobuf: Buffer;
   readonly jsonSchema: Buffer;
-}
-
-/**
- * An Avro schema that every value of `values` fits: avsc infers one per value, then merges them;
- * fractions as `double` (avsc infers `float` where a value fits one, which no JSON producer means).
- */
-function inferSchema(name: string, values: readonly unknown[]): avsc.Type {
-  const types = values.map((value) => avsc.Type.forValue(value as object));
-  const merged = avsc.Type.forTypes(types, { wrapUnions: false });
-  const schema = JSON.parse(JSON.stringify({ ...(merged.schema() as object), name }).replaceAll('"float"', '"double"')) as avsc.Schema;
-  return avsc.Type.forSchema(schema);
 }
 
 async function encodeAll(): Promise<{ events: Encoded[]; protos: Record<string, string>; client: MockClient }> {

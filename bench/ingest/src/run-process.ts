@@ -29,6 +29,8 @@ export interface Variant {
   readonly progress: 'publishes' | 'commits';
   /** The app's /metrics: read at the end for the events it published (`wirestream_ingest_published_total`). */
   readonly metrics?: boolean;
+  /** Read the same events in this Confluent wire format (formats-e2e.ts: its own topics, SDL and SCHEMA_DIR) instead of JSON. */
+  readonly encoding?: 'AVRO' | 'PROTOBUF';
 }
 
 export interface RunResult {
@@ -76,6 +78,8 @@ export interface RunContext {
   readonly timeoutMs: number;
   /** Write a V8 CPU profile of the process into this folder. */
   readonly cpuProfileDir?: string;
+  /** The topics whose commits count (default: the environment's); SCHEMA_PATH in the variant's env must name them. */
+  readonly topics?: readonly string[];
 }
 
 const SAMPLE_INTERVAL_MS = 25;
@@ -140,7 +144,7 @@ export async function runOnce(ctx: RunContext, variant: Variant): Promise<RunRes
   };
   const readCommitted = async (): Promise<number> => {
     let sum = 0;
-    for (const { partitions } of await admin.fetchOffsets({ groupId, topics: [...env.topics] })) {
+    for (const { partitions } of await admin.fetchOffsets({ groupId, topics: [...(ctx.topics ?? env.topics)] })) {
       for (const p of partitions) sum += Math.max(0, Number(p.offset));
     }
     return sum;

@@ -90,6 +90,10 @@ export const VARIANTS: Readonly<Record<string, Variant>> = {
   'platformatic-consume': loop('@platformatic/kafka loop: consume only', 'platformatic-loop.js', 'consume-only'),
   'platformatic-consume-big': loop('@platformatic/kafka consume only, hwm 8192, 4 MiB/p, chunk 2000', 'platformatic-loop.js', 'consume-only', { BENCH_PLATFORMATIC: JSON.stringify({ highWaterMark: 8192, maxBytesPerPartition: 4 * MiB, maxBytes: 50 * MiB }), INGEST_PUBLISH_CHUNK: '2000' }),
   'kafkajs-consume-big': loop('kafkajs consume only, 4 MiB/p, chunk 2000', 'kafkajs-loop.js', 'consume-only', { BENCH_KAFKAJS_CONSUMER: JSON.stringify({ maxBytesPerPartition: 4 * MiB, maxBytes: 50 * MiB }), INGEST_PUBLISH_CHUNK: '2000' }),
+  // Issue #14: the same demo events as JSON (the app's default topics), Avro and Protobuf (formats-e2e.ts).
+  'app-json': app('app, JSON values (as the demo producer writes them)'),
+  'app-avro': { ...app('app, Avro values (Confluent wire format, SCHEMA_DIR)'), encoding: 'AVRO' },
+  'app-protobuf': { ...app('app, Protobuf values (Confluent wire format, SCHEMA_DIR)'), encoding: 'PROTOBUF' },
   'platformatic-loop-big': loop('@platformatic/kafka loop, hwm 8192, 4 MiB/p', 'platformatic-loop.js', 'publish', { BENCH_PLATFORMATIC: JSON.stringify({ highWaterMark: 8192, maxBytesPerPartition: 4 * MiB, maxBytes: 50 * MiB }) }),
 };
 
@@ -113,4 +117,6 @@ export const PRESETS: Readonly<Record<string, readonly string[]>> = {
   headline: ['app', 'app-chunk2000', 'app-conc12', 'app-fetch4m', 'app-event', 'kafkajs-consume'],
   // Decision 0020: what tracing costs per event.
   tracing: ['app', 'app-otel-0', 'app-otel-1', 'app-otel-100'],
+  // Issue #14: ingest's CPU per event for each encoding of the same events, JSON the baseline.
+  formats: ['app-json', 'app-avro', 'app-protobuf'],
 };
