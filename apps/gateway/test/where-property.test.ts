@@ -121,7 +121,7 @@ function rewritten(where: Record<string, unknown>, fields: Record<string, Kind>)
     if (name === 'and' || name === 'or') out[name] = (value as Record<string, unknown>[]).map((w) => rewritten(w, fields)).reverse();
     else if (name === 'not') out[name] = rewritten(value as Record<string, unknown>, fields);
     else if (kind === 'Sub') out[name] = rewritten(value as Record<string, unknown>, SUB);
-    else out[name] = Object.fromEntries(Object.entries(value as Record<string, unknown>).reverse().map(([op, v]) => [op, Array.isArray(v) ? [...v, ...v].reverse() : v]));
+    else out[name] = Object.fromEntries(Object.entries(value as Record<string, unknown>).reverse().map(([op, v]) => [op, Array.isArray(v) ? [...(v as unknown[]), ...(v as unknown[])].reverse() : v]));
   }
   return { and: [out] };
 }

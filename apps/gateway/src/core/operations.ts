@@ -139,9 +139,7 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
   // Projectors by document, operation name and variables (what they depend on), bounded like the
   // documents: one compile per distinct operation, not per subscribe. null: execute serves it.
   const projectors = new Map<string, Projector | null>();
-  // Compiled filters by their normalized key, bounded alike: equal filters share one predicate.
-  const predicates = new Map<string, WherePredicate>();
-  const whereLimits: WhereLimits = { maxClauses: limits.maxFilterClauses, maxDepth: limits.maxFilterDepth, maxInList: limits.maxFilterInList };
+  const whereOf = createWhereCompiler(ws, { maxClauses: limits.maxFilterClauses, maxDepth: limits.maxFilterDepth, maxInList: limits.maxFilterInList }, maxCachedDocuments);
 
   function parseAndValidate(query: string): ParsedDocument {
     const cached = cache.get(query);
@@ -248,37 +246,6 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
     };
   }
 
-  /** The route's generated `where` (not one of the user's own arguments so named): limits, normalized key, compiled predicate. */
-  function whereOf(
-    route: SubscriptionRoute,
-    generated: boolean,
-    args: Readonly<Record<string, unknown>>,
-  ): { readonly error: string } | { readonly key: string; readonly predicate: WherePredicate | undefined; readonly keys: readonly string[] | undefined } {
-    const value = args[WHERE_ARGUMENT];
-    const payloadType = getNullableType(ws.schema.getSubscriptionType()?.getFields()[route.fieldName]?.type);
-    if (!generated || route.filterArgs.includes(WHERE_ARGUMENT) || value === undefined || value === null || !isObjectType(payloadType)) {
-      return { key: '', predicate: undefined, keys: undefined };
-    }
-    const violation = whereLimitViolation(value, payloadType, whereLimits);
-    if (violation !== undefined) return { error: violation };
-    const node = normalizeWhere(value, payloadType);
-    const key = whereKey(node);
-    let predicate = predicates.get(key);
-    if (predicate === undefined && node.k !== 'true') {
-      predicate = compileWhere(node);
-      if (predicate !== undefined) {
-        predicates.set(key, predicate);
-        if (predicates.size > maxCachedDocuments) {
-          const oldest = predicates.keys().next().value;
-          if (oldest !== undefined) predicates.delete(oldest);
-        }
-      }
-    }
-    // At most one key per shard is worth naming: more than `shards` keys may still be every shard.
-    const keys = route.keyField === undefined ? undefined : pinnedKeys(node, route.keyField, route.shards);
-    return { key, predicate, keys };
-  }
-
   function projectorFor(key: string, operation: ProjectableOperation): Projector | undefined {
     let projector = projectors.get(key);
     if (projector === undefined) {
@@ -302,6 +269,42 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
 }
 
 export type OperationCompiler = ReturnType<typeof createOperationCompiler>;
+
+type WhereOutcome = { readonly error: string } | { readonly key: string; readonly predicate: WherePredicate | undefined; readonly keys: readonly string[] | undefined };
+
+/**
+ * The route's generated `where` (not one of the user's own arguments so named): limits, normalized
+ * key, compiled predicate. Compiled filters are kept by their normalized key, bounded like the
+ * documents: equal filters share one predicate.
+ */
+function createWhereCompiler(ws: WirestreamSchema, whereLimits: WhereLimits, maxCached: number) {
+  const predicates = new Map<string, WherePredicate>();
+  return function whereOf(route: SubscriptionRoute, generated: boolean, args: Readonly<Record<string, unknown>>): WhereOutcome {
+    const value = args[WHERE_ARGUMENT];
+    const payloadType = getNullableType(ws.schema.getSubscriptionType()?.getFields()[route.fieldName]?.type);
+    if (!generated || route.filterArgs.includes(WHERE_ARGUMENT) || value === undefined || value === null || !isObjectType(payloadType)) {
+      return { key: '', predicate: undefined, keys: undefined };
+    }
+    const violation = whereLimitViolation(value, payloadType, whereLimits);
+    if (violation !== undefined) return { error: violation };
+    const node = normalizeWhere(value, payloadType);
+    const key = whereKey(node);
+    let predicate = predicates.get(key);
+    if (predicate === undefined && node.k !== 'true') {
+      predicate = compileWhere(node);
+      if (predicate !== undefined) {
+        predicates.set(key, predicate);
+        if (predicates.size > maxCached) {
+          const oldest = predicates.keys().next().value;
+          if (oldest !== undefined) predicates.delete(oldest);
+        }
+      }
+    }
+    // At most one key per shard is worth naming: more than `shards` keys may still be every shard.
+    const keys = route.keyField === undefined ? undefined : pinnedKeys(node, route.keyField, route.shards);
+    return { key, predicate, keys };
+  };
+}
 
 /** The single root field of a subscription, looking through fragments (validation guarantees one). */
 function rootField(document: DocumentNode, operation: OperationDefinitionNode): FieldNode | undefined {

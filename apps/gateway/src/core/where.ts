@@ -101,7 +101,7 @@ export function normalizeWhere(where: unknown, type: GraphQLObjectType): WhereNo
 }
 
 function comparison(field: string, operators: Record<string, unknown>, text: boolean): WhereNode {
-  const leaf = (value: unknown): Leaf => (text ? String(value as Leaf) : (value as Leaf));
+  const leaf = (value: unknown): Leaf => (text ? String(value) : value) as Leaf;
   const items: WhereNode[] = [];
   for (const [op, value] of Object.entries(operators)) {
     if (value === null || value === undefined) continue;
