@@ -68,6 +68,10 @@ export const GATEWAY_DEFAULTS = Object.freeze({
   maxNesting: 32,
   maxVariablesDepth: 8,
   maxVariablesBytes: 8_192, // 8 KiB
+  // the where argument (issue #16): a partner's "these 40 listings" is one 40-value in
+  maxFilterClauses: 64,
+  maxFilterDepth: 8,
+  maxFilterInList: 100,
 
   // ---- authentication (jwt mode) ----
   jwtAllowAnonymous: false,

@@ -11,6 +11,7 @@ export { createLegacyProtocol, parseLegacyMessage, LEGACY_GRAPHQL_WS_PROTOCOL } 
 export { createRateLimiter } from './core/rate-limit.js';
 export { createOperationCompiler, type CompiledSubscription } from './core/operations.js';
 export { compileProjector, type Projector, type ProjectableOperation } from './core/projector.js';
+export { compileWhere, normalizeWhere, whereKey, type WhereNode, type WherePredicate } from './core/where.js';
 export { checkDocumentLimits, checkDocumentNesting, resolveDocumentLimits, type DocumentLimits } from './core/document-limits.js';
 export { createGatewayMetrics, type GatewayMetrics } from './core/metrics.js';
 // Brokers and history.

@@ -55,7 +55,16 @@ export {
   type HistoryEntry,
   type HistoryFormat,
 } from './history.js';
-export { filterClauses, matchesFilter, subscriptionChannels, type FilterClause } from './routing.js';
+export { filterClauses, keyChannels, matchesFilter, subscriptionChannels, type FilterClause } from './routing.js';
+export {
+  WHERE_ARGUMENT,
+  WHERE_COMBINATORS,
+  ORDERED_OPERATORS,
+  EQUALITY_OPERATORS,
+  comparisonInputName,
+  isFilterableField,
+  whereInputName,
+} from './where-inputs.js';
 export {
   REDIS_MODES,
   createRedisLayout,

@@ -40,3 +40,9 @@ export function subscriptionChannels(prefix: string, route: SubscriptionRoute, a
   // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the key argument is a GraphQL-validated ID: a string or a number
   return [channelName(prefix, route.topic, shardOf(String(keyValue), route.shards))];
 }
+
+/** The channels of the shards carrying these key values (sorted, each once): a `where` that pins the key. */
+export function keyChannels(prefix: string, route: SubscriptionRoute, keys: readonly string[]): string[] {
+  const shards = new Set(keys.map((key) => shardOf(key, route.shards)));
+  return [...shards].sort((a, b) => a - b).map((shard) => channelName(prefix, route.topic, shard));
+}

@@ -20,6 +20,7 @@ import { SchemaError, type SchemaProblem } from './errors.js';
 import { completeSdl } from './sdl-additions.js';
 import { describeOrigin, problemAt, problemOfGraphQLError, SCHEMA_GUIDE, schemaErrorOf, type SdlOrigin } from './schema-problems.js';
 import { bindRoutes, MAX_SHARDS } from './topic-bindings.js';
+import { whereAdditions } from './where-inputs.js';
 import { KEY_FORMATS, TOPIC_FORMATS, type KeyFormat, type TopicFormat } from './topic-formats.js';
 
 /** One subscription field bound to a Kafka topic by `@topic`. */
@@ -148,6 +149,7 @@ function buildFromSdl(sdl: string, origin: SdlOrigin): WirestreamSchema {
     problems.push(...withoutRepeats(bindingProblems.filter((problem) => !onPlaceholder(problem.coordinate)), problems));
   }
   if (problems.length > 0) throw schemaErrorOf(problems, origin);
+  const served = withWhereArguments(schema, routes, completed.sdl, origin);
 
   const byTopic = new Map<string, SubscriptionRoute[]>();
   for (const route of routes.values()) {
@@ -156,13 +158,33 @@ function buildFromSdl(sdl: string, origin: SdlOrigin): WirestreamSchema {
     byTopic.set(route.topic, list);
   }
   return Object.freeze({
-    schema,
-    sdl: completed.sdl,
-    added: Object.freeze([...completed.added]),
+    schema: served.schema,
+    sdl: served.sdl,
+    added: Object.freeze([...completed.added, ...served.added]),
     routes,
     topics: Object.freeze([...byTopic.keys()].sort()),
     routesForTopic: (topic: string) => byTopic.get(topic) ?? [],
   });
+}
+
+/**
+ * The schema again with the generated `where` argument on each routed field (where-inputs.ts): the
+ * SDL served gets it too, inserted on the fields' own lines and the inputs appended, so the console
+ * and the gateway validate alike. Routes stay those of the user's SDL (`where` is not an equality argument).
+ */
+function withWhereArguments(
+  schema: GraphQLSchema,
+  routes: ReadonlyMap<string, SubscriptionRoute>,
+  sdl: string,
+  origin: SdlOrigin,
+): { readonly schema: GraphQLSchema; readonly sdl: string; readonly added: readonly string[] } {
+  const problems: SchemaProblem[] = [];
+  const additions = whereAdditions(schema, routes, sdl, problems);
+  if (problems.length > 0) throw schemaErrorOf(problems, origin);
+  if (additions.inputsSdl === '') return { schema, sdl, added: [] };
+  const served = `${additions.sdl.trimEnd()}\n\n# Added by Wirestream: the inputs of the \`where\` argument (docs/schema.md).\n${additions.inputsSdl}\n`;
+  const rebuilt = buildASTSchema(parse(new Source(served, origin.path ?? 'SDL')));
+  return { schema: rebuilt, sdl: served, added: [] };
 }
 
 // SDL with errors (already reported) may still build, and then the bindings are checked too, so

@@ -94,6 +94,9 @@ describe('checkDocumentLimits', () => {
       maxDirectives: 20,
       allowIntrospection: false,
       maxNesting: 32,
+      maxFilterClauses: 64,
+      maxFilterDepth: 8,
+      maxFilterInList: 100,
     });
     expect(resolveDocumentLimits()).toEqual(DEFAULT_DOCUMENT_LIMITS);
   });

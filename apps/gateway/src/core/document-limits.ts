@@ -70,6 +70,22 @@ export interface DocumentLimits {
    * @default GATEWAY_DEFAULTS.maxNesting (32)
    */
   readonly maxNesting?: number;
+  /**
+   * Clauses of one `where` filter: each comparison operator, `and`, `or` and `not` counts one.
+   * The filter is compiled once per distinct operation, but evaluated per event.
+   * @default GATEWAY_DEFAULTS.maxFilterClauses (64)
+   */
+  readonly maxFilterClauses?: number;
+  /**
+   * Nesting of one `where` filter: the filter is 1; each nested object, `and`/`or` item and `not` adds one.
+   * @default GATEWAY_DEFAULTS.maxFilterDepth (8)
+   */
+  readonly maxFilterDepth?: number;
+  /**
+   * Values in one `in` or `nin` list of a `where` filter.
+   * @default GATEWAY_DEFAULTS.maxFilterInList (100)
+   */
+  readonly maxFilterInList?: number;
 }
 
 /** The limits used when none are given (see {@link DocumentLimits} for the reasons). */
@@ -80,6 +96,9 @@ export const DEFAULT_DOCUMENT_LIMITS: Readonly<Required<DocumentLimits>> = Objec
   maxDirectives: GATEWAY_DEFAULTS.maxDirectives,
   allowIntrospection: GATEWAY_DEFAULTS.allowIntrospection,
   maxNesting: GATEWAY_DEFAULTS.maxNesting,
+  maxFilterClauses: GATEWAY_DEFAULTS.maxFilterClauses,
+  maxFilterDepth: GATEWAY_DEFAULTS.maxFilterDepth,
+  maxFilterInList: GATEWAY_DEFAULTS.maxFilterInList,
 });
 
 /**
@@ -94,6 +113,9 @@ export function resolveDocumentLimits(limits: DocumentLimits = {}): Readonly<Req
     maxDirectives = DEFAULT_DOCUMENT_LIMITS.maxDirectives,
     allowIntrospection = DEFAULT_DOCUMENT_LIMITS.allowIntrospection,
     maxNesting = DEFAULT_DOCUMENT_LIMITS.maxNesting,
+    maxFilterClauses = DEFAULT_DOCUMENT_LIMITS.maxFilterClauses,
+    maxFilterDepth = DEFAULT_DOCUMENT_LIMITS.maxFilterDepth,
+    maxFilterInList = DEFAULT_DOCUMENT_LIMITS.maxFilterInList,
   } = limits;
   // maxAliases and maxDirectives may be 0 (forbid them entirely); a document needs at least one field.
   positiveInteger('maxDepth', maxDepth, 1);
@@ -101,7 +123,10 @@ export function resolveDocumentLimits(limits: DocumentLimits = {}): Readonly<Req
   positiveInteger('maxAliases', maxAliases, 0);
   positiveInteger('maxDirectives', maxDirectives, 0);
   positiveInteger('maxNesting', maxNesting, 2);
-  return Object.freeze({ maxDepth, maxAliases, maxFields, maxDirectives, allowIntrospection, maxNesting });
+  positiveInteger('maxFilterClauses', maxFilterClauses, 1);
+  positiveInteger('maxFilterDepth', maxFilterDepth, 1);
+  positiveInteger('maxFilterInList', maxFilterInList, 1);
+  return Object.freeze({ maxDepth, maxAliases, maxFields, maxDirectives, allowIntrospection, maxNesting, maxFilterClauses, maxFilterDepth, maxFilterInList });
 }
 
 /** What one selection set costs; fragments keep one of these each, computed once (memo). */

@@ -4,10 +4,13 @@ import {
   OperationTypeNode,
   getArgumentValues,
   getOperationAST,
+  getNullableType,
   getVariableValues,
+  isObjectType,
   parse,
   print,
   validate,
+  visit,
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
@@ -15,7 +18,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import { filterClauses, subscriptionChannels, type FilterClause, type SubscriptionRoute, type WirestreamSchema } from '@wirestream/schema';
+import { filterClauses, keyChannels, subscriptionChannels, WHERE_ARGUMENT, type FilterClause, type SubscriptionRoute, type WirestreamSchema } from '@wirestream/schema';
 import { GATEWAY_DEFAULTS } from '../defaults.js';
 import {
   checkDocumentLimits,
@@ -26,6 +29,7 @@ import {
   type VariablesLimits,
 } from './document-limits.js';
 import { compileProjector, type ProjectableOperation, type Projector } from './projector.js';
+import { compileWhere, normalizeWhere, pinnedKeys, whereKey, whereLimitViolation, type WhereLimits, type WherePredicate } from './where.js';
 
 /** A subscribe request as it arrives in a graphql-ws `subscribe` message payload. */
 export interface OperationRequest {
@@ -42,6 +46,8 @@ export interface CompiledSubscription {
   readonly variables: Record<string, unknown>;
   readonly route: SubscriptionRoute;
   readonly filter: readonly FilterClause[];
+  /** The compiled `where` argument (where.ts), shared by every operation with an equal filter; undefined: no filter. */
+  readonly where: WherePredicate | undefined;
   /** Redis channels that carry every event this subscription can match. */
   readonly channels: readonly string[];
   /** Subscriptions with equal keys receive byte-identical payloads and share one execution per event. */
@@ -105,6 +111,13 @@ interface ParsedDocument {
   readonly errors?: readonly GraphQLFormattedError[];
   /** Normalized text (printed AST), the document part of the dedup key. */
   readonly normalized?: string;
+  /**
+   * The document part of the dedup key: the printed AST without the root fields' `where` (its
+   * normalized tree stands in for it) and without the variables only it used.
+   */
+  readonly keyText?: string;
+  /** Variables the document uses outside `where`: their values are part of the dedup key. */
+  readonly keyVariables?: readonly string[];
 }
 
 /**
@@ -126,6 +139,7 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
   // Projectors by document, operation name and variables (what they depend on), bounded like the
   // documents: one compile per distinct operation, not per subscribe. null: execute serves it.
   const projectors = new Map<string, Projector | null>();
+  const whereOf = createWhereCompiler(ws, { maxClauses: limits.maxFilterClauses, maxDepth: limits.maxFilterDepth, maxInList: limits.maxFilterInList }, maxCachedDocuments);
 
   function parseAndValidate(query: string): ParsedDocument {
     const cached = cache.get(query);
@@ -149,7 +163,7 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
           const document = parse(query, { noLocation: true, maxLexicalTokens: maxTokens });
           const shape = checkDocumentLimits(document, limits);
           const errors = shape.length > 0 ? shape : validate(ws.schema, document).map((e) => e.toJSON());
-          entry = errors.length > 0 ? { errors } : { document, normalized: print(document) };
+          entry = errors.length > 0 ? { errors } : { document, normalized: print(document), ...withoutWhere(document) };
         } catch (err) {
           entry = { errors: [toFormatted(err)] };
         }
@@ -211,17 +225,24 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
     const { args } = allowed;
 
     const filter: FilterClause[] = filterClauses(route, args);
-    // A filter on the routing key needs only the one shard that carries that key.
-    const channels = subscriptionChannels(channelPrefix, route, args);
+    const where = whereOf(route, fieldDef.args.some((arg) => arg.name === WHERE_ARGUMENT), args);
+    if ('error' in where) return fail(where.error);
+    // A filter on the routing key needs only the shards that carry that key (an argument's, else the where's).
+    const channels =
+      where.keys !== undefined && (route.keyField === undefined || args[route.keyField] === undefined || args[route.keyField] === null)
+        ? keyChannels(channelPrefix, route, where.keys)
+        : subscriptionChannels(channelPrefix, route, args);
 
     // Forced (tenant-bound) arguments change what is filtered, so the effective arguments are
-    // part of the key too, next to the scope.
-    const projectorKey = [parsed.normalized, operationName ?? '', canonicalJson(variables)].join('\u0000');
-    const dedupKey = [projectorKey, canonicalJson(args), access.key].join('\u0000');
+    // part of the key too, next to the scope; the where filter by its normalized tree.
+    const keyVariables = Object.fromEntries((parsed.keyVariables ?? []).filter((name) => name in variables).map((name) => [name, variables[name]]));
+    const projectorKey = [parsed.keyText ?? parsed.normalized, operationName ?? '', canonicalJson(keyVariables)].join('\u0000');
+    const { [WHERE_ARGUMENT]: _where, ...equalityArgs } = args;
+    const dedupKey = [projectorKey, canonicalJson(route.filterArgs.includes(WHERE_ARGUMENT) ? args : equalityArgs), where.key, access.key].join('\u0000');
     const projector = projectorFor(projectorKey, { document, operationName, variables, fieldName: route.fieldName });
     return {
       ok: true,
-      operation: { kind: 'subscription', document, operationName, variables, route, filter, channels, dedupKey, projector },
+      operation: { kind: 'subscription', document, operationName, variables, route, filter, where: where.predicate, channels, dedupKey, projector },
     };
   }
 
@@ -249,6 +270,42 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
 
 export type OperationCompiler = ReturnType<typeof createOperationCompiler>;
 
+type WhereOutcome = { readonly error: string } | { readonly key: string; readonly predicate: WherePredicate | undefined; readonly keys: readonly string[] | undefined };
+
+/**
+ * The route's generated `where` (not one of the user's own arguments so named): limits, normalized
+ * key, compiled predicate. Compiled filters are kept by their normalized key, bounded like the
+ * documents: equal filters share one predicate.
+ */
+function createWhereCompiler(ws: WirestreamSchema, whereLimits: WhereLimits, maxCached: number) {
+  const predicates = new Map<string, WherePredicate>();
+  return function whereOf(route: SubscriptionRoute, generated: boolean, args: Readonly<Record<string, unknown>>): WhereOutcome {
+    const value = args[WHERE_ARGUMENT];
+    const payloadType = getNullableType(ws.schema.getSubscriptionType()?.getFields()[route.fieldName]?.type);
+    if (!generated || route.filterArgs.includes(WHERE_ARGUMENT) || value === undefined || value === null || !isObjectType(payloadType)) {
+      return { key: '', predicate: undefined, keys: undefined };
+    }
+    const violation = whereLimitViolation(value, payloadType, whereLimits);
+    if (violation !== undefined) return { error: violation };
+    const node = normalizeWhere(value, payloadType);
+    const key = whereKey(node);
+    let predicate = predicates.get(key);
+    if (predicate === undefined && node.k !== 'true') {
+      predicate = compileWhere(node);
+      if (predicate !== undefined) {
+        predicates.set(key, predicate);
+        if (predicates.size > maxCached) {
+          const oldest = predicates.keys().next().value;
+          if (oldest !== undefined) predicates.delete(oldest);
+        }
+      }
+    }
+    // At most one key per shard is worth naming: more than `shards` keys may still be every shard.
+    const keys = route.keyField === undefined ? undefined : pinnedKeys(node, route.keyField, route.shards);
+    return { key, predicate, keys };
+  };
+}
+
 /** The single root field of a subscription, looking through fragments (validation guarantees one). */
 function rootField(document: DocumentNode, operation: OperationDefinitionNode): FieldNode | undefined {
   const fragments = new Map<string, FragmentDefinitionNode>();
@@ -266,6 +323,42 @@ function rootField(document: DocumentNode, operation: OperationDefinitionNode): 
         : fragments.get(selection.name.value)?.selectionSet;
   }
   return undefined;
+}
+
+/**
+ * The document without the `where` argument of its operations' root fields, printed, and the
+ * variables it still uses: two operations that differ only in how they write an equal filter
+ * (keys or `in` values in another order, inline or in a variable) get one dedup key.
+ */
+function withoutWhere(document: DocumentNode): { readonly keyText: string; readonly keyVariables: readonly string[] } {
+  let depth = 0;
+  const stripped = visit(document, {
+    SelectionSet: {
+      enter() {
+        depth++;
+      },
+      leave() {
+        depth--;
+      },
+    },
+    Argument(node) {
+      // Depth 1: an argument of a field directly in an operation's selection set (its root field).
+      return depth === 1 && node.name.value === WHERE_ARGUMENT ? null : undefined;
+    },
+  });
+  const used = new Set<string>();
+  visit(stripped, {
+    VariableDefinition: () => false,
+    Variable(node) {
+      used.add(node.name.value);
+    },
+  });
+  const unused = visit(stripped, {
+    VariableDefinition(node) {
+      return used.has(node.variable.name.value) ? undefined : null;
+    },
+  });
+  return { keyText: print(unused), keyVariables: [...used].sort() };
 }
 
 /** JSON with sorted object keys, so `{a,b}` and `{b,a}` variables dedup together. */
