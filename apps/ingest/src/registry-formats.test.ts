@@ -5,42 +5,31 @@
 // write. Malformed ones are dead-lettered with a reason naming the topic and the id; good ones are
 // published once each, in order, around them.
 import { JsonSerializer, MockClient, SerdeType } from '@confluentinc/schemaregistry';
-import { Kafka, logLevel, Partitioners, type Admin, type Producer } from 'kafkajs';
+import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createRegistryClient, createRegistrySource, createSchemaDecoders, type SchemaSource } from '@wirestream/registry';
 import { createEnvelopeBatchAssembler, createWirestreamSchema, decodeEnvelope, type Envelope } from '@wirestream/schema';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import { toSnakeCase } from '@wirestream/transform';
-import { confluentProtobufSerializer, createTopics, freePort, sharedKafkaFromEnv, startKafka, startRedis, uniqueName, waitFor, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { confluentProtobufSerializer, createTopics, freePort, uniqueName, waitFor, type RedisServer } from '@wirestream/testkit';
 import { createIngest, DEAD_LETTER_HEADERS, kafkaLogCreator } from './index.js';
+import { startKafkaRedis, type KafkaRedisFixture } from '../test-support/kafka-redis.js';
 
 const CHANNEL_PREFIX = 'ws';
 const ARRIVAL_TIMEOUT_MS = 20_000; // 20 seconds: includes the first group join of a test
 
-let ownKafka: KafkaBroker | undefined;
+let servers: KafkaRedisFixture;
 let brokers: string[];
 let redisServer: RedisServer;
 let admin: Admin;
 let producer: Producer;
 
 beforeAll(async () => {
-  const shared = sharedKafkaFromEnv();
-  if (!shared) ownKafka = await startKafka();
-  brokers = shared?.brokers ?? ownKafka?.brokers ?? [];
-  redisServer = await startRedis();
-  const kafka = new Kafka({ clientId: 'formats-test', brokers, logLevel: logLevel.ERROR });
-  admin = kafka.admin();
-  producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  await Promise.all([admin.connect(), producer.connect()]);
+  servers = await startKafkaRedis('formats-test');
+  ({ brokers, redisServer, admin, producer } = servers);
 });
-
-afterAll(async () => {
-  await producer?.disconnect();
-  await admin?.disconnect();
-  await redisServer?.stop();
-  await ownKafka?.stop();
-});
+afterAll(() => servers?.stop());
 
 const BID_PROTO = `
 syntax = "proto3";

@@ -1,7 +1,7 @@
 // Integration: `@topic(snapshot: true)` against the run's real Kafka broker (../global-setup.ts), a
 // real redis-server (standalone) and a real Redis Cluster (3 primaries, no replicas: one for the
 // cluster test). Ingest runs in-process; the snapshot is read with readSnapshot, as the gateway will.
-import { Kafka, logLevel, Partitioners, type Admin, type Message, type Producer } from 'kafkajs';
+import { Kafka, logLevel, type Admin, type Message, type Producer } from 'kafkajs';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import {
@@ -20,37 +20,26 @@ import {
   type SnapshotRedis,
 } from '@wirestream/schema';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
-import { createTopics, sharedKafkaFromEnv, startKafka, startRedis, startRedisCluster, uniqueName, waitFor, type KafkaBroker, type RedisCluster, type RedisServer } from '@wirestream/testkit';
+import { createTopics, startRedisCluster, uniqueName, waitFor, type RedisCluster, type RedisServer } from '@wirestream/testkit';
 import { createEventConverter, createIngest, createIngestRedis, DEAD_LETTER_HEADERS, kafkaLogCreator, type EventConverter, type Ingest, type IngestOptions, type IngestRedis } from './index.js';
+import { startKafkaRedis, type KafkaRedisFixture } from '../test-support/kafka-redis.js';
 
 const PARTITIONS = 3;
 const SHARDS = 4;
 const CHANNEL_PREFIX = 'ws';
 const ARRIVAL_TIMEOUT_MS = 25_000; // 25 seconds: includes the first group join of a test
 
-let ownKafka: KafkaBroker | undefined;
+let servers: KafkaRedisFixture;
 let brokers: string[];
 let redisServer: RedisServer;
 let admin: Admin;
 let producer: Producer;
 
 beforeAll(async () => {
-  const shared = sharedKafkaFromEnv();
-  if (!shared) ownKafka = await startKafka();
-  brokers = shared?.brokers ?? ownKafka?.brokers ?? [];
-  redisServer = await startRedis();
-  const kafka = new Kafka({ clientId: 'snapshot-test', brokers, logLevel: logLevel.ERROR });
-  admin = kafka.admin();
-  producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  await Promise.all([admin.connect(), producer.connect()]);
+  servers = await startKafkaRedis('snapshot-test');
+  ({ brokers, redisServer, admin, producer } = servers);
 });
-
-afterAll(async () => {
-  await producer?.disconnect();
-  await admin?.disconnect();
-  await redisServer?.stop();
-  await ownKafka?.stop();
-});
+afterAll(() => servers?.stop());
 
 const sdl = (topic: string, snapshot: boolean) => `type Price { listing_id: ID! price_cents: Int! seq: Int! }
 type Subscription {

@@ -133,7 +133,7 @@ describe('the web console', () => {
     await page.goto(`${base}/console/#playground`);
     await page.locator('.graphiql-query-editor .CodeMirror').waitFor({ timeout: 15_000 });
     const editorText = await page.evaluate(() => (document.querySelector('.graphiql-query-editor .CodeMirror') as unknown as { CodeMirror: { getValue(): string } }).CodeMirror.getValue());
-    expect(editorText).toContain('subscription ListingUpdated($listing_id: ID, $event_type: String) {');
+    expect(editorText).toContain('subscription ListingUpdated($listing_id: ID, $event_type: String, $where: ListingEventWhere) {');
     expect(await page.locator('.graphiql-tab').count()).toBe(2); // one example per subscription field
     // Schema docs from the SDL the gateway serves (introspection is off): open them at the Subscription type.
     await page.getByRole('button', { name: 'Show Documentation Explorer' }).click();
@@ -178,7 +178,7 @@ describe('the web console', () => {
     await page.getByTestId('live-toggle').click(); // Stop
     await page.getByTestId('live-variables').fill('{"listingId": "lst-000001"}');
     await page.getByTestId('live-toggle').click();
-    await expect(page.getByTestId('live-error').textContent()).resolves.toContain('the document does not declare $listingId (it declares $listing_id, $bidder_id)');
+    await expect(page.getByTestId('live-error').textContent()).resolves.toContain('the document does not declare $listingId (it declares $listing_id, $bidder_id, $where)');
     const chosen = nextOf('bid-events');
     let other = nextOf('bid-events');
     while (other.key === chosen.key) other = nextOf('bid-events');
