@@ -29,6 +29,7 @@ import type { TicketStore } from './transport/sse-tickets.js';
 import { createSseWriter, withSseStreams, type SseHttpStream } from './transport/sse-writer.js';
 import { createUwsServer } from './transport/uws-server.js';
 import { createUwsWriter } from './transport/uws-writer.js';
+import { createFrameScratch } from './transport/payload-bytes.js';
 
 export interface GatewayDeps {
   readonly schema: WirestreamSchema;
@@ -168,9 +169,12 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
   });
 
   const slowConsumer = (): void => metrics?.series.slowConsumers.inc();
-  const writer = createUwsWriter(backpressure, slowConsumer, o.compression !== 'off');
+  // One payload encoding and one scratch buffer for both writers: a group with WebSocket and SSE
+  // subscribers encodes its payloads once (writes are synchronous, so the scratch is never shared mid-frame).
+  const frameScratch = createFrameScratch();
+  const writer = createUwsWriter(backpressure, slowConsumer, o.compression !== 'off', frameScratch);
   let sse: SseServer | undefined;
-  const sseWriter = createSseWriter(backpressure, slowConsumer, (stream) => sse?.ended(stream));
+  const sseWriter = createSseWriter(backpressure, slowConsumer, (stream) => sse?.ended(stream), frameScratch);
   const flow = { sliceMs: o.sliceMs, flushDelayMs: o.flushDelayMs, maxInboundBytes: o.maxInboundBytes };
   // One hub for every transport: an SSE stream is one more subscriber of its operation group.
   const hub = createHub<Socket | SseHttpStream>({ schema, broker, history, logger, writer: withSseStreams(writer, sseWriter), metrics: metrics?.series, contextFactories, flow, tracer });

@@ -2,7 +2,7 @@ import type { HttpResponse } from 'uWebSockets.js';
 import type { ConnectionWriter, FramePositions } from '../core/connection-writer.js';
 import { nextEventHead, reconnectEvent, type SseStream } from '../core/sse-session.js';
 import { SLOW_CONSUMER_REASON, type BackpressureLimits } from './backpressure.js';
-import { createFrameScratch } from './payload-bytes.js';
+import { createFrameScratch, type FrameScratch } from './payload-bytes.js';
 
 const LF = 0x0a;
 
@@ -39,7 +39,12 @@ export interface SseWriter extends ConnectionWriter<SseHttpStream> {
  * event telling it to reconnect and resume, and ends. Every write is corked (writes happen outside
  * uWS callbacks, from the hub's flushes).
  */
-export function createSseWriter(limits: BackpressureLimits, onSlowConsumer: () => void, ended: (stream: SseHttpStream) => void): SseWriter {
+export function createSseWriter(
+  limits: BackpressureLimits,
+  onSlowConsumer: () => void,
+  ended: (stream: SseHttpStream) => void,
+  scratch: FrameScratch = createFrameScratch(),
+): SseWriter {
   // The cork callbacks read these instead of closing over them: no closure per stream per write.
   let corkRes: HttpResponse | undefined;
   let corkText = '';
@@ -73,7 +78,6 @@ export function createSseWriter(limits: BackpressureLimits, onSlowConsumer: () =
   // Events: each stream's `id:` differs, its payloads are the group's: the payloads are encoded once
   // per group write and each stream's write is laid out from bytes (payload-bytes.ts), as one HTTP
   // chunk — which also keeps every line inside one chunk, as cheap readers expect.
-  const scratch = createFrameScratch();
   let corkBytes: Buffer | undefined;
   const writeBytesCorked = (): void => {
     corkOk = (corkRes as HttpResponse).write(corkBytes as Buffer);

@@ -1,6 +1,6 @@
 import type { ConnectionWriter } from '../core/connection-writer.js';
 import { CLOSE_SLOW_CONSUMER, SEND_DROPPED, SEND_SUCCESS, SLOW_CONSUMER_REASON, type BackpressureLimits } from './backpressure.js';
-import { createFrameScratch } from './payload-bytes.js';
+import { createFrameScratch, type FrameScratch } from './payload-bytes.js';
 import type { Socket } from './socket.js';
 
 const CLOSE_BRACE = 0x7d; // '}'
@@ -11,7 +11,7 @@ const CLOSE_BRACE = 0x7d; // '}'
  * (GATEWAY_COMPRESSION is not `off`), frames are deflated for sockets that negotiated
  * permessage-deflate; uWS sends them plain to the others.
  */
-export function createUwsWriter(limits: BackpressureLimits, onSlowConsumer: () => void, compress = false): ConnectionWriter<Socket> {
+export function createUwsWriter(limits: BackpressureLimits, onSlowConsumer: () => void, compress = false, scratch: FrameScratch = createFrameScratch()): ConnectionWriter<Socket> {
   /**
    * Slow-consumer policy: once more than the limit waits in a socket's buffer, the socket is closed
    * with 1013 and a resume hint (no frame after that is sent). Memory stays bounded, and the client
@@ -29,7 +29,6 @@ export function createUwsWriter(limits: BackpressureLimits, onSlowConsumer: () =
   // the group's, encoded once per group write; each frame is laid out from bytes and handed to uWS,
   // which copies it (payload-bytes.ts). The cork callback reads these instead of closing over them:
   // no closure allocated per socket per flush.
-  const scratch = createFrameScratch();
   const sendFrame = (ws: Socket, head: string, body: Buffer): void => {
     scratch.reset();
     scratch.text(head, false);
