@@ -4,9 +4,9 @@
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
-import { ConfigResourceTypes, Kafka, logLevel, Partitioners, type Admin, type Message, type Producer } from 'kafkajs';
+import { ConfigResourceTypes, Kafka, logLevel, type Message } from 'kafkajs';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { createAuctionEventGenerator, type DemoEvent } from '@wirestream/demo-events';
 import {
   auctionSchemaPath,
@@ -32,13 +32,9 @@ import {
 import { createLogger, createMemorySink, createMetricsRegistry } from '@wirestream/telemetry';
 import {
   createTopics,
-  sharedKafkaFromEnv,
-  startKafka,
   startRedis,
   uniqueName,
   waitFor,
-  type KafkaBroker,
-  type RedisServer,
 } from '@wirestream/testkit';
 // The public entry, like any embedder of ingest.
 import {
@@ -51,7 +47,9 @@ import {
   type Ingest,
   type IngestOptions,
 } from './index.js';
+import { useKafkaRedis } from '../test-support/kafka-redis.js';
 
+const servers = useKafkaRedis('ingest-test');
 const PARTITIONS = 3;
 const SHARDS = 16; // the example schema's @topic default
 const CHANNEL_PREFIX = 'ws';
@@ -59,30 +57,7 @@ const CHANNEL_PREFIX = 'ws';
 const BASE_TS = Date.UTC(2025, 0, 1, 9, 0, 0);
 const ARRIVAL_TIMEOUT_MS = 20_000; // 20 seconds: includes the first group join of a test
 
-let ownKafka: KafkaBroker | undefined;
-let brokers: string[];
-let redisServer: RedisServer;
-let admin: Admin;
-let producer: Producer;
 const convert = createEventConverter();
-
-beforeAll(async () => {
-  const shared = sharedKafkaFromEnv();
-  if (!shared) ownKafka = await startKafka();
-  brokers = shared?.brokers ?? ownKafka?.brokers ?? [];
-  redisServer = await startRedis();
-  const kafka = new Kafka({ clientId: 'ingest-test', brokers, logLevel: logLevel.ERROR });
-  admin = kafka.admin();
-  producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  await Promise.all([admin.connect(), producer.connect()]);
-});
-
-afterAll(async () => {
-  await producer?.disconnect();
-  await admin?.disconnect();
-  await redisServer?.stop();
-  await ownKafka?.stop();
-});
 
 interface Received {
   readonly channel: string;
@@ -105,7 +80,7 @@ interface PipelineSetup {
  * a subscriber on every channel of both topics, an ingest publisher configured like main.ts, and
  * a log sink. Ingests started with `startIngest` and all connections are closed when the test ends.
  */
-async function createPipeline({ redisUrl = redisServer.url, publisherUrl = redisUrl, options = {}, convert }: PipelineSetup = {}) {
+async function createPipeline({ redisUrl = servers.redisServer.url, publisherUrl = redisUrl, options = {}, convert }: PipelineSetup = {}) {
   const suffix = uniqueName('ingest-test');
   // Own history keys (epoch included): tests share the file's redis-server.
   const historyPrefix = `wsh-${suffix}`;
@@ -121,10 +96,10 @@ async function createPipeline({ redisUrl = redisServer.url, publisherUrl = redis
       .replace('"bid-events"', JSON.stringify(bidTopic)),
   );
   expect(schema.topics).toEqual([bidTopic, listingTopic]);
-  await createTopics(admin, [listingTopic, bidTopic].map((topic) => ({ topic, numPartitions: PARTITIONS })));
+  await createTopics(servers.admin, [listingTopic, bidTopic].map((topic) => ({ topic, numPartitions: PARTITIONS })));
 
   // kafkajs logs of the ingest's clients go to the test's sink, as in main.ts (no console noise).
-  const kafka = new Kafka({ clientId: 'ingest-test', brokers, logLevel: logLevel.ERROR, logCreator: kafkaLogCreator(logger) });
+  const kafka = new Kafka({ clientId: 'ingest-test', brokers: servers.brokers, logLevel: logLevel.ERROR, logCreator: kafkaLogCreator(logger) });
   const publisher = new Redis(publisherUrl, {
     // As in main.ts: fail fast while Redis is away; ingest pauses and redoes the chunk itself.
     enableOfflineQueue: false,
@@ -204,7 +179,7 @@ async function createPipeline({ redisUrl = redisServer.url, publisherUrl = redis
           timestamps.set(eventIdOf(event), ts);
           messages.push({ key: event.key, value: JSON.stringify(event.value), timestamp: String(ts) });
         }
-        if (messages.length > 0) await producer.send({ topic: source === 'listing-events' ? listingTopic : bidTopic, acks: -1, messages });
+        if (messages.length > 0) await servers.producer.send({ topic: source === 'listing-events' ? listingTopic : bidTopic, acks: -1, messages });
       }
     },
   };
@@ -275,12 +250,12 @@ function offsetsByPartition(received: readonly Received[], topic: string): Map<n
 
 /** The topic's log end offset (high watermark) per partition, as strings. */
 async function highWatermarks(topic: string): Promise<Map<number, string>> {
-  return new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, p.high]));
+  return new Map((await servers.admin.fetchTopicOffsets(topic)).map((p) => [p.partition, p.high]));
 }
 
 /** The group's committed offset per partition of `topic` ('-1' where nothing was committed). */
 async function committedOffsets(groupId: string, topic: string): Promise<Map<number, string>> {
-  const [entry] = await admin.fetchOffsets({ groupId, topics: [topic] });
+  const [entry] = await servers.admin.fetchOffsets({ groupId, topics: [topic] });
   return new Map((entry?.partitions ?? []).map((p) => [p.partition, p.offset]));
 }
 
@@ -349,7 +324,7 @@ interface DeadLetterRead {
 
 /** Reads `count` dead letters from the start of `topic` (waits for them). */
 async function readDeadLetters(topic: string, count: number): Promise<DeadLetterRead[]> {
-  const reader = new Kafka({ clientId: 'dlq-reader', brokers, logLevel: logLevel.ERROR }).consumer({
+  const reader = new Kafka({ clientId: 'dlq-reader', brokers: servers.brokers, logLevel: logLevel.ERROR }).consumer({
     groupId: uniqueName('dlq-reader'),
     maxWaitTimeInMs: 250,
   });
@@ -549,7 +524,7 @@ describe('restarts', () => {
   });
 
   it('stop() during a batch waits for its publish and commits it, so the next ingest does not publish it again', async () => {
-    const gate = await startTcpGate(redisServer.port);
+    const gate = await startTcpGate(servers.redisServer.port);
     const pipeline = await createPipeline({ publisherUrl: gate.url });
     // A grace far above the publisher's reconnect delay (≤ 2 s): Redis comes back within it.
     const first = await pipeline.startIngest({ stopGraceMs: 20_000 });
@@ -618,7 +593,7 @@ describe('dead letters', () => {
       timestamp: timestamps[3 + i] as string,
       headers: { 'trace-id': `trace-${i}` },
     });
-    const [sent] = await producer.send({
+    const [sent] = await servers.producer.send({
       topic: pipeline.listingTopic,
       acks: -1,
       messages: [
@@ -641,7 +616,7 @@ describe('dead letters', () => {
     expectEnvelopesMatch(pipeline, valid);
 
     // The dead letters: original key, value bytes, timestamp and headers, plus the reason and origin.
-    const reader = new Kafka({ clientId: 'dlq-reader', brokers, logLevel: logLevel.ERROR }).consumer({
+    const reader = new Kafka({ clientId: 'dlq-reader', brokers: servers.brokers, logLevel: logLevel.ERROR }).consumer({
       groupId: uniqueName('dlq-reader'),
       maxWaitTimeInMs: 250,
     });
@@ -689,7 +664,7 @@ describe('dead letters', () => {
 
     // And it keeps flowing afterwards.
     const later = generator.listingEvent();
-    await producer.send({ topic: pipeline.listingTopic, acks: -1, messages: [validMessage(later, 0)] });
+    await servers.producer.send({ topic: pipeline.listingTopic, acks: -1, messages: [validMessage(later, 0)] });
     await waitFor(() => receivedIds(pipeline).has(eventIdOf(later)), { timeoutMs: ARRIVAL_TIMEOUT_MS, message: 'a later event' });
   });
 });
@@ -761,7 +736,7 @@ describe('Redis outage', () => {
   });
 
   it('stop() while Redis is down returns within its grace, commits nothing, and the next ingest publishes everything', async () => {
-    const gate = await startTcpGate(redisServer.port);
+    const gate = await startTcpGate(servers.redisServer.port);
     const pipeline = await createPipeline({ publisherUrl: gate.url });
     const first = await pipeline.startIngest({ stopGraceMs: 1_000 });
     await waitFor(() => first.isReady(), { timeoutMs: ARRIVAL_TIMEOUT_MS, message: 'the first ingest to be ready' });
@@ -823,7 +798,7 @@ describe('history', () => {
     const publishChunkSize = 7;
     const pipeline = await createPipeline({ options: { historyLength, publishChunkSize, historyFormat: 'batch' } });
     const ingest = await pipeline.startIngest();
-    const reader = new Redis(redisServer.url);
+    const reader = new Redis(servers.redisServer.url);
     onTestFinished(() => reader.disconnect());
     const events = demoEvents(60, 15);
     await pipeline.produce(events);
@@ -865,7 +840,7 @@ describe('history', () => {
       const event = generator.listingEvent();
       return { partition: 0, key: event.key, value: JSON.stringify(event.value) };
     });
-    await producer.send({ topic: pipeline.listingTopic, acks: -1, messages: many });
+    await servers.producer.send({ topic: pipeline.listingTopic, acks: -1, messages: many });
     await waitForCommittedToEnd(pipeline);
     const high = Number((await highWatermarks(pipeline.listingTopic)).get(0));
     const key = historyStreamKey(pipeline.historyPrefix, pipeline.listingTopic, 0);
@@ -887,7 +862,7 @@ describe('history', () => {
     const historyLength = 50;
     const pipeline = await createPipeline({ options: { historyLength, historyFormat: 'event' } });
     const ingest = await pipeline.startIngest();
-    const reader = new Redis(redisServer.url);
+    const reader = new Redis(servers.redisServer.url);
     onTestFinished(() => reader.disconnect());
     const events = demoEvents(60, 15);
     await pipeline.produce(events);
@@ -927,7 +902,7 @@ describe('history', () => {
       const event = generator.listingEvent();
       return { partition: 0, key: event.key, value: JSON.stringify(event.value) };
     });
-    await producer.send({ topic: pipeline.listingTopic, acks: -1, messages: many });
+    await servers.producer.send({ topic: pipeline.listingTopic, acks: -1, messages: many });
     await waitForCommittedToEnd(pipeline);
     const high = Number((await highWatermarks(pipeline.listingTopic)).get(0));
     const key = historyStreamKey(pipeline.historyPrefix, pipeline.listingTopic, 0);
@@ -960,7 +935,7 @@ describe('history', () => {
     await waitForCommittedToEnd(pipeline, groupId);
     await waitFor(() => pipeline.received.length === 2 * events.length, { message: 'the re-publish' });
     expect(again.stats).toMatchObject({ published: events.length, pauses: 0 });
-    const reader = new Redis(redisServer.url);
+    const reader = new Redis(servers.redisServer.url);
     onTestFinished(() => reader.disconnect());
     for (const topic of pipeline.topics) {
       for (const [partition, high] of await highWatermarks(topic)) {
@@ -976,7 +951,7 @@ describe('history', () => {
     const events = demoEvents(10, 18);
     await pipeline.produce(events);
     await waitForCommittedToEnd(pipeline);
-    const reader = new Redis(redisServer.url);
+    const reader = new Redis(servers.redisServer.url);
     onTestFinished(() => reader.disconnect());
     expect(await reader.keys(`${pipeline.historyPrefix}:*`)).toEqual([]);
     expect(pipeline.received).toHaveLength(events.length);
@@ -1003,7 +978,7 @@ describe('poison messages', () => {
       key: 'lst-p',
       value: JSON.stringify({ listingId: 'lst-p', marker }),
     }));
-    await producer.send({ topic: pipeline.listingTopic, acks: -1, messages });
+    await servers.producer.send({ topic: pipeline.listingTopic, acks: -1, messages });
 
     const dead = await readDeadLetters(`${pipeline.listingTopic}.dlq`, 1);
     expect(dead[0]?.value?.toString('utf8')).toBe(messages[1]?.value);
@@ -1027,12 +1002,12 @@ describe('poison messages', () => {
     const ingest = await pipeline.startIngest();
     // Lowered behind ingest's back after its start (which sizes its dead-letter topics): a topic that
     // refuses anything over 100 bytes takes not even a dead letter cut to its headers.
-    await admin.alterConfigs({
+    await servers.admin.alterConfigs({
       validateOnly: false,
       resources: [{ type: ConfigResourceTypes.TOPIC, name: dlq, configEntries: [{ name: 'max.message.bytes', value: '100' }] }],
     });
     const good = demoEvents(40, 19).filter((e) => e.topic === 'listing-events').slice(0, 2);
-    await producer.send({
+    await servers.producer.send({
       topic: pipeline.listingTopic,
       acks: -1,
       messages: [
@@ -1046,7 +1021,7 @@ describe('poison messages', () => {
     expect((await committedOffsets(pipeline.groupId, pipeline.listingTopic)).get(0)).toBe('-1');
     expect(pipeline.received).toEqual([]); // dead letters go first: the chunk's publishes wait with them
 
-    await admin.alterConfigs({
+    await servers.admin.alterConfigs({
       validateOnly: false,
       resources: [{ type: ConfigResourceTypes.TOPIC, name: dlq, configEntries: [{ name: 'max.message.bytes', value: '1048588' }] }],
     });

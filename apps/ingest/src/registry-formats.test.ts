@@ -5,31 +5,21 @@
 // write. Malformed ones are dead-lettered with a reason naming the topic and the id; good ones are
 // published once each, in order, around them.
 import { JsonSerializer, MockClient, SerdeType } from '@confluentinc/schemaregistry';
-import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
+import { Kafka, logLevel } from 'kafkajs';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { createRegistryClient, createRegistrySource, createSchemaDecoders, type SchemaSource } from '@wirestream/registry';
 import { createEnvelopeBatchAssembler, createWirestreamSchema, decodeEnvelope, type Envelope } from '@wirestream/schema';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import { toSnakeCase } from '@wirestream/transform';
-import { confluentProtobufSerializer, createTopics, freePort, uniqueName, waitFor, type RedisServer } from '@wirestream/testkit';
+import { confluentProtobufSerializer, createTopics, freePort, uniqueName, waitFor } from '@wirestream/testkit';
 import { createIngest, DEAD_LETTER_HEADERS, kafkaLogCreator } from './index.js';
-import { startKafkaRedis, type KafkaRedisFixture } from '../test-support/kafka-redis.js';
+import { useKafkaRedis } from '../test-support/kafka-redis.js';
+
+const servers = useKafkaRedis('formats-test');
 
 const CHANNEL_PREFIX = 'ws';
 const ARRIVAL_TIMEOUT_MS = 20_000; // 20 seconds: includes the first group join of a test
-
-let servers: KafkaRedisFixture;
-let brokers: string[];
-let redisServer: RedisServer;
-let admin: Admin;
-let producer: Producer;
-
-beforeAll(async () => {
-  servers = await startKafkaRedis('formats-test');
-  ({ brokers, redisServer, admin, producer } = servers);
-});
-afterAll(() => servers?.stop());
 
 const BID_PROTO = `
 syntax = "proto3";
@@ -65,13 +55,13 @@ async function createPipeline(source?: (client: MockClient) => SchemaSource) {
   const suffix = uniqueName('formats');
   const bidTopic = `bid-proto-${suffix}`;
   const listingTopic = `listing-jsonschema-${suffix}`;
-  await createTopics(admin, [bidTopic, listingTopic].map((topic) => ({ topic, numPartitions: 2 })));
+  await createTopics(servers.admin, [bidTopic, listingTopic].map((topic) => ({ topic, numPartitions: 2 })));
   const client = new MockClient();
   const sink = createMemorySink();
   const logger = createLogger({ name: 'formats-test', destination: sink });
-  const kafka = new Kafka({ clientId: 'formats-test', brokers, logLevel: logLevel.ERROR, logCreator: kafkaLogCreator(logger) });
-  const publisher = new Redis(redisServer.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectionName: 'formats-test-publisher' });
-  const subscriber = new Redis(redisServer.url, { connectionName: 'formats-test-subscriber' });
+  const kafka = new Kafka({ clientId: 'formats-test', brokers: servers.brokers, logLevel: logLevel.ERROR, logCreator: kafkaLogCreator(logger) });
+  const publisher = new Redis(servers.redisServer.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectionName: 'formats-test-publisher' });
+  const subscriber = new Redis(servers.redisServer.url, { connectionName: 'formats-test-subscriber' });
   const received: Envelope[] = [];
   const assembler = createEnvelopeBatchAssembler({
     emit: (_channel, text) => received.push(decodeEnvelope(text)),
@@ -125,7 +115,7 @@ describe('PROTOBUF and JSON_SCHEMA topics (Confluent wire format)', () => {
     const bidMessages: { key: Buffer; value: Buffer }[] = [];
     for (let n = 0; n < badBids.length; n++) bidMessages.push({ key, value: await bid(n + 1) }, { key, value: (badBids[n] as { value: Buffer }).value });
     bidMessages.push({ key: Buffer.from('lst-1'), value: await bid(99) }); // a key that is not in the wire format
-    await producer.send({ topic: p.bidTopic, acks: -1, messages: bidMessages });
+    await servers.producer.send({ topic: p.bidTopic, acks: -1, messages: bidMessages });
 
     const listing = (value: unknown) => listings.serialize(p.listingTopic, value);
     const goodListing = await listing({ listingId: 'lst-1', title: 'Lamp', priceCents: 100 });
@@ -140,7 +130,7 @@ describe('PROTOBUF and JSON_SCHEMA topics (Confluent wire format)', () => {
     ];
     const listingMessages: { key: string; value: Buffer }[] = [];
     for (let n = 0; n < badListings.length; n++) listingMessages.push({ key: 'lst-1', value: await listing({ listingId: 'lst-1', title: `Lamp ${n}`, priceCents: n }) }, { key: 'lst-1', value: (badListings[n] as { value: Buffer }).value });
-    await producer.send({ topic: p.listingTopic, acks: -1, messages: listingMessages });
+    await servers.producer.send({ topic: p.listingTopic, acks: -1, messages: listingMessages });
 
     const deadBids = badBids.length + 1;
     await waitFor(() => p.of(p.bidTopic).length === badBids.length && p.of(p.listingTopic).length === badListings.length && p.ingest.stats.deadLettered === deadBids + badListings.length, {
@@ -194,8 +184,8 @@ describe('PROTOBUF and JSON_SCHEMA topics while the registry is down', () => {
     const key = await keys.serialize(p.bidTopic, 'demo.auction.BidKey', { listingId: 'lst-2' });
     const bids = await Promise.all([1, 2, 3].map(async (n) => ({ key, value: await values.serialize(p.bidTopic, 'demo.auction.BidPlaced', { listingId: 'lst-2', amountCents: BigInt(n), status: 1 }) })));
     const listingValues = await Promise.all([1, 2].map(async (n) => ({ key: 'lst-2', value: await listings.serialize(p.listingTopic, { listingId: 'lst-2', title: `Desk ${n}` }) })));
-    await producer.send({ topic: p.bidTopic, acks: -1, messages: bids });
-    await producer.send({ topic: p.listingTopic, acks: -1, messages: listingValues });
+    await servers.producer.send({ topic: p.bidTopic, acks: -1, messages: bids });
+    await servers.producer.send({ topic: p.listingTopic, acks: -1, messages: listingValues });
     await waitFor(() => p.ingest.stats.schemaPauses >= 2 && failures >= 3, { timeoutMs: ARRIVAL_TIMEOUT_MS, message: 'both partitions paused and the lookups retried' });
     expect(p.received).toEqual([]);
     expect(p.ingest.stats.deadLettered).toBe(0);
@@ -211,7 +201,7 @@ describe('PROTOBUF and JSON_SCHEMA topics while the registry is down', () => {
 
 /** Reads `count` dead letters from the start of `topic` (waits for them). */
 async function readDeadLetters(topic: string, count: number): Promise<{ value: Buffer | null; headers: Record<string, string> }[]> {
-  const reader = new Kafka({ clientId: 'dlq-reader', brokers, logLevel: logLevel.ERROR }).consumer({ groupId: uniqueName('dlq-reader'), maxWaitTimeInMs: 250 });
+  const reader = new Kafka({ clientId: 'dlq-reader', brokers: servers.brokers, logLevel: logLevel.ERROR }).consumer({ groupId: uniqueName('dlq-reader'), maxWaitTimeInMs: 250 });
   const dead: { value: Buffer | null; headers: Record<string, string> }[] = [];
   await reader.connect();
   try {

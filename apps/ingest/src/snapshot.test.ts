@@ -1,7 +1,7 @@
 // Integration: `@topic(snapshot: true)` against the run's real Kafka broker (../global-setup.ts), a
 // real redis-server (standalone) and a real Redis Cluster (3 primaries, no replicas: one for the
 // cluster test). Ingest runs in-process; the snapshot is read with readSnapshot, as the gateway will.
-import { Kafka, logLevel, type Admin, type Message, type Producer } from 'kafkajs';
+import { Kafka, logLevel, type Message } from 'kafkajs';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import {
@@ -20,26 +20,16 @@ import {
   type SnapshotRedis,
 } from '@wirestream/schema';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
-import { createTopics, startRedisCluster, uniqueName, waitFor, type RedisCluster, type RedisServer } from '@wirestream/testkit';
+import { createTopics, startRedisCluster, uniqueName, waitFor, type RedisCluster } from '@wirestream/testkit';
 import { createEventConverter, createIngest, createIngestRedis, DEAD_LETTER_HEADERS, kafkaLogCreator, type EventConverter, type Ingest, type IngestOptions, type IngestRedis } from './index.js';
-import { startKafkaRedis, type KafkaRedisFixture } from '../test-support/kafka-redis.js';
+import { useKafkaRedis } from '../test-support/kafka-redis.js';
+
+const servers = useKafkaRedis('snapshot-test');
 
 const PARTITIONS = 3;
 const SHARDS = 4;
 const CHANNEL_PREFIX = 'ws';
 const ARRIVAL_TIMEOUT_MS = 25_000; // 25 seconds: includes the first group join of a test
-
-let servers: KafkaRedisFixture;
-let brokers: string[];
-let redisServer: RedisServer;
-let admin: Admin;
-let producer: Producer;
-
-beforeAll(async () => {
-  servers = await startKafkaRedis('snapshot-test');
-  ({ brokers, redisServer, admin, producer } = servers);
-});
-afterAll(() => servers?.stop());
 
 const sdl = (topic: string, snapshot: boolean) => `type Price { listing_id: ID! price_cents: Int! seq: Int! }
 type Subscription {
@@ -72,10 +62,10 @@ async function createPipeline(mode: 'standalone' | 'cluster', cluster?: RedisClu
   const layout = createRedisLayout(mode, CHANNEL_PREFIX, historyPrefix);
   const logger = createLogger({ name: 'snapshot-test', destination: createMemorySink() });
   const schema = createWirestreamSchema(sdl(topic, true));
-  await createTopics(admin, [{ topic, numPartitions: PARTITIONS }]);
-  const kafka = new Kafka({ clientId: 'snapshot-test', brokers, logLevel: logLevel.ERROR, logCreator: kafkaLogCreator(logger) });
+  await createTopics(servers.admin, [{ topic, numPartitions: PARTITIONS }]);
+  const kafka = new Kafka({ clientId: 'snapshot-test', brokers: servers.brokers, logLevel: logLevel.ERROR, logCreator: kafkaLogCreator(logger) });
   const seed = cluster?.startupNodes[0];
-  const url = seed === undefined ? redisServer.url : `redis://${seed.host}:${seed.port}`;
+  const url = seed === undefined ? servers.redisServer.url : `redis://${seed.host}:${seed.port}`;
   const redis: IngestRedis = createIngestRedis({ mode, url, logger, connectionName: 'snapshot-test' });
   const received: Envelope[] = [];
   const assembler = createEnvelopeBatchAssembler({
@@ -88,8 +78,8 @@ async function createPipeline(mode: 'standalone' | 'cluster', cluster?: RedisClu
   let reader: Redis | Cluster;
   let subscriber: Redis | Cluster;
   if (cluster === undefined) {
-    reader = new Redis(redisServer.url);
-    const plain = new Redis(redisServer.url);
+    reader = new Redis(servers.redisServer.url);
+    const plain = new Redis(servers.redisServer.url);
     plain.on('pmessage', (_pattern: string, channel: string, text: string) => assembler.message(channel, channel, text));
     await plain.psubscribe(`${CHANNEL_PREFIX}:${topic}:*`);
     subscriber = plain;
@@ -128,7 +118,7 @@ async function createPipeline(mode: 'standalone' | 'cluster', cluster?: RedisClu
       await ingest.stop();
     },
     async produce(messages: Message[]): Promise<void> {
-      await producer.send({ topic, acks: -1, messages });
+      await servers.producer.send({ topic, acks: -1, messages });
     },
   };
 }
@@ -140,7 +130,7 @@ function seqs(snapshot: Snapshot): Map<string, number> {
 
 /** The topic's log end offset per partition. */
 async function highWatermarks(topic: string): Promise<Map<number, bigint>> {
-  return new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, BigInt(p.high)]));
+  return new Map((await servers.admin.fetchTopicOffsets(topic)).map((p) => [p.partition, BigInt(p.high)]));
 }
 
 /** Waits until every partition's snapshot reflects its log end (offset high - 1). */
@@ -249,7 +239,7 @@ describe('snapshot (standalone Redis)', () => {
     // one per chunk, and only those (the converter refuses the newer values, so the redelivery ends
     // on old ones): a snapshot that took them would now hold a:1 or b:2.
     await pipeline.stopIngest(ingest);
-    await admin.resetOffsets({ groupId: pipeline.groupId, topic: pipeline.topic, earliest: true });
+    await servers.admin.resetOffsets({ groupId: pipeline.groupId, topic: pipeline.topic, earliest: true });
     const liveBefore = pipeline.received.length;
     const convert = createEventConverter();
     const oldOnly: EventConverter = (value, head, routeField) => {
@@ -291,11 +281,11 @@ describe('snapshot (standalone Redis)', () => {
   it('a topic without snapshot: true keeps no snapshot and still dead-letters tombstones', async () => {
     const suffix = uniqueName('snapshot-off');
     const topic = `prices-${suffix}`;
-    await createTopics(admin, [{ topic, numPartitions: 1 }]);
+    await createTopics(servers.admin, [{ topic, numPartitions: 1 }]);
     const logger = createLogger({ name: 'snapshot-test', destination: createMemorySink() });
-    const kafka = new Kafka({ clientId: 'snapshot-test', brokers, logLevel: logLevel.ERROR, logCreator: kafkaLogCreator(logger) });
-    const redis = createIngestRedis({ mode: 'standalone', url: redisServer.url, logger, connectionName: 'snapshot-off' });
-    const reader = new Redis(redisServer.url);
+    const kafka = new Kafka({ clientId: 'snapshot-test', brokers: servers.brokers, logLevel: logLevel.ERROR, logCreator: kafkaLogCreator(logger) });
+    const redis = createIngestRedis({ mode: 'standalone', url: servers.redisServer.url, logger, connectionName: 'snapshot-off' });
+    const reader = new Redis(servers.redisServer.url);
     const historyPrefix = `wsh-${suffix}`;
     const ingest = createIngest({ kafka, redis, schema: createWirestreamSchema(sdl(topic, false)), logger }, { groupId: `group-${suffix}`, historyPrefix, fromBeginning: true });
     onTestFinished(async () => {
@@ -304,10 +294,10 @@ describe('snapshot (standalone Redis)', () => {
       reader.disconnect();
     });
     await ingest.start();
-    await producer.send({ topic, acks: -1, messages: [price('a', 1), price('a', null)] });
+    await servers.producer.send({ topic, acks: -1, messages: [price('a', 1), price('a', null)] });
     const layout = createRedisLayout('standalone', CHANNEL_PREFIX, historyPrefix);
     await waitFor(async () => (await reader.xlen(layout.streamKey(topic, 0))) > 0, { timeoutMs: ARRIVAL_TIMEOUT_MS, message: 'history of the put' });
-    const dlq = new Kafka({ clientId: 'snapshot-dlq', brokers, logLevel: logLevel.ERROR }).consumer({ groupId: uniqueName('dlq'), maxWaitTimeInMs: 250 });
+    const dlq = new Kafka({ clientId: 'snapshot-dlq', brokers: servers.brokers, logLevel: logLevel.ERROR }).consumer({ groupId: uniqueName('dlq'), maxWaitTimeInMs: 250 });
     const dead: string[] = [];
     await dlq.connect();
     try {
@@ -324,7 +314,7 @@ describe('snapshot (standalone Redis)', () => {
 
 describe('snapshot scripts against redis-server', () => {
   it('refuses to run ahead of the stream (NOTSTORED, nothing written); a key in two partitions is answered from the later envelope', async () => {
-    const redis = new Redis(redisServer.url);
+    const redis = new Redis(servers.redisServer.url);
     onTestFinished(() => redis.disconnect());
     const layout = createRedisLayout('standalone', CHANNEL_PREFIX, uniqueName('wsh-scripts'));
     const hash = (partition: number) => layout.snapshotKey('t', partition);

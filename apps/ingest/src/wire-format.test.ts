@@ -8,43 +8,25 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AvroSerializer, MockClient, SerdeType } from '@confluentinc/schemaregistry';
-import { Kafka, logLevel, Partitioners, type Admin, type Message, type Producer } from 'kafkajs';
+import { Kafka, logLevel, type Message } from 'kafkajs';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createRegistryClient, createRegistrySource, createSchemaDecoders, loadSchemaDirectory, type SchemaSource } from '@wirestream/registry';
 import { createEnvelopeBatchAssembler, createWirestreamSchema, decodeEnvelope, type Envelope } from '@wirestream/schema';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import { toSnakeCase } from '@wirestream/transform';
-import { createTopics, freePort, sharedKafkaFromEnv, startKafka, startRedis, uniqueName, waitFor, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { createTopics, freePort, uniqueName, waitFor } from '@wirestream/testkit';
 import { createIngest, DEAD_LETTER_HEADERS, kafkaLogCreator, type Ingest } from './index.js';
+import { useKafkaRedis } from '../test-support/kafka-redis.js';
+
+const servers = useKafkaRedis('wire-test');
 
 const CHANNEL_PREFIX = 'ws';
 const ARRIVAL_TIMEOUT_MS = 20_000; // 20 seconds: includes the first group join of a test
 const BASE_TS = Date.UTC(2026, 11, 1, 12, 0, 0);
 
-let ownKafka: KafkaBroker | undefined;
-let brokers: string[];
-let redisServer: RedisServer;
-let admin: Admin;
-let producer: Producer;
 const dirs: string[] = [];
-
-beforeAll(async () => {
-  const shared = sharedKafkaFromEnv();
-  if (!shared) ownKafka = await startKafka();
-  brokers = shared?.brokers ?? ownKafka?.brokers ?? [];
-  redisServer = await startRedis();
-  const kafka = new Kafka({ clientId: 'wire-test', brokers, logLevel: logLevel.ERROR });
-  admin = kafka.admin();
-  producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  await Promise.all([admin.connect(), producer.connect()]);
-});
-
-afterAll(async () => {
-  await producer?.disconnect();
-  await admin?.disconnect();
-  await redisServer?.stop();
-  await ownKafka?.stop();
+afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -111,12 +93,12 @@ async function createWirePipeline(source: SchemaSource, keyFormat = 'STRING') {
   const bidTopic = `bid-avro-${suffix}`;
   const listingTopic = `listing-json-${suffix}`;
   const schema = createWirestreamSchema(sdl(bidTopic, listingTopic, keyFormat));
-  await createTopics(admin, [bidTopic, listingTopic].map((topic) => ({ topic, numPartitions: 2 })));
+  await createTopics(servers.admin, [bidTopic, listingTopic].map((topic) => ({ topic, numPartitions: 2 })));
   const sink = createMemorySink();
   const logger = createLogger({ name: 'wire-test', destination: sink });
-  const kafka = new Kafka({ clientId: 'wire-test', brokers, logLevel: logLevel.ERROR, logCreator: kafkaLogCreator(logger) });
-  const publisher = new Redis(redisServer.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectionName: 'wire-test-publisher' });
-  const subscriber = new Redis(redisServer.url, { connectionName: 'wire-test-subscriber' });
+  const kafka = new Kafka({ clientId: 'wire-test', brokers: servers.brokers, logLevel: logLevel.ERROR, logCreator: kafkaLogCreator(logger) });
+  const publisher = new Redis(servers.redisServer.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, connectionName: 'wire-test-publisher' });
+  const subscriber = new Redis(servers.redisServer.url, { connectionName: 'wire-test-subscriber' });
   const received: Envelope[] = [];
   const assembler = createEnvelopeBatchAssembler({
     emit: (_channel, text) => received.push(decodeEnvelope(text)),
@@ -147,7 +129,7 @@ async function createWirePipeline(source: SchemaSource, keyFormat = 'STRING') {
     bids: () => received.filter((e) => e.topic === bidTopic),
     async send(topic: string, messages: readonly { key: string | Buffer; value: Buffer | string }[]): Promise<void> {
       const batch: Message[] = messages.map((m) => ({ key: m.key, value: m.value, timestamp: String(BASE_TS + produced++) }));
-      await producer.send({ topic, acks: -1, messages: batch });
+      await servers.producer.send({ topic, acks: -1, messages: batch });
     },
   };
 }
@@ -316,7 +298,7 @@ describe('Avro topics (Confluent wire format)', () => {
 
 /** Reads `count` dead letters from the start of `topic` (waits for them). */
 async function readDeadLetters(topic: string, count: number): Promise<{ value: Buffer | null; headers: Record<string, string> }[]> {
-  const reader = new Kafka({ clientId: 'dlq-reader', brokers, logLevel: logLevel.ERROR }).consumer({ groupId: uniqueName('dlq-reader'), maxWaitTimeInMs: 250 });
+  const reader = new Kafka({ clientId: 'dlq-reader', brokers: servers.brokers, logLevel: logLevel.ERROR }).consumer({ groupId: uniqueName('dlq-reader'), maxWaitTimeInMs: 250 });
   const dead: { value: Buffer | null; headers: Record<string, string> }[] = [];
   await reader.connect();
   try {
