@@ -101,7 +101,7 @@ function subscribe(kind: 'graphql-ws' | 'graphql-sse' | 'legacy' | 'wirestream',
   } else if (kind === 'legacy') {
     const client = new SubscriptionClient(url, { reconnect: false }, WebSocket);
     // Its request() sends the operation object as the start payload, `extensions` included.
-    const subscription = client.request(request as never).subscribe({ next, error: (e: unknown) => errors.push(e) });
+    const subscription = client.request(request).subscribe({ next, error: (e: unknown) => errors.push(e) });
     disposers.push(() => subscription.unsubscribe(), () => client.close());
   } else {
     const client = createWirestreamClient({ url, webSocketImpl: WebSocket });
@@ -168,7 +168,12 @@ function check(s: Subscriber) {
     if (x.kind === 'deleted') state.delete(x.key);
   }
   const want = new Map<string, number>();
-  for (const events of produced.values()) for (const e of events) e.seq === null ? want.delete(e.key) : want.set(e.key, e.seq);
+  for (const events of produced.values()) {
+    for (const e of events) {
+      if (e.seq === null) want.delete(e.key);
+      else want.set(e.key, e.seq);
+    }
+  }
   const mismatched = [...new Set([...state.keys(), ...want.keys()])].filter((k) => state.get(k) !== want.get(k)).length;
   const entries = s.seen.slice(0, endAt).filter((x) => x.kind === 'entry').length;
   const others = s.seen.filter((x) => x.kind === 'other').length;
@@ -215,7 +220,7 @@ describe('snapshot, then stream, end to end', () => {
     disposers.push(() => probe.dispose());
     let probed = 0;
     const ready = new Promise<void>((resolve) => {
-      disposers.push(probe.subscribe({ query: QUERY, extensions: { start: true } }, { next: (r) => (r.extensions?.['start'] ? resolve() : probed++), error: () => {}, complete: () => {} }));
+      disposers.push(probe.subscribe({ query: QUERY, extensions: { start: true } }, { next: (r) => ((r.extensions as Record<string, unknown> | undefined)?.['start'] ? resolve() : probed++), error: () => {}, complete: () => {} }));
     });
     await ready;
     await send(KEYS);
