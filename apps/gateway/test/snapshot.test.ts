@@ -23,7 +23,7 @@ beforeAll(async () => {
   g = await startSnapshotGateway({ snapshotMaxKeys: 5_000 }, redis);
 });
 afterAll(async () => {
-  await Promise.all(clients.map((c) => c.dispose()));
+  await Promise.all(clients.map((c) => Promise.resolve(c.dispose())));
   await g?.stop();
   await redis?.stop();
 });
@@ -60,7 +60,7 @@ async function publishUpdates(keys: readonly string[], n: number, seq: { value: 
 async function caughtUp(seen: readonly Seen[], matches: (key: string) => boolean = () => true): Promise<void> {
   await waitFor(
     () => {
-      const end = seen.find((s) => s.kind === 'end') as Extract<Seen, { kind: 'end' }> | undefined;
+      const end = seen.find((s): s is Extract<Seen, { kind: 'end' }> => s.kind === 'end');
       if (!end) return false;
       return [...g.written].every(([p, events]) => {
         const last = events.filter((e) => matches(e.key)).at(-1);

@@ -80,7 +80,7 @@ async function fill(redis: Redis): Promise<void> {
   for (let i = 0; i < KEYS; i++) {
     const key = `lst-${i}`;
     const partition = i % PARTITIONS;
-    const payload = transformer.transform(generator.listingEvent().value) as Record<string, unknown>;
+    const payload = transformer.transform<Record<string, unknown>>(generator.listingEvent().value);
     payload['listing_id'] = key;
     const offset = String(next[partition]);
     next[partition] = (next[partition] as number) + 1;

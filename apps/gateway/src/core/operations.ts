@@ -247,7 +247,7 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
     const dedupKey = [projectorKey, canonicalJson(route.filterArgs.includes(WHERE_ARGUMENT) ? args : equalityArgs), where.key, access.key].join('\u0000');
     const projector = projectorFor(projectorKey, { document, operationName, variables, fieldName: route.fieldName });
     const keyArg = route.keyField === undefined ? undefined : args[route.keyField];
-    const snapshotKeys = keyArg === undefined || keyArg === null ? where.pinned : [String(keyArg as string | number)];
+    const snapshotKeys = typeof keyArg === 'string' || typeof keyArg === 'number' ? [String(keyArg)] : where.pinned;
     return {
       ok: true,
       operation: { kind: 'subscription', document, operationName, variables, route, filter, where: where.predicate, channels, snapshotKeys, dedupKey, projector },
