@@ -72,6 +72,8 @@ export const GATEWAY_DEFAULTS = Object.freeze({
   maxFilterClauses: 64,
   maxFilterDepth: 8,
   maxFilterInList: 100,
+  // snapshots (issue #16): a dashboard's whole topic of 10,000 listings in one subscription
+  snapshotMaxKeys: 10_000,
 
   // ---- authentication (jwt mode) ----
   jwtAllowAnonymous: false,

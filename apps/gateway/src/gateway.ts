@@ -6,7 +6,7 @@ import type { LazyFactories } from '@wirestream/context';
 import type { WirestreamSchema } from '@wirestream/schema';
 import type { Logger, Registry, Tracer } from '@wirestream/telemetry';
 import { createAuthenticator, type Authenticator } from './auth/authenticator.js';
-import type { Broker, HistoryReader } from './broker/broker.js';
+import type { Broker, HistoryReader, SnapshotReader } from './broker/broker.js';
 import { createHub, type HubSnapshot } from './core/hub.js';
 import type { GroupContextBase } from './core/hub-state.js';
 import type { DocumentLimits } from './core/document-limits.js';
@@ -37,6 +37,8 @@ export interface GatewayDeps {
   readonly broker: Broker;
   /** History for resume, back-fill after a reconnect, and the epoch (`createRedisHistory`). Without it the gateway is live-only. */
   readonly history?: HistoryReader;
+  /** Snapshots of `@topic(snapshot: true)` topics (`createRedisSnapshots`): without it `extensions.snapshot` is refused. */
+  readonly snapshots?: SnapshotReader;
   /** Where SSE tickets live: Redis in production (broker/redis-tickets.ts, shared by the fleet); default this gateway's memory. */
   readonly tickets?: TicketStore;
   readonly logger: Logger;
@@ -129,6 +131,8 @@ export interface GatewayOptions {
   readonly maxQueryLength?: number;
   /** graphql-js parser token limit. */
   readonly maxTokens?: number;
+  /** Entries of a whole-topic snapshot at most, and keys a subscription may ask the snapshot of (GATEWAY_SNAPSHOT_MAX_KEYS). */
+  readonly snapshotMaxKeys?: number;
   /** Depth, aliases, fields, directives, introspection: checked before validation. */
   readonly documentLimits?: DocumentLimits;
   /** The built web console (`loadConsoleSite`), served under `/console/`. @default undefined (no console) */
@@ -156,7 +160,7 @@ export interface Gateway {
 }
 
 export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): Gateway {
-  const { schema, broker, history, logger, metrics, contextFactories, tracer } = deps;
+  const { schema, broker, history, snapshots, logger, metrics, contextFactories, tracer } = deps;
   const authenticator = deps.authenticator ?? createAuthenticator({ mode: 'anonymous' });
   const o = { ...GATEWAY_DEFAULTS, ...options };
   const backpressure = backpressureLimits(o.maxBackpressureBytes);
@@ -177,13 +181,14 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
   const sseWriter = createSseWriter(backpressure, slowConsumer, (stream) => sse?.ended(stream), frameScratch);
   const flow = { sliceMs: o.sliceMs, flushDelayMs: o.flushDelayMs, maxInboundBytes: o.maxInboundBytes };
   // One hub for every transport: an SSE stream is one more subscriber of its operation group.
-  const hub = createHub<Socket | SseHttpStream>({ schema, broker, history, logger, writer: withSseStreams(writer, sseWriter), metrics: metrics?.series, contextFactories, flow, tracer });
+  const hub = createHub<Socket | SseHttpStream>({ schema, broker, history, snapshots, logger, writer: withSseStreams(writer, sseWriter), metrics: metrics?.series, contextFactories, flow, tracer });
   const protocolDeps = { schema, compiler, hub, writer, authenticator, subscribeRateLimiter, logger };
   const protocolOptions = {
     connectionInitWaitTimeoutMs: o.connectionInitWaitTimeoutMs,
     maxSubscriptionsPerConnection: o.maxSubscriptionsPerConnection,
     maxSubscriptionIdLength: o.maxSubscriptionIdLength,
     allowDelta: o.deltaEnabled,
+    snapshotMaxKeys: o.snapshotMaxKeys,
   };
   const protocols = {
     [GRAPHQL_TRANSPORT_WS_PROTOCOL]: createProtocol<Socket>(protocolDeps, protocolOptions),
@@ -198,7 +203,7 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
   );
 
   if (o.sseEnabled) {
-    const sessions = createSseSessions<SseHttpStream>({ schema, compiler, hub, authenticator });
+    const sessions = createSseSessions<SseHttpStream>({ schema, compiler, hub, authenticator, snapshotMaxKeys: o.snapshotMaxKeys });
     sse = registerSseRoutes(
       server.app,
       { sessions, writer: sseWriter, admission, authenticator, isDraining: () => server.isDraining(), logger, ...(deps.tickets ? { tickets: deps.tickets } : {}) },

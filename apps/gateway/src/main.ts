@@ -106,6 +106,7 @@ const gateway = createGateway(
     broker: redis.broker,
     ...(tickets ? { tickets } : {}),
     ...(redis.history ? { history: redis.history } : {}),
+    ...(redis.snapshots ? { snapshots: redis.snapshots } : {}),
     logger,
     authenticator,
     ...(series ? { metrics: { registry, series } } : {}),
@@ -139,6 +140,7 @@ const gateway = createGateway(
     subscribeBurst: config.subscribeBurst,
     maxQueryLength: config.maxQueryLength,
     maxTokens: config.maxTokens,
+    snapshotMaxKeys: config.snapshotMaxKeys,
     documentLimits: {
       maxDepth: config.maxDepth,
       maxAliases: config.maxAliases,

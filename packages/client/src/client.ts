@@ -9,7 +9,7 @@ import { createClient, type Client, type ClientOptions, type FormattedExecutionR
 import { DELTA_FOSSIL, DeltaError, createDeltaReader, type DeltaReader } from '@wirestream/delta';
 import { WirestreamProtocolError } from './errors.js';
 import { createPositionTracker, type PositionTracker, type ResumeState } from './position-tracker.js';
-import type { Position, Recovery, Start } from './signals.js';
+import type { Deleted, Position, Recovery, SnapshotEnd, Start } from './signals.js';
 import { renewalDelayMs, tokenExpiresAtMs } from './token-expiry.js';
 
 type ConnectionParams = Record<string, unknown>;
@@ -62,6 +62,14 @@ export interface WirestreamSink<Data = Record<string, unknown>> {
   onRecovery?(recovery: Recovery): void;
   /** An event at or below the last offset received on its partition, dropped. */
   onDuplicate?(position: Position): void;
+  /**
+   * The snapshot asked for (`snapshot: true`) is complete: every key's current value came through
+   * `next` before it (each with `extensions.snapshot: true`); live events follow. A snapshot cut by
+   * a reconnect is asked for again from its beginning.
+   */
+  onSnapshot?(snapshot: SnapshotEnd): void;
+  /** A key was deleted (a tombstone on a snapshot topic): data-less, never passed to `next`. */
+  onDeleted?(deleted: Deleted): void;
 }
 
 export interface SubscribeOptions {
@@ -69,6 +77,11 @@ export interface SubscribeOptions {
   readonly delta?: boolean;
   /** Resume from a state kept elsewhere (e.g. across a page reload) instead of asking for a start. */
   readonly resumeFrom?: ResumeState;
+  /**
+   * Ask for each key's current value first (`extensions.snapshot: true`, a `@topic(snapshot: true)`
+   * topic); after a reconnect the subscription resumes instead (the gateway lets resume win). @default false
+   */
+  readonly snapshot?: boolean;
 }
 
 /** Ends the subscription; `resumeState()` is what it would resume from now. */
@@ -82,13 +95,15 @@ export interface WirestreamClient {
   /** The results as an async iterator (`return()` ends the subscription); signals through `options`. */
   iterate<Data = Record<string, unknown>>(
     request: SubscribePayload,
-    options?: SubscribeOptions & Pick<WirestreamSink<Data>, 'onStart' | 'onRecovery' | 'onDuplicate'>,
+    options?: SubscribeOptions & Pick<WirestreamSink<Data>, SignalHandlers>,
   ): AsyncIterableIterator<WirestreamResult<Data>>;
   readonly on: Client['on'];
   dispose(): Promise<void>;
   /** Drops the socket at once; the subscriptions reconnect and resume (graphql-ws `terminate`). */
   terminate(): void;
 }
+
+type SignalHandlers = 'onStart' | 'onRecovery' | 'onDuplicate' | 'onSnapshot' | 'onDeleted';
 
 interface Active {
   readonly payload: { -readonly [K in keyof SubscribePayload]: SubscribePayload[K] };
@@ -227,9 +242,9 @@ function subscribeWith<Data>(
   subscribeOptions: SubscribeOptions = {},
 ): WirestreamSubscription {
   const { client, active, onRecovery } = ctx;
-  const { delta = false, resumeFrom } = subscribeOptions;
+  const { delta = false, resumeFrom, snapshot = false } = subscribeOptions;
   const tracker = createPositionTracker(resumeFrom);
-  const userExtensions = { ...request.extensions, ...(delta ? { delta: DELTA_FOSSIL } : {}) };
+  const userExtensions = { ...request.extensions, ...(delta ? { delta: DELTA_FOSSIL } : {}), ...(snapshot ? { snapshot: true } : {}) };
   const entry: Active = {
     payload: { ...request, extensions: { ...userExtensions, ...tracker.requestExtensions() } },
     userExtensions,
@@ -280,6 +295,14 @@ function subscribeWith<Data>(
       case 'recovery':
         entry.report(verdict.recovery);
         return;
+      case 'snapshot':
+        sink.onSnapshot?.(verdict.snapshot);
+        if (verdict.start) sink.onStart?.(verdict.start);
+        return;
+      case 'deleted':
+        if (verdict.recovery) entry.report(verdict.recovery);
+        sink.onDeleted?.({ key: verdict.key, position: verdict.position });
+        return;
       case 'duplicate':
         sink.onDuplicate?.(verdict.position);
         return;
@@ -327,13 +350,13 @@ function subscribeWith<Data>(
 function iterate<Data>(
   subscribe: WirestreamClient['subscribe'],
   request: SubscribePayload,
-  options: SubscribeOptions & Pick<WirestreamSink<Data>, 'onStart' | 'onRecovery' | 'onDuplicate'>,
+  options: SubscribeOptions & Pick<WirestreamSink<Data>, SignalHandlers>,
 ): AsyncIterableIterator<WirestreamResult<Data>> {
   const pending: WirestreamResult<Data>[] = [];
   let done = false;
   let failure: { error: unknown } | undefined;
   let wake: () => void = () => {};
-  const { onStart, onRecovery, onDuplicate, ...subscribeOptions } = options;
+  const { onStart, onRecovery, onDuplicate, onSnapshot, onDeleted, ...subscribeOptions } = options;
   const stop = subscribe<Data>(
     request,
     {
@@ -353,6 +376,8 @@ function iterate<Data>(
       ...(onStart ? { onStart } : {}),
       ...(onRecovery ? { onRecovery } : {}),
       ...(onDuplicate ? { onDuplicate } : {}),
+      ...(onSnapshot ? { onSnapshot } : {}),
+      ...(onDeleted ? { onDeleted } : {}),
     },
     subscribeOptions,
   );

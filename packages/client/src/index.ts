@@ -9,5 +9,5 @@ export {
 } from './client.js';
 export { WirestreamProtocolError } from './errors.js';
 export { createPositionTracker, type ContractExtensions, type PositionTracker, type ResumeState, type Verdict } from './position-tracker.js';
-export type { Position, Recovery, Start } from './signals.js';
+export type { Deleted, Position, Recovery, SnapshotEnd, Start } from './signals.js';
 export { tokenExpiresAtMs } from './token-expiry.js';

@@ -112,4 +112,41 @@ describe('createPositionTracker', () => {
     expect(verdict.kind).toBe('malformed');
     expect(verdict.kind === 'malformed' && verdict.message).toMatch(message);
   });
+
+  it('does not resume from a snapshot\'s entries: until its end frame it asks again, then resumes from the seam', () => {
+    const tracker = createPositionTracker();
+    const entry = (partition: number, offset: string) => ({ ...event(partition, offset), extensions: { ...event(partition, offset).extensions, snapshot: true } });
+    expect(tracker.accept(entry(0, '7'))).toEqual({ kind: 'event' });
+    expect(tracker.accept(entry(0, '3'))).toEqual({ kind: 'event' }); // entries are no resume point: not a duplicate either
+    expect(tracker.requestExtensions()).toEqual({ start: true }); // cut here: the snapshot is asked for again
+    const seam = { keys: 2, truncated: false, epoch: EPOCH, positions: { '0': '9' } };
+    expect(tracker.accept({ extensions: { snapshot: seam, start: { epoch: EPOCH, positions: { '0': '9' } } } })).toEqual({
+      kind: 'snapshot',
+      snapshot: seam,
+      start: { epoch: EPOCH, positions: { '0': '9' } },
+    });
+    expect(tracker.requestExtensions()).toEqual({ resume: { epoch: EPOCH, positions: { '0': '9' } } });
+    expect(tracker.accept(event(0, '9')).kind).toBe('duplicate'); // at the seam: in the snapshot already
+    expect(tracker.accept(event(0, '10')).kind).toBe('event');
+  });
+
+  it('reads a data-less deleted frame as a deletion that moves its partition, and checks the end frame\'s shape', () => {
+    const tracker = createPositionTracker();
+    tracker.accept(start({ '0': '9' }));
+    const deleted = (offset: string) => ({ extensions: { deleted: { key: 'lst-1' }, position: { topic: 't', partition: 0, offset, epoch: EPOCH } } });
+    expect(tracker.accept(deleted('10'))).toEqual({ kind: 'deleted', key: 'lst-1', position: { topic: 't', partition: 0, offset: '10', epoch: EPOCH } });
+    expect(tracker.accept(deleted('10')).kind).toBe('duplicate');
+    expect(tracker.accept({ extensions: { deleted: { key: 3 }, position: { topic: 't', partition: 0, offset: '11' } } })).toEqual({
+      kind: 'malformed',
+      message: 'extensions.deleted must be an object { key: string | null }, got {"key":3}',
+    });
+    expect(tracker.accept({ extensions: { snapshot: { keys: 1, truncated: 'no', positions: {} } } })).toEqual({
+      kind: 'malformed',
+      message: 'extensions.snapshot.truncated must be a boolean, got "no"',
+    });
+    expect(tracker.accept({ extensions: { snapshot: { keys: 1, truncated: true, positions: { '0': 12 } } } })).toEqual({
+      kind: 'malformed',
+      message: 'extensions.snapshot.positions["0"] must be an offset as a decimal string, got 12',
+    });
+  });
 });

@@ -7,11 +7,14 @@
 import {
   isMalformed,
   offsetAfter,
+  parseDeleted,
   parsePosition,
   parseRecovery,
+  parseSnapshotEnd,
   parseStart,
   type Position,
   type Recovery,
+  type SnapshotEnd,
   type Start,
 } from './signals.js';
 
@@ -27,6 +30,10 @@ export type ContractExtensions = { readonly start: true } | { readonly resume: R
 export type Verdict =
   | { readonly kind: 'start'; readonly start: Start }
   | { readonly kind: 'recovery'; readonly recovery: Recovery }
+  /** A snapshot ended (and, when `start` came with it, the subscription started there). */
+  | { readonly kind: 'snapshot'; readonly snapshot: SnapshotEnd; readonly start?: Start }
+  /** A key was deleted (data-less); like an event, it moves its partition's position. */
+  | { readonly kind: 'deleted'; readonly key: string | null; readonly position: Position; readonly recovery?: Recovery }
   /** Hand it to the application; `recovery` when its epoch showed that history was lost under a live subscription. */
   | { readonly kind: 'event'; readonly recovery?: Recovery }
   /** At or below the last offset received on its partition (same epoch): drop it. */
@@ -70,14 +77,28 @@ export function createPositionTracker(from?: ResumeState): PositionTracker {
     return live && epoch !== undefined ? { epoch, positions: Object.fromEntries(positions) } : undefined;
   }
 
+  /** The seam of a snapshot (or a start): the positions from which the subscription is live. */
+  function startAt(start: Start): void {
+    forget(start.epoch);
+    for (const [p, offset] of Object.entries(start.positions)) positions.set(p, offset);
+    live = true;
+  }
+
   function acceptSignal(extensions: Record<string, unknown>): Verdict | undefined {
+    if (extensions['snapshot'] !== undefined) {
+      const snapshot = parseSnapshotEnd(extensions['snapshot']);
+      if (isMalformed(snapshot)) return { kind: 'malformed', message: snapshot.malformed };
+      if (snapshot) {
+        startAt(snapshot);
+        const start = parseStart(extensions['start']);
+        return start && !isMalformed(start) ? { kind: 'snapshot', snapshot, start } : { kind: 'snapshot', snapshot };
+      }
+    }
     if (extensions['start'] !== undefined) {
       const start = parseStart(extensions['start']);
       if (isMalformed(start)) return { kind: 'malformed', message: start.malformed };
       if (start) {
-        forget(start.epoch);
-        for (const [p, offset] of Object.entries(start.positions)) positions.set(p, offset);
-        live = true;
+        startAt(start);
         return { kind: 'start', start };
       }
     }
@@ -124,13 +145,26 @@ export function createPositionTracker(from?: ResumeState): PositionTracker {
       if (extensions === undefined) return { kind: 'event' };
       if (!isRecord(extensions)) return { kind: 'malformed', message: 'extensions of a next payload must be an object' };
       // Signals carry no data and no errors (a payload with either is a result for the application).
-      if (!('data' in payload) && !('errors' in payload)) {
+      const dataless = !('data' in payload) && !('errors' in payload);
+      if (dataless) {
         const signal = acceptSignal(extensions);
         if (signal) return signal;
       }
+      // A snapshot's entries: positions at or below the seam the end frame brings; not a resume point.
+      if (extensions['snapshot'] === true) return { kind: 'event' };
       const position = parsePosition(extensions['position']);
       if (isMalformed(position)) return { kind: 'malformed', message: position.malformed };
-      return position ? acceptPosition(position) : { kind: 'event' };
+      const verdict = position ? acceptPosition(position) : { kind: 'event' as const };
+      return dataless && position && verdict.kind === 'event' ? deletedVerdict(extensions, position, verdict) : verdict;
     },
   };
+}
+
+/** A data-less event with `extensions.deleted` is a deletion (any other is handed on as an event). */
+function deletedVerdict(extensions: Record<string, unknown>, position: Position, event: Verdict): Verdict {
+  const deleted = parseDeleted(extensions['deleted']);
+  if (deleted === undefined) return event;
+  if (isMalformed(deleted)) return { kind: 'malformed', message: deleted.malformed };
+  const recovery = event.kind === 'event' ? event.recovery : undefined;
+  return recovery ? { kind: 'deleted', key: deleted.key, position, recovery } : { kind: 'deleted', key: deleted.key, position };
 }

@@ -1,5 +1,6 @@
 /**
- * The contract's extensions, validated (external input): `start`, `recovery` and `position`.
+ * The contract's extensions, validated (external input): `start`, `recovery`, `position`,
+ * `snapshot` (the end of a snapshot) and `deleted`.
  * Each parser returns the value, `undefined` when absent, or a {@link Malformed} naming the field,
  * what was expected and what arrived.
  */
@@ -22,6 +23,23 @@ export interface Recovery {
   readonly reason?: string;
   /** The partitions with a gap (retention), when known. */
   readonly partitions?: readonly number[];
+}
+
+/** The data-less `next` that ends a snapshot (`extensions.snapshot: true` asked): what was sent, and the seam. */
+export interface SnapshotEnd {
+  /** Entries sent. */
+  readonly keys: number;
+  /** The topic has more keys than the gateway's GATEWAY_SNAPSHOT_MAX_KEYS: not every key was sent. */
+  readonly truncated: boolean;
+  readonly epoch?: string;
+  /** Partition → the offset the subscription is live after. */
+  readonly positions: Readonly<Record<string, string>>;
+}
+
+/** A deleted key (a Kafka tombstone on a snapshot topic): data-less, with its position. */
+export interface Deleted {
+  readonly key: string | null;
+  readonly position: Position;
 }
 
 /** `extensions.position` of every event. */
@@ -112,4 +130,24 @@ export function parsePosition(value: unknown): Position | Malformed | undefined 
   const bad = epochProblem('extensions.position.epoch', epoch);
   if (bad) return bad;
   return epoch === undefined ? { topic, partition, offset } : { topic, partition, offset, epoch: epoch as string };
+}
+
+export function parseSnapshotEnd(value: unknown): SnapshotEnd | Malformed | undefined {
+  if (value === undefined) return undefined;
+  if (!isRecord(value)) return { malformed: `extensions.snapshot must be an object { keys, truncated, epoch?, positions }, got ${preview(value)}` };
+  const { keys, truncated } = value;
+  if (typeof keys !== 'number' || !Number.isInteger(keys) || keys < 0) return { malformed: `extensions.snapshot.keys must be a count, got ${preview(keys)}` };
+  if (typeof truncated !== 'boolean') return { malformed: `extensions.snapshot.truncated must be a boolean, got ${preview(truncated)}` };
+  // The seam has the start's shape: parsed as one, with its field names.
+  const seam = parseStart(value);
+  if (isMalformed(seam)) return { malformed: seam.malformed.replace('extensions.start', 'extensions.snapshot') };
+  return { keys, truncated, ...(seam as Start) };
+}
+
+export function parseDeleted(value: unknown): { readonly key: string | null } | Malformed | undefined {
+  if (value === undefined) return undefined;
+  if (!isRecord(value) || !(value['key'] === null || typeof value['key'] === 'string')) {
+    return { malformed: `extensions.deleted must be an object { key: string | null }, got ${preview(value)}` };
+  }
+  return { key: value['key'] };
 }

@@ -1,4 +1,4 @@
-import type { HistoryEntry } from '@wirestream/schema';
+import type { HistoryEntry, Snapshot } from '@wirestream/schema';
 
 /**
  * The seam between the hub and the bus that carries envelopes (in the spirit of centrifuge's
@@ -61,4 +61,14 @@ export interface HistoryReader {
   lostAfter(topic: string, partition: number, afterOffset: string): Promise<boolean>;
   /** Entries after `afterOffset` (from the oldest retained when undefined), oldest first, in pages. */
   read(topic: string, partition: number, afterOffset: string | undefined): AsyncGenerator<HistoryEntry[]>;
+}
+
+/**
+ * Reads the snapshots ingest keeps for `@topic(snapshot: true)` topics (decision 0023): the latest
+ * envelope per key with its position, and per partition the top offset the read saw (the seam with
+ * the live stream, decision 0024). Implemented on Redis by `redis-snapshots.ts` (`readSnapshot`).
+ */
+export interface SnapshotReader {
+  /** The given keys' entries (at most `cap` keys), or every key's (`'all'`: at most `cap` entries, `truncated` when there were more). */
+  read(topic: string, keys: readonly string[] | 'all', cap: number): Promise<Snapshot>;
 }

@@ -1,10 +1,11 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { createRedisLayout, type RedisMode } from '@wirestream/schema';
 import type { Logger } from '@wirestream/telemetry';
-import type { Broker, HistoryReader } from './broker.js';
+import type { Broker, HistoryReader, SnapshotReader } from './broker.js';
 import { createRedisBroker } from './redis-broker.js';
 import { createRedisClusterBroker } from './redis-cluster-broker.js';
 import { createRedisHistory } from './redis-history.js';
+import { createRedisSnapshots } from './redis-snapshots.js';
 
 export interface RedisConnectOptions {
   readonly mode: RedisMode;
@@ -28,6 +29,8 @@ export interface RedisConnectOptions {
 export interface RedisConnections {
   readonly broker: Broker;
   readonly history: HistoryReader | undefined;
+  /** Snapshots of `@topic(snapshot: true)` topics, on the command connection (undefined without one). */
+  readonly snapshots: SnapshotReader | undefined;
   /** A connection for ordinary commands (shared SSE tickets); undefined when a standalone gateway keeps no history. */
   readonly commands: Redis | Cluster | undefined;
   close(): void;
@@ -73,6 +76,7 @@ function connectStandalone({ url, historyPrefix, historyEnabled, logger, onRecon
   return {
     broker: createRedisBroker(redis, onReconnecting ? { onReconnecting } : {}),
     history: historyRedis ? createRedisHistory(historyRedis, historyPrefix) : undefined,
+    snapshots: historyRedis ? createRedisSnapshots(historyRedis, historyPrefix) : undefined,
     commands: historyRedis,
     close: () => {
       redis.disconnect();
@@ -111,6 +115,7 @@ function connectCluster({ url, channelPrefix, historyPrefix, historyEnabled, par
   return {
     broker,
     history: historyEnabled ? createRedisHistory(cluster, layout) : undefined,
+    snapshots: createRedisSnapshots(cluster, layout),
     commands: cluster,
     close: () => {
       broker.stop();

@@ -1,7 +1,7 @@
 import type { LazyFactories } from '@wirestream/context';
 import type { Envelope, WirestreamSchema } from '@wirestream/schema';
 import type { Logger, Tracer } from '@wirestream/telemetry';
-import type { Broker, HistoryReader } from '../broker/broker.js';
+import type { Broker, HistoryReader, SnapshotReader } from '../broker/broker.js';
 import type { ConnectionWriter } from './connection-writer.js';
 import type { Flush } from './flush.js';
 import type { FlowLimits, InboundQueue } from './inbound.js';
@@ -115,6 +115,9 @@ export interface HubStats {
   resumesNotRecovered: number;
   /** Events sent from history to resuming subscribers. */
   replayed: number;
+  /** Subscriptions served a snapshot, and the entries sent to them. */
+  snapshots: number;
+  snapshotEntries: number;
   /** Envelopes dropped because their position was already delivered (ingest re-publishes after a crash or rebalance). */
   duplicates: number;
   badEnvelopes: number;
@@ -143,6 +146,12 @@ export interface HubDeps<C> {
    * reconnect, and the epoch in positions. Without it the gateway is live-only.
    */
   readonly history?: HistoryReader | undefined;
+  /**
+   * Snapshots of `@topic(snapshot: true)` topics: a subscription that asks (`extensions.snapshot`)
+   * receives each key's current value first, then the live stream (snapshot.ts). Without it such a
+   * request is refused.
+   */
+  readonly snapshots?: SnapshotReader | undefined;
   /** Time slices and the inbound bound (inbound.ts). @default GATEWAY_DEFAULTS.sliceMs, .maxInboundBytes */
   readonly flow?: FlowLimits | undefined;
   /** OpenTelemetry tracer: spans for events whose envelope carries a sampled trace (trip-tracing.ts). @default undefined (none) */

@@ -12,6 +12,8 @@ import { createInboundQueue, onBrokerMessage, queuedMessages, runSlice } from '.
 import type { CompiledSubscription } from './operations.js';
 import { catchUp } from './recovery.js';
 import type { ResumeRequest } from './resume-request.js';
+import { sendSnapshot } from './snapshot.js';
+import type { SnapshotAsk } from './snapshot-request.js';
 import { announceStart } from './start.js';
 
 export interface HubSnapshot extends Readonly<HubStats> {
@@ -31,6 +33,12 @@ export interface SubscribeOptions {
   readonly delta?: boolean | undefined;
   /** Tell the client its starting point (epoch, positions) before any event (start.ts); ignored with `resume`. @default false */
   readonly start?: boolean | undefined;
+  /**
+   * Send each key's current value first, then the live stream (snapshot.ts); with `start`, the
+   * start is the snapshot's seam, sent with its end. Ignored with `resume` (resume wins: a client
+   * that reconnects continues from its positions). @default undefined (none)
+   */
+  readonly snapshot?: SnapshotAsk | undefined;
   /** The `type` of its data frames: graphql-transport-ws `next`, subscriptions-transport-ws `data`. @default 'next' */
   readonly frameType?: 'next' | 'data' | undefined;
 }
@@ -44,6 +52,8 @@ export interface Hub<C> {
   /** Removes a subscriber; its group and channels go with the last one. Idempotent. */
   unsubscribe(subscriber: Subscriber<C>): void;
   stats(): HubSnapshot;
+  /** Whether it can serve `snapshot` (it has a snapshot reader). */
+  readonly snapshots: boolean;
 }
 
 /**
@@ -58,7 +68,7 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
     channels: new Map(),
     topics: new Map(),
     delivered: new Map(),
-    stats: { eventsIn: 0, backfilled: 0, resumes: 0, resumesNotRecovered: 0, replayed: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0, deltaFramesOut: 0, pauses: 0 },
+    stats: { eventsIn: 0, backfilled: 0, resumes: 0, resumesNotRecovered: 0, replayed: 0, snapshots: 0, snapshotEntries: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0, deltaFramesOut: 0, pauses: 0 },
     subscriberCount: 0,
     epoch: undefined,
     inbound: createInboundQueue(),
@@ -95,19 +105,21 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
       addSubscriber(state, conn, id, op, options) as Subscriber<T>,
     unsubscribe: (subscriber) => removeSubscriber(state, subscriber),
     stats: () => snapshot(state),
+    snapshots: deps.snapshots !== undefined,
   };
 }
 
 function addSubscriber<C>(state: HubState<C>, conn: C, id: string, op: CompiledSubscription, options: SubscribeOptions): Subscriber<C> {
   const { resume, delta = false, frameType = 'next' } = options;
   const start = resume === undefined && options.start === true;
+  const snapshotAsk = resume === undefined ? options.snapshot : undefined;
   const group = state.groups.get(op.dedupKey) ?? openGroup(state, op);
   const subscriber: Subscriber<C> = {
     conn,
     id,
     head: `{"id":${JSON.stringify(id)},"type":"${frameType}","payload":`,
     group,
-    catchup: resume || start ? { held: [], covered: undefined } : undefined,
+    catchup: resume || start || snapshotAsk ? { held: [], covered: undefined } : undefined,
     delta,
     hasBase: false,
   };
@@ -120,6 +132,11 @@ function addSubscriber<C>(state: HubState<C>, conn: C, id: string, op: CompiledS
     catchUp(state, subscriber, resume).catch((err: unknown) => {
       state.logger.error({ err }, 'resume from history failed');
       state.writer.close(conn, 1011, 'resume from history failed: reconnect and resume again');
+    });
+  } else if (snapshotAsk) {
+    sendSnapshot(state, subscriber, snapshotAsk, start).catch((err: unknown) => {
+      state.logger.error({ err }, 'reading the snapshot of a subscription failed');
+      state.writer.close(conn, 1011, 'could not read the snapshot: reconnect and subscribe again');
     });
   } else if (start) {
     announceStart(state, subscriber).catch((err: unknown) => {

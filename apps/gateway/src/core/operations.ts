@@ -50,6 +50,12 @@ export interface CompiledSubscription {
   readonly where: WherePredicate | undefined;
   /** Redis channels that carry every event this subscription can match. */
   readonly channels: readonly string[];
+  /**
+   * The routing-key values every event it matches has, as text: its key argument's, else the keys its
+   * `where` pins (eq, or an `in` within GATEWAY_MAX_FILTER_IN_LIST); undefined: any key. What a
+   * snapshot reads (snapshot-request.ts).
+   */
+  readonly snapshotKeys: readonly string[] | undefined;
   /** Subscriptions with equal keys receive byte-identical payloads and share one execution per event. */
   readonly dedupKey: string;
   /**
@@ -240,9 +246,11 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
     const { [WHERE_ARGUMENT]: _where, ...equalityArgs } = args;
     const dedupKey = [projectorKey, canonicalJson(route.filterArgs.includes(WHERE_ARGUMENT) ? args : equalityArgs), where.key, access.key].join('\u0000');
     const projector = projectorFor(projectorKey, { document, operationName, variables, fieldName: route.fieldName });
+    const keyArg = route.keyField === undefined ? undefined : args[route.keyField];
+    const snapshotKeys = typeof keyArg === 'string' || typeof keyArg === 'number' ? [String(keyArg)] : where.pinned;
     return {
       ok: true,
-      operation: { kind: 'subscription', document, operationName, variables, route, filter, where: where.predicate, channels, dedupKey, projector },
+      operation: { kind: 'subscription', document, operationName, variables, route, filter, where: where.predicate, channels, snapshotKeys, dedupKey, projector },
     };
   }
 
@@ -270,7 +278,16 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
 
 export type OperationCompiler = ReturnType<typeof createOperationCompiler>;
 
-type WhereOutcome = { readonly error: string } | { readonly key: string; readonly predicate: WherePredicate | undefined; readonly keys: readonly string[] | undefined };
+type WhereOutcome =
+  | { readonly error: string }
+  | {
+      readonly key: string;
+      readonly predicate: WherePredicate | undefined;
+      /** Pinned keys, at most one per shard: the channels to subscribe. */
+      readonly keys: readonly string[] | undefined;
+      /** Every pinned key (an `in` list is bounded by GATEWAY_MAX_FILTER_IN_LIST): what a snapshot reads. */
+      readonly pinned: readonly string[] | undefined;
+    };
 
 /**
  * The route's generated `where` (not one of the user's own arguments so named): limits, normalized
@@ -283,7 +300,7 @@ function createWhereCompiler(ws: WirestreamSchema, whereLimits: WhereLimits, max
     const value = args[WHERE_ARGUMENT];
     const payloadType = getNullableType(ws.schema.getSubscriptionType()?.getFields()[route.fieldName]?.type);
     if (!generated || route.filterArgs.includes(WHERE_ARGUMENT) || value === undefined || value === null || !isObjectType(payloadType)) {
-      return { key: '', predicate: undefined, keys: undefined };
+      return { key: '', predicate: undefined, keys: undefined, pinned: undefined };
     }
     const violation = whereLimitViolation(value, payloadType, whereLimits);
     if (violation !== undefined) return { error: violation };
@@ -302,7 +319,8 @@ function createWhereCompiler(ws: WirestreamSchema, whereLimits: WhereLimits, max
     }
     // At most one key per shard is worth naming: more than `shards` keys may still be every shard.
     const keys = route.keyField === undefined ? undefined : pinnedKeys(node, route.keyField, route.shards);
-    return { key, predicate, keys };
+    const pinned = route.keyField === undefined ? undefined : pinnedKeys(node, route.keyField, Number.MAX_SAFE_INTEGER);
+    return { key, predicate, keys, pinned };
   };
 }
 

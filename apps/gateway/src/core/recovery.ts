@@ -96,22 +96,11 @@ async function replayPartition<C>(
   sent: Map<number, string>,
   alive: () => boolean,
 ): Promise<number | undefined> {
-  const { history, writer } = state;
+  const { history } = state;
   if (!history) return 0;
-  const { group, conn } = subscriber;
+  const { group } = subscriber;
   let read = 0;
-  let chunk: string[] = [];
-  let offsets: string[] = [];
-  let chunkBytes = 0;
-  const flushChunk = async (): Promise<boolean> => {
-    if (chunk.length === 0) return true;
-    writer.sendFrames(conn, subscriber.head, chunk, { epoch: state.epoch, partitions: chunk.map(() => p), offsets });
-    state.stats.replayed += chunk.length;
-    chunk = [];
-    offsets = [];
-    chunkBytes = 0;
-    return waitForRoom(writer, conn, alive);
-  };
+  const chunks = createReplayChunks(state, subscriber, alive, { cursor: true, onSent: (n) => (state.stats.replayed += n) });
   for await (const page of history.read(group.op.route.topic, p, after)) {
     if (!alive()) return undefined;
     for (const entry of page) {
@@ -125,23 +114,70 @@ async function replayPartition<C>(
       const rendered = renderPayload(state.schema, state.stats, group, envelope, positionExtensions(envelope, state.epoch));
       const json = typeof rendered === 'string' || rendered === undefined ? rendered : await rendered;
       sent.set(p, entry.offset);
-      if (json === undefined) continue;
-      chunk.push(json);
-      offsets.push(entry.offset);
-      chunkBytes += json.length + subscriber.head.length;
-      if (chunkBytes >= writer.replayChunkBytes && !(await flushChunk())) return undefined;
+      if (json !== undefined && chunks.add(json, p, entry.offset) && !(await chunks.flush())) return undefined;
     }
   }
-  return (await flushChunk()) ? read : undefined;
+  return (await chunks.flush()) ? read : undefined;
+}
+
+/** How {@link createReplayChunks} writes. */
+export interface ReplayChunkOptions {
+  /**
+   * Give the frames their positions with the epoch (a transport whose events carry a cursor, SSE,
+   * then advances it). False for frames a client cannot resume from (a snapshot's entries).
+   */
+  readonly cursor: boolean;
+  /** Frames written, per chunk. */
+  readonly onSent: (frames: number) => void;
+}
+
+/** Frames of a replay (history, a snapshot) gathered into chunks and written a chunk at a time. */
+export interface ReplayChunks {
+  /** Adds a frame; true when the chunk is full (then {@link flush} it before adding more). */
+  add(payload: string, partition: number, offset: string): boolean;
+  /** Writes the chunk and waits for room; false if the subscriber left or stalled (then it is closed). */
+  flush(): Promise<boolean>;
+}
+
+/**
+ * Chunks of about the writer's replay chunk for one subscriber, each written in one go and followed
+ * by a wait for room ({@link waitForRoom}): a replay of any length never trips the slow-consumer
+ * limit of a client that reads, and never holds more than a chunk of it in memory.
+ */
+export function createReplayChunks<C>(state: HubState<C>, subscriber: Subscriber<C>, alive: () => boolean, options: ReplayChunkOptions): ReplayChunks {
+  const { writer } = state;
+  let payloads: string[] = [];
+  let partitions: number[] = [];
+  let offsets: string[] = [];
+  let bytes = 0;
+  return {
+    add(payload, partition, offset) {
+      payloads.push(payload);
+      partitions.push(partition);
+      offsets.push(offset);
+      bytes += payload.length + subscriber.head.length;
+      return bytes >= writer.replayChunkBytes;
+    },
+    async flush() {
+      if (payloads.length === 0) return alive();
+      writer.sendFrames(subscriber.conn, subscriber.head, payloads, { epoch: options.cursor ? state.epoch : undefined, partitions, offsets });
+      options.onSent(payloads.length);
+      payloads = [];
+      partitions = [];
+      offsets = [];
+      bytes = 0;
+      return waitForRoom(writer, subscriber.conn, alive);
+    },
+  };
 }
 
 /** Waits while the connection has no room; false if the subscriber left or stalled (then it is closed). */
-async function waitForRoom<C>(writer: ConnectionWriter<C>, conn: C, alive: () => boolean): Promise<boolean> {
+export async function waitForRoom<C>(writer: ConnectionWriter<C>, conn: C, alive: () => boolean): Promise<boolean> {
   const deadline = Date.now() + REPLAY_STALL_MS;
   while (!writer.hasRoom(conn)) {
     if (!alive()) return false;
     if (Date.now() > deadline) {
-      writer.close(conn, 1013, 'slow consumer during resume: reconnect and resume from your last position');
+      writer.close(conn, 1013, 'slow consumer during a resume or snapshot: reconnect and resume from your last position');
       return false;
     }
     await new Promise((resolve) => setTimeout(resolve, ROOM_POLL_MS));

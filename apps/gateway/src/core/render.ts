@@ -9,6 +9,11 @@ import type { Group, HubStats } from './hub-state.js';
  * it. Default resolvers are synchronous (a string comes back); a custom async resolver still
  * works, as a promise. `extensions` is serialized once per event: pass one object per event to
  * every group, and do not change it afterwards.
+ *
+ * A deleted event (a snapshot topic's tombstone, decision 0023) is matched like an event whose
+ * payload has only its key (key filters match it, filters on other fields do not: a deletion cannot
+ * be shown to belong to a caller bound to another field) and is not executed: it is the data-less
+ * `{"extensions":{"deleted":{"key":…},"position":…}}` (decision 0024).
  */
 export function renderPayload<C>(
   schema: WirestreamSchema,
@@ -20,6 +25,7 @@ export function renderPayload<C>(
   const { op } = group;
   if (!matchesFilter(op.filter, envelope.payload)) return undefined;
   if (op.where !== undefined && !op.where(envelope.payload)) return undefined;
+  if (envelope.deleted === true) return deletedPayload(envelope, extensions);
   stats.executions++;
   if (op.projector !== undefined) {
     // JSON.stringify({ data, extensions }) of execute's result, written as one flat string.
@@ -58,4 +64,9 @@ function serializeResult(result: ExecutionResult, extensions: Record<string, unk
 
 function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
   return typeof (value as Promise<T> | undefined)?.then === 'function';
+}
+
+/** The data-less payload of a deleted event: its key and its position, on every transport. */
+function deletedPayload(envelope: Envelope, extensions: Record<string, unknown>): string {
+  return JSON.stringify({ extensions: { deleted: { key: envelope.key }, ...extensions } });
 }

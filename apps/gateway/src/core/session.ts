@@ -17,6 +17,7 @@ import type { Subscriber } from './hub-state.js';
 import type { AccessScope, OperationCompiler } from './operations.js';
 import type { RateLimiter } from './rate-limit.js';
 import { parseResumeRequest, parseStartRequest } from './resume-request.js';
+import { resolveSnapshotAsk } from './snapshot-request.js';
 import { createAccessScopes } from './access-scope.js';
 import { runSchemaQuery } from './query.js';
 
@@ -78,6 +79,11 @@ export interface ProtocolOptions {
    * per subscription and written into every one of its frames. @default GATEWAY_DEFAULTS.maxSubscriptionIdLength (128)
    */
   readonly maxSubscriptionIdLength?: number;
+  /**
+   * GATEWAY_SNAPSHOT_MAX_KEYS: entries of a whole-topic snapshot (`extensions.snapshot`), and keys a
+   * subscription may ask the snapshot of. @default GATEWAY_DEFAULTS.snapshotMaxKeys (10,000)
+   */
+  readonly snapshotMaxKeys?: number;
 }
 
 export interface Protocol<C extends Connection<C>> {
@@ -109,8 +115,12 @@ export type SubscribeOutcome =
 const MAX_CLOSE_REASON_BYTES = 123;
 
 export function createSessionState<C extends Connection<C>>(deps: ProtocolDeps<C>, options: ProtocolOptions): SessionState<C> {
-  const { allowDelta = GATEWAY_DEFAULTS.deltaEnabled, maxSubscriptionIdLength = GATEWAY_DEFAULTS.maxSubscriptionIdLength } = options;
-  return { ...deps, ...options, allowDelta, maxSubscriptionIdLength, accessFor: createAccessScopes(deps.authenticator) };
+  const {
+    allowDelta = GATEWAY_DEFAULTS.deltaEnabled,
+    maxSubscriptionIdLength = GATEWAY_DEFAULTS.maxSubscriptionIdLength,
+    snapshotMaxKeys = GATEWAY_DEFAULTS.snapshotMaxKeys,
+  } = options;
+  return { ...deps, ...options, allowDelta, maxSubscriptionIdLength, snapshotMaxKeys, accessFor: createAccessScopes(deps.authenticator) };
 }
 
 /** A fresh per-connection state (a transport copies these fields onto its own connection object). */
@@ -187,7 +197,9 @@ export function startSubscription<C extends Connection<C>>(state: SessionState<C
   if (typeof delta === 'string') return { kind: 'errors', errors: [{ message: delta }] };
   const start = parseStartRequest(payload.extensions);
   if (typeof start === 'string') return { kind: 'errors', errors: [{ message: start }] };
-  subscriptions.set(id, state.hub.subscribe(conn, id, operation, { resume, delta: delta && state.allowDelta, start, frameType }));
+  const snapshot = resolveSnapshotAsk(payload.extensions, operation, { maxKeys: state.snapshotMaxKeys, available: state.hub.snapshots });
+  if (typeof snapshot === 'string') return { kind: 'errors', errors: [{ message: snapshot }] };
+  subscriptions.set(id, state.hub.subscribe(conn, id, operation, { resume, delta: delta && state.allowDelta, start, snapshot, frameType }));
   return { kind: 'subscribed' };
 }
 

@@ -12,12 +12,14 @@
 import type { GraphQLFormattedError } from 'graphql';
 import type { WirestreamSchema } from '@wirestream/schema';
 import type { Authenticator } from '../auth/authenticator.js';
+import { GATEWAY_DEFAULTS } from '../defaults.js';
 import { createAccessScopes } from './access-scope.js';
 import type { FramePositions } from './connection-writer.js';
 import type { Hub } from './hub.js';
 import type { Subscriber } from './hub-state.js';
 import type { CompiledSubscription, OperationCompiler } from './operations.js';
 import { parseResumeRequest, type ResumeRequest } from './resume-request.js';
+import { resolveSnapshotAsk, type SnapshotAsk } from './snapshot-request.js';
 import { advanceCursor, cursorFrom, decodeCursor, encodeCursor, startCursor, type CursorState } from './sse-cursor.js';
 import { runSchemaQuery } from './query.js';
 
@@ -56,6 +58,8 @@ export type SsePrepared =
       readonly kind: 'subscription';
       readonly operation: CompiledSubscription;
       readonly resume: ResumeRequest | undefined;
+      /** `extensions.snapshot`: the current values first (ignored when resuming: resume wins). */
+      readonly snapshot?: SnapshotAsk | undefined;
       readonly expiresAtMs: number;
     };
 
@@ -64,6 +68,8 @@ export interface SseSessionDeps<S extends SseStream> {
   readonly compiler: OperationCompiler;
   readonly hub: Hub<S>;
   readonly authenticator: Authenticator;
+  /** GATEWAY_SNAPSHOT_MAX_KEYS (session.ts's `snapshotMaxKeys`). @default GATEWAY_DEFAULTS.snapshotMaxKeys */
+  readonly snapshotMaxKeys?: number;
 }
 
 export interface SseSessions<S extends SseStream> {
@@ -89,7 +95,7 @@ export function createSseSessions<S extends SseStream>(deps: SseSessionDeps<S>):
       stream.expiresAtMs = prepared.expiresAtMs;
       // Not resuming: the stream learns its starting point first, so its first event already has an
       // id a client can resume from, covering every partition (architecture.md, the SSE contract).
-      stream.subscriber = deps.hub.subscribe(stream, 'sse', prepared.operation, { resume: prepared.resume, start: prepared.resume === undefined });
+      stream.subscriber = deps.hub.subscribe(stream, 'sse', prepared.operation, { resume: prepared.resume, start: prepared.resume === undefined, snapshot: prepared.snapshot });
     },
     detach(stream) {
       stream.closed = true;
@@ -123,7 +129,9 @@ async function prepare<S extends SseStream>(
     const data = typeof result === 'string' ? { errors: [{ message: result }] } : result;
     return { kind: 'events', events: `event: next\ndata: ${JSON.stringify(data)}\n\n${COMPLETE_EVENT}` };
   }
-  return { kind: 'subscription', operation, resume, expiresAtMs: auth.principal.expiresAtMs ?? 0 };
+  const snapshot = resolveSnapshotAsk(request.params.extensions, operation, { maxKeys: deps.snapshotMaxKeys ?? GATEWAY_DEFAULTS.snapshotMaxKeys, available: deps.hub.snapshots });
+  if (typeof snapshot === 'string') return { kind: 'events', events: errorEvents([{ message: snapshot }]) };
+  return { kind: 'subscription', operation, resume, snapshot, expiresAtMs: auth.principal.expiresAtMs ?? 0 };
 }
 
 /** The resume point: `Last-Event-ID` (header or query parameter) first, else `extensions.resume`. */

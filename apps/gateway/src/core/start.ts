@@ -9,7 +9,7 @@
  * after the read, hence published after the SUBSCRIBE was confirmed: it arrives live. Held or later
  * live payloads at or below them are dropped. The client gets exactly the events after its start.
  */
-import type { HubState, Subscriber } from './hub-state.js';
+import type { Group, HubState, Subscriber } from './hub-state.js';
 import { releaseCatchup } from './recovery.js';
 
 /** The data-less first `next` of a subscription that asked for its start. */
@@ -24,7 +24,7 @@ export interface StartSignal {
 export async function announceStart<C>(state: HubState<C>, subscriber: Subscriber<C>): Promise<void> {
   const { group } = subscriber;
   const alive = (): boolean => group.subscribers.has(subscriber);
-  await Promise.all(group.op.channels.map((c) => state.channels.get(c)?.ready ?? Promise.resolve()));
+  await channelsConfirmed(state, group);
   if (!alive()) return;
   const positions = await readStart(state, group.op.route.topic);
   if (!alive()) return;
@@ -44,4 +44,9 @@ async function readStart<C>(state: HubState<C>, topic: string): Promise<Map<numb
   if (!history) return new Map();
   state.epoch ??= await history.loadEpoch();
   return history.tops(topic, await history.partitions(topic));
+}
+
+/** Resolves once every channel of the group is subscribed (or failed): live events flow from then on. */
+export async function channelsConfirmed<C>(state: HubState<C>, group: Group<C>): Promise<void> {
+  await Promise.all(group.op.channels.map((c) => state.channels.get(c)?.ready ?? Promise.resolve()));
 }
