@@ -275,7 +275,9 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
           const { output } = entry;
           o = keyOut + 1;
           if (output.length > end - start) dst = ensureScratch(base, o, o + output.length + (length - end) * 2 + suffix.length * 3 + 16);
-          for (let k = 0; k < output.length; k++) dst[o++] = output[k] as number;
+          // TypedArray#set (a memmove) measured faster than a byte loop here, short as keys are.
+          dst.set(output, o);
+          o += output.length;
           if (entry.changed) changedAt[depth] = 1;
           hashes[keyTop] = entry.outputHash;
           keyEntry[keyTop] = entry;
