@@ -80,6 +80,10 @@ export interface IngestOptions {
    * (kafkajs's own default is 5 s). @default INGEST_DEFAULTS.fetchMaxWaitMs
    */
   readonly fetchMaxWaitMs?: number;
+  /** Most bytes of one partition in a fetch response (kafkajs `maxBytesPerPartition`). @default INGEST_DEFAULTS.fetchMaxBytesPerPartition */
+  readonly fetchMaxBytesPerPartition?: number;
+  /** Most bytes of a whole fetch response (kafkajs `maxBytes`). @default INGEST_DEFAULTS.fetchMaxBytes */
+  readonly fetchMaxBytes?: number;
   /**
    * History kept per partition stream: about this many offsets (batch form, `XADD … MINID ~`) or
    * entries (event form, `MAXLEN ~`); 0 writes no history. @default INGEST_DEFAULTS.historyLength
@@ -170,6 +174,8 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     partitionsConcurrently = INGEST_DEFAULTS.partitionsConcurrently,
     fromBeginning = INGEST_DEFAULTS.fromBeginning,
     fetchMaxWaitMs = INGEST_DEFAULTS.fetchMaxWaitMs,
+    fetchMaxBytesPerPartition = INGEST_DEFAULTS.fetchMaxBytesPerPartition,
+    fetchMaxBytes = INGEST_DEFAULTS.fetchMaxBytes,
     historyLength = INGEST_DEFAULTS.historyLength,
     historyFormat = INGEST_DEFAULTS.historyFormat,
     publishFormat = INGEST_DEFAULTS.publishFormat,
@@ -183,6 +189,9 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     redisTimeoutMs = INGEST_DEFAULTS.redisTimeoutMs,
   } = options;
   validateOptions(schema, { publishChunkSize, historyLength, maxRetries, dlqSuffix });
+  for (const [name, setting, value] of [['fetchMaxBytesPerPartition', 'INGEST_FETCH_MAX_BYTES_PER_PARTITION', fetchMaxBytesPerPartition], ['fetchMaxBytes', 'INGEST_FETCH_MAX_BYTES', fetchMaxBytes]] as const) {
+    if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} (${setting}) must be a positive integer of bytes, got ${value}`);
+  }
   if (!HISTORY_FORMATS.includes(historyFormat)) {
     throw new RangeError(`historyFormat (INGEST_HISTORY_FORMAT) must be one of ${HISTORY_FORMATS.join(', ')}, got ${JSON.stringify(historyFormat)}`);
   }
@@ -253,7 +262,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
       // The Java-compatible murmur2 partitioner: dead letters of one key land together, like any Kafka client's.
       state.producer = kafka.producer({ allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner });
       await state.producer.connect();
-      await startConsumer(kafka, state, batches, logger, { groupId, fetchMaxWaitMs, partitionsConcurrently, fromBeginning, topics: schema.topics, onCrash: deps.onConsumerCrash });
+      await startConsumer(kafka, state, batches, logger, { groupId, fetchMaxWaitMs, fetchMaxBytesPerPartition, fetchMaxBytes, partitionsConcurrently, fromBeginning, topics: schema.topics, onCrash: deps.onConsumerCrash });
       if (metrics) lagMonitor = startLagMonitor({ kafka, groupId, topics: schema.topics, metrics, logger, intervalMs: LAG_POLL_MS });
       logger.info({ topics: schema.topics, groupId, historyLength, redisMode, redisWaitReplicas }, 'ingest consuming');
     },
@@ -345,6 +354,8 @@ function validateRedisOptions(redis: IngestRedis, { redisMode, redisWaitReplicas
 interface ConsumerSettings {
   readonly groupId: string;
   readonly fetchMaxWaitMs: number;
+  readonly fetchMaxBytesPerPartition: number;
+  readonly fetchMaxBytes: number;
   readonly partitionsConcurrently: number;
   readonly fromBeginning: boolean;
   readonly topics: readonly string[];
@@ -353,9 +364,9 @@ interface ConsumerSettings {
 
 /** Joins the group and hands every batch to the batch processor; offsets are committed by it, after Redis acknowledged. */
 async function startConsumer(kafka: Kafka, state: IngestState, batches: BatchProcessor, logger: Logger, settings: ConsumerSettings): Promise<void> {
-  const { groupId, fetchMaxWaitMs, partitionsConcurrently, fromBeginning, topics, onCrash } = settings;
+  const { groupId, fetchMaxWaitMs, fetchMaxBytesPerPartition, fetchMaxBytes, partitionsConcurrently, fromBeginning, topics, onCrash } = settings;
   let everJoined = false;
-  const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: true, maxWaitTimeInMs: fetchMaxWaitMs });
+  const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: true, maxWaitTimeInMs: fetchMaxWaitMs, maxBytesPerPartition: fetchMaxBytesPerPartition, maxBytes: fetchMaxBytes });
   state.consumer = consumer;
   consumer.on(consumer.events.GROUP_JOIN, (e) => {
     state.joined = true;

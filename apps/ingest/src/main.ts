@@ -104,6 +104,8 @@ const ingest = createIngestOrExit(
     partitionsConcurrently: config.partitionsConcurrently,
     fromBeginning: config.fromBeginning,
     fetchMaxWaitMs: config.fetchMaxWaitMs,
+    fetchMaxBytesPerPartition: config.fetchMaxBytesPerPartition,
+    fetchMaxBytes: config.fetchMaxBytes,
     historyLength: config.historyLength,
     historyFormat: config.historyFormat,
     publishFormat: config.publishFormat,

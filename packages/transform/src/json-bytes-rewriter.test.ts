@@ -51,6 +51,32 @@ describe('transformJsonBytes / transformJson', () => {
     expect(transformJson('{"a\\"B":1}')).toBe('{"a\\"B":1}'); // not an identifier: kept (re-escaped)
   });
 
+  it('guesses each key from the order seen before, and never trusts a guess that is not the key', () => {
+    const { transformJson } = createKeyTransformer();
+    const texts = [
+      '{"fooBar":1,"bazQux":{"innerKey":2}}',
+      '{"fooBar":1,"bazQux":{"innerKey":2}}', // every guess right
+      '{"fooBar":1,"bazQuxLonger":3,"bazQu":4,"baz\\u0051ux":5,"innerKey":[]}', // the guess as a prefix, cut short, spelled with an escape
+      '{"bazQux":{"innerKey":2},"fooBar":1}', // another order
+      '{"fooBar":{"fooBar":{"fooBar":null}},"":0,"bazQux":"fooBar"}', // the same key at every depth, an empty key, a key as a value
+    ];
+    for (let round = 0; round < 3; round++) for (const text of texts) expect(transformJson(text)).toBe(viaObjects(text));
+    // A guess that would hit the first key does not hide the collision of the second.
+    expect(errorOf(() => transformJson('{"fooBar":1,"bazQux":6,"baz_qux":7}')).code).toBe('KEY_COLLISION');
+  });
+
+  it('keeps every result intact while later ones are written (results are views of shared slabs)', () => {
+    const { transformJsonBytes } = createKeyTransformer();
+    const generator = createAuctionEventGenerator({ seed: 7 });
+    const inputs: string[] = [];
+    for (let i = 0; i < 300; i++) inputs.push(JSON.stringify(generator.next().value));
+    // One input larger than a slab (64 KiB) between ordinary ones, and one of 2,000 keys that all grow.
+    inputs.splice(100, 0, JSON.stringify({ bigValue: 'x'.repeat(200_000), nestedList: [{ innerKey: 1 }] }));
+    inputs.splice(200, 0, JSON.stringify(Object.fromEntries(Array.from({ length: 2_000 }, (_, i) => [`keyNumber${i}`, i]))));
+    const outputs = inputs.map((text, i) => transformJsonBytes(Buffer.from(text), `{"n":${i},"payload":`, '}'));
+    outputs.forEach((out, i) => expect(out.toString()).toBe(`{"n":${i},"payload":${viaObjects(inputs[i] as string)}}`));
+  });
+
   it('property: same result as the object path, or the same error code (random JSON)', () => {
     const { transformJson } = createKeyTransformer();
     const key = fc.constantFrom('fooBar', 'foo_bar', 'URLValue', 'a', 'B', 'lst-1', '__proto__', 'x2Y', 'ä', 'Ö');

@@ -18,6 +18,8 @@ export interface JsonBytesRewriter {
   /**
    * With `capture` (a converted top-level key, as UTF-8 bytes), the output offsets of that key's
    * string or number value are left in {@link captureStart}/{@link captureEnd} (-1 when absent).
+   * The result is a view of a slab that later results share (its bytes are never written again):
+   * holding one keeps its slab (64 KiB) alive, so copy a result that is kept for long.
    */
   readonly rewrite: (json: Uint8Array, prefix: string, suffix: string, capture?: Uint8Array) => Buffer;
   /** Output offset where the captured value starts (inside the quotes for a string), or -1. */
@@ -37,6 +39,11 @@ interface KeyEntry {
   readonly outputHash: number;
   /** Whether `output` differs from `input`. */
   readonly changed: boolean;
+  /**
+   * The memoized key that followed this one last time (at any depth, plain keys skipped): the
+   * rewriter's guess for the next such key. Payloads of one kind list their keys in one order.
+   */
+  next: KeyEntry | undefined;
 }
 
 /**
@@ -52,6 +59,9 @@ const FNV_OFFSET = 0x811c9dc5 | 0;
 const FNV_PRIME = 0x01000193;
 /** Past this many keys in one object, collision checks use a hash set instead of all pairs. */
 const PAIRWISE_LIMIT = 32;
+
+/** Results are views of slabs of this size (a larger input gets a slab of its own size). */
+const SLAB_BYTES = 64 * 1024;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -100,8 +110,11 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
   let keyEnd = new Int32Array(256);
   let keyHash = new Int32Array(256); // FNV-1a of the output key bytes
   const keyEntry: (KeyEntry | undefined)[] = []; // set for keys that went through the memo
-  // Output is written here, then copied into a right-sized Buffer.
-  let scratch = Buffer.allocUnsafeSlow(64 * 1024);
+  // Output is written straight into a slab, one result after the other, and each result is a view
+  // of it: no allocation and no copy per call (Buffer.allocUnsafe + a copy per event were ~1 µs of
+  // ingest's ~18 µs, bench/results/ingest-profile.md). A slab lives as long as a view of it does.
+  let scratch: Buffer = Buffer.allocUnsafeSlow(SLAB_BYTES);
+  let slabUsed = 0;
   // Two generations, as in key-cache.ts: a lookup that hits `old` promotes the entry to `young`.
   const generationSize = Math.max(1, Math.floor(maxCacheEntries / 2));
   let young = createGeneration(generationSize);
@@ -118,10 +131,15 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
     keyHash = grow(keyHash);
   }
 
-  function ensureScratch(used: number, needed: number): Buffer {
+  /**
+   * A slab with room up to `needed` (an offset): the current one, or a new one into which the result
+   * being written, [base, used), is copied at the same offsets (rare: keys grew the output past the
+   * room reserved for it), so every offset taken so far stays valid.
+   */
+  function ensureScratch(base: number, used: number, needed: number): Buffer {
     if (needed <= scratch.length) return scratch;
-    const bigger = Buffer.allocUnsafeSlow(Math.max(needed, scratch.length * 2));
-    scratch.copy(bigger, 0, 0, used);
+    const bigger = Buffer.allocUnsafeSlow(Math.max(needed * 2, SLAB_BYTES));
+    scratch.copy(bigger, base, base, used);
     scratch = bigger;
     return bigger;
   }
@@ -132,6 +150,8 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
     entry = find(old, src, start, end, hash) ?? createEntry(src, start, end, hash, escaped);
     if (maxCacheEntries === 0) return entry;
     if (young.entries.length >= generationSize) {
+      // The generation dropped here leaves no chain of guesses behind that would keep it alive.
+      for (const dropped of old.entries) dropped.next = undefined;
       old = young;
       young = createGeneration(generationSize);
     }
@@ -141,6 +161,8 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
 
   let captureStart = -1;
   let captureEnd = -1;
+  /** The last memoized key seen (in this or an earlier call): its `next` is the guess for the next one. */
+  let previousEntry: KeyEntry | undefined;
 
   return {
     rewrite: rewriteJsonBytes,
@@ -162,9 +184,16 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
     // from the output instead of parsing the payload again).
     let capturing = false;
     const length = src.length;
-    // Room for the prefix, every byte of the input, and the suffix; converted keys grow it below.
-    let dst = ensureScratch(0, prefix.length * 3 + length + suffix.length * 3 + 16);
-    let o = prefix.length === 0 ? 0 : dst.write(prefix, 0);
+    // Room for the prefix, the input twice (converted keys grow: `aB` → `a_b`) and the suffix, in
+    // the slab after the previous result, else at the start of a new one.
+    const room = prefix.length * 3 + length * 2 + suffix.length * 3 + 16;
+    if (slabUsed + room > scratch.length) {
+      scratch = Buffer.allocUnsafeSlow(Math.max(room, SLAB_BYTES));
+      slabUsed = 0;
+    }
+    const base = slabUsed;
+    let dst = scratch;
+    let o = prefix.length === 0 ? base : base + dst.write(prefix, base);
     let i = skipWhitespace(src, 0, length);
     let depth = 0;
     let keyTop = 0;
@@ -177,6 +206,7 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
     let starts = keyStart;
     let ends = keyEnd;
     let hashes = keyHash;
+    let previous = previousEntry;
 
     // Deliberately one imperative loop with an explicit stack: no recursion, no closures, no strings
     // on the common path. Each byte is read once and, unless it is whitespace, written once.
@@ -187,29 +217,44 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
         const start = i + 1;
         const keyOut = o; // where the key goes; a key that changes is written again from here
         dst[o++] = QUOTE;
-        let j = start;
+        // First the guess: the key that followed the previous memoized key last time. A hit is one
+        // comparison instead of a copy, a hash, a lookup and the key written twice. The guess is
+        // exactly this key when its raw bytes (escapes included) match and a quote follows them.
+        let entry = previous === undefined ? undefined : previous.next;
+        let end = start;
         let hash = FNV_OFFSET;
         let plain = true;
         let escaped = false;
-        // Copies the key while hashing it and checking whether it can change (upper-case or non-ASCII).
-        for (;;) {
-          if (j >= length) throw invalid(src, j, depth, keyTop, 'the end of the key');
-          const k = src[j] as number;
-          if (k === QUOTE) break;
-          if (k < 0x20) throw invalid(src, j, depth, keyTop, 'a character (control characters must be escaped)');
-          if (k === BACKSLASH) {
-            escaped = true;
-            const escapeEnd = skipEscape(src, j);
-            if (escapeEnd < 0) throw invalid(src, j + 1, depth, keyTop, 'an escape sequence');
-            for (; j < escapeEnd; j++) hash = Math.imul(hash ^ (src[j] as number), FNV_PRIME);
-            continue;
-          }
-          if ((k >= 0x41 && k <= 0x5a) || k >= 0x80) plain = false;
-          hash = Math.imul(hash ^ k, FNV_PRIME);
-          dst[o++] = k;
-          j++;
+        if (entry !== undefined) {
+          const input = entry.input;
+          const n = input.length;
+          let k = -1;
+          if (start + n < length && src[start + n] === QUOTE) for (k = 0; k < n && src[start + k] === input[k]; k++);
+          if (k === n) end = start + n;
+          else entry = undefined;
         }
-        const end = j;
+        if (entry === undefined) {
+          let j = start;
+          // Copies the key while hashing it and checking whether it can change (upper-case or non-ASCII).
+          for (;;) {
+            if (j >= length) throw invalid(src, j, depth, keyTop, 'the end of the key');
+            const k = src[j] as number;
+            if (k === QUOTE) break;
+            if (k < 0x20) throw invalid(src, j, depth, keyTop, 'a character (control characters must be escaped)');
+            if (k === BACKSLASH) {
+              escaped = true;
+              const escapeEnd = skipEscape(src, j);
+              if (escapeEnd < 0) throw invalid(src, j + 1, depth, keyTop, 'an escape sequence');
+              for (; j < escapeEnd; j++) hash = Math.imul(hash ^ (src[j] as number), FNV_PRIME);
+              continue;
+            }
+            if ((k >= 0x41 && k <= 0x5a) || k >= 0x80) plain = false;
+            hash = Math.imul(hash ^ k, FNV_PRIME);
+            dst[o++] = k;
+            j++;
+          }
+          end = j;
+        }
         if (keyTop === starts.length) {
           growKeys();
           starts = keyStart;
@@ -218,15 +263,21 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
         }
         starts[keyTop] = start;
         ends[keyTop] = end;
-        if (!escaped && ((plain && plainKeysKept) || allKeysKept)) {
+        if (entry === undefined && !escaped && ((plain && plainKeysKept) || allKeysKept)) {
           hashes[keyTop] = hash;
           keyEntry[keyTop] = undefined; // the slot may hold an entry from an earlier key
         } else {
-          const entry = lookup(src, start, end, hash, escaped);
+          if (entry === undefined) {
+            entry = lookup(src, start, end, hash, escaped);
+            if (previous !== undefined) previous.next = entry;
+          }
+          previous = entry;
           const { output } = entry;
           o = keyOut + 1;
-          if (output.length > end - start) dst = ensureScratch(o, o + output.length + (length - end) + suffix.length * 3 + 16);
-          for (let k = 0; k < output.length; k++) dst[o++] = output[k] as number;
+          if (output.length > end - start) dst = ensureScratch(base, o, o + output.length + (length - end) * 2 + suffix.length * 3 + 16);
+          // TypedArray#set (a memmove) measured faster than a byte loop here, short as keys are.
+          dst.set(output, o);
+          o += output.length;
           if (entry.changed) changedAt[depth] = 1;
           hashes[keyTop] = entry.outputHash;
           keyEntry[keyTop] = entry;
@@ -341,12 +392,16 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
     }
 
     if (suffix.length > 0) {
-      dst = ensureScratch(o, o + suffix.length * 3);
+      dst = ensureScratch(base, o, o + suffix.length * 3);
       o += dst.write(suffix, o);
     }
-    const result = Buffer.allocUnsafe(o);
-    dst.copy(result, 0, 0, o);
-    return result;
+    slabUsed = o;
+    previousEntry = previous;
+    if (captureStart >= 0) {
+      captureStart -= base;
+      captureEnd -= base;
+    }
+    return dst.subarray(base, o);
   }
 
   // --- rare paths: collisions and errors -------------------------------------------------------
@@ -449,7 +504,7 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
     const output = Buffer.from(escaped ? JSON.stringify(converted).slice(1, -1) : converted, 'utf8');
     let outputHash = FNV_OFFSET;
     for (let k = 0; k < output.length; k++) outputHash = Math.imul(outputHash ^ (output[k] as number), FNV_PRIME);
-    return { input, inputHash, output, outputHash, changed: !bytesEqual(output, src, start, end) };
+    return { input, inputHash, output, outputHash, changed: !bytesEqual(output, src, start, end), next: undefined };
   }
 }
 

@@ -50,7 +50,8 @@ export interface KeyTransformer {
   readonly transform: <T = unknown>(value: unknown) => T;
   /**
    * The ingest fast path: UTF-8 JSON bytes (a Kafka message value) in, `prefix` + the same JSON with
-   * every object key in snake_case + `suffix` out, as one Buffer ready for the Redis socket. One
+   * every object key in snake_case + `suffix` out, as one Buffer ready for the Redis socket (a view
+   * of a slab shared with later results: copy it to keep it for long). One
    * validating pass over the bytes: no `JSON.parse`, no `JSON.stringify`, no decoding. Values are
    * copied byte for byte (numbers past 2^53, escapes); whitespace between tokens is dropped. Same key
    * rule, depth bound and collision check as {@link KeyTransformer.transform}; `freeze` does not
