@@ -32,7 +32,7 @@ export const INGEST_DEFAULTS = Object.freeze({
   /**
    * Largest slice of one partition in a fetch response, and of the whole response. Twice kafkajs's
    * 1 MiB per partition: fewer, larger fetches took 0.2–2.6 µs of CPU off each event in bench/ingest
-   * (decision 0024) for ~50–65 MiB more peak RSS; the whole response stays bounded at 25 MiB (kafkajs: 10 MiB).
+   * (decision 0026) for ~50–65 MiB more peak RSS; the whole response stays bounded at 25 MiB (kafkajs: 10 MiB).
    */
   fetchMaxBytesPerPartition: 2_097_152, // 2 MiB
   fetchMaxBytes: 26_214_400, // 25 MiB

@@ -71,7 +71,7 @@ export const VARIANTS: Readonly<Record<string, Variant>> = {
   'app-conc6': app('app conc 6', { INGEST_PARTITIONS_CONCURRENTLY: '6' }),
   'app-conc12': app('app conc 12', { INGEST_PARTITIONS_CONCURRENTLY: '12' }),
   // kafkajs fetch sizes (defaults: maxBytesPerPartition 1 MiB, maxBytes 10 MiB), injected by child-hooks.
-  // The app with kafkajs's own fetch sizes (1 MiB per partition, 10 MiB per response), the defaults before decision 0024.
+  // The app with kafkajs's own fetch sizes (1 MiB per partition, 10 MiB per response), the defaults before decision 0026.
   'app-fetch1m': app('app, kafkajs fetch sizes (1 MiB/partition, 10 MiB)', {}, { maxBytesPerPartition: MiB, maxBytes: 10 * MiB }),
   'app-fetch256k': app('app fetch 256 KiB/partition', {}, { maxBytesPerPartition: MiB / 4 }),
   'app-fetch2m': app('app fetch 2 MiB/partition, 50 MiB', {}, { maxBytesPerPartition: 2 * MiB, maxBytes: 50 * MiB }),
@@ -117,7 +117,7 @@ export const PRESETS: Readonly<Record<string, readonly string[]>> = {
   // Decision 0010: the batch forms against the event forms and the consume-only ceiling.
   batching: ['app', 'app-history-batch', 'app-event', 'app-history-off', 'kafkajs-consume'],
   headline: ['app', 'app-chunk2000', 'app-conc12', 'app-fetch4m', 'app-event', 'kafkajs-consume'],
-  // Decision 0024 (issue #18): CPU per event against the consume-only ceiling, and the fetch sizes apart.
+  // Decision 0026 (issue #18): CPU per event against the consume-only ceiling, and the fetch sizes apart.
   cpu: ['app', 'app-fetch1m', 'kafkajs-consume'],
   // Decision 0020: what tracing costs per event.
   tracing: ['app', 'app-otel-0', 'app-otel-1', 'app-otel-100'],
