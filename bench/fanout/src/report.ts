@@ -429,8 +429,10 @@ export function transportRatioLines(runs: readonly StackRun[]): string[] {
       `${STACK_SHORT[stack]}: ${fmtInt(median(ours.map((r) => r.deliveriesPerSec)))} deliveries/s (median of ${ours.length}) vs bare uWS corked ` +
         `${fmtInt(bareRate)} (median of ${bare.length}): **${(ratio * 100).toFixed(1)} %** ${ratio >= 0.95 ? '**met**' : '**not met**'} (≥ 95 %); ` +
         `paired per repetition ${pairs.map((p) => `${(p * 100).toFixed(1)} %`).join(', ')}; ` +
-        `server CPU µs/delivery median ${median(ours.map(serverUsPerDelivery)).toFixed(2)} vs ${median(bare.map(serverUsPerDelivery)).toFixed(2)}; ` +
-        `every event to every socket in every run: ${all ? 'yes' : 'no'}`,
+        `server CPU µs/delivery median ${median(ours.map(serverUsPerDelivery)).toFixed(2)} vs ${median(bare.map(serverUsPerDelivery)).toFixed(2)} ` +
+        `(deliveries per CPU-second ${((median(bare.map(serverUsPerDelivery)) / median(ours.map(serverUsPerDelivery))) * 100).toFixed(0)} % of bare's: ` +
+        'what the rate would be with the core to itself, less exposed to how much CPU a busy machine left each process); ' +
+        `all N × E delivered within the drain deadline in every run: ${all ? 'yes' : 'no (undelivered at the deadline, not dropped: see "lost")'}`,
     );
   }
   return lines;
