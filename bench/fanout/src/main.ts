@@ -28,6 +28,7 @@ import {
   memoryTable,
   metricsOverheadLines,
   baseComparisonLines,
+  transportRatioLines,
   notesOf,
   ratioTable,
   repeatSummaryTable,
@@ -43,13 +44,14 @@ import { isGateway, STACK_LABELS, STACK_SHORT, useBaseGateway, type StackName } 
 import { burstSpec } from './burst.js';
 import { burstSection, heapLimitSection, memoryReturnSection } from './burst-sections.js';
 import { DEFAULT_UNBOUNDED_ENV } from './heap-limit.js';
+import { filtersSection } from './filters.js';
 import { DEFAULT_MEMORY_VARIANTS, memoryReturnSpec } from './memory-return.js';
 import { logXLineChart, timelineChart } from './svg.js';
 
 const HELP = `fan-out bench: ours vs naive vs card stack (same run, same N, same events)
   --quick                      smoke run: small N, short traffic; prints only (unless --out)
   --scenarios LIST             field,saturation,sweep (default), and scale (opt-in: ~19k-51k sockets, a few minutes);
-                               issue 18 (opt-in): burst, memory-return, heap-limit (see below)
+                               issue 18 (opt-in): burst, memory-return, heap-limit (see below); issue 16 (opt-in): filters
   --stacks LIST                stacks for field/saturation: naive,card,ours,bare,bare-corked (default), and
                                ours-no-metrics (our gateway with GATEWAY_METRICS=false, issue 7), ours-sse (GraphQL over
                                SSE) and ours-legacy (subscriptions-transport-ws, subprotocol graphql-ws); the bare uWS
@@ -69,6 +71,11 @@ const HELP = `fan-out bench: ours vs naive vs card stack (same run, same N, same
   --burst-sockets N            default 10000       --burst-distinct D  default 1000   --burst-events E  default 200
                                burst: our gateway stacks of --stacks and bare-corked, /healthz every 50 ms and the
                                gateway's event-loop delay from /metrics during traffic
+  --filter-sockets N           filters: default 2000 --filter-ops D   default 1000   --filter-events E default 200
+                               filters: our gateway, the same N sockets over D operations: one operation; D unfiltered;
+                               D each with its own where matching every event; D each matching ~10 % (interleaved
+                               with --repeat); then the compiled predicate alone in process (--filter-micro-rounds R,
+                               default 7; 0 skips) → filters.md
   --settle-seconds S           memory-return: RSS every 1 s for S s after the last delivery (default 60)
   --memory-variants LIST       memory-return: our gateway once per env variant, ';' between variants, ',' within one,
                                'jemalloc' = LD_PRELOAD of libjemalloc.so.2 (default: the allocator/V8 candidates)
@@ -108,6 +115,10 @@ const { values } = parseArgs({
     'burst-distinct': { type: 'string' },
     'burst-events': { type: 'string' },
     'settle-seconds': { type: 'string' },
+    'filter-sockets': { type: 'string' },
+    'filter-ops': { type: 'string' },
+    'filter-events': { type: 'string' },
+    'filter-micro-rounds': { type: 'string' },
     'memory-variants': { type: 'string', default: DEFAULT_MEMORY_VARIANTS },
     'heap-budget-mib': { type: 'string', default: '512' },
     'heap-old-space-mib': { type: 'string', default: '256' },
@@ -152,7 +163,7 @@ const stacks = values.stacks.split(',') as StackName[];
 for (const s of stacks) if (!(s in STACK_LABELS)) throw new RangeError(`unknown stack "${s}": use ${Object.keys(STACK_LABELS).join(', ')}`);
 if (values['base-gateway'] !== undefined) useBaseGateway(values['base-gateway']);
 else if (stacks.includes('ours-base')) throw new RangeError('--stacks ours-base needs --base-gateway <checkout with apps/gateway built>');
-const SCENARIOS = ['field', 'saturation', 'sweep', 'scale', 'burst', 'memory-return', 'heap-limit'];
+const SCENARIOS = ['field', 'saturation', 'sweep', 'scale', 'burst', 'memory-return', 'heap-limit', 'filters'];
 for (const s of scenarios) if (!SCENARIOS.includes(s)) throw new RangeError(`unknown scenario "${s}": use ${SCENARIOS.join(', ')}`);
 const repeat = Number(values.repeat);
 if (!Number.isInteger(repeat) || repeat < 1) throw new RangeError(`--repeat must be a positive integer, got ${values.repeat}`);
@@ -197,6 +208,17 @@ const burstSpecOfRun = burstSpec({
   drainTimeoutMs: drainOverride ?? (quick ? 10_000 : 60_000),
   idleMs,
 });
+const filterOptions = {
+  sockets: num(values['filter-sockets'], 2_000, 500),
+  operations: num(values['filter-ops'], 1_000, 100),
+  events: num(values['filter-events'], 200, 100),
+  repeat,
+  drainTimeoutMs: drainOverride ?? 30_000,
+  idleMs: 500,
+  workers,
+  microRounds: num(values['filter-micro-rounds'], 7, 3),
+};
+if (filterOptions.operations < 2) throw new RangeError(`--filter-ops must be at least 2 (per extra operation is against one), got ${filterOptions.operations}`);
 const settleMs = num(values['settle-seconds'], 60, 10) * 1_000;
 const heapOptions = {
   budgetBytes: num(values['heap-budget-mib'], 512, 512) * 1_048_576,
@@ -235,7 +257,7 @@ const scaleAddresses = (sockets: number): string[] => {
 const onlyOf = (...names: string[]): boolean => [...scenarios].every((s) => names.includes(s));
 const reportBase =
   values.report ??
-  (onlyOf('scale') ? 'fanout-scale' : onlyOf('memory-return') ? 'memory-return' : onlyOf('burst', 'heap-limit') ? 'burst' : 'fanout');
+  (onlyOf('filters') ? 'filters' : onlyOf('scale') ? 'fanout-scale' : onlyOf('memory-return') ? 'memory-return' : onlyOf('burst', 'heap-limit') ? 'burst' : 'fanout');
 if (!/^[A-Za-z0-9_.-]+$/.test(reportBase)) throw new RangeError(`--report must be a plain file name (letters, digits, _ . -), got "${reportBase}"`);
 const reportName = `${reportBase}${quick ? '-quick' : ''}`;
 /** NAME-scenario.svg, or NAME.svg when the report is already named after the scenario (fanout-scale). */
@@ -258,7 +280,7 @@ async function main(): Promise<void> {
   const schema = loadWirestreamSchema(auctionSchemaPath);
   const route = schema.routes.get('listingUpdated');
   if (!route) throw new Error('the auction schema has no listingUpdated route');
-  const maxEvents = Math.max(fieldSpec.events, saturationSpec.events, sweepEvents, scaleEvents, burstSpecOfRun.events);
+  const maxEvents = Math.max(fieldSpec.events, saturationSpec.events, sweepEvents, scaleEvents, burstSpecOfRun.events, filterOptions.events);
   const corpus = prepareEvents(maxEvents, route, 'ws', LISTINGS);
 
   let redisServer: RedisServer | undefined;
@@ -307,7 +329,11 @@ async function main(): Promise<void> {
       }
       const overhead = metricsOverheadLines(runs);
       const againstBase = baseComparisonLines(runs);
+      const againstTransport = name === 'saturation' && runs.some((r) => r.stack === 'ours-prod') ? transportRatioLines(runs) : [];
       const body = [
+        ...(againstTransport.length > 0
+          ? ['**Against the transport (issue 18: deliveries/s ≥ 95 % of bare uWS corked with the production settings on)**', '', ...againstTransport.map((l) => `- ${l}`), '']
+          : []),
         ...(overhead.length > 0 ? ['**Metrics on vs off (issue 7)**', '', ...overhead.map((l) => `- ${l}`), ''] : []),
         ...(againstBase.length > 0 ? ['**Change vs base (`ours` vs `ours-base`)**', '', ...againstBase.map((l) => `- ${l}`), ''] : []),
         ...(repeat > 1 ? [`Median and spread over ${repeat} interleaved repetitions:`, '', repeatSummaryTable(runs), ''] : []),
@@ -374,6 +400,7 @@ async function main(): Promise<void> {
       sections.unshift(`## Issue 4 targets (this run)\n\n${body}\n`);
     }
     await runIssue18(ctx, sections, svgs);
+    if (scenarios.has('filters')) sections.push(await filtersSection(ctx, schema, filterOptions));
     if (scenarios.has('sweep')) {
       const sweepStacks: StackName[] = values['sweep-baselines'] ? ['card', 'ours'] : ['ours'];
       log(`\n## Distinct operations sweep (${sweepStacks.join(', ')})\n`);

@@ -34,6 +34,8 @@ export interface EventCorpus {
   readonly meanEnvelopeBytes: number;
   /** Events per listing id, for the loss count of filtered subscriptions. */
   countByKey(keys: readonly string[], upTo: number): number[];
+  /** Event `i`'s payload as the gateway parses it (`occurred_at` is the generator's, not the publish time). */
+  payloadOf(i: number): Record<string, unknown>;
 }
 
 /** Prepares `count` listing events (seed 42, `listings` distinct ids), untimed. */
@@ -62,6 +64,11 @@ export function prepareEvents(count: number, route: SubscriptionRoute, prefix: s
   return {
     events,
     meanEnvelopeBytes: bytes / Math.max(1, count),
+    payloadOf(i) {
+      const event = events[i];
+      if (event === undefined) throw new RangeError(`event ${i} is beyond the corpus of ${events.length}`);
+      return JSON.parse(event.before + '2025-01-01T00:00:00.000000Z' + event.after) as Record<string, unknown>;
+    },
     countByKey(keys, upTo) {
       const index = new Map(keys.map((k, i) => [k, i]));
       const counts = keys.map(() => 0);

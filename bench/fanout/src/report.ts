@@ -405,3 +405,35 @@ export function baseComparisonLines(runs: readonly StackRun[]): string[] {
       `RSS change ${fmtBytes(med(change, (r) => r.perSocket.rssBytes))}, base ${fmtBytes(med(base, (r) => r.perSocket.rssBytes))}`,
   ];
 }
+
+/**
+ * Issue 18's "saturation close to the transport": each gateway stack of the run (`ours`,
+ * `ours-prod`) against `bare-corked`, as the ratio of medians and paired per repetition (each
+ * repetition ran the stacks back to back, so slow drifts of the machine hit both alike).
+ */
+export function transportRatioLines(runs: readonly StackRun[]): string[] {
+  const bare = runs.filter((r) => r.stack === 'bare-corked');
+  if (bare.length === 0) return [];
+  const bareRate = median(bare.map((r) => r.deliveriesPerSec));
+  const lines: string[] = [];
+  for (const stack of ['ours', 'ours-prod'] as const) {
+    const ours = runs.filter((r) => r.stack === stack);
+    if (ours.length === 0) continue;
+    const ratio = median(ours.map((r) => r.deliveriesPerSec)) / bareRate;
+    const pairs = ours.flatMap((a) => {
+      const b = bare.find((o) => o.repeat === a.repeat);
+      return b && b.deliveriesPerSec > 0 ? [a.deliveriesPerSec / b.deliveriesPerSec] : [];
+    });
+    const all = ours.every((r) => r.unique === r.expected && r.duplicates === 0);
+    lines.push(
+      `${STACK_SHORT[stack]}: ${fmtInt(median(ours.map((r) => r.deliveriesPerSec)))} deliveries/s (median of ${ours.length}) vs bare uWS corked ` +
+        `${fmtInt(bareRate)} (median of ${bare.length}): **${(ratio * 100).toFixed(1)} %** ${ratio >= 0.95 ? '**met**' : '**not met**'} (≥ 95 %); ` +
+        `paired per repetition ${pairs.map((p) => `${(p * 100).toFixed(1)} %`).join(', ')}; ` +
+        `server CPU µs/delivery median ${median(ours.map(serverUsPerDelivery)).toFixed(2)} vs ${median(bare.map(serverUsPerDelivery)).toFixed(2)} ` +
+        `(deliveries per CPU-second ${((median(bare.map(serverUsPerDelivery)) / median(ours.map(serverUsPerDelivery))) * 100).toFixed(0)} % of bare's: ` +
+        'what the rate would be with the core to itself, less exposed to how much CPU a busy machine left each process); ' +
+        `all N × E delivered within the drain deadline in every run: ${all ? 'yes' : 'no (undelivered at the deadline, not dropped: see "lost")'}`,
+    );
+  }
+  return lines;
+}

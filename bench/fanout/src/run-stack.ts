@@ -6,7 +6,7 @@ import { readCpuTimes, readCpuTimesOf, readMachineBusyMs, readRssBytes, readRssS
 import { publishEvents, type EventCorpus } from './publisher.js';
 import { startProbe, type Probe, type ProbeSummary } from './probe.js';
 import { startSampler, type PhaseMark, type Sample, type Sampler } from './sampler.js';
-import { fetchMemory, fetchStats, protocolOf, startServer, type MemoryUsage, type ServerHandle, type StackName } from './servers.js';
+import { benchJwtClaims, BENCH_JWT_SECRET, fetchMemory, fetchStats, protocolOf, startServer, type MemoryUsage, type ServerHandle, type StackName } from './servers.js';
 
 /** One measured configuration: N sockets with a plan, E events at a rate (or back-to-back). */
 export interface RunSpec {
@@ -40,6 +40,11 @@ export interface RunSpec {
   readonly wire?: { readonly deflate?: boolean; readonly delta?: boolean };
   /** Share of events whose envelope carries a sampled traceparent, as ingest writes them when it traces (tracing.ts). @default 0 */
   readonly tracedShare?: number;
+  /**
+   * With `plan.operations`: how many of the `events` published each operation matches (same
+   * index), counted by the scenario from the corpus with its own reference evaluation.
+   */
+  readonly expectedPerOperation?: readonly number[];
 }
 
 export interface RunContext {
@@ -215,12 +220,17 @@ function neededChannels(plan: OperationPlan, sockets: number, route: Subscriptio
 }
 
 /** Deliveries the whole plan should receive for `events` published events. */
-function expectedTotal(plan: OperationPlan, sockets: number, total: number, perFilterKey: readonly number[]): number {
+function expectedTotal(plan: OperationPlan, sockets: number, total: number, perFilterKey: readonly number[], perOperation: readonly number[] | undefined): number {
   const variants = variantsOf(plan);
   let sum = 0;
   for (let i = 0; i < sockets; i++) {
-    const fk = variants[variantOf(plan, i)]?.filterKey ?? -1;
-    sum += fk < 0 ? total : (perFilterKey[fk] ?? 0);
+    const variant = variants[variantOf(plan, i)];
+    const fk = variant?.filterKey ?? -1;
+    if (variant?.operation !== undefined) {
+      const count = perOperation?.[variant.operation];
+      if (count === undefined) throw new RangeError(`RunSpec.expectedPerOperation has no count for operation ${variant.operation} (${variant.label})`);
+      sum += count;
+    } else sum += fk < 0 ? total : (perFilterKey[fk] ?? 0);
   }
   return sum;
 }
@@ -314,6 +324,7 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
       ...(spec.sourceAddresses === undefined ? {} : { sourceAddresses: spec.sourceAddresses }),
       ...(spec.wire === undefined ? {} : { wire: spec.wire }),
       protocol: protocolOf(stack),
+      ...(stack === 'ours-prod' ? { jwt: { hs256Secret: BENCH_JWT_SECRET, claims: benchJwtClaims() } } : {}),
     });
     for (const sampler of samplers) sampler.attach(loadgen);
     const connectTimeoutMs = 30_000 + spec.sockets * 5;
@@ -370,7 +381,7 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
     });
     mark('drain');
     const perFilterKey = corpus.countByKey(spec.plan.filterKeys, spec.events);
-    const expected = expectedTotal(spec.plan, spec.sockets, spec.events, perFilterKey);
+    const expected = expectedTotal(spec.plan, spec.sockets, spec.events, perFilterKey, spec.expectedPerOperation);
     const drainDeadlineUs = lastPublishUs + spec.drainTimeoutMs * 1_000;
     const serversCpuMs = (): number => {
       const t = readCpuTimesOf(serverPids);
@@ -417,7 +428,11 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
     const ownMs = ownAfter.userMs + ownAfter.systemMs - ownBefore.userMs - ownBefore.systemMs;
     const othersCpuPct = windowMs > 0 ? Math.max(0, ((machineAfter - machineBefore - ownMs) / windowMs) * 100) : 0;
     // The progress tick lags up to 250 ms: the report below has the exact counters.
-    const report = await loadgen.report({ total: spec.events, perFilterKey });
+    const report = await loadgen.report({
+      total: spec.events,
+      perFilterKey,
+      ...(spec.expectedPerOperation === undefined ? {} : { perOperation: spec.expectedPerOperation }),
+    });
     let settle: SettleSample[] | undefined;
     if ((spec.settleMs ?? 0) > 0) {
       mark('settle');

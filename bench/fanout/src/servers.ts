@@ -5,14 +5,14 @@ import { freePort } from '@wirestream/testkit';
 import { startNodeProcess, type ManagedProcess } from './processes.js';
 
 /** The servers a run can measure. */
-export type StackName = 'naive' | 'card' | 'ours' | 'ours-sse' | 'ours-legacy' | 'ours-no-metrics' | 'ours-base' | 'bare' | 'bare-corked';
+export type StackName = 'naive' | 'card' | 'ours' | 'ours-prod' | 'ours-sse' | 'ours-legacy' | 'ours-no-metrics' | 'ours-base' | 'bare' | 'bare-corked';
 
 /** Our gateway, with or without metrics, over WebSocket or SSE: the stacks that run apps/gateway. */
 export function isGateway(stack: StackName): stack is GatewayStack {
-  return stack === 'ours' || stack === 'ours-sse' || stack === 'ours-legacy' || stack === 'ours-no-metrics' || stack === 'ours-base';
+  return stack === 'ours' || stack === 'ours-prod' || stack === 'ours-sse' || stack === 'ours-legacy' || stack === 'ours-no-metrics' || stack === 'ours-base';
 }
 
-type GatewayStack = 'ours' | 'ours-sse' | 'ours-legacy' | 'ours-no-metrics' | 'ours-base';
+type GatewayStack = 'ours' | 'ours-prod' | 'ours-sse' | 'ours-legacy' | 'ours-no-metrics' | 'ours-base';
 
 /** The protocol a stack's load client speaks (graphql-transport-ws unless said otherwise). */
 export function protocolOf(stack: StackName): 'graphql-transport-ws' | 'graphql-ws' | 'sse' {
@@ -23,6 +23,7 @@ export const STACK_LABELS: Readonly<Record<StackName, string>> = {
   naive: 'naive (ws + graphql-redis-subscriptions + lodash)',
   card: 'card stack, usual way (graphql-ws uWS adapter + memo transform)',
   ours: 'ours (apps/gateway)',
+  'ours-prod': 'ours with the production settings: JWT auth (HS256, a token per socket), metrics and history on',
   'ours-sse': 'ours over GraphQL over SSE (same gateway, same events; one POST stream per client)',
   'ours-legacy': 'ours over the legacy subscriptions-transport-ws protocol (subprotocol graphql-ws; same gateway, same events)',
   'ours-no-metrics': 'ours with GATEWAY_METRICS=false (issue 7: what metrics cost)',
@@ -35,12 +36,33 @@ export const STACK_SHORT: Readonly<Record<StackName, string>> = {
   naive: 'naive',
   card: 'card stack',
   ours: 'ours',
+  'ours-prod': 'ours, JWT + metrics + history',
   'ours-sse': 'ours, SSE',
   'ours-legacy': 'ours, legacy graphql-ws',
   'ours-no-metrics': 'ours, metrics off',
   'ours-base': 'ours (base)',
   bare: 'bare uWS',
   'bare-corked': 'bare uWS corked',
+};
+
+/**
+ * The HS256 secret of `ours-prod` (GATEWAY_JWT_HS256_SECRET) and what its load client signs
+ * every socket's token with: a bench-only value, on loopback.
+ */
+export const BENCH_JWT_SECRET = 'wirestream-fanout-bench-hs256-secret-not-for-production';
+
+/** The claims of each `ours-prod` socket's token (the load client adds `sub`): the scope the field needs, valid for a day. */
+export function benchJwtClaims(): Record<string, unknown> {
+  const now = Math.floor(Date.now() / 1_000);
+  return { scope: 'subscribe:listingUpdated', iat: now, exp: now + 86_400 };
+}
+
+/** What `ours-prod` runs with on top of the bench's defaults: the settings a deployment has on. */
+const PRODUCTION_ENV: Readonly<Record<string, string>> = {
+  GATEWAY_AUTH_MODE: 'jwt',
+  GATEWAY_JWT_HS256_SECRET: BENCH_JWT_SECRET,
+  GATEWAY_METRICS: 'true',
+  GATEWAY_HISTORY: 'true',
 };
 
 export interface ServerHandle {
@@ -109,6 +131,7 @@ export async function startServer(
       ...gatewayEnv,
       // Last, so --gateway-env cannot turn the comparison into ours vs ours.
       ...(stack === 'ours-no-metrics' ? { GATEWAY_METRICS: 'false' } : {}),
+      ...(stack === 'ours-prod' ? PRODUCTION_ENV : {}),
     }, cgroupProcs);
   } else {
     const file = { naive: 'naive.js', card: 'card-stack.js', bare: 'bare-uws.js', 'bare-corked': 'bare-uws.js' }[stack];

@@ -1,7 +1,8 @@
 // The public API of @wirestream/loadgen: a cheap graphql-transport-ws load client over worker processes.
 export { createLoadgen, MAX_SOCKETS_PER_WORKER } from './loadgen.js';
 export type { LatencySummary, Loadgen, LoadgenOptions, LoadProgress, LoadReport } from './loadgen.js';
-export type { ExpectedDeliveries } from './ipc.js';
+export type { ExpectedDeliveries, JwtOptions } from './ipc.js';
+export { signHs256 } from './jwt.js';
 export { createBenchClock, clockWithOffset, type BenchClock } from './clock.js';
 export { isoWithMicros } from './frames.js';
 export {
@@ -10,8 +11,10 @@ export {
   parseMix,
   variantOf,
   variantsOf,
+  type ExplicitOperation,
   type MixEntry,
   type OperationKind,
   type OperationPlan,
   type OperationVariant,
+  type SubscribePayload,
 } from './operations.js';

@@ -42,6 +42,18 @@ export interface WorkerStartMessage {
    * graphql-transport-ws: `start` instead of `subscribe`, events as `data`, `ka` keep-alives.
    */
   readonly legacy: boolean;
+  /**
+   * Sign an HS256 JWT per socket (`sub: loadgen-<global index>` on top of `claims`) and send it
+   * as `{ "token": … }` in `connection_init`, as a client of a gateway in jwt mode does.
+   */
+  readonly jwt: JwtOptions | undefined;
+}
+
+/** What the load client signs its tokens with (see `LoadgenOptions.jwt`). */
+export interface JwtOptions {
+  readonly hs256Secret: string;
+  /** Claims of every token (`scope`, `exp`, `aud`…); `sub` is set per socket. */
+  readonly claims: Readonly<Record<string, unknown>>;
 }
 
 /** Deliveries each socket should have seen, for the loss count. */
@@ -50,6 +62,8 @@ export interface ExpectedDeliveries {
   readonly total: number;
   /** Events per filter key index (see `OperationPlan.filterKeys`). */
   readonly perFilterKey: readonly number[];
+  /** Events each of `OperationPlan.operations` matches (same index); required when the plan lists operations. */
+  readonly perOperation?: readonly number[];
 }
 
 export type ParentMessage =

@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { addSparse, createHistogram, quantileUs } from './histogram.js';
-import type { ExpectedDeliveries, WorkerCounters, WorkerMessage, WorkerReportMessage, WorkerStartMessage, WorkerTarget } from './ipc.js';
+import type { ExpectedDeliveries, JwtOptions, WorkerCounters, WorkerMessage, WorkerReportMessage, WorkerStartMessage, WorkerTarget } from './ipc.js';
 import { checkPlan, type OperationPlan } from './operations.js';
 
 /**
@@ -57,6 +57,12 @@ export interface LoadgenOptions {
    * @default 'graphql-transport-ws'
    */
   readonly protocol?: 'graphql-transport-ws' | 'graphql-ws' | 'sse';
+  /**
+   * Authenticate like a client of a gateway in jwt mode: each socket signs its own HS256 token
+   * (`claims` plus `sub: loadgen-<index>`) and sends it as `{ "token": … }` in `connection_init`.
+   * WebSocket protocols only. @default none (an empty connection_init)
+   */
+  readonly jwt?: JwtOptions;
 }
 
 /** Counters summed over workers. */
@@ -122,7 +128,10 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
     connectNow = sockets,
     wire = {},
     protocol = 'graphql-transport-ws',
+    jwt,
   } = options;
+  if (jwt !== undefined && protocol === 'sse') throw new RangeError('jwt: the SSE client sends no connection_init; use a WebSocket protocol');
+  if (jwt !== undefined && Buffer.byteLength(jwt.hs256Secret) < 32) throw new RangeError('jwt.hs256Secret must be at least 32 bytes (what the gateway accepts)');
   if ((url === undefined) === (options.urls === undefined)) {
     throw new RangeError('give either url (one server) or urls (several, sockets assigned round-robin), not both and not neither');
   }
@@ -202,6 +211,7 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
       delta: wire.delta === true,
       sse: protocol === 'sse',
       legacy: protocol === 'graphql-ws',
+      jwt,
     };
     child.send(start);
   }

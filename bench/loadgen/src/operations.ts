@@ -37,15 +37,39 @@ export interface MixEntry {
 export interface OperationPlan {
   readonly mix?: readonly MixEntry[];
   readonly distinctOperations?: number;
+  /**
+   * Explicit distinct subscribe requests (e.g. each with its own `where` filter): socket `i`
+   * subscribes with `operations[i % length]`. Each one's expected deliveries come from
+   * `ExpectedDeliveries.perOperation` (same index), so a filter that matches only some events is
+   * counted right.
+   */
+  readonly operations?: readonly ExplicitOperation[];
   /** Routing keys that `filtered` subscriptions choose from (listing ids). */
   readonly filterKeys: readonly string[];
 }
 
-/** One distinct subscribe request: its JSON payload and the filter key it depends on (-1: none). */
+/** A subscribe payload as the client sends it. */
+export interface SubscribePayload {
+  readonly query: string;
+  readonly operationName?: string;
+  readonly variables?: Record<string, unknown>;
+}
+
+/** One entry of {@link OperationPlan.operations}. */
+export interface ExplicitOperation {
+  readonly label: string;
+  readonly payload: SubscribePayload;
+}
+
+/**
+ * One distinct subscribe request: its JSON payload and the filter key it depends on (-1: none);
+ * `operation` is its index in {@link OperationPlan.operations} when the plan lists them.
+ */
 export interface OperationVariant {
   readonly label: string;
-  readonly payload: { readonly query: string; readonly operationName?: string; readonly variables?: Record<string, unknown> };
+  readonly payload: SubscribePayload;
   readonly filterKey: number;
+  readonly operation?: number;
 }
 
 /**
@@ -72,6 +96,9 @@ export function parseMix(spec: string): MixEntry[] {
 
 /** Every distinct subscribe request a plan can produce, indexed as {@link variantOf} returns. */
 export function variantsOf(plan: OperationPlan): OperationVariant[] {
+  if (plan.operations !== undefined) {
+    return plan.operations.map((op, i) => ({ label: op.label, payload: op.payload, filterKey: -1, operation: i }));
+  }
   if (plan.distinctOperations !== undefined) {
     return Array.from({ length: plan.distinctOperations }, (_, i) => ({
       label: `distinct ${i}`,
@@ -101,6 +128,7 @@ export function variantsOf(plan: OperationPlan): OperationVariant[] {
  * 0..99 every 100 sockets), so every worker and every source address gets the same mix.
  */
 export function variantOf(plan: OperationPlan, index: number): number {
+  if (plan.operations !== undefined) return index % plan.operations.length;
   if (plan.distinctOperations !== undefined) return index % plan.distinctOperations;
   const mix = plan.mix ?? [{ kind: 'shared', percent: 100 }];
   const bucket = (index * 37) % 100; // 37 is coprime with 100
@@ -121,6 +149,9 @@ export function variantOf(plan: OperationPlan, index: number): number {
 
 /** Fails fast on a plan that cannot work, with the rule it breaks. */
 export function checkPlan(plan: OperationPlan): void {
+  const shapes = [plan.mix, plan.distinctOperations, plan.operations].filter((x) => x !== undefined).length;
+  if (shapes > 1) throw new RangeError('give one of mix, distinctOperations or operations, not several');
+  if (plan.operations !== undefined && plan.operations.length === 0) throw new RangeError('operations must list at least one subscribe request');
   if (plan.distinctOperations !== undefined) {
     if (plan.mix !== undefined) throw new RangeError('give either a mix or distinctOperations, not both');
     if (!Number.isInteger(plan.distinctOperations) || plan.distinctOperations < 1) {

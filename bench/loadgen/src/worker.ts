@@ -32,7 +32,8 @@ import {
   timeOfDayDeltaUs,
 } from './frames.js';
 import { bucketOf, createHistogram, toSparse } from './histogram.js';
-import type { ExpectedDeliveries, ParentMessage, WorkerCounters, WorkerMessage, WorkerStartMessage, WorkerTarget } from './ipc.js';
+import type { ExpectedDeliveries, JwtOptions, ParentMessage, WorkerCounters, WorkerMessage, WorkerStartMessage, WorkerTarget } from './ipc.js';
+import { signHs256 } from './jwt.js';
 import { variantOf, variantsOf } from './operations.js';
 import { readSseChunks, sseRequest, type SseReadState } from './sse.js';
 
@@ -91,6 +92,8 @@ let subscribeFrames: Buffer[] = [];
 let eventMark = NEXT_MARK;
 let subprotocol = 'graphql-transport-ws';
 let filterKeyOfVariant: number[] = [];
+/** Index into `ExpectedDeliveries.perOperation` per variant (-1: the variant is not an explicit operation). */
+let operationOfVariant: number[] = [];
 /** One HTTP upgrade request per target (the Host header differs), built once. */
 let upgradeRequests: Buffer[] = [];
 /** SSE mode: one POST per target and variant (`[target][variant]`), built once. */
@@ -150,6 +153,7 @@ function start(message: WorkerStartMessage): void {
     clientTextFrame(JSON.stringify({ id: '1', type: subscribeType, payload: message.delta ? { ...v.payload, extensions: { delta: 'fossil' } } : v.payload })),
   );
   filterKeyOfVariant = variants.map((v) => v.filterKey);
+  operationOfVariant = variants.map((v) => v.operation ?? -1);
   upgradeRequests = message.targets.map((t) =>
     Buffer.from(
       `GET ${t.path} HTTP/1.1\r\nHost: ${t.host}:${t.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
@@ -274,7 +278,7 @@ function onRead(s: ClientSocket, nread: number, buf: Buffer): void {
     s.phase = Phase.AwaitingAck;
     counters.open++;
     counters.wireBytes += rest;
-    s.socket?.write(INIT_FRAME);
+    s.socket?.write(config.jwt === undefined ? INIT_FRAME : initFrameWithToken(config.firstIndex + s.index, config.jwt));
     if (rest > 0) onFrames(s, buf, nread - rest, nread);
     return;
   }
@@ -559,12 +563,29 @@ function sendProgress(): void {
   send({ type: 'progress', ...snapshot() });
 }
 
+/** `connection_init` with a token of its own for socket `globalIndex` (signed at handshake, outside the traffic window). */
+function initFrameWithToken(globalIndex: number, jwt: JwtOptions): Buffer {
+  const token = signHs256({ ...jwt.claims, sub: `loadgen-${globalIndex}` }, jwt.hs256Secret);
+  return clientTextFrame(JSON.stringify({ type: 'connection_init', payload: { token } }));
+}
+
+/** Events socket `s` should have received: its operation's, its filter key's or every event. */
+function wantedOf(s: ClientSocket, expected: ExpectedDeliveries): number {
+  const operation = operationOfVariant[s.variant] as number;
+  if (operation >= 0) {
+    const count = expected.perOperation?.[operation];
+    if (count === undefined) throw new RangeError(`expected.perOperation has no count for operation ${operation}: give one per plan.operations entry`);
+    return count;
+  }
+  const filterKey = filterKeyOfVariant[s.variant] as number;
+  return filterKey < 0 ? expected.total : (expected.perFilterKey[filterKey] ?? 0);
+}
+
 function report(expected: ExpectedDeliveries): void {
   let lost = 0;
   let expectedTotal = 0;
   for (const s of sockets) {
-    const filterKey = filterKeyOfVariant[s.variant] as number;
-    const wanted = filterKey < 0 ? expected.total : (expected.perFilterKey[filterKey] ?? 0);
+    const wanted = wantedOf(s, expected);
     expectedTotal += wanted;
     lost += Math.max(0, wanted - (receivedCount[s.index] as number));
   }
