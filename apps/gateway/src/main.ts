@@ -41,6 +41,7 @@ function authOptions(): AuthenticatorOptions {
     maxTokenBytes: config.jwtMaxTokenBytes,
     ...optional('tenantClaim', config.jwtTenantClaim),
     ...optional('tenantArgs', config.jwtTenantArgs),
+    ...optional('filterRules', config.jwtFilterRules),
   };
 }
 let authenticator;

@@ -140,7 +140,7 @@ describe('the compiled where predicate', () => {
       fc.property(whereOn(EV, 2), fc.array(eventOn(EV, 2), { minLength: 1, maxLength: 8 }), (where, events) => {
         const op = subscribe(where);
         for (const event of events) {
-          const got = op.where === undefined ? true : op.where(event);
+          const got = op.where === undefined ? true : op.where({ payload: event, key: null });
           expect(got).toBe(reference(where, EV, event));
           total++;
           if (got) matched++;

@@ -19,7 +19,7 @@ export function renderPayload<C>(
 ): string | Promise<string> | undefined {
   const { op } = group;
   if (!matchesFilter(op.filter, envelope.payload)) return undefined;
-  if (op.where !== undefined && !op.where(envelope.payload)) return undefined;
+  if (op.where !== undefined && !op.where(envelope)) return undefined;
   stats.executions++;
   if (op.projector !== undefined) {
     // JSON.stringify({ data, extensions }) of execute's result, written as one flat string.

@@ -27,7 +27,7 @@ const event = (over: Record<string, unknown> = {}, price = 1500) => ({
 });
 
 function matches(op: CompiledSubscription, payload: Record<string, unknown>): boolean {
-  return op.where === undefined || op.where(payload);
+  return op.where === undefined || op.where({ payload, key: null });
 }
 
 describe('the where compiler', () => {
