@@ -23,8 +23,9 @@ export function createScopeInterner() {
   return {
     principal(scopeList: readonly string[], tenant: string | undefined, expiresAtMs?: number, bound?: readonly BoundFilter[]): Principal {
       const sorted = [...new Set(scopeList)].sort();
-      // Bound values as the rules hold them (one slot per rule, null for a missing claim), sorted within a rule.
-      const values = bound === undefined || bound.length === 0 ? undefined : bound.map(({ values: v }) => (v === undefined ? null : [...new Set(v.map((x) => JSON.stringify(x)))].sort()));
+      // Bound values by rule (null for a missing claim), as text, sorted: 7 and "7" filter alike (where-bound.ts
+      // coerces both to the field's type), so principals that differ only so share; the AccessScope of the first serves both.
+      const values = bound === undefined || bound.length === 0 ? undefined : bound.map(({ values: v }) => (v === undefined ? null : [...new Set(v.map(String))].sort()));
       const scopeKey = JSON.stringify(values !== undefined ? [sorted, tenant ?? null, values] : tenant === undefined ? [sorted] : [sorted, tenant]);
       let scopes = interned.get(scopeKey);
       if (!scopes) {
