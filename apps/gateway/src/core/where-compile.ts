@@ -70,7 +70,8 @@ function compileNode(node: WhereNode): Test {
       return (_o, e) => inner(e.h ?? NO_HEADERS, e);
     }
     case 'list':
-      return compileList(node.field, node.q, node.leaf, compileNode(node.item));
+      // A leaf element test of `true` (isEmpty, `some: {}`) counts every element, whatever it holds.
+      return compileList(node.field, node.q, node.leaf && node.item.k === 'true' ? undefined : node.leaf, compileNode(node.item));
     case 'exists': {
       const { field } = node;
       return (o) => o[field] !== undefined && o[field] !== null;
@@ -86,10 +87,14 @@ function compileNode(node: WhereNode): Test {
  * `some`/`every`/`none` over a list field's elements; false when the field is not a list. A leaf
  * element is tested as the field `''` of one holder object per compiled list (the element tests are
  * synchronous and hold no list of their own, so one holder is never in use twice at once).
+ * `leaf` undefined: every element passes (`isEmpty`).
  */
-function compileList(field: string, q: 'some' | 'every' | 'none', leaf: boolean, inner: Test): Test {
+function compileList(field: string, q: 'some' | 'every' | 'none', leaf: boolean | undefined, inner: Test): Test {
   const holder: Record<string, unknown> = { '': undefined };
-  const element = leaf
+  const element =
+    leaf === undefined
+      ? () => true
+      : leaf
     ? (value: unknown, e: WhereEvent): boolean => {
         holder[''] = value;
         const ok = inner(holder, e);

@@ -156,7 +156,8 @@ function listNode(field: string, operators: Record<string, unknown>, shape: Filt
     if (value === null || value === undefined) continue;
     if (op === 'some' || op === 'every' || op === 'none') items.push(quantifier(field, op, leaf, element(value)));
     else if (op === 'has' && leaf) items.push(quantifier(field, 'some', leaf, comparison(ELEMENT, { eq: value }, shape.named.name === 'ID')));
-    else if (op === 'isEmpty') items.push(quantifier(field, value === true ? 'none' : 'some', leaf, TRUE));
+    // Counts any element (an object list's `some: {}` needs an object element): tested as a leaf.
+    else if (op === 'isEmpty') items.push(quantifier(field, value === true ? 'none' : 'some', true, TRUE));
     else if (op === 'exists') items.push(value === true ? { k: 'exists', field } : not({ k: 'exists', field }));
   }
   return and(items);
@@ -264,7 +265,7 @@ export function whereKey(node: WhereNode): string {
     case 'env':
       return `@${node.part}{${whereKey(node.item)}}`;
     case 'list':
-      return `${node.field}[${node.q}]{${whereKey(node.item)}}`;
+      return `${node.field}[${node.q}${node.leaf ? '' : ':obj'}]{${whereKey(node.item)}}`;
     case 'cmp':
       return `${node.field}.${node.op}:${JSON.stringify(node.value)}`;
     case 'in':
