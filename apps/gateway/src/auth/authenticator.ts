@@ -1,4 +1,4 @@
-import type { BoundFilter } from '../core/where-bound.js';
+import type { BoundFilter } from './filter-rules.js';
 import { createJwtAuthenticator } from './jwt-authenticator.js';
 import { ALL_FIELDS_SCOPE, authorizeField, createScopeInterner } from './scopes.js';
 

@@ -10,8 +10,7 @@ import {
 import { GATEWAY_DEFAULTS } from '../defaults.js';
 import type { AuthResult, Authenticator, JwtAuthOptions, Principal, TenantBinding } from './authenticator.js';
 import { checkedJwksUrl, jwksFromFile, jwksFromPem } from './key-sources.js';
-import { parseFilterRules, type BoundFilter, type FilterRule } from '../core/where-bound.js';
-import type { Leaf } from '../core/where.js';
+import { parseFilterRules, type BoundFilter, type ClaimValue, type FilterRule } from './filter-rules.js';
 import { settingName } from './settings.js';
 import { authorizeField, createScopeInterner } from './scopes.js';
 
@@ -294,14 +293,14 @@ const MALFORMED = Symbol('malformed claim');
  * absent (or null). The claim is looked up by its name as written (`https://example.com/partner`),
  * then, for a dotted name, as a path into nested claims (`org.region`).
  */
-function claimValues(claims: JWTPayload, name: string): readonly Leaf[] | undefined | typeof MALFORMED {
+function claimValues(claims: JWTPayload, name: string): readonly ClaimValue[] | undefined | typeof MALFORMED {
   let value: unknown = claims[name];
   if (value === undefined && name.includes('.')) {
     value = claims;
     for (const segment of name.split('.')) value = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>)[segment] : undefined;
   }
   if (value === undefined || value === null) return undefined;
-  const isLeaf = (x: unknown): x is Leaf => typeof x === 'string' || typeof x === 'boolean' || (typeof x === 'number' && Number.isFinite(x));
+  const isLeaf = (x: unknown): x is ClaimValue => typeof x === 'string' || typeof x === 'boolean' || (typeof x === 'number' && Number.isFinite(x));
   if (isLeaf(value)) return [value];
   if (Array.isArray(value) && value.every(isLeaf)) return value;
   return MALFORMED;

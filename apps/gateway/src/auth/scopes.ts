@@ -1,4 +1,4 @@
-import type { BoundFilter } from '../core/where-bound.js';
+import type { BoundFilter } from './filter-rules.js';
 import type { FieldRoute, Principal } from './authenticator.js';
 
 /** Scope sets kept shared between principals with equal scopes: thousands of sockets, a few distinct sets. */
