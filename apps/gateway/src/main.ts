@@ -12,6 +12,7 @@ import { connectRedis } from './broker/redis-connect.js';
 import { createRedisTicketStore } from './broker/redis-tickets.js';
 import { newTicket, TICKET_PATTERN } from './transport/sse-tickets.js';
 import { gatewayConfigSpec } from './config.js';
+import { filterRuleProblems, parseFilterRules } from './core/where-bound.js';
 import { createGatewayMetrics } from './core/metrics.js';
 import { createGateway } from './gateway.js';
 import { loadConsoleSite, type ConsoleSite } from './transport/console.js';
@@ -41,6 +42,7 @@ function authOptions(): AuthenticatorOptions {
     maxTokenBytes: config.jwtMaxTokenBytes,
     ...optional('tenantClaim', config.jwtTenantClaim),
     ...optional('tenantArgs', config.jwtTenantArgs),
+    ...optional('filterRules', config.jwtFilterRules),
   };
 }
 let authenticator;
@@ -69,6 +71,13 @@ try {
 } catch (err) {
   if (!(err instanceof SchemaError)) throw err;
   process.stderr.write(`${err.message}\n`);
+  process.exit(EXIT_CONFIG);
+}
+// Filter rules were parsed with the authenticator; each must name a path some subscription field can filter on.
+const filterRules = config.authMode === 'jwt' ? parseFilterRules(config.jwtFilterRules ?? []) : [];
+const ruleProblems = filterRuleProblems(schema, filterRules);
+if (ruleProblems.length > 0) {
+  process.stderr.write(`${ruleProblems.join('\n')}\n`);
   process.exit(EXIT_CONFIG);
 }
 if (schema.added.length > 0) logger.info({ added: schema.added }, 'schema: added what the SDL does not declare (docs/schema.md)');

@@ -130,3 +130,87 @@ it(`stays up, bounded and delivering under ${ITERATIONS} mutated frames (seed ${
   // No leak the size of the traffic: generous bound, as GC timing is not ours to control here.
   expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(64 * 1024 * 1024);
 }, 180_000);
+
+// --- Generated malformed where filters: valid and invalid fields, operators and values, deep and wide ---
+
+const WHERE_ITERATIONS = Number(process.env['FUZZ_WHERE_ITERATIONS'] ?? 3_000);
+const WHERE_KEYS = ['listing_id', 'event_type', 'listing', 'seller_info', 'seller_id', 'category_path', 'recent_bids', 'amount', 'amount_cents', '_key', '_headers', 'tenant', 'and', 'or', 'not', 'nope', '__proto__', 'constructor'];
+const OPERATORS = ['eq', 'ne', 'in', 'nin', 'gt', 'gte', 'lt', 'lte', 'exists', 'some', 'every', 'none', 'has', 'isEmpty', 'bogus'];
+
+/** Nodes left in the filter being generated: keeps one filter within a few hundred nodes (wide or deep, not both). */
+let budget = 0;
+
+function randomWhere(r: ReturnType<typeof createRandom>, depth: number): unknown {
+  const roll = r.int(10);
+  if (roll === 0 || depth > 11 || --budget <= 0) return r.pick(WEIRD_VALUES);
+  if (roll === 1) return Array.from({ length: r.int(4) }, () => randomWhere(r, depth + 1));
+  const where: Record<string, unknown> = {};
+  for (let i = r.int(4); i >= 0; i--) {
+    const key = r.pick(WHERE_KEYS);
+    if (key === 'and' || key === 'or') where[key] = Array.from({ length: r.int(r.next() < 0.1 ? 80 : 4) }, () => randomWhere(r, depth + 1));
+    else if (r.next() < 0.5) where[key] = randomWhere(r, depth + 1);
+    else where[key] = randomOperators(r, depth);
+  }
+  return where;
+}
+
+function randomOperators(r: ReturnType<typeof createRandom>, depth: number): Record<string, unknown> {
+  const ops: Record<string, unknown> = {};
+  for (let i = r.int(3); i >= 0; i--) {
+    const op = r.pick(OPERATORS);
+    const n = r.next() < 0.05 ? 101 + r.int(100) : r.int(4);
+    ops[op] =
+      op === 'in' || op === 'nin' ? Array.from({ length: n }, () => (r.next() < 0.8 ? `lst-${r.int(9)}` : r.pick(WEIRD_VALUES)))
+      : op === 'some' || op === 'every' || op === 'none' ? randomWhere(r, depth + 1)
+      : r.next() < 0.7 ? `lst-${r.int(9)}` : r.pick(WEIRD_VALUES);
+  }
+  return ops;
+}
+
+it(`stays up, bounded and delivering under ${WHERE_ITERATIONS} generated malformed where filters (seed ${SEED})`, async () => {
+  const base = t.gateway.stats().subscriptions;
+  const good = collect(t.connect(), 'subscription($w: ListingEventWhere) { listingUpdated(where: $w) { listing_id } }', { w: { listing_id: { exists: true } } });
+  await waitFor(() => t.gateway.stats().subscriptions === base + 1, { message: 'good client subscribed' });
+  const r = createRandom(SEED + 16);
+  const sockets = Array.from({ length: 4 }, () => rawSocket(t.url));
+  const closes: unknown[] = [];
+  for (const raw of sockets) void raw.closed.then((c) => closes.push(c));
+  for (const raw of sockets) {
+    await raw.opened;
+    raw.ws.send(JSON.stringify({ type: 'connection_init' }));
+  }
+  await waitFor(() => sockets.every((raw) => raw.messages.length === 1), { message: 'acks' });
+  let published = 0;
+  for (let i = 0; i < WHERE_ITERATIONS; i++) {
+    const raw = sockets[i % sockets.length] as (typeof sockets)[number];
+    budget = 300;
+    const where = randomWhere(r, 0);
+    // Mostly as a variable (coerced by graphql-js, then our limits), sometimes inline where the JSON happens to be a GraphQL literal.
+    const inline = r.next() < 0.2 ? JSON.stringify(where).replace(/"([A-Za-z_][A-Za-z0-9_]*)":/g, '$1:') : undefined;
+    const payload =
+      inline === undefined
+        ? { query: 'subscription($w: ListingEventWhere) { listingUpdated(where: $w) { listing_id } }', variables: { w: where } }
+        : { query: `subscription { listingUpdated(where: ${inline}) { listing_id } }` };
+    // Frames over GATEWAY_MAX_PAYLOAD_BYTES close the socket (the frame fuzzer above covers that): stay under it.
+    const frame = JSON.stringify({ id: `w${i}`, type: 'subscribe', payload });
+    if (Buffer.byteLength(frame) < 60_000) raw.ws.send(frame);
+    // Keep each socket under its subscription cap: complete what it subscribed 40 frames ago.
+    if (i >= 40) raw.ws.send(JSON.stringify({ id: `w${i - 40}`, type: 'complete' }));
+    if (i % 300 === 0) {
+      await t.publishListing(`lst-${i}`);
+      published++;
+    }
+    if (i % 25 === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  await waitFor(() => good.results.length === published, { timeoutMs: 20_000, message: `${published} events to the good client` });
+  expect(good.errors).toEqual([]);
+  expect(t.gateway.isReady()).toBe(true);
+  // Every socket is still open (a bad filter is a GraphQL error, never a protocol close), and most filters were refused.
+  expect(closes).toEqual([]);
+  const errors = sockets.flatMap((raw) => raw.messages).filter((m) => (m as { type?: string }).type === 'error').length;
+  expect(errors).toBeGreaterThan(WHERE_ITERATIONS / 4);
+  expect(t.gateway.stats().subscriptions).toBeLessThanOrEqual(base + sockets.length * 41 + 1);
+  for (const raw of sockets) raw.ws.close();
+  await waitFor(() => t.gateway.stats().subscriptions === base + 1, { message: 'fuzzing subscriptions released' });
+  good.dispose();
+}, 180_000);

@@ -181,6 +181,43 @@ describe('documents and variables are bounded before validation', () => {
   });
 });
 
+describe('where filters are bounded before they are normalized or compiled (GATEWAY_MAX_FILTER_*)', () => {
+  const BY_WHERE = 'subscription($w: ListingEventWhere) { listingUpdated(where: $w) { listing_id } }';
+  const nestedNot = (levels: number): Record<string, unknown> => (levels === 0 ? { event_type: { eq: 'A' } } : { not: nestedNot(levels - 1) });
+  const cases: [string, Record<string, unknown>, RegExp][] = [
+    ['an in-list of 101 values', { listing_id: { in: Array.from({ length: 101 }, (_, i) => `lst-${i}`) } }, /listing_id\.in lists 101 values, over the limit of 100 \(GATEWAY_MAX_FILTER_IN_LIST\)/],
+    ['an in-list of 101 values in a list element filter', { listing: { category_path: { some: { nin: Array.from({ length: 101 }, (_, i) => `c${i}`) } } } }, /category_path\.some\.nin lists 101 values.*GATEWAY_MAX_FILTER_IN_LIST/],
+    ['65 clauses', { or: Array.from({ length: 65 }, (_, i) => ({ listing_id: { eq: `lst-${i}` } })) }, /more than 64 clauses, the limit \(GATEWAY_MAX_FILTER_CLAUSES\)/],
+    ['clauses on the key and headers', { _key: { eq: 'a', ne: 'b' }, and: Array.from({ length: 70 }, () => ({ _key: { exists: true } })) }, /GATEWAY_MAX_FILTER_CLAUSES/],
+    // Variables deeper than GATEWAY_MAX_VARIABLES_DEPTH (8) are refused before the filter is looked at.
+    ['depth 60 of not in a variable', nestedNot(60), /Variables are nested/],
+  ];
+
+  it.each(cases)('%s gets a GraphQL error naming the limit, and no group', async (_name, where, message) => {
+    const groups = t.gateway.stats().groups;
+    const sub = collect(t.connect({ token: await token() }), BY_WHERE, { w: where });
+    await waitFor(() => sub.errors.length === 1, { message: 'the error' });
+    expect(errorText(sub)).toMatch(message);
+    expect(t.gateway.stats().groups).toBe(groups);
+  });
+
+  it.each([
+    ['depth 9 of not', `${'{ not: '.repeat(8)}{ event_type: { eq: "A" } }${' }'.repeat(8)}`],
+    // where 1, five or-items 2-6, listing 7, recent_bids.some 8, amount 9.
+    ['depth 9 through a list quantifier', '{ or: [{ or: [{ or: [{ or: [{ or: [{ listing: { recent_bids: { some: { amount: { amount_cents: { eq: 1 } } } } } }] }] }] }] }] }'],
+  ])('%s inline gets a GraphQL error naming GATEWAY_MAX_FILTER_DEPTH', async (_name, where) => {
+    const sub = collect(t.connect({ token: await token() }), `subscription { listingUpdated(where: ${where}) { listing_id } }`);
+    await waitFor(() => sub.errors.length === 1, { message: 'the error' });
+    expect(errorText(sub)).toMatch(/nested deeper than the limit of 8 \(GATEWAY_MAX_FILTER_DEPTH\)/);
+  });
+
+  it('refuses an inline filter over the limits the same way', async () => {
+    const sub = collect(t.connect({ token: await token() }), `subscription { listingUpdated(where: { listing_id: { in: [${Array.from({ length: 101 }, (_, i) => `"l${i}"`).join(', ')}] } }) { listing_id } }`);
+    await waitFor(() => sub.errors.length === 1, { message: 'the error' });
+    expect(errorText(sub)).toMatch(/GATEWAY_MAX_FILTER_IN_LIST/);
+  });
+});
+
 describe('the legacy graphql-ws subprotocol (subscriptions-transport-ws): same auth, limits and engine', () => {
   /** A raw legacy socket after connection_init with `payload`. */
   async function legacyInit(payload: unknown) {

@@ -24,9 +24,9 @@ export type ExecutionResult = FormattedExecutionResult<Record<string, unknown>, 
 export const LISTING = 'subscription { listingUpdated { listing_id event_type } }';
 
 /** A copy of the example schema reading a topic unique to the calling test file. */
-export function schemaFor(listingTopic: string): WirestreamSchema {
+export function schemaFor(listingTopic: string, editSdl: (sdl: string) => string = (sdl) => sdl): WirestreamSchema {
   const sdl = readFileSync(auctionSchemaPath, 'utf8').replace('"listing-events"', JSON.stringify(listingTopic));
-  return createWirestreamSchema(sdl);
+  return createWirestreamSchema(editSdl(sdl));
 }
 
 export interface TestGateway {
@@ -55,6 +55,8 @@ export async function startTestGateway(
   deps: Partial<Pick<GatewayDeps, 'authenticator' | 'metrics' | 'contextFactories' | 'tickets'>> = {},
   /** Adjusts the executable schema before the gateway starts (e.g. attaches a custom resolver). */
   configureSchema: (schema: WirestreamSchema) => void = () => {},
+  /** Edits the example SDL before it is built (e.g. adds `@topic(headers:)`). */
+  editSdl?: (sdl: string) => string,
 ): Promise<TestGateway> {
   const redisServer: RedisServer = await startRedis();
   const publisher = new Redis(redisServer.url);
@@ -63,7 +65,7 @@ export async function startTestGateway(
   for (const conn of [publisher, subscriberConn, historyRedis]) conn.on('error', () => {}); // restarts are part of some tests
   const topic = uniqueName('listing-events');
   const sink = createMemorySink();
-  const schema = schemaFor(topic);
+  const schema = schemaFor(topic, editSdl);
   configureSchema(schema);
   const gateway = createGateway(
     {

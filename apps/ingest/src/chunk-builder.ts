@@ -71,7 +71,7 @@ export function createChunkBuilder({ convert: convertJson, schemaGate, maxRetrie
         key = decoded.key;
       }
     }
-    const head = route.encodeHead(partition, message.offset, key, Number(message.timestamp), trace);
+    const head = route.encodeHead(partition, message.offset, key, Number(message.timestamp), trace, message.headers);
     if (route.snapshot && message.value === null) return tombstone(route, message, key, head, chunk);
     const convert = route.wire?.convert ?? convertJson;
     const result = convert(message.value, head, route.keyField);

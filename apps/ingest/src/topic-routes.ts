@@ -11,6 +11,7 @@ export interface TopicRoute {
   readonly shards: number;
   /** `@topic(snapshot: true)`: the chunk carries each event's key for the snapshot, and a tombstone becomes a deleted event. */
   readonly snapshot: boolean;
+  /** The topic's envelope head; copies the Kafka headers `@topic(headers:)` lists into `h` (only then reads a record's headers). */
   readonly encodeHead: EnvelopeHeadEncoder;
   /** For a topic in a registry format (`@topic(format: AVRO)`): its converter, key decoder and schemas. */
   readonly wire: WireTopic | undefined;
@@ -51,7 +52,7 @@ export function createTopicRoutes(schema: WirestreamSchema, decoders?: SchemaDec
           decodeKey: needsSchemaSource(keyFormat) ? createWireKeyDecoder(decoders, topic, keyFormat as WireFormat) : undefined,
         };
       }
-      return [topic, { keyField: route?.keyField, shards: route?.shards ?? 1, snapshot: route?.snapshot === true, encodeHead: createEnvelopeHeadEncoder(topic), wire }] as const;
+      return [topic, { keyField: route?.keyField, shards: route?.shards ?? 1, snapshot: route?.snapshot === true, encodeHead: createEnvelopeHeadEncoder(topic, route?.headers), wire }] as const;
     }),
   );
 }

@@ -32,7 +32,7 @@ describe('filter plans', () => {
         const where = result.operation.where;
         expect(where).toBeDefined();
         keys.add(result.operation.dedupKey);
-        for (const p of payloads) expect(where?.(p)).toBe(c.test(p));
+        for (const p of payloads) expect(where?.({ payload: p, key: null })).toBe(c.test(p));
       }
     }
     expect(keys.size).toBe(120);

@@ -87,4 +87,23 @@ describe('envelope', () => {
       expect(envelope.payload).toEqual({});
     });
   });
+
+  it('copies the listed Kafka headers into h (decision 0025): text, the last of a repeated one, only those present', () => {
+    const encode = createEnvelopeHeadEncoder('t', ['tenant', 'event-type', 'absent']);
+    const head = encode(0, '5', 'k', 1, undefined, { tenant: Buffer.from('acme'), 'event-type': [Buffer.from('a'), 'b"c'], other: 'x' });
+    const envelope = decodeEnvelope(head + '{"x":1}}');
+    expect(envelope.h).toEqual({ tenant: 'acme', 'event-type': 'b"c' });
+    expect(envelope.payload).toEqual({ x: 1 });
+    // None of them present, or no headers: no h at all; and a topic without headers ignores them.
+    expect(encode(0, '5', 'k', 1, undefined, { other: 'x' })).toBe(createEnvelopeHeadEncoder('t')(0, '5', 'k', 1));
+    expect(createEnvelopeHeadEncoder('t')(0, '5', 'k', 1, undefined, { tenant: 'acme' })).not.toContain('"h"');
+    // With a trace and on a deleted event the headers stay.
+    const traced = encode(0, '5', 'k', 1, encodeEnvelopeTrace('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'), { tenant: 'acme' });
+    expect(decodeEnvelope(encodeDeletedEnvelope(traced, 'id', 'k')).h).toEqual({ tenant: 'acme' });
+  });
+
+  it('drops a malformed h rather than the event', () => {
+    const envelope = decodeEnvelope('{"v":1,"topic":"t","partition":0,"offset":"1","key":null,"ts":1,"h":{"a":1},"payload":{}}');
+    expect(envelope.h).toBeUndefined();
+  });
 });

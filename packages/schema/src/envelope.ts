@@ -21,6 +21,12 @@ export interface Envelope {
   /** W3C `tracestate` of {@link tp}, when the producer sent one. */
   readonly tr?: string;
   /**
+   * The Kafka headers a topic copies into its envelopes (`@topic(headers: [...])`, decision 0025), by
+   * their Kafka names, each value as UTF-8 text (the last one of a repeated header). Only on topics that
+   * list headers, and only those the record carries: absent otherwise, so other topics cost no byte.
+   */
+  readonly h?: Readonly<Record<string, string>>;
+  /**
    * Only on a `@topic(snapshot: true)` topic's Kafka tombstone (null value): the key was deleted, and
    * the payload is `{"<key field>": <key>}` (`{}` without a key field); see {@link encodeDeletedEnvelope}.
    */
@@ -30,7 +36,7 @@ export interface Envelope {
 }
 
 /** Position metadata of an envelope, everything but the payload. */
-export type EnvelopeMeta = Omit<Envelope, 'v' | 'payload' | 'tp' | 'tr' | 'deleted'>;
+export type EnvelopeMeta = Omit<Envelope, 'v' | 'payload' | 'tp' | 'tr' | 'h' | 'deleted'>;
 
 /** An envelope that does not follow the contract; the message names the field. */
 export class EnvelopeError extends Error {
@@ -38,11 +44,15 @@ export class EnvelopeError extends Error {
   readonly retriable = false;
 }
 
+/** A Kafka record's headers as Kafka clients hand them over (kafkajs's `IHeaders`): bytes or text, an array when repeated. */
+export type RecordHeaders = Readonly<Record<string, Buffer | string | readonly (Buffer | string)[] | undefined>>;
+
 /**
  * Builds envelope heads of one topic; the topic's JSON is encoded once, not once per event. `trace`
  * is {@link encodeEnvelopeTrace}'s fragment for a traced event, undefined (no byte added) otherwise.
+ * `headers`: the record's headers; read only by the encoder of a topic that copies some (others ignore them).
  */
-export type EnvelopeHeadEncoder = (partition: number, offset: string, key: string | null, ts: number, trace?: string) => string;
+export type EnvelopeHeadEncoder = (partition: number, offset: string, key: string | null, ts: number, trace?: string, headers?: RecordHeaders) => string;
 
 /**
  * The envelope's trace fields, `,"tp":"<traceparent>"` (and `,"tr":<tracestate>`), placed after `ts`
@@ -60,13 +70,40 @@ const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
 /**
  * The envelope text up to and including `"payload":`, for one topic: the payload JSON and a
- * closing `}` follow. Lets ingest write the payload bytes straight after it.
+ * closing `}` follow. Lets ingest write the payload bytes straight after it. `headerNames`: the
+ * Kafka headers the topic copies into `h` (`@topic(headers:)`); without any, the encoder is the
+ * one before decision 0025 and never looks at a record's headers.
  */
-export function createEnvelopeHeadEncoder(topic: string): EnvelopeHeadEncoder {
+export function createEnvelopeHeadEncoder(topic: string, headerNames: readonly string[] = []): EnvelopeHeadEncoder {
   const start = '{"v":1,"topic":' + JSON.stringify(topic) + ',"partition":';
-  return (partition, offset, key, ts, trace) => {
+  if (headerNames.length === 0) {
+    return (partition, offset, key, ts, trace) => {
+      const head = start + partition + ',"offset":"' + offset + '","key":' + (key === null ? 'null' : JSON.stringify(key)) + ',"ts":' + ts;
+      return trace === undefined ? head + ',"payload":' : head + trace + ',"payload":';
+    };
+  }
+  const encodeHeaders = createHeadersEncoder(headerNames);
+  return (partition, offset, key, ts, trace, headers) => {
     const head = start + partition + ',"offset":"' + offset + '","key":' + (key === null ? 'null' : JSON.stringify(key)) + ',"ts":' + ts;
-    return trace === undefined ? head + ',"payload":' : head + trace + ',"payload":';
+    return (trace === undefined ? head : head + trace) + (headers === undefined ? '' : encodeHeaders(headers)) + ',"payload":';
+  };
+}
+
+/** `,"h":{"<name>":"<value>",…}` of the listed headers a record carries; '' when it carries none of them. */
+function createHeadersEncoder(headerNames: readonly string[]): (headers: RecordHeaders) => string {
+  const names = [...new Set(headerNames)];
+  const quoted = names.map((name) => JSON.stringify(name) + ':');
+  return (headers) => {
+    let fields = '';
+    // Deliberately imperative: runs per event of a topic with headers, a property lookup per listed name.
+    for (let i = 0; i < names.length; i++) {
+      let value = headers[names[i] as string];
+      if (value === undefined) continue;
+      if (Array.isArray(value)) value = value[value.length - 1] as Buffer | string | undefined;
+      if (value === undefined) continue;
+      fields += (fields === '' ? '' : ',') + (quoted[i] as string) + JSON.stringify(typeof value === 'string' ? value : (value as Buffer).toString('utf8'));
+    }
+    return fields === '' ? '' : ',"h":{' + fields + '}';
   };
 }
 
@@ -117,10 +154,18 @@ export function decodeEnvelope(text: string): Envelope {
   // Trace fields are optional; one that is malformed is dropped rather than the event (tracing must never cost a delivery).
   if (e['tp'] !== undefined && (typeof e['tp'] !== 'string' || !TRACEPARENT.test(e['tp']))) delete e['tp'];
   if (e['tr'] !== undefined && (typeof e['tr'] !== 'string' || e['tp'] === undefined)) delete e['tr'];
+  // Headers are optional too: a malformed `h` is dropped (a header filter then sees no headers), not the event.
+  if (e['h'] !== undefined && !isTextRecord(e['h'])) delete e['h'];
   expect(e, 'deleted', e['deleted'] === undefined || e['deleted'] === true, 'true or absent');
   const payload = e['payload'];
   expect(e, 'payload', typeof payload === 'object' && payload !== null && !Array.isArray(payload), 'an object');
   return value as Envelope;
+}
+
+function isTextRecord(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  for (const text of Object.values(value)) if (typeof text !== 'string') return false;
+  return true;
 }
 
 function expect(e: Record<string, unknown>, field: string, ok: boolean, expected: string): void {

@@ -1,6 +1,6 @@
 export { SchemaError, type SchemaProblem } from './errors.js';
 export { TOPIC_DIRECTIVE_SDL } from './sdl-additions.js';
-export { MAX_SHARDS } from './topic-bindings.js';
+export { MAX_SHARDS, MAX_TOPIC_HEADERS, headerFieldName } from './topic-bindings.js';
 export {
   TOPIC_FORMATS,
   KEY_FORMATS,
@@ -19,7 +19,7 @@ export {
   type WirestreamSchemaOptions,
 } from './wirestream-schema.js';
 export { DEFAULT_CHANNEL_PREFIX, shardOf, channelName, topicChannels } from './channels.js';
-export { encodeEnvelope, encodeDeletedEnvelope, encodeEnvelopeHead, encodeEnvelopeTrace, createEnvelopeHeadEncoder, decodeEnvelope, EnvelopeError, type Envelope, type EnvelopeMeta, type EnvelopeHeadEncoder } from './envelope.js';
+export { encodeEnvelope, encodeDeletedEnvelope, encodeEnvelopeHead, encodeEnvelopeTrace, createEnvelopeHeadEncoder, decodeEnvelope, EnvelopeError, type Envelope, type EnvelopeMeta, type EnvelopeHeadEncoder, type RecordHeaders } from './envelope.js';
 export {
   PUBLISH_FORMATS,
   encodeEnvelopeBatch,
@@ -63,7 +63,14 @@ export {
   EQUALITY_OPERATORS,
   comparisonInputName,
   isFilterableField,
+  filterableShape,
+  headersInputName,
+  listInputName,
   whereInputName,
+  KEY_FILTER,
+  HEADERS_FILTER,
+  LIST_OPERATORS,
+  type FilterableShape,
 } from './where-inputs.js';
 export {
   REDIS_MODES,

@@ -61,7 +61,7 @@ function routeOf(
     problems.push({
       ...problem,
       coordinate: where,
-      message: `@topic: ${problem.message} (name and key take a String, shards an Int, snapshot a Boolean, format one of ${TOPIC_FORMATS.join(', ')} and keyFormat one of ${KEY_FORMATS.join(', ')}, both without quotes, e.g. format: AVRO)`,
+      message: `@topic: ${problem.message} (name and key take a String, shards an Int, snapshot a Boolean, headers a list of Strings, format one of ${TOPIC_FORMATS.join(', ')} and keyFormat one of ${KEY_FORMATS.join(', ')}, both without quotes, e.g. format: AVRO)`,
     });
     return undefined;
   }
@@ -76,6 +76,7 @@ function routeOf(
   const keyFormat = (values['keyFormat'] ?? 'STRING') as KeyFormat;
   const subject = values['subject'];
   const snapshot = values['snapshot'] === true;
+  const headers = Array.isArray(values['headers']) ? [...new Set(values['headers'] as string[])] : [];
   const argument = (name: string) => directive?.arguments?.find((a) => a.name.value === name)?.value;
   let ok = true;
   if (typeof topic !== 'string' || !KAFKA_TOPIC_NAME.test(topic) || topic === '.' || topic === '..') {
@@ -102,6 +103,7 @@ function routeOf(
     );
     ok = false;
   }
+  if (!checkHeaders(headers, (message) => problem(argument('headers'), message))) ok = false;
   const payloadType = payloadTypeOf(field, node, where, problems);
   if (payloadType === undefined) return undefined;
   const keyField = typeof key === 'string' ? key : undefined;
@@ -121,7 +123,45 @@ function routeOf(
     }
   }
   if (!ok || typeof topic !== 'string' || typeof shards !== 'number') return undefined;
-  return Object.freeze({ fieldName: field.name, topic, keyField, shards, filterArgs: Object.freeze(filterArgs), format, keyFormat, subject: typeof subject === 'string' ? subject : undefined, snapshot });
+  return Object.freeze({ fieldName: field.name, topic, keyField, shards, filterArgs: Object.freeze(filterArgs), format, keyFormat, subject: typeof subject === 'string' ? subject : undefined, snapshot, ...(headers.length > 0 ? { headers: Object.freeze(headers) } : {}) });
+}
+
+/** Longest header name `@topic(headers:)` takes. */
+const MAX_HEADER_NAME = 128;
+/** Most headers one topic copies. */
+export const MAX_TOPIC_HEADERS = 32;
+
+/**
+ * The field of `where: { _headers: { … } }` that filters on a Kafka header: its name with every
+ * character GraphQL names do not allow (`-`, `.`…) as `_`, and a `_` before a leading digit
+ * (`event-type` → `event_type`).
+ */
+export function headerFieldName(header: string): string {
+  const name = header.replace(/[^A-Za-z0-9_]/g, '_');
+  return /^[0-9]/.test(name) ? `_${name}` : name;
+}
+
+/** Header names must be non-empty, short, and distinct as where fields. */
+function checkHeaders(headers: readonly string[], problem: (message: string) => void): boolean {
+  if (headers.length > MAX_TOPIC_HEADERS) {
+    problem(`@topic(headers:) lists ${headers.length} headers; at most ${MAX_TOPIC_HEADERS} (each one is copied into every envelope of the topic)`);
+    return false;
+  }
+  const byField = new Map<string, string>();
+  for (const header of headers) {
+    const field = headerFieldName(header);
+    if (header.trim() === '' || header.length > MAX_HEADER_NAME || field.startsWith('__')) {
+      problem(`@topic(headers:) lists ${JSON.stringify(header)}: a header name must be 1 to ${MAX_HEADER_NAME} characters and not start with "__"`);
+      return false;
+    }
+    const clash = byField.get(field);
+    if (clash !== undefined) {
+      problem(`@topic(headers:) lists ${JSON.stringify(clash)} and ${JSON.stringify(header)}, which filter as one field (_headers.${field}): keep one`);
+      return false;
+    }
+    byField.set(field, header);
+  }
+  return true;
 }
 
 /** The object type an event payload has: the field's type itself, not a list and not a scalar. */
@@ -186,13 +226,15 @@ function checkTopicsAgree(routes: ReadonlyMap<string, SubscriptionRoute>, subscr
         );
       }
       byMetricName.set(metricName, route);
-    } else if (route.shards !== first.shards || route.keyField !== first.keyField || route.format !== first.format || route.keyFormat !== first.keyFormat || route.snapshot !== first.snapshot) {
+    } else if (route.shards !== first.shards || route.keyField !== first.keyField || route.format !== first.format || route.keyFormat !== first.keyFormat || route.snapshot !== first.snapshot || headersOf(route) !== headersOf(first)) {
       problems.push(
         problemAt(
           node,
           where,
           `reads topic "${route.topic}" with ${routingOf(route)}, but ${subscriptionType.name}.${first.fieldName} reads it with ${routingOf(first)}; ` +
-            'one topic has one routing, one encoding and one snapshot setting: give both the same @topic(key:, shards:, format:, keyFormat:, snapshot:)',
+            (headersOf(route) === '' && headersOf(first) === ''
+              ? 'one topic has one routing, one encoding and one snapshot setting: give both the same @topic(key:, shards:, format:, keyFormat:, snapshot:)'
+              : 'one topic has one routing, one encoding, one snapshot setting and one header list: give both the same @topic(key:, shards:, format:, keyFormat:, snapshot:, headers:)'),
         ),
       );
     }
@@ -200,5 +242,9 @@ function checkTopicsAgree(routes: ReadonlyMap<string, SubscriptionRoute>, subscr
 }
 
 function routingOf(route: SubscriptionRoute): string {
-  return `${route.keyField === undefined ? 'no key' : `key "${route.keyField}"`}, ${route.shards} shards, format ${route.format}, keyFormat ${route.keyFormat} and snapshot ${String(route.snapshot === true)}`;
+  return `${route.keyField === undefined ? 'no key' : `key "${route.keyField}"`}, ${route.shards} shards, format ${route.format}, keyFormat ${route.keyFormat}${headersOf(route) === '' ? ' and' : ','} snapshot ${String(route.snapshot === true)}${headersOf(route) === '' ? '' : ` and headers [${headersOf(route)}]`}`;
+}
+
+function headersOf(route: SubscriptionRoute): string {
+  return [...(route.headers ?? [])].sort().join(', ');
 }

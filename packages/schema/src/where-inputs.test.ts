@@ -18,9 +18,10 @@ describe('the generated where argument', () => {
     const field = ws.schema.getSubscriptionType()?.getFields()['changed'];
     expect(field?.args.map((a) => a.name)).toEqual(['id', 'where']);
     const where = getNullableType(field?.args[1]?.type);
-    expect(isInputObjectType(where) && Object.keys(where.getFields())).toEqual(['id', 'kind', 'score', 'ok', 'inner', 'where', 'and', 'or', 'not']);
-    // Recursive types are generated once; lists and combinator names are not filterable.
-    expect(Object.keys((ws.schema.getType('InnerWhere') as import('graphql').GraphQLInputObjectType).getFields())).toEqual(['n', 'inner', 'and', 'or', 'not']);
+    expect(isInputObjectType(where) && Object.keys(where.getFields())).toEqual(['id', 'kind', 'score', 'ok', 'inner', 'where', '_key', 'and', 'or', 'not']);
+    // Recursive types are generated once; combinator names are not filterable; lists get list operators; _key only on payload types.
+    expect(Object.keys((ws.schema.getType('InnerWhere') as import('graphql').GraphQLInputObjectType).getFields())).toEqual(['n', 'inner', 'tags', 'and', 'or', 'not']);
+    expect(Object.keys((ws.schema.getType('StringListComparison') as import('graphql').GraphQLInputObjectType).getFields())).toEqual(['some', 'every', 'none', 'has', 'isEmpty', 'exists']);
     expect(printType(ws.schema.getType('IntComparison')!)).toContain('gte: Int');
     expect(printType(ws.schema.getType('KindComparison')!)).not.toContain('gt:');
     expect(printType(ws.schema.getType('KindComparison')!)).toContain('in: [Kind!]');
@@ -38,5 +39,29 @@ describe('the generated where argument', () => {
   it('refuses a type of the user named like a generated input', () => {
     expect(() => createWirestreamSchema(`${SDL}\ninput ThingWhere { x: Int }`)).toThrow(SchemaError);
     expect(() => createWirestreamSchema(`${SDL}\ninput ThingWhere { x: Int }`)).toThrow(/ThingWhere is a name Wirestream gives/);
+  });
+
+  it('adds _headers on the payload type of a topic that copies headers, and list filters on lists of objects', () => {
+    const ws = createWirestreamSchema(`
+type Subscription {
+  changed: Thing @topic(name: "things", headers: ["tenant", "event-type", "9lives"])
+}
+type Bid { amount: Int }
+type Thing { id: ID!, bids: [Bid!], grid: [[Int]], _key: String }
+`);
+    const where = ws.schema.getType('ThingWhere') as import('graphql').GraphQLInputObjectType;
+    // A payload field named _key is not filterable (the name is the Kafka key's); lists of lists are not either.
+    expect(Object.keys(where.getFields())).toEqual(['id', 'bids', '_key', '_headers', 'and', 'or', 'not']);
+    expect(String(where.getFields()['_key']?.type)).toBe('StringComparison');
+    expect(Object.keys((ws.schema.getType('ThingHeaders') as import('graphql').GraphQLInputObjectType).getFields())).toEqual(['_9lives', 'event_type', 'tenant']);
+    expect(Object.keys((ws.schema.getType('BidListWhere') as import('graphql').GraphQLInputObjectType).getFields())).toEqual(['some', 'every', 'none', 'isEmpty', 'exists']);
+    expect(ws.routes.get('changed')?.headers).toEqual(['tenant', 'event-type', '9lives']);
+  });
+
+  it('refuses header names that collide as where fields, and fields of one topic with other headers', () => {
+    expect(() => createWirestreamSchema('type Subscription { a: T @topic(name: "t", headers: ["a-b", "a.b"]) }\ntype T { x: Int }')).toThrow(/"a-b" and "a.b", which filter as one field \(_headers.a_b\)/);
+    expect(() =>
+      createWirestreamSchema('type Subscription { a: T @topic(name: "t", headers: ["x"])\n b: T @topic(name: "t") }\ntype T { x: Int }'),
+    ).toThrow(/one header list: give both the same @topic\(.*headers:\)/);
   });
 });

@@ -61,6 +61,7 @@ type Subscription { changed(id: ID): E @topic(name: "e-events", key: "id") }`;
       'keyFormat: TopicKeyFormat',
       'subject: String',
       'snapshot: Boolean',
+      'headers: [String!]',
     ]);
   });
 
@@ -167,7 +168,7 @@ describe('createWirestreamSchema: formats per topic', () => {
   c: E @topic(name: "c", keyFormat: JSON)
 }`);
     expect(problems).toHaveLength(3);
-    const hint = '(name and key take a String, shards an Int, snapshot a Boolean, format one of JSON, AVRO, PROTOBUF, JSON_SCHEMA and keyFormat one of STRING, AVRO, PROTOBUF, JSON_SCHEMA, both without quotes, e.g. format: AVRO)';
+    const hint = '(name and key take a String, shards an Int, snapshot a Boolean, headers a list of Strings, format one of JSON, AVRO, PROTOBUF, JSON_SCHEMA and keyFormat one of STRING, AVRO, PROTOBUF, JSON_SCHEMA, both without quotes, e.g. format: AVRO)';
     expect(problems).toEqual([
       `3:34 Subscription.a: @topic: Argument "format" has invalid value XML. ${hint}`,
       `4:34 Subscription.b: @topic: Argument "format" has invalid value "AVRO". ${hint}`,
@@ -236,11 +237,11 @@ type Subscription {
 
   it('shard counts out of range or of the wrong type', () => {
     expect(about('e')[0]).toMatch(/^7:35 .*@topic\(shards: 0\) must be an integer from 1 to 1024/);
-    expect(about('g')[0]).toMatch(/^9:35 .*@topic: Argument "shards" has invalid value "4"\. \(name and key take a String, shards an Int, snapshot a Boolean, format one of JSON, AVRO.*e\.g\. format: AVRO\)/);
+    expect(about('g')[0]).toMatch(/^9:35 .*@topic: Argument "shards" has invalid value "4"\. \(name and key take a String, shards an Int, snapshot a Boolean, headers a list of Strings, format one of JSON, AVRO.*e\.g\. format: AVRO\)/);
   });
 
   it('unknown @topic arguments and a missing name, with what @topic takes', () => {
-    expect(about('f')[0]).toMatch(/^8:27 .*Unknown argument "shard" on directive "@topic"\. Did you mean "shards"\? @topic takes name .*, key .*, shards .*, format .*, keyFormat .* and snapshot/);
+    expect(about('f')[0]).toMatch(/^8:27 .*Unknown argument "shard" on directive "@topic"\. Did you mean "shards"\? @topic takes name .*, key .*, shards .*, format .*, keyFormat .*, snapshot .* and headers/);
     // graphql-js's rule and the binding both see it: said once.
     expect(about('n')).toHaveLength(1);
     expect(about('n')[0]).toMatch(/^16:8 .*argument "name" of type "String!" is required/);

@@ -50,6 +50,12 @@ export interface SubscriptionRoute {
    * (redis-layout.ts, snapshot.ts; decision 0023). Absent (routes built before it existed) means false.
    */
   readonly snapshot?: boolean;
+  /**
+   * `@topic(headers: ["tenant", "event-type"])`: the Kafka headers ingest copies into each envelope
+   * (`h`, as text), which `where: { _headers: { … } }` filters on (decision 0025). Absent or empty:
+   * none, and the topic's envelopes are as before.
+   */
+  readonly headers?: readonly string[];
 }
 
 /** The executable schema plus the routing model derived from its `@topic` directives. */
@@ -228,7 +234,7 @@ function explained(problem: SchemaProblem): SchemaProblem {
     message:
       `${problem.message} @topic takes name (the Kafka topic, required), key (the payload field that routes an event), shards (1 to ${MAX_SHARDS}, default 16), ` +
       `format (the values' encoding: ${TOPIC_FORMATS.join(', ')}; default JSON), keyFormat (the keys': ${KEY_FORMATS.join(', ')}; default STRING), ` +
-      'subject (the registry subject of the value schema) and snapshot (true: keep the latest value per key for subscribers to start from; default false)',
+      'subject (the registry subject of the value schema), snapshot (true: keep the latest value per key for subscribers to start from; default false) and headers (the Kafka headers to copy into envelopes for where filters, e.g. ["tenant"])',
   };
 }
 

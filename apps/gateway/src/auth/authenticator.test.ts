@@ -337,3 +337,29 @@ describe('createAuthenticator — options fail fast', () => {
     expect(jwt({ jwksFile: join(workDir, 'missing.json') })).toThrow(/^auth: GATEWAY_JWT_JWKS_FILE \(jwksFile\) .*missing.json could not be read as JSON/);
   });
 });
+
+describe('filter rules bound to claims (GATEWAY_JWT_FILTER_RULES)', () => {
+  const auth = (filterRules: readonly string[]) => createAuthenticator({ mode: 'jwt', hs256Secret: SECRET, filterRules });
+
+  it('refuses a malformed rule at start, naming the setting', () => {
+    expect(() => auth(['seller.seller_id'])).toThrow(/^GATEWAY_JWT_FILTER_RULES: "seller.seller_id" has no =/);
+  });
+
+  it('keeps each rule with the token’s values (a missing claim as missing; nested and namespaced claims), in the scope key', async () => {
+    const a = auth(['seller.seller_id=partner_id', 'region=org.region', 'tier=https://example.com/tier']);
+    const p7 = principalOf(await a.authenticate({ token: await hs({ partner_id: '7', org: { region: ['eu', 'us'] }, 'https://example.com/tier': 2 }) }));
+    expect(p7.bound?.map((b) => b.values)).toEqual([['7'], ['eu', 'us'], [2]]);
+    const p7number = principalOf(await a.authenticate({ token: await hs({ partner_id: 7, org: { region: ['us', 'eu'] }, 'https://example.com/tier': '2', other: 'x' }) }));
+    // 7 and "7" (and the array's order) filter alike, so the two principals share; another partner does not.
+    expect(p7number.scopeKey).toBe(p7.scopeKey);
+    const p3 = principalOf(await a.authenticate({ token: await hs({ partner_id: '3' }) }));
+    expect(p3.scopeKey).not.toBe(p7.scopeKey);
+    expect(p3.bound?.map((b) => b.values)).toEqual([['3'], undefined, undefined]);
+  });
+
+  it('refuses a token whose bound claim is an object', async () => {
+    expect(reasonOf(await auth(['seller.seller_id=partner_id']).authenticate({ token: await hs({ partner_id: { id: 7 } }) }))).toBe(
+      'Forbidden: malformed partner_id claim: expected a string, number, boolean or an array of them',
+    );
+  });
+});

@@ -1,3 +1,4 @@
+import type { BoundFilter } from './filter-rules.js';
 import { createJwtAuthenticator } from './jwt-authenticator.js';
 import { ALL_FIELDS_SCOPE, authorizeField, createScopeInterner } from './scopes.js';
 
@@ -53,6 +54,15 @@ export interface JwtAuthOptions {
    * @default []
    */
   readonly tenantArgs?: readonly string[];
+  /**
+   * Filters bound to claims (decision 0025), each `[<field>:]<payload path>=<claim>`, e.g.
+   * `listing.seller_info.seller_id=partner_id`: on every subscription field whose payload has the
+   * path (or only on `<field>`), events must have the claim's value there (one of them, for an array
+   * claim), whatever the client's own `where` says. `_key` and `_headers.<header>` are the Kafka key
+   * and a copied header. A token without the claim may not subscribe to a field the rule applies to.
+   * @default []
+   */
+  readonly filterRules?: readonly string[];
   /** Longest accepted token; longer ones are refused before decoding. @default GATEWAY_DEFAULTS.jwtMaxTokenBytes (8 KiB) */
   readonly maxTokenBytes?: number;
 }
@@ -64,6 +74,8 @@ export interface Principal {
   readonly scopes: ReadonlySet<string>;
   /** The tenant claim's value, when `tenantClaim` is configured and the token carries it. */
   readonly tenant?: string;
+  /** The filter rules with this token's claim values (`filterRules`); absent without rules. */
+  readonly bound?: readonly BoundFilter[];
   /**
    * When the token expires (its `exp`, in ms since the epoch, without the clock tolerance):
    * close the socket then. Absent for anonymous connections. Note that `setTimeout` caps at
@@ -72,8 +84,9 @@ export interface Principal {
   readonly expiresAtMs?: number;
   /**
    * What the fan-out dedup key must include so that one principal's permissions never decide
-   * another's results: the sorted scopes and the tenant, as canonical JSON. Equal for principals
-   * whose scopes and tenant are equal (order and duplicates in the token do not matter).
+   * another's results: the sorted scopes, the tenant and the bound filters' claim values, as
+   * canonical JSON. Equal for principals whose scopes, tenant and bound values are equal (order and
+   * duplicates in the token do not matter).
    * Subscription results do not depend on the subject, so it is deliberately left out (more
    * sharing); include it if a resolver ever reads it.
    */

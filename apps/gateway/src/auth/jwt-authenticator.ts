@@ -10,6 +10,7 @@ import {
 import { GATEWAY_DEFAULTS } from '../defaults.js';
 import type { AuthResult, Authenticator, JwtAuthOptions, Principal, TenantBinding } from './authenticator.js';
 import { checkedJwksUrl, jwksFromFile, jwksFromPem } from './key-sources.js';
+import { parseFilterRules, type BoundFilter, type ClaimValue, type FilterRule } from './filter-rules.js';
 import { settingName } from './settings.js';
 import { authorizeField, createScopeInterner } from './scopes.js';
 
@@ -23,6 +24,7 @@ interface JwtSettings {
   readonly allowAnonymous: boolean;
   readonly scopesClaim: string;
   readonly tenantArgs: readonly string[];
+  readonly filterRules: readonly FilterRule[];
   readonly maxTokenBytes: number;
 }
 
@@ -39,6 +41,7 @@ function resolveJwtSettings(options: JwtAuthOptions): JwtSettings {
     scopesClaim = GATEWAY_DEFAULTS.jwtScopesClaim,
     tenantClaim,
     tenantArgs = [],
+    filterRules = [],
     maxTokenBytes = GATEWAY_DEFAULTS.jwtMaxTokenBytes,
   } = options;
   const publicSources = (
@@ -86,7 +89,7 @@ function resolveJwtSettings(options: JwtAuthOptions): JwtSettings {
   if (!Number.isInteger(maxTokenBytes) || maxTokenBytes < 256) {
     throw new RangeError(`auth: ${settingName('maxTokenBytes')} must be an integer ≥ 256, got ${String(maxTokenBytes)}`);
   }
-  return { options, clockToleranceSec, allowAnonymous, scopesClaim, tenantArgs, maxTokenBytes };
+  return { options, clockToleranceSec, allowAnonymous, scopesClaim, tenantArgs, filterRules: parseFilterRules(filterRules), maxTokenBytes };
 }
 
 /** Verifies a token's signature and standard claims with the configured keys (jose). */
@@ -152,8 +155,11 @@ export function createJwtAuthenticator(options: JwtAuthOptions): Authenticator {
   const { scopesClaim, maxTokenBytes } = settings;
   const { tenantClaim, anonymousScopes, jwksUrl } = options;
   const scopes = createScopeInterner();
+  const { filterRules } = settings;
+  // Anonymous connections carry no claims: a field a rule applies to is refused to them.
+  const anonymousBound = filterRules.map((rule): BoundFilter => ({ rule, values: undefined }));
   const anonymousResult: AuthResult | undefined = settings.allowAnonymous
-    ? Object.freeze({ ok: true, principal: scopes.principal(anonymousScopes ?? [], undefined) })
+    ? Object.freeze({ ok: true, principal: scopes.principal(anonymousScopes ?? [], undefined, undefined, anonymousBound) })
     : undefined;
   const boundArgs = new Set(settings.tenantArgs);
 
@@ -181,8 +187,14 @@ export function createJwtAuthenticator(options: JwtAuthOptions): Authenticator {
       else if (typeof value === 'number' && Number.isFinite(value)) tenant = String(value);
       else if (value !== undefined) return refuse(`malformed ${tenantClaim} claim: expected a string`);
     }
+    const bound: BoundFilter[] = [];
+    for (const rule of filterRules) {
+      const values = claimValues(claims, rule.claim);
+      if (values === MALFORMED) return refuse(`malformed ${rule.claim} claim: expected a string, number, boolean or an array of them`);
+      bound.push({ rule, values });
+    }
     const expiresAtMs = typeof claims.exp === 'number' ? claims.exp * 1000 : undefined;
-    return { ok: true, principal: scopes.principal(scopeList, tenant, expiresAtMs) };
+    return { ok: true, principal: scopes.principal(scopeList, tenant, expiresAtMs, bound) };
   }
 
   return {
@@ -272,6 +284,26 @@ function tokenFrom(payload: unknown): string | undefined {
   if (header === undefined || header === null || header === '') return undefined;
   if (typeof header !== 'string') return BAD_AUTHORIZATION;
   return BEARER.exec(header)?.[1] ?? BAD_AUTHORIZATION;
+}
+
+const MALFORMED = Symbol('malformed claim');
+
+/**
+ * A bound filter's claim as values: a string, number or boolean, or an array of them; undefined when
+ * absent (or null). The claim is looked up by its name as written (`https://example.com/partner`),
+ * then, for a dotted name, as a path into nested claims (`org.region`).
+ */
+function claimValues(claims: JWTPayload, name: string): readonly ClaimValue[] | undefined | typeof MALFORMED {
+  let value: unknown = claims[name];
+  if (value === undefined && name.includes('.')) {
+    value = claims;
+    for (const segment of name.split('.')) value = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>)[segment] : undefined;
+  }
+  if (value === undefined || value === null) return undefined;
+  const isLeaf = (x: unknown): x is ClaimValue => typeof x === 'string' || typeof x === 'boolean' || (typeof x === 'number' && Number.isFinite(x));
+  if (isLeaf(value)) return [value];
+  if (Array.isArray(value) && value.every(isLeaf)) return value;
+  return MALFORMED;
 }
 
 /** A space-separated string or an array of strings; a missing claim means no scopes. Undefined when malformed. */

@@ -1,3 +1,4 @@
+import type { BoundFilter } from './filter-rules.js';
 import type { FieldRoute, Principal } from './authenticator.js';
 
 /** Scope sets kept shared between principals with equal scopes: thousands of sockets, a few distinct sets. */
@@ -20,9 +21,12 @@ export function authorizeField(principal: Principal, route: FieldRoute): string 
 export function createScopeInterner() {
   const interned = new Map<string, ReadonlySet<string>>();
   return {
-    principal(scopeList: readonly string[], tenant: string | undefined, expiresAtMs?: number): Principal {
+    principal(scopeList: readonly string[], tenant: string | undefined, expiresAtMs?: number, bound?: readonly BoundFilter[]): Principal {
       const sorted = [...new Set(scopeList)].sort();
-      const scopeKey = JSON.stringify(tenant === undefined ? [sorted] : [sorted, tenant]);
+      // Bound values by rule (null for a missing claim), as text, sorted: 7 and "7" filter alike (where-bound.ts
+      // coerces both to the field's type), so principals that differ only so share; the AccessScope of the first serves both.
+      const values = bound === undefined || bound.length === 0 ? undefined : bound.map(({ values: v }) => (v === undefined ? null : [...new Set(v.map(String))].sort()));
+      const scopeKey = JSON.stringify(values !== undefined ? [sorted, tenant ?? null, values] : tenant === undefined ? [sorted] : [sorted, tenant]);
       let scopes = interned.get(scopeKey);
       if (!scopes) {
         scopes = new Set(sorted);
@@ -32,6 +36,7 @@ export function createScopeInterner() {
         scopes,
         scopeKey,
         ...(tenant === undefined ? {} : { tenant }),
+        ...(bound === undefined || bound.length === 0 ? {} : { bound }),
         ...(expiresAtMs === undefined ? {} : { expiresAtMs }),
       };
       return Object.freeze(principal);

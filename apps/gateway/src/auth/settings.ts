@@ -12,6 +12,7 @@ const VARIABLE_OF = {
   scopesClaim: spec.jwtScopesClaim.name,
   tenantClaim: spec.jwtTenantClaim.name,
   tenantArgs: spec.jwtTenantArgs.name,
+  filterRules: spec.jwtFilterRules.name,
   clockToleranceSec: spec.jwtClockToleranceSec.name,
   maxTokenBytes: spec.jwtMaxTokenBytes.name,
 } as const;

@@ -18,7 +18,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import { filterClauses, keyChannels, subscriptionChannels, WHERE_ARGUMENT, type FilterClause, type SubscriptionRoute, type WirestreamSchema } from '@wirestream/schema';
+import { filterClauses, headerFieldName, keyChannels, subscriptionChannels, WHERE_ARGUMENT, type FilterClause, type SubscriptionRoute, type WirestreamSchema } from '@wirestream/schema';
 import { GATEWAY_DEFAULTS } from '../defaults.js';
 import {
   checkDocumentLimits,
@@ -29,7 +29,8 @@ import {
   type VariablesLimits,
 } from './document-limits.js';
 import { compileProjector, type ProjectableOperation, type Projector } from './projector.js';
-import { compileWhere, normalizeWhere, pinnedKeys, whereKey, whereLimitViolation, type WhereLimits, type WherePredicate } from './where.js';
+import { and, compileWhere, normalizeWhere, pinnedKeys, TRUE, whereKey, whereLimitViolation, type WhereLimits, type WhereNode, type WherePredicate } from './where.js';
+import { boundWhere, type BoundFilter } from './where-bound.js';
 
 /** A subscribe request as it arrives in a graphql-ws `subscribe` message payload. */
 export interface OperationRequest {
@@ -80,11 +81,14 @@ export interface CompiledQuery {
 export interface AccessScope {
   /** Part of the dedup key (e.g. sorted scopes + tenant). */
   readonly key: string;
-  /** Checks the field may be used and returns the arguments to use (tenant binding may set some). */
+  /**
+   * Checks the field may be used and returns the arguments to use (tenant binding may set some) and
+   * the filters the caller's claims bind (where-bound.ts), ANDed with the client's `where`.
+   */
   authorize(
     route: SubscriptionRoute,
     args: Readonly<Record<string, unknown>>,
-  ): { readonly ok: true; readonly args: Readonly<Record<string, unknown>> } | { readonly ok: false; readonly message: string };
+  ): { readonly ok: true; readonly args: Readonly<Record<string, unknown>>; readonly bound?: readonly BoundFilter[] } | { readonly ok: false; readonly message: string };
 }
 
 /** Everyone may use everything: the scope of an anonymous-mode gateway. */
@@ -231,7 +235,9 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
     const { args } = allowed;
 
     const filter: FilterClause[] = filterClauses(route, args);
-    const where = whereOf(route, fieldDef.args.some((arg) => arg.name === WHERE_ARGUMENT), args);
+    const bound = allowed.bound === undefined || allowed.bound.length === 0 ? { node: TRUE } : boundWhere(ws, route, allowed.bound);
+    if ('error' in bound) return fail(bound.error);
+    const where = whereOf(route, fieldDef.args.some((arg) => arg.name === WHERE_ARGUMENT), args, bound.node);
     if ('error' in where) return fail(where.error);
     // A filter on the routing key needs only the shards that carry that key (an argument's, else the where's).
     const channels =
@@ -296,15 +302,23 @@ type WhereOutcome =
  */
 function createWhereCompiler(ws: WirestreamSchema, whereLimits: WhereLimits, maxCached: number) {
   const predicates = new Map<string, WherePredicate>();
-  return function whereOf(route: SubscriptionRoute, generated: boolean, args: Readonly<Record<string, unknown>>): WhereOutcome {
+  const headersByRoute = new Map<string, ReadonlyMap<string, string>>();
+  const headersOf = (route: SubscriptionRoute): ReadonlyMap<string, string> => {
+    let headers = headersByRoute.get(route.fieldName);
+    if (headers === undefined) headersByRoute.set(route.fieldName, (headers = new Map((route.headers ?? []).map((header) => [headerFieldName(header), header]))));
+    return headers;
+  };
+  /** `bound`: the caller's bound filters (where-bound.ts), ANDed after the client's own. */
+  return function whereOf(route: SubscriptionRoute, generated: boolean, args: Readonly<Record<string, unknown>>, bound: WhereNode): WhereOutcome {
     const value = args[WHERE_ARGUMENT];
     const payloadType = getNullableType(ws.schema.getSubscriptionType()?.getFields()[route.fieldName]?.type);
-    if (!generated || route.filterArgs.includes(WHERE_ARGUMENT) || value === undefined || value === null || !isObjectType(payloadType)) {
-      return { key: '', predicate: undefined, keys: undefined, pinned: undefined };
+    const own = generated && !route.filterArgs.includes(WHERE_ARGUMENT) && value !== undefined && value !== null && isObjectType(payloadType);
+    if (!own && bound.k === 'true') return { key: '', predicate: undefined, keys: undefined, pinned: undefined };
+    if (own) {
+      const violation = whereLimitViolation(value, payloadType, whereLimits);
+      if (violation !== undefined) return { error: violation };
     }
-    const violation = whereLimitViolation(value, payloadType, whereLimits);
-    if (violation !== undefined) return { error: violation };
-    const node = normalizeWhere(value, payloadType);
+    const node = and([own ? normalizeWhere(value, payloadType, { headers: headersOf(route) }) : TRUE, bound]);
     const key = whereKey(node);
     let predicate = predicates.get(key);
     if (predicate === undefined && node.k !== 'true') {
@@ -318,8 +332,8 @@ function createWhereCompiler(ws: WirestreamSchema, whereLimits: WhereLimits, max
       }
     }
     // At most one key per shard is worth naming: more than `shards` keys may still be every shard.
-    const keys = route.keyField === undefined ? undefined : pinnedKeys(node, route.keyField, route.shards);
-    const pinned = route.keyField === undefined ? undefined : pinnedKeys(node, route.keyField, Number.MAX_SAFE_INTEGER);
+    const keys = pinnedKeys(node, route.keyField, route.shards);
+    const pinned = pinnedKeys(node, route.keyField, Number.MAX_SAFE_INTEGER);
     return { key, predicate, keys, pinned };
   };
 }

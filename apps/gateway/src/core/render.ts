@@ -24,7 +24,7 @@ export function renderPayload<C>(
 ): string | Promise<string> | undefined {
   const { op } = group;
   if (!matchesFilter(op.filter, envelope.payload)) return undefined;
-  if (op.where !== undefined && !op.where(envelope.payload)) return undefined;
+  if (op.where !== undefined && !op.where(envelope)) return undefined;
   if (envelope.deleted === true) return deletedPayload(envelope, extensions);
   stats.executions++;
   if (op.projector !== undefined) {

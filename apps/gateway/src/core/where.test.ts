@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { auctionSchemaPath, loadWirestreamSchema, shardOf } from '@wirestream/schema';
+import { auctionSchemaPath, createWirestreamSchema, loadWirestreamSchema, shardOf } from '@wirestream/schema';
 import { createOperationCompiler, type CompiledSubscription } from './operations.js';
 
 const schema = loadWirestreamSchema(auctionSchemaPath);
@@ -27,7 +27,7 @@ const event = (over: Record<string, unknown> = {}, price = 1500) => ({
 });
 
 function matches(op: CompiledSubscription, payload: Record<string, unknown>): boolean {
-  return op.where === undefined || op.where(payload);
+  return op.where === undefined || op.where({ payload, key: null });
 }
 
 describe('the where compiler', () => {
@@ -105,5 +105,42 @@ describe('the where compiler', () => {
     expect(refusal(compiler, '{ not: { not: { not: { event_type: { eq: "A" } } } } }')).toMatch(/GATEWAY_MAX_FILTER_DEPTH/);
     expect(refusal(compiler, '{ event_type: { in: ["a", "b", "c"] } }')).toMatch(/event_type.in lists 3 values, over the limit of 2.*GATEWAY_MAX_FILTER_IN_LIST/);
     expect(() => createOperationCompiler(schema, { documentLimits: { maxFilterClauses: 0 } })).toThrow(/maxFilterClauses/);
+  });
+
+  it('filters list fields: some/every/none of the element filter, has, isEmpty; false on a missing list', () => {
+    const compiler = createOperationCompiler(schema);
+    const withLists = (categories: unknown, cents: number[]) => event({ listing: { category_path: categories, recent_bids: cents.map((amount_cents) => ({ amount: { amount_cents } })) } });
+    const has = subscribe(compiler, '{ listing: { category_path: { has: "lamps" } } }');
+    expect([matches(has, withLists(['home', 'lamps'], [])), matches(has, withLists(['home'], [])), matches(has, withLists(null, []))]).toEqual([true, false, false]);
+    const some = subscribe(compiler, '{ listing: { recent_bids: { some: { amount: { amount_cents: { gte: 1000 } } } } } }');
+    const every = subscribe(compiler, '{ listing: { recent_bids: { every: { amount: { amount_cents: { gte: 1000 } } } } } }');
+    const none = subscribe(compiler, '{ listing: { recent_bids: { none: { amount: { amount_cents: { gte: 1000 } } } } } }');
+    const cases = [[500, 1500], [1500], []];
+    expect(cases.map((c) => [matches(some, withLists([], c)), matches(every, withLists([], c)), matches(none, withLists([], c))])).toEqual([
+      [true, false, false],
+      [true, true, false],
+      [false, true, true],
+    ]);
+    const empty = subscribe(compiler, '{ listing: { category_path: { isEmpty: true } } }');
+    expect([matches(empty, withLists([], [])), matches(empty, withLists(['x'], [])), matches(empty, withLists(undefined, []))]).toEqual([true, false, false]);
+    const elements = subscribe(compiler, '{ listing: { category_path: { every: { in: ["a", "b"] } } } }');
+    expect([matches(elements, withLists(['a', 'b', 'a'], [])), matches(elements, withLists(['a', 'c'], []))]).toEqual([true, false]);
+  });
+
+  it('filters on the Kafka key and pins the shard of a route keyed by it', () => {
+    const keyed = createWirestreamSchema('type E { n: Int }\ntype Subscription { e: E @topic(name: "es", shards: 8) }');
+    const compiler = createOperationCompiler(keyed);
+    const result = compiler.compile({ query: 'subscription { e(where: { _key: { in: ["a", "b"] }, n: { gt: 1 } }) { n } }' });
+    if (!result.ok || result.operation.kind !== 'subscription') throw new Error(JSON.stringify(result));
+    const op = result.operation;
+    expect(op.channels).toEqual([...new Set([shardOf('a', 8), shardOf('b', 8)])].sort((x, y) => x - y).map((s) => `ws:es:${s}`));
+    expect([op.where?.({ payload: { n: 2 }, key: 'a' }), op.where?.({ payload: { n: 2 }, key: 'c' }), op.where?.({ payload: { n: 2 }, key: null })]).toEqual([true, false, false]);
+  });
+
+  it('counts list operators and _headers against the limits', () => {
+    const compiler = createOperationCompiler(schema, { documentLimits: { maxFilterClauses: 3, maxFilterDepth: 3, maxFilterInList: 2 } });
+    expect(refusal(compiler, '{ listing: { recent_bids: { some: { amount: { amount_cents: { eq: 1 } } } } } }')).toMatch(/deeper than the limit of 3/);
+    expect(refusal(compiler, '{ listing: { category_path: { some: { in: ["a", "b", "c"] } } } }')).toMatch(/category_path.some.in lists 3 values/);
+    expect(refusal(compiler, '{ _key: { eq: "a", ne: "b", gt: "c", lt: "d" } }')).toMatch(/more than 3 clauses/);
   });
 });

@@ -1,31 +1,44 @@
 /**
- * The `where` argument (issue #16, decision 0022): the coerced input normalized once per distinct
- * operation into a canonical tree, whose text is the filter's part of the dedup key and whose
- * compiled closures are the per-event predicate. No per-event walk of the input, no allocation on
- * the usual path (an ID compared with a number payload prints that number).
+ * The `where` argument (issue #16, decisions 0022 and 0025): the coerced input normalized once per
+ * distinct operation into a canonical tree, whose text is the filter's part of the dedup key and
+ * whose compiled closures (where-compile.ts) are the per-event predicate.
  *
  * Semantics (docs/schema.md): a comparison on a missing or null field is false, except `ne`, `nin`
  * and `exists: false`, which are the negations of `eq`, `in` and `exists: true`; a nested object
  * filter is false when the object is missing; `and: []` is true and `or: []` false; operators of
  * one comparison and fields of one object must all match. IDs compare as text (a payload may carry
  * an ID as a number); other leaves compare by type (`gt` on numbers as numbers, strings as text).
+ * `_key` is the event's Kafka key and `_headers` the Kafka headers its topic copies, wherever they
+ * appear in the tree. A list field's `some`/`every`/`none` test its elements (`every`/`none` true on
+ * an empty list); every list operator but `exists: false` is false on a missing or null list.
  */
-import { getNullableType, isEnumType, isListType, isObjectType, isScalarType, type GraphQLObjectType } from 'graphql';
-import { isFilterableField } from '@wirestream/schema';
+import { isEnumType, isObjectType, isScalarType, type GraphQLNamedType, type GraphQLObjectType } from 'graphql';
+import { filterableShape, HEADERS_FILTER, KEY_FILTER, type FilterableShape } from '@wirestream/schema';
+
+export { compileWhere, type WhereEvent, type WherePredicate } from './where-compile.js';
 
 /** The limits on one `where` (gateway settings; see GATEWAY_DEFAULTS). */
 export interface WhereLimits {
   /** Comparisons (each operator counts one) plus combinators. */
   readonly maxClauses: number;
-  /** Nesting of filter objects: the `where` itself is 1; each nested object, `and`/`or` item and `not` adds one. */
+  /** Nesting of filter objects: the `where` itself is 1; each nested object, `and`/`or` item, `not`, `_headers` and list `some`/`every`/`none` adds one. */
   readonly maxDepth: number;
   /** Values in one `in` or `nin` list. */
   readonly maxInList: number;
 }
 
-type Leaf = string | number | boolean;
+export type Leaf = string | number | boolean;
 
-/** A normalized filter. `text`: compare as text (IDs). */
+/** What normalization needs besides the payload type: the route's header names by their where field (`event_type` → `event-type`). */
+export interface WhereContext {
+  readonly headers?: ReadonlyMap<string, string>;
+}
+
+/**
+ * A normalized filter. `text`: compare as text (IDs). `env`: the item reads the envelope (`key`) or
+ * its headers (`h`) instead of the payload. `list`: a quantifier over a list field's elements; `leaf`:
+ * the elements are leaves, which the item reads as the field `''`.
+ */
 export type WhereNode =
   | { readonly k: 'true' }
   | { readonly k: 'false' }
@@ -33,43 +46,65 @@ export type WhereNode =
   | { readonly k: 'or'; readonly items: readonly WhereNode[] }
   | { readonly k: 'not'; readonly item: WhereNode }
   | { readonly k: 'obj'; readonly field: string; readonly item: WhereNode }
+  | { readonly k: 'env'; readonly part: 'key' | 'h'; readonly item: WhereNode }
+  | { readonly k: 'list'; readonly field: string; readonly q: 'some' | 'every' | 'none'; readonly leaf: boolean; readonly item: WhereNode }
   | { readonly k: 'cmp'; readonly field: string; readonly op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte'; readonly value: Leaf; readonly text: boolean }
   | { readonly k: 'in'; readonly field: string; readonly values: readonly Leaf[]; readonly text: boolean }
   | { readonly k: 'exists'; readonly field: string };
 
-const TRUE: WhereNode = { k: 'true' };
-const FALSE: WhereNode = { k: 'false' };
+export const TRUE: WhereNode = { k: 'true' };
+export const FALSE: WhereNode = { k: 'false' };
+/** The field a leaf list's element test reads (no payload field has an empty name). */
+export const ELEMENT = '';
 
 /** The first limit a `where` value on payloads of `type` exceeds, as a message naming it; undefined when within every limit. */
 export function whereLimitViolation(where: unknown, type: GraphQLObjectType, limits: WhereLimits): string | undefined {
   let clauses = 0;
   let violation: string | undefined;
-  const visit = (value: unknown, on: GraphQLObjectType, depth: number): void => {
-    if (violation !== undefined || !isRecord(value)) return;
-    if (depth > limits.maxDepth) {
-      violation = `The where filter is nested deeper than the limit of ${limits.maxDepth} (GATEWAY_MAX_FILTER_DEPTH).`;
-      return;
+  const tooDeep = (depth: number): boolean => {
+    if (depth <= limits.maxDepth) return false;
+    violation ??= `The where filter is nested deeper than the limit of ${limits.maxDepth} (GATEWAY_MAX_FILTER_DEPTH).`;
+    return true;
+  };
+  const operators = (value: unknown, path: string): void => {
+    if (!isRecord(value)) return;
+    for (const [op, operand] of Object.entries(value)) {
+      if (operand === null || operand === undefined) continue;
+      clauses++;
+      if (Array.isArray(operand) && operand.length > limits.maxInList) {
+        violation ??= `The where filter's ${path}.${op} lists ${operand.length} values, over the limit of ${limits.maxInList} (GATEWAY_MAX_FILTER_IN_LIST).`;
+      }
     }
+  };
+  const list = (value: unknown, name: string, shape: FilterableShape, depth: number): void => {
+    if (!isRecord(value)) return;
+    for (const [op, operand] of Object.entries(value)) {
+      if (operand === null || operand === undefined) continue;
+      clauses++;
+      if (op !== 'some' && op !== 'every' && op !== 'none') continue;
+      if (shape.object) visit(operand, shape.named as GraphQLObjectType, depth + 1);
+      else if (!tooDeep(depth + 1)) operators(operand, `${name}.${op}`);
+    }
+  };
+  const visit = (value: unknown, on: GraphQLObjectType, depth: number): void => {
+    if (violation !== undefined || !isRecord(value) || tooDeep(depth)) return;
     const fields = on.getFields();
     for (const [name, child] of Object.entries(value)) {
       if (child === null || child === undefined) continue;
-      const fieldType = fields[name] === undefined ? undefined : getNullableType(fields[name].type);
       if (name === 'and' || name === 'or') {
         clauses++;
         if (Array.isArray(child)) for (const item of child) visit(item, on, depth + 1);
       } else if (name === 'not') {
         clauses++;
         visit(child, on, depth + 1);
-      } else if (fieldType !== undefined && isObjectType(fieldType)) {
-        visit(child, fieldType, depth + 1);
-      } else if (isRecord(child)) {
-        for (const [op, operand] of Object.entries(child)) {
-          if (operand === null || operand === undefined) continue;
-          clauses++;
-          if (Array.isArray(operand) && operand.length > limits.maxInList) {
-            violation ??= `The where filter's ${name}.${op} lists ${operand.length} values, over the limit of ${limits.maxInList} (GATEWAY_MAX_FILTER_IN_LIST).`;
-          }
-        }
+      } else if (name === KEY_FILTER) operators(child, name);
+      else if (name === HEADERS_FILTER) {
+        if (isRecord(child) && !tooDeep(depth + 1)) for (const [header, ops] of Object.entries(child)) operators(ops, `${name}.${header}`);
+      } else {
+        const shape = fields[name] === undefined ? undefined : filterableShape(name, fields[name].type);
+        if (shape?.list === true) list(child, name, shape, depth);
+        else if (shape?.object === true) visit(child, shape.named as GraphQLObjectType, depth + 1);
+        else operators(child, name);
       }
       if (clauses > limits.maxClauses) violation ??= `The where filter has more than ${limits.maxClauses} clauses, the limit (GATEWAY_MAX_FILTER_CLAUSES).`;
     }
@@ -79,28 +114,61 @@ export function whereLimitViolation(where: unknown, type: GraphQLObjectType, lim
 }
 
 /** The canonical tree of a coerced `where` on payloads of `type`: equal filters give equal trees (see {@link whereKey}). */
-export function normalizeWhere(where: unknown, type: GraphQLObjectType): WhereNode {
+export function normalizeWhere(where: unknown, type: GraphQLObjectType, context: WhereContext = {}): WhereNode {
   if (!isRecord(where)) return TRUE;
   const items: WhereNode[] = [];
   const fields = type.getFields();
   for (const [name, value] of Object.entries(where)) {
     if (value === null || value === undefined) continue;
-    if (name === 'and' && Array.isArray(value)) items.push(and(value.map((item) => normalizeWhere(item, type))));
-    else if (name === 'or' && Array.isArray(value)) items.push(or(value.map((item) => normalizeWhere(item, type))));
-    else if (name === 'not') items.push(not(normalizeWhere(value, type)));
+    if (name === 'and' && Array.isArray(value)) items.push(and(value.map((item) => normalizeWhere(item, type, context))));
+    else if (name === 'or' && Array.isArray(value)) items.push(or(value.map((item) => normalizeWhere(item, type, context))));
+    else if (name === 'not') items.push(not(normalizeWhere(value, type, context)));
+    else if (!isRecord(value)) continue; // validation refused it already
+    else if (name === KEY_FILTER) items.push(env('key', comparison('key', value, true)));
+    else if (name === HEADERS_FILTER) items.push(headersNode(value, context));
     else {
       const field = fields[name];
-      if (field === undefined || !isRecord(value)) continue; // validation refused it already
-      const fieldType = getNullableType(field.type);
-      if (isListType(fieldType) || !isFilterableField(name, fieldType, false)) continue;
-      if (isObjectType(fieldType)) items.push(obj(name, normalizeWhere(value, fieldType)));
-      else if (isScalarType(fieldType) || isEnumType(fieldType)) items.push(comparison(name, value, fieldType.name === 'ID'));
+      const shape = field === undefined ? undefined : filterableShape(name, field.type);
+      if (shape === undefined) continue;
+      if (shape.list) items.push(listNode(name, value, shape, context));
+      else if (isObjectType(shape.named)) items.push(obj(name, normalizeWhere(value, shape.named, context)));
+      else if (isLeaf(shape.named)) items.push(comparison(name, value, shape.named.name === 'ID'));
     }
   }
   return and(items);
 }
 
-function comparison(field: string, operators: Record<string, unknown>, text: boolean): WhereNode {
+function headersNode(value: Record<string, unknown>, context: WhereContext): WhereNode {
+  const parts: WhereNode[] = [];
+  for (const [field, operators] of Object.entries(value)) {
+    if (isRecord(operators)) parts.push(comparison(context.headers?.get(field) ?? field, operators, true));
+  }
+  return env('h', and(parts));
+}
+
+/** A list field's operators: some/every/none of the element filter, has, isEmpty, exists. */
+function listNode(field: string, operators: Record<string, unknown>, shape: FilterableShape, context: WhereContext): WhereNode {
+  const leaf = !shape.object;
+  const element = (value: unknown): WhereNode =>
+    leaf ? comparison(ELEMENT, isRecord(value) ? value : {}, shape.named.name === 'ID') : normalizeWhere(value, shape.named as GraphQLObjectType, context);
+  const items: WhereNode[] = [];
+  for (const [op, value] of Object.entries(operators)) {
+    if (value === null || value === undefined) continue;
+    if (op === 'some' || op === 'every' || op === 'none') items.push(quantifier(field, op, leaf, element(value)));
+    else if (op === 'has' && leaf) items.push(quantifier(field, 'some', leaf, comparison(ELEMENT, { eq: value }, shape.named.name === 'ID')));
+    // Counts any element (an object list's `some: {}` needs an object element): tested as a leaf.
+    else if (op === 'isEmpty') items.push(quantifier(field, value === true ? 'none' : 'some', true, TRUE));
+    else if (op === 'exists') items.push(value === true ? { k: 'exists', field } : not({ k: 'exists', field }));
+  }
+  return and(items);
+}
+
+/** `some` of a filter nothing matches matches nothing; the others still need a list. */
+function quantifier(field: string, q: 'some' | 'every' | 'none', leaf: boolean, item: WhereNode): WhereNode {
+  return q === 'some' && item.k === 'false' ? FALSE : { k: 'list', field, q, leaf, item };
+}
+
+export function comparison(field: string, operators: Record<string, unknown>, text: boolean): WhereNode {
   const leaf = (value: unknown): Leaf => (text ? String(value) : value) as Leaf;
   const items: WhereNode[] = [];
   for (const [op, value] of Object.entries(operators)) {
@@ -134,25 +202,30 @@ function comparison(field: string, operators: Record<string, unknown>, text: boo
   return and(items);
 }
 
-function inList(field: string, values: Leaf[], text: boolean): WhereNode {
+export function inList(field: string, values: Leaf[], text: boolean): WhereNode {
   const sorted = [...new Map(values.map((value) => [JSON.stringify(value), value])).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, value]) => value);
   if (sorted.length === 0) return FALSE;
   if (sorted.length === 1) return { k: 'cmp', field, op: 'eq', value: sorted[0] as Leaf, text };
   return { k: 'in', field, values: sorted, text };
 }
 
-function obj(field: string, item: WhereNode): WhereNode {
+export function obj(field: string, item: WhereNode): WhereNode {
   return item.k === 'false' ? FALSE : { k: 'obj', field, item };
 }
 
-function not(item: WhereNode): WhereNode {
+/** The envelope's key or headers; `h` is read as `{}` when the event carries none (so `exists: false` holds). */
+export function env(part: 'key' | 'h', item: WhereNode): WhereNode {
+  return item.k === 'false' || item.k === 'true' ? item : { k: 'env', part, item };
+}
+
+export function not(item: WhereNode): WhereNode {
   if (item.k === 'true') return FALSE;
   if (item.k === 'false') return TRUE;
   if (item.k === 'not') return item.item;
   return { k: 'not', item };
 }
 
-function and(items: readonly WhereNode[]): WhereNode {
+export function and(items: readonly WhereNode[]): WhereNode {
   return combine('and', items, TRUE, FALSE);
 }
 
@@ -189,6 +262,10 @@ export function whereKey(node: WhereNode): string {
       return `not(${whereKey(node.item)})`;
     case 'obj':
       return `${node.field}{${whereKey(node.item)}}`;
+    case 'env':
+      return `@${node.part}{${whereKey(node.item)}}`;
+    case 'list':
+      return `${node.field}[${node.q}${node.leaf ? '' : ':obj'}]{${whereKey(node.item)}}`;
     case 'cmp':
       return `${node.field}.${node.op}:${JSON.stringify(node.value)}`;
     case 'in':
@@ -198,126 +275,26 @@ export function whereKey(node: WhereNode): string {
   }
 }
 
-/** A compiled filter: closures built once, called per event. */
-export type WherePredicate = (payload: Readonly<Record<string, unknown>>) => boolean;
-
-/** Compiles a normalized filter into closures; `undefined` for a filter that matches everything. */
-export function compileWhere(node: WhereNode): WherePredicate | undefined {
-  return node.k === 'true' ? undefined : compileNode(node);
-}
-
-function compileNode(node: WhereNode): WherePredicate {
-  switch (node.k) {
-    case 'true':
-      return () => true;
-    case 'false':
-      return () => false;
-    case 'and': {
-      const parts = node.items.map(compileNode);
-      if (parts.length === 2) {
-        const [a, b] = parts as [WherePredicate, WherePredicate];
-        return (o) => a(o) && b(o);
-      }
-      return (o) => {
-        for (let i = 0; i < parts.length; i++) if (!(parts[i] as WherePredicate)(o)) return false;
-        return true;
-      };
-    }
-    case 'or': {
-      const parts = node.items.map(compileNode);
-      return (o) => {
-        for (let i = 0; i < parts.length; i++) if ((parts[i] as WherePredicate)(o)) return true;
-        return false;
-      };
-    }
-    case 'not': {
-      const inner = compileNode(node.item);
-      return (o) => !inner(o);
-    }
-    case 'obj': {
-      const { field } = node;
-      const inner = compileNode(node.item);
-      return (o) => {
-        const child = o[field];
-        return child !== null && typeof child === 'object' && !Array.isArray(child) && inner(child as Record<string, unknown>);
-      };
-    }
-    case 'exists': {
-      const { field } = node;
-      return (o) => o[field] !== undefined && o[field] !== null;
-    }
-    case 'in':
-      return compileIn(node.field, node.values, node.text);
-    case 'cmp':
-      return compileComparison(node.field, node.op, node.value, node.text);
-  }
-}
-
-function compileIn(field: string, values: readonly Leaf[], text: boolean): WherePredicate {
-  const set = new Set<unknown>(values);
-  if (!text) return (o) => set.has(o[field]);
-  return (o) => {
-    const actual = o[field];
-    return typeof actual === 'string' ? set.has(actual) : typeof actual === 'number' && set.has(String(actual));
-  };
-}
-
-function compileComparison(field: string, op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte', value: Leaf, text: boolean): WherePredicate {
-  if (op === 'eq') {
-    if (!text) return (o) => o[field] === value;
-    return (o) => {
-      const actual = o[field];
-      return actual === value || (typeof actual === 'number' && String(actual) === value);
-    };
-  }
-  const kind = typeof value;
-  // The payload value of the filter's type (an ID's number as its text), else undefined: no order.
-  const read = text
-    ? (o: Readonly<Record<string, unknown>>) => {
-        const actual = o[field];
-        return typeof actual === 'string' ? actual : typeof actual === 'number' ? String(actual) : undefined;
-      }
-    : (o: Readonly<Record<string, unknown>>) => {
-        const actual = o[field];
-        return typeof actual === kind ? (actual as Leaf) : undefined;
-      };
-  switch (op) {
-    case 'gt':
-      return (o) => {
-        const actual = read(o);
-        return actual !== undefined && actual > value;
-      };
-    case 'gte':
-      return (o) => {
-        const actual = read(o);
-        return actual !== undefined && actual >= value;
-      };
-    case 'lt':
-      return (o) => {
-        const actual = read(o);
-        return actual !== undefined && actual < value;
-      };
-    case 'lte':
-      return (o) => {
-        const actual = read(o);
-        return actual !== undefined && actual <= value;
-      };
-  }
-}
-
 /**
- * The routing-key values a filter pins (every matching event has one of them as `keyField`), as
- * text, at most `max`; undefined when it pins none (or more than `max`): then every shard is needed.
+ * The routing-key values a filter pins (every matching event has one of them as `keyField`, or as
+ * its Kafka key when the route has no key field: ingest then shards by the Kafka key), as text, at
+ * most `max`; undefined when it pins none (or more than `max`): then every shard is needed.
  */
-export function pinnedKeys(node: WhereNode, keyField: string, max: number): readonly string[] | undefined {
+export function pinnedKeys(node: WhereNode, keyField: string | undefined, max: number): readonly string[] | undefined {
   const items = node.k === 'and' ? node.items : [node];
   for (const item of items) {
-    if (item.k === 'cmp' && item.op === 'eq' && item.field === keyField) return [String(item.value)];
-    if (item.k === 'in' && item.field === keyField && item.values.length <= max) return item.values.map(String);
+    const target = keyField === undefined ? (item.k === 'env' && item.part === 'key' ? item.item : undefined) : item;
+    const field = keyField ?? 'key';
+    if (target?.k === 'cmp' && target.op === 'eq' && target.field === field) return [String(target.value)];
+    if (target?.k === 'in' && target.field === field && target.values.length <= max) return target.values.map(String);
   }
   return undefined;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+function isLeaf(type: GraphQLNamedType): boolean {
+  return isScalarType(type) || isEnumType(type);
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
