@@ -184,7 +184,7 @@ describe('PROTOBUF and JSON_SCHEMA topics while the registry is down', () => {
     let failures = 0;
     const p = await createPipeline((client) => {
       const up = createRegistrySource(client, 'Schema Registry (MockClient)');
-      return { description: 'Schema Registry', schemaById: (id) => (reachable ? up.schemaById(id) : down.schemaById(id).finally(() => failures++)) };
+      return { description: 'Schema Registry', schemaById: (id) => (reachable ? up.schemaById(id) : down.schemaById(id).finally(() => failures++)), schemaByVersion: (s, v) => up.schemaByVersion(s, v) };
     });
     const values = confluentProtobufSerializer(p.client, BID_PROTO);
     const keys = confluentProtobufSerializer(p.client, 'syntax = "proto3"; package demo.auction; message BidKey { string listing_id = 1; }', { serdeType: 'KEY', fileName: 'key.proto' });

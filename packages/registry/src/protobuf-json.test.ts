@@ -250,7 +250,7 @@ describe('Protobuf â†’ JSON: every mapped type, from bytes written by Confluentâ
     const broken = await client.register('broken-value', { schemaType: 'PROTOBUF', schema: 'syntax = "proto3"; message A { strin x = 1; ' });
     const decoders = createSchemaDecoders({ source: createRegistrySource(client, 'Schema Registry (MockClient)'), fieldName: toSnakeCase });
     await decoders.load([referencing, clash, broken]);
-    expect(decoders.entry(referencing)).toMatchObject({ kind: 'unusable', code: 'UNSUPPORTED_SCHEMA', reason: expect.stringContaining('imports other.proto, which are not well-known types: imports of other schemas (schema references) are not resolved yet') as unknown });
+    expect(decoders.entry(referencing)).toMatchObject({ kind: 'unusable', code: 'UNSUPPORTED_SCHEMA', reason: expect.stringContaining('imports other.proto, which is not a well-known type and no schema reference gives: register it as a reference of the schema') as unknown });
     expect(decoders.entry(clash)).toMatchObject({ kind: 'unusable', reason: expect.stringContaining('fields listingId and listing_id are both published as listing_id') as unknown });
     expect(decoders.entry(broken)).toMatchObject({ kind: 'unusable', reason: expect.stringMatching(/^schema id \d+ \(PROTOBUF\) from the Schema Registry \(MockClient\): not a valid Protobuf schema: /) as unknown });
   });
