@@ -126,8 +126,29 @@ function addFile(root: protobuf.Root, schemaText: string, imports: ReadonlyMap<s
   return messages;
 }
 
+/** `int64 credit = 5 [default = 9007199254740993]`: a 64-bit field's declared default, as written. */
+const LONG_DEFAULT = /\b(?:u?int64|sint64|s?fixed64)\s+([A-Za-z_][A-Za-z0-9_]*)\s*=\s*\d+\s*\[[^\]]*?\bdefault\s*=\s*(-?\d+)/g;
+
+/**
+ * protobufjs's parser reads a default as a JavaScript number, which rounds a 64-bit one past 2^53;
+ * the digits as written are given back to such fields (protobufjs reads a string default exactly).
+ */
+function keepExactLongDefaults(namespace: protobuf.NamespaceBase, digitsOf: ReadonlyMap<string, string>): void {
+  for (const nested of namespace.nestedArray) {
+    if (nested instanceof protobuf.Type) {
+      for (const field of nested.fieldsArray) {
+        const digits = digitsOf.get(field.name);
+        if (digits !== undefined && typeof field.options?.['default'] === 'number' && INT64_TYPES.has(field.type)) field.options['default'] = digits;
+      }
+    }
+    if (nested instanceof protobuf.Namespace || nested instanceof protobuf.Type) keepExactLongDefaults(nested, digitsOf);
+  }
+}
+
 function addText(root: protobuf.Root, text: string): { dependencies: string[]; messages: protobuf.Type[] } {
   const parsed = protobuf.parse(text, root, { keepCase: true, alternateCommentMode: true });
+  const longDefaults = new Map([...text.matchAll(LONG_DEFAULT)].map((m) => [m[1] as string, m[2] as string]));
+  if (longDefaults.size > 0) keepExactLongDefaults(root, longDefaults);
   const scope = parsed.package === undefined ? root : root.lookup(parsed.package);
   if (!(scope instanceof protobuf.Namespace)) throw new ProtobufSchemaError(`package ${parsed.package} declares nothing`);
   // Declaration order is the order of the message indexes (protobufjs keeps it). The file itself is added first, so its
@@ -166,6 +187,11 @@ function checkFieldNames(type: protobuf.Type, fieldName: FieldNamer, checked: Se
   for (const nested of nestedMessages(type)) checkFieldNames(nested, fieldName, checked);
 }
 
+/** A proto2 `[default = …]` on a scalar or enum field: published for the unset field instead of null. */
+export function hasDeclaredDefault(field: protobuf.Field): boolean {
+  return !field.repeated && !field.map && !(field.resolvedType instanceof protobuf.Type) && field.options !== undefined && Object.hasOwn(field.options, 'default');
+}
+
 /** One field of a message: its JSON key (pre-encoded) and how its value is written, or skipped. */
 interface FieldPart {
   readonly name: string;
@@ -195,8 +221,10 @@ function compileMessageWriter(
       name: field.name,
       prefix: `${JSON.stringify(fieldName(field.name))}:`,
       write: fieldWriter(field, writerOf),
-      // A message-typed field always has presence (protobufjs's proto3 feature set says IMPLICIT for it).
-      presence: !field.repeated && !field.map && (field.hasPresence || field.resolvedType instanceof protobuf.Type),
+      // A message-typed field always has presence (protobufjs's proto3 feature set says IMPLICIT for it). A proto2
+      // field with [default = …] publishes its default when unset (Protobuf's JSON mapping): protobufjs puts the
+      // declared default on the message's prototype, so reading the field gives it.
+      presence: !field.repeated && !field.map && (field.hasPresence || field.resolvedType instanceof protobuf.Type) && !hasDeclaredDefault(field),
       oneof: realOneof,
       quote: !field.repeated && !field.map && field.resolvedType === null && field.type === 'string',
       plain: !field.repeated && !field.map && field.resolvedType === null && PLAIN_TYPES.has(field.type),

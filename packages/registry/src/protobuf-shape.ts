@@ -1,6 +1,6 @@
 import protobuf from 'protobufjs';
 import type { AvroField, AvroShape, AvroSlot } from './avro-shape.js';
-import { loadProtobufFile, ProtobufSchemaError } from './protobuf-json.js';
+import { hasDeclaredDefault, loadProtobufFile, ProtobufSchemaError } from './protobuf-json.js';
 
 /**
  * A Protobuf schema (`.proto` text or the base64 descriptor Confluent's serializer registers) read
@@ -78,11 +78,6 @@ function fieldSlot(field: protobuf.Field, shapes: Map<protobuf.Type, AvroShape>)
   const defaulted = hasDeclaredDefault(field);
   const nullable = realOneof || isNullValue(field.resolvedType) || single.kind === 'primitive' && single.json === 'null' || (presence && !field.required && !defaulted);
   return { shape: single, nullable };
-}
-
-/** A proto2 `[default = …]` on a scalar or enum field: ingest publishes it for the unset field. */
-export function hasDeclaredDefault(field: protobuf.Field): boolean {
-  return !field.repeated && !field.map && !(field.resolvedType instanceof protobuf.Type) && field.options !== undefined && Object.hasOwn(field.options, 'default');
 }
 
 function isNullValue(resolved: protobuf.Type | protobuf.Enum | null): boolean {
