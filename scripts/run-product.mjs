@@ -109,8 +109,9 @@ const env = {
   GATEWAY_CONSOLE: String(consoleOn),
   INGEST_HTTP_PORT: String(ingestHttpPort),
 };
-// Both paths of ingest in the demo: bid-events in Avro (its schema in apps/demo/schemas, a schema
-// directory), listing-events in JSON. Not when SCHEMA_PATH names a schema of one's own, or DEMO_AVRO=false.
+// Every path of ingest in the demo: bid-events in Avro and price-events in Protobuf (their schemas in
+// apps/demo/schemas, a schema directory), listing-events in JSON. Not when SCHEMA_PATH names a schema of
+// one's own, or DEMO_AVRO=false.
 const avroDemo = process.env.SCHEMA_PATH === undefined && (process.env.DEMO_AVRO ?? 'true') === 'true';
 if (avroDemo) Object.assign(env, avroDemoSettings());
 start('gateway', 'apps/gateway/dist/main.js', env);
@@ -148,13 +149,35 @@ setInterval(async () => {
   }
 }, 10_000).unref();
 
-/** The example schema with bid-events read as Avro, written beside the logs, and the schema directory. */
+/**
+ * The example schema with bid-events read as Avro and a Protobuf price-events topic (its type as
+ * `wirestream-schema from-registry --schema-dir apps/demo/schemas --topic price-events` writes it),
+ * written beside the logs, and the schema directory.
+ */
 function avroDemoSettings() {
   const binding = '@topic(name: "bid-events", key: "listing_id")';
   const sdl = readFileSync(join(root, 'packages/schema/schema/auction.graphql'), 'utf8');
-  if (!sdl.includes(binding)) throw new Error(`the example schema no longer has ${binding}: update scripts/run-product.mjs`);
+  if (!sdl.includes(`${binding}\n}`)) throw new Error(`the example schema no longer ends its Subscription type with ${binding}: update scripts/run-product.mjs`);
+  // After bidPlaced, the last field of the Subscription type: the examples keep the example schema's order.
+  const bidAndPrice = `@topic(name: "bid-events", key: "listing_id", format: AVRO)
+
+  "A listing's price after each bid (Protobuf: apps/demo/schemas/price-events-value)."
+  priceChanged(listing_id: ID): PriceChanged @topic(name: "price-events", key: "listing_id", format: PROTOBUF)`;
+  const priceType = `
+"A listing's price after a bid, as the demo producer writes it in Protobuf (the Confluent wire format)."
+type PriceChanged {
+  listing_id: ID!
+  "A Protobuf int64: published as its digits (docs/schema.md)."
+  current_price_cents: String!
+  currency_code: String!
+  leading_bidder_id: String!
+  bid_count: Int!
+  is_auto_bid: Boolean!
+  updated_at: String
+}
+`;
   const schemaPath = join(root, '.wirestream', 'auction-avro.graphql');
-  writeFileSync(schemaPath, sdl.replace(binding, '@topic(name: "bid-events", key: "listing_id", format: AVRO)'));
+  writeFileSync(schemaPath, sdl.replace(binding, bidAndPrice) + priceType);
   return { SCHEMA_PATH: schemaPath, SCHEMA_DIR: join(root, 'apps/demo/schemas') };
 }
 
@@ -183,5 +206,5 @@ async function exampleSubscriptions() {
   }
   if (filtered) examples.push(filtered);
   const formats = [...new Set([...wirestream.routes.values()].map((r) => `${r.topic}: ${r.format}`))].join(', ');
-  return { examples, schemaLabel: `${process.env.SCHEMA_PATH ? path : avroDemo ? 'the example auction schema, bid-events in Avro' : 'the example auction schema'}; ${formats}` };
+  return { examples, schemaLabel: `${process.env.SCHEMA_PATH ? path : avroDemo ? 'the example auction schema, bid-events in Avro, price-events in Protobuf' : 'the example auction schema'}; ${formats}` };
 }

@@ -6,6 +6,7 @@ import { kafkaSecurity } from '@wirestream/connect';
 import { createAuctionEventGenerator, DEMO_TOPICS } from '@wirestream/demo-events';
 import { createLogger } from '@wirestream/telemetry';
 import { producerConfigSpec } from './config.js';
+import type { DemoBid } from './protobuf-encoder.js';
 
 const config = loadConfigOrExit(producerConfigSpec, process.env, { file: process.env['WIRESTREAM_CONFIG_FILE'] });
 const logger = createLogger({ name: 'demo-producer', level: config.logLevel });
@@ -13,21 +14,26 @@ const { summary, ...security } = await buildOrExit(() => kafkaSecurity(config));
 logger.info({ brokers: config.kafkaBrokers, security: summary }, 'connecting to Kafka');
 const kafka = new Kafka({ clientId: 'wirestream-demo-producer', brokers: [...config.kafkaBrokers], logLevel: logLevel.ERROR, ...security });
 
+// With DEMO_AVRO_SCHEMA_DIR, bid events go out in Avro (the wire format), listing events stay JSON, and each
+// bid also becomes a Protobuf price-events message: the three paths of ingest.
+const encodePrice = config.avroSchemaDir === undefined ? undefined : (await import('./protobuf-encoder.js')).createPriceEncoder(config.avroSchemaDir);
+const topics = encodePrice === undefined ? [...DEMO_TOPICS] : [...DEMO_TOPICS, encodePrice.topic];
+
 const admin = kafka.admin();
 await admin.connect();
 const existing = new Set(await admin.listTopics());
-const missing = DEMO_TOPICS.filter((t) => !existing.has(t));
+const missing = topics.filter((t) => !existing.has(t));
 if (missing.length > 0) {
   await admin.createTopics({ waitForLeaders: true, topics: missing.map((topic) => ({ topic, numPartitions: config.partitions })) });
   logger.info({ topics: missing, partitions: config.partitions }, 'created demo topics');
 }
 await admin.disconnect();
 
-// With DEMO_AVRO_SCHEMA_DIR, bid events go out in Avro (the wire format), listing events stay JSON: both paths of ingest.
-// Loaded only then: Confluent's serdes pull in its KMS SDKs (~0.7 s to load on a quiet machine, seconds
+// Loaded only with DEMO_AVRO_SCHEMA_DIR: Confluent's serdes pull in its KMS SDKs (~0.7 s to load on a quiet machine, seconds
 // on a busy one), which a JSON-only producer, or one exiting on a bad setting, should not wait for.
 const encodeBid = config.avroSchemaDir === undefined ? undefined : await (await import('./avro-encoder.js')).createAvroEncoder(config.avroSchemaDir, 'bid-events');
 if (encodeBid !== undefined) logger.info({ schemaDir: config.avroSchemaDir, schemaId: encodeBid.id }, 'bid-events in Avro');
+if (encodePrice !== undefined) logger.info({ schemaDir: config.avroSchemaDir, schemaId: encodePrice.id }, 'price-events in Protobuf, one per bid');
 
 // Java-compatible murmur2 partitioning: a listing's events share a partition, so they stay in order.
 const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
@@ -39,7 +45,7 @@ let stopping = false;
 process.on('SIGTERM', () => (stopping = true));
 process.on('SIGINT', () => (stopping = true));
 const intervalMs = 1_000 / config.ratePerSecond;
-logger.info({ ratePerSecond: config.ratePerSecond, topics: DEMO_TOPICS }, 'demo producer started');
+logger.info({ ratePerSecond: config.ratePerSecond, topics }, 'demo producer started');
 
 // Send in small ticks so high rates batch and low rates stay smooth.
 const tickMs = Math.max(intervalMs, 50);
@@ -53,6 +59,11 @@ while (!stopping && (config.count === undefined || sent < config.count)) {
     const list = byTopic.get(event.topic) ?? [];
     list.push({ key: event.key, value: event.topic === 'bid-events' && encodeBid !== undefined ? await encodeBid.encode(event.value) : JSON.stringify(event.value) });
     byTopic.set(event.topic, list);
+    if (event.topic === 'bid-events' && encodePrice !== undefined) {
+      const prices = byTopic.get(encodePrice.topic) ?? [];
+      prices.push({ key: event.key, value: encodePrice.encode(event.value as unknown as DemoBid) });
+      byTopic.set(encodePrice.topic, prices);
+    }
   }
   await producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
   sent += n;

@@ -174,7 +174,7 @@ describe('PROTOBUF and JSON_SCHEMA topics while the registry is down', () => {
     let failures = 0;
     const p = await createPipeline((client) => {
       const up = createRegistrySource(client, 'Schema Registry (MockClient)');
-      return { description: 'Schema Registry', schemaById: (id) => (reachable ? up.schemaById(id) : down.schemaById(id).finally(() => failures++)) };
+      return { description: 'Schema Registry', schemaById: (id) => (reachable ? up.schemaById(id) : down.schemaById(id).finally(() => failures++)), schemaByVersion: (s, v) => up.schemaByVersion(s, v) };
     });
     const values = confluentProtobufSerializer(p.client, BID_PROTO);
     const keys = confluentProtobufSerializer(p.client, 'syntax = "proto3"; package demo.auction; message BidKey { string listing_id = 1; }', { serdeType: 'KEY', fileName: 'key.proto' });
@@ -196,6 +196,46 @@ describe('PROTOBUF and JSON_SCHEMA topics while the registry is down', () => {
     expect(p.of(p.listingTopic).map((e) => e.payload['title'])).toEqual(['Desk 1', 'Desk 2']);
     expect(p.ingest.stats).toMatchObject({ published: 5, deadLettered: 0 });
     expect(p.sink.lines.some((r) => typeof r['msg'] === 'string' && r['msg'].startsWith('schemas loaded from Schema Registry: resumed'))).toBe(true);
+  });
+});
+
+describe('schema references (a Protobuf import of another subject, a JSON Schema $ref to another subject)', () => {
+  it('resolves them through the registry, cached with the schema; a reference the registry does not have dead-letters UNSUPPORTED_SCHEMA naming it', async () => {
+    const p = await createPipeline();
+    // Confluent's ProtobufSerializer registers the imported file under its own name and the schema with a reference to it.
+    const MONEY_PROTO = 'syntax = "proto3"; package demo.common; message Money { int64 cents = 1; string currency = 2; }';
+    const values = confluentProtobufSerializer(p.client, BID_PROTO.replace('import "google/protobuf/timestamp.proto";', 'import "google/protobuf/timestamp.proto";\nimport "demo/common/money.proto";').replace('repeated string tags = 5;', 'repeated string tags = 5;\n  demo.common.Money deposit = 6;'), {
+      imports: { 'demo/common/money.proto': MONEY_PROTO },
+    });
+    // JSON Schema: the referenced schema registered first, the listing schema naming it by the URL its $ref uses.
+    await p.client.register('money-json', { schemaType: 'JSON', schema: JSON.stringify({ type: 'object', required: ['cents'], properties: { cents: { type: 'integer', minimum: 0 }, currency: { type: 'string' } } }) });
+    const withRef = { ...LISTING_SCHEMA, properties: { ...LISTING_SCHEMA.properties, deposit: { $ref: 'money.json' } } };
+    await p.client.register(`${p.listingTopic}-value`, { schemaType: 'JSON', schema: JSON.stringify(withRef), references: [{ name: 'money.json', subject: 'money-json', version: 1 }] });
+    const listings = new JsonSerializer(p.client, SerdeType.VALUE, { useLatestVersion: true });
+    // A schema whose reference names a subject the registry does not have (registered by hand: serializers refuse it).
+    const brokenId = await p.client.register('broken-value', { schemaType: 'JSON', schema: JSON.stringify(withRef), references: [{ name: 'money.json', subject: 'no-such-subject', version: 3 }] });
+    await p.ingest.start();
+
+    const keys = confluentProtobufSerializer(p.client, 'syntax = "proto3"; package demo.auction; message BidKey { string listing_id = 1; }', { serdeType: 'KEY', fileName: 'key.proto' });
+    const bidKey = await keys.serialize(p.bidTopic, 'demo.auction.BidKey', { listingId: 'lst-9' });
+    const bids = await Promise.all([1, 2].map(async (n) => ({ key: bidKey, value: await values.serialize(p.bidTopic, 'demo.auction.BidPlaced', { listingId: 'lst-9', amountCents: BigInt(n), status: 1, deposit: { cents: BigInt(100 * n), currency: 'EUR' } }) })));
+    const good = await listings.serialize(p.listingTopic, { listingId: 'lst-9', title: 'Chair', deposit: { cents: 250, currency: 'EUR' } });
+    const violating = await listings.serialize(p.listingTopic, { listingId: 'lst-9', title: 'Chair', deposit: { cents: 5 } }).then((b) => {
+      // Valid for the serializer; made to break the referenced schema's minimum (cents: -5) in the body: JSON text edited in place.
+      return Buffer.concat([b.subarray(0, 5), Buffer.from(b.subarray(5).toString('utf8').replace('"cents":5', '"cents":-5'))]);
+    });
+    const broken = Buffer.from(good);
+    broken.writeUInt32BE(brokenId, 1);
+    await producer.send({ topic: p.bidTopic, acks: -1, messages: bids });
+    await producer.send({ topic: p.listingTopic, acks: -1, messages: [good, violating, broken].map((value) => ({ key: 'lst-9', value })) });
+
+    await waitFor(() => p.received.length === 3 && p.ingest.stats.deadLettered === 2, { timeoutMs: ARRIVAL_TIMEOUT_MS, message: '3 envelopes and 2 dead letters' });
+    expect(p.of(p.bidTopic).map((e) => e.payload['deposit'])).toEqual([{ cents: '100', currency: 'EUR' }, { cents: '200', currency: 'EUR' }]);
+    expect(p.of(p.listingTopic).map((e) => e.payload['deposit'])).toEqual([{ cents: 250, currency: 'EUR' }]);
+    const dead = await readDeadLetters(`${p.listingTopic}.dlq`, 2);
+    expect(dead.map((d) => d.headers[DEAD_LETTER_HEADERS.reason])).toEqual(['SCHEMA_VIOLATION', 'UNSUPPORTED_SCHEMA']);
+    expect(dead[0]?.headers[DEAD_LETTER_HEADERS.detail]).toContain('at /deposit/cents: must be >= 0');
+    expect(dead[1]?.headers[DEAD_LETTER_HEADERS.detail]).toContain(`schema id ${brokenId} (JSON) from the Schema Registry (MockClient): its reference money.json names version 3 of subject no-such-subject, which the source does not have`);
   });
 });
 

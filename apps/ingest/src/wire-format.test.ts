@@ -272,6 +272,7 @@ describe('Avro topics (Confluent wire format)', () => {
     const source: SchemaSource = {
       description: 'Schema Registry',
       schemaById: (id) => (reachable ? up.schemaById(id) : down.schemaById(id).finally(() => failures++)),
+      schemaByVersion: (subject, version) => up.schemaByVersion(subject, version),
     };
     const pipeline = await createWirePipeline(source);
     await client.register(`${pipeline.bidTopic}-value`, { schemaType: 'AVRO', schema: JSON.stringify(bidV1) });

@@ -215,7 +215,7 @@ describe('createSchemaDecoders over Confluent’s MockClient', () => {
     const producer = await confluentProducer('bids-value', bidSchema);
     let lookups = 0;
     const registry = createRegistrySource(producer.client, 'Schema Registry mock://');
-    const counting = { description: registry.description, schemaById: (id: number) => (lookups++, registry.schemaById(id)) };
+    const counting = { ...registry, schemaById: (id: number) => (lookups++, registry.schemaById(id)) };
     const decoders = createSchemaDecoders({ source: counting, fieldName: toSnakeCase });
     expect(decoders.entry(producer.id)).toBeUndefined();
     await Promise.all([decoders.load([producer.id, producer.id]), decoders.load([producer.id, 999])]);
@@ -240,7 +240,7 @@ describe('createSchemaDecoders over Confluent’s MockClient', () => {
   it('rejects when the source cannot answer, and keeps what it did answer', async () => {
     const producer = await confluentProducer('bids-value', bidSchema);
     const registry = createRegistrySource(producer.client);
-    const flaky = { description: 'flaky', schemaById: (id: number) => (id === 5 ? Promise.reject(new Error('ECONNREFUSED')) : registry.schemaById(id)) };
+    const flaky = { ...registry, description: 'flaky', schemaById: (id: number) => (id === 5 ? Promise.reject(new Error('ECONNREFUSED')) : registry.schemaById(id)) };
     const decoders = createSchemaDecoders({ source: flaky, fieldName: toSnakeCase });
     await expect(decoders.load([producer.id, 5])).rejects.toThrow('ECONNREFUSED');
     expect(decoders.entry(producer.id)?.kind).toBe('decoder');

@@ -21,15 +21,25 @@ export class AvroSchemaError extends Error {
  * `fieldName`; see docs/schema.md for the whole mapping. Throws {@link AvroSchemaError} for a
  * schema it cannot use.
  */
-export function compileAvroDecoder(schemaText: string, fieldName: FieldNamer): AvroJsonDecoder {
+export function compileAvroDecoder(schemaText: string, fieldName: FieldNamer, references: readonly string[] = []): AvroJsonDecoder {
   let type: avsc.Type;
+  const options = {
+    wrapUnions: true,
+    logicalTypes: JSON_LOGICAL_TYPES,
+    // A plain long decodes exactly (a string past 2^53); a long with a logical type is the logical type's.
+    typeHook: (schema: avsc.Schema) => (schema === 'long' || (isObject(schema) && schema['type'] === 'long' && schema['logicalType'] === undefined) ? EXACT_LONG : undefined),
+    // Schema references: the named types of the referenced schemas (read first, in dependency order) are known by name.
+    registry: {} as Record<string, avsc.Type>,
+  };
   try {
-    type = avsc.Type.forSchema(JSON.parse(schemaText) as avsc.Schema, {
-      wrapUnions: true,
-      logicalTypes: JSON_LOGICAL_TYPES,
-      // A plain long decodes exactly (a string past 2^53); a long with a logical type is the logical type's.
-      typeHook: (schema) => (schema === 'long' || (isObject(schema) && schema['type'] === 'long' && schema['logicalType'] === undefined) ? EXACT_LONG : undefined),
-    });
+    for (const [i, text] of references.entries()) {
+      try {
+        avsc.Type.forSchema(JSON.parse(text) as avsc.Schema, options);
+      } catch (err) {
+        throw new Error(`its reference #${i + 1} is not a valid Avro schema: ${(err as Error).message}`, { cause: err });
+      }
+    }
+    type = avsc.Type.forSchema(JSON.parse(schemaText) as avsc.Schema, options);
   } catch (err) {
     throw new AvroSchemaError(`not a valid Avro schema: ${(err as Error).message}`);
   }

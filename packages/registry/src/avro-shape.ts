@@ -17,7 +17,8 @@ export interface AvroField extends AvroSlot {
 }
 
 /** What a value becomes in the published JSON. */
-export type AvroJsonKind = 'boolean' | 'int' | 'long' | 'float' | 'string' | 'null' | 'object';
+/** `any`: a JSON value of any type (Protobuf's `google.protobuf.Value`, an untyped JSON Schema). */
+export type AvroJsonKind = 'boolean' | 'int' | 'long' | 'float' | 'string' | 'null' | 'object' | 'any';
 
 export type AvroShape =
   | { readonly kind: 'record'; readonly name: string; readonly doc: string | undefined; readonly fields: AvroField[] }
@@ -62,15 +63,18 @@ const LOGICAL_ON: Readonly<Record<string, readonly string[]>> = {
 };
 
 /** Reads the schema text into its top-level slot (a record, for an event payload). */
-export function readAvroShape(schemaText: string): AvroSlot {
-  let schema: unknown;
-  try {
-    schema = JSON.parse(schemaText);
-  } catch (err) {
-    throw new AvroShapeError(`not an Avro schema (not JSON): ${(err as Error).message}`);
-  }
+export function readAvroShape(schemaText: string, references: readonly string[] = []): AvroSlot {
+  const parse = (text: string): unknown => {
+    try {
+      return JSON.parse(text);
+    } catch (err) {
+      throw new AvroShapeError(`not an Avro schema (not JSON): ${(err as Error).message}`);
+    }
+  };
   const named = new Map<string, AvroShape>();
-  return slotOf(schema, '', named);
+  // Schema references, in dependency order: their named types are known by name in the schema.
+  for (const text of references) slotOf(parse(text), '', named);
+  return slotOf(parse(schemaText), '', named);
 }
 
 function slotOf(schema: unknown, namespace: string, named: Map<string, AvroShape>): AvroSlot {

@@ -1,9 +1,12 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RegisteredSchema, SchemaSource, SchemaType } from './schema-source.js';
+import type { RegisteredSchema, SchemaReference, SchemaSource, SchemaType } from './schema-source.js';
+import { directoryVersion } from './subject-schemas.js';
 
 /** `v<version>.id<id>.<ext>`: the version in its subject and the global id, as the registry would give them. */
 const SCHEMA_FILE = /^v([1-9][0-9]{0,8})\.id([1-9][0-9]{0,9})\.(avsc|proto|json)$/;
+/** `v<version>.id<id>.references.json`: the schema references of that file, as Confluent's API writes them. */
+const REFERENCES_FILE = /^v([1-9][0-9]{0,8})\.id([1-9][0-9]{0,9})\.references\.json$/;
 const TYPE_OF_EXTENSION: Readonly<Record<string, SchemaType>> = { avsc: 'AVRO', proto: 'PROTOBUF', json: 'JSON' };
 
 /** A schema directory that cannot be used, with every problem found (each names its file). */
@@ -31,6 +34,11 @@ export interface SchemaFile {
  * holds them, for teams that pin their schemas in files (and for the demo and the tests). Every
  * problem is reported at once: a file name out of that pattern, an id given to two different
  * schemas, a version twice in a subject, an Avro schema that is not JSON.
+ *
+ * A schema that refers to other subjects' schemas (Avro named types, Protobuf imports, JSON Schema
+ * `$ref`s) has its references next to it in `v<version>.id<id>.references.json`, a JSON array as
+ * Confluent's API gives them: `[{"name": "demo/money.proto", "subject": "money", "version": 1}]`.
+ * The subjects and versions named must be in the directory (checked at start).
  */
 export function loadSchemaDirectory(dir: string, setting?: string): SchemaSource & { readonly files: readonly SchemaFile[] } {
   const where = setting === undefined ? `schema directory ${dir}` : `${setting} ${dir}`;
@@ -51,8 +59,20 @@ export function loadSchemaDirectory(dir: string, setting?: string): SchemaSource
       continue;
     }
     const versions = new Map<number, string>();
-    for (const name of readdirSync(subjectDir).sort()) {
+    const names = readdirSync(subjectDir).sort();
+    const referencesOf = new Map<string, SchemaReference[]>();
+    for (const name of names) {
+      const refs = REFERENCES_FILE.exec(name);
+      if (refs === null) continue;
+      const parsed = readReferences(join(subjectDir, name), problems);
+      if (parsed !== undefined) referencesOf.set(`v${refs[1]}.id${refs[2]}`, parsed);
+    }
+    for (const name of names) {
       const path = join(subjectDir, name);
+      if (REFERENCES_FILE.test(name)) {
+        if (!names.some((n) => SCHEMA_FILE.test(n) && n.startsWith(name.replace(/references\.json$/, '')))) problems.push(`${path}: no schema file v<version>.id<id>.<ext> of the same version and id next to it`);
+        continue;
+      }
       const match = SCHEMA_FILE.exec(name);
       if (match === null) {
         problems.push(`${path}: name it v<version>.id<id>.avsc (or .proto, .json), e.g. v1.id1.avsc`);
@@ -69,7 +89,7 @@ export function loadSchemaDirectory(dir: string, setting?: string): SchemaSource
       const other = versions.get(version);
       if (other !== undefined) problems.push(`${path}: version ${version} of subject ${subject} is also ${other}`);
       versions.set(version, path);
-      const file: SchemaFile = { subject, version, path, schema: { id, schemaType, schema: text, references: [] } };
+      const file: SchemaFile = { subject, version, path, schema: { id, schemaType, schema: text, references: referencesOf.get(`v${version}.id${id}`) ?? [] } };
       const same = byId.get(id);
       if (same !== undefined && (same.schema.schema.trim() !== text.trim() || same.schema.schemaType !== schemaType)) {
         problems.push(`${path}: id ${id} is also ${same.path}, a different schema; an id names one schema (it may be registered under several subjects)`);
@@ -79,6 +99,11 @@ export function loadSchemaDirectory(dir: string, setting?: string): SchemaSource
       files.push(file);
     }
   }
+  for (const file of files) {
+    for (const ref of file.schema.references) {
+      if (directoryVersion(files, ref.subject, ref.version) === null) problems.push(`${file.path}: its reference ${ref.name} names version ${ref.version} of subject ${ref.subject}, which the directory does not have`);
+    }
+  }
   if (problems.length > 0) {
     throw new SchemaDirectoryError(`${where} cannot be used (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${problems.map((p) => `  - ${p}`).join('\n')}`, problems);
   }
@@ -86,7 +111,27 @@ export function loadSchemaDirectory(dir: string, setting?: string): SchemaSource
     description: where,
     files,
     schemaById: (id) => Promise.resolve(byId.get(id)?.schema ?? null),
+    schemaByVersion: (subject, version) => Promise.resolve(directoryVersion(files, subject, version)),
   };
+}
+
+/** A references file: a JSON array of `{name, subject, version}`; each problem names the file. */
+function readReferences(path: string, problems: string[]): SchemaReference[] | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    problems.push(`${path}: not valid JSON (${(err as Error).message})`);
+    return undefined;
+  }
+  const valid =
+    Array.isArray(parsed) &&
+    parsed.every((r) => typeof r === 'object' && r !== null && typeof (r as SchemaReference).name === 'string' && typeof (r as SchemaReference).subject === 'string' && Number.isInteger((r as SchemaReference).version) && (r as SchemaReference).version > 0);
+  if (!valid) {
+    problems.push(`${path}: give a JSON array of references, e.g. [{"name": "demo/money.proto", "subject": "money", "version": 1}]`);
+    return undefined;
+  }
+  return (parsed as SchemaReference[]).map(({ name, subject, version }) => ({ name, subject, version }));
 }
 
 function isJson(text: string): boolean {

@@ -1,4 +1,8 @@
-export { SCHEMA_TYPES, type RegisteredSchema, type SchemaSource, type SchemaType } from './schema-source.js';
+export { SCHEMA_TYPES, type RegisteredSchema, type SchemaSource, type SchemaType, type SchemaReference, type VersionedSchema } from './schema-source.js';
+export { resolveReferences, SchemaReferenceError, type ResolvedReference } from './schema-references.js';
+export { readProtobufShapes, type ProtobufShapes } from './protobuf-shape.js';
+export { readJsonSchemaShape, JsonSchemaShapeError } from './json-schema-shape.js';
+export { readSubjectShape, SubjectShapeError } from './subject-shape.js';
 export { createRegistrySource, createRegistryClient, type RegistryClientOptions } from './registry-source.js';
 export { loadSchemaDirectory, SchemaDirectoryError, type SchemaFile } from './directory-source.js';
 export { readWireHeader, readMessageIndexes, WIRE_MAGIC_BYTE, WIRE_HEADER_BYTES, type WireHeader } from './wire-format.js';
@@ -6,12 +10,12 @@ export { compileAvroDecoder, AvroSchemaError, type AvroJsonDecoder, type FieldNa
 export { decimalText, readExactLong, type AvroLong } from './avro-logical-types.js';
 export { createSchemaDecoders, type SchemaDecoders, type SchemaDecodersOptions, type SchemaEntry } from './schema-decoders.js';
 export { schemaSourceSpec, createSchemaSource, type SchemaSourceConfig, type ConfiguredSchemaSource } from './schema-source-config.js';
-export { compileProtobufDecoder, ProtobufSchemaError } from './protobuf-json.js';
+export { compileProtobufDecoder, loadProtobufFile, ProtobufSchemaError } from './protobuf-json.js';
 export { compileJsonSchemaValidator, JsonSchemaError, type JsonSchemaValidator, type JsonSchemaFailure } from './json-schema.js';
 export type { WireDecoder } from './wire-decoder.js';
 export { createRegistrySubjects, createDirectorySubjects, type SubjectSchema, type SubjectSchemas } from './subject-schemas.js';
 export { readAvroShape, describeShape, AvroShapeError, type AvroShape, type AvroSlot, type AvroField, type AvroJsonKind } from './avro-shape.js';
 export { checkSdlAgainstSchemas, checkSdlAtStart, valueSubjectOf, type SdlCheckFinding, type SdlCheckResult, type SdlCheckOptions, type SdlCheckLog } from './sdl-check.js';
 export { keyStyleSpec, type KeyStyleConfig } from './key-style-config.js';
-export { sdlFromAvro, SdlFromAvroError, type SdlFromAvroOptions } from './sdl-from-avro.js';
+export { sdlFromAvro, sdlFromShape, SdlFromAvroError, type SdlFromAvroOptions, type SdlFormat } from './sdl-from-avro.js';
 export { runSchemaCli, SCHEMA_CLI_USAGE, type CliIo } from './schema-cli.js';

@@ -52,7 +52,7 @@ const OPTIONS = {
  * says so, else the 2019-09 validator with the draft-06 and -07 meta-schemas), once per schema id.
  * Throws {@link JsonSchemaError} for a schema ajv refuses.
  */
-export function compileJsonSchemaValidator(schemaText: string): JsonSchemaValidator {
+export function compileJsonSchemaValidator(schemaText: string, references: ReadonlyMap<string, string> = new Map()): JsonSchemaValidator {
   let schema: unknown;
   try {
     schema = JSON.parse(schemaText);
@@ -65,13 +65,25 @@ export function compileJsonSchemaValidator(schemaText: string): JsonSchemaValida
   const spec = typeof schema === 'object' ? (schema as { $schema?: unknown }).$schema : undefined;
   let validate: ValidateFunction;
   const { Ajv2019, Ajv2020, draft06, draft07 } = loadAjv();
+  // Referenced schemas are added under the names the schema's $refs use (Confluent's JsonDeserializer does the same).
+  const referenced: [string, object][] = [];
+  for (const [name, text] of references) {
+    try {
+      referenced.push([name, JSON.parse(text) as object]);
+    } catch (err) {
+      throw new JsonSchemaError(`its reference ${name} is not valid JSON: ${(err as Error).message}`);
+    }
+  }
   try {
     if (spec === 'http://json-schema.org/draft/2020-12/schema' || spec === 'https://json-schema.org/draft/2020-12/schema') {
-      validate = new Ajv2020(OPTIONS).compile(schema as object);
+      const validator = new Ajv2020(OPTIONS);
+      for (const [name, ref] of referenced) validator.addSchema(ref, name);
+      validate = validator.compile(schema as object);
     } else {
       const validator = new Ajv2019(OPTIONS);
       validator.addMetaSchema(draft06);
       validator.addMetaSchema(draft07);
+      for (const [name, ref] of referenced) validator.addSchema(ref, name);
       validate = validator.compile(schema as object);
     }
   } catch (err) {

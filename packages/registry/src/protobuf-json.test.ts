@@ -250,8 +250,69 @@ describe('Protobuf → JSON: every mapped type, from bytes written by Confluent�
     const broken = await client.register('broken-value', { schemaType: 'PROTOBUF', schema: 'syntax = "proto3"; message A { strin x = 1; ' });
     const decoders = createSchemaDecoders({ source: createRegistrySource(client, 'Schema Registry (MockClient)'), fieldName: toSnakeCase });
     await decoders.load([referencing, clash, broken]);
-    expect(decoders.entry(referencing)).toMatchObject({ kind: 'unusable', code: 'UNSUPPORTED_SCHEMA', reason: expect.stringContaining('imports other.proto, which are not well-known types: imports of other schemas (schema references) are not resolved yet') as unknown });
+    expect(decoders.entry(referencing)).toMatchObject({ kind: 'unusable', code: 'UNSUPPORTED_SCHEMA', reason: expect.stringContaining('imports other.proto, which is not a well-known type and no schema reference gives: register it as a reference of the schema') as unknown });
     expect(decoders.entry(clash)).toMatchObject({ kind: 'unusable', reason: expect.stringContaining('fields listingId and listing_id are both published as listing_id') as unknown });
     expect(decoders.entry(broken)).toMatchObject({ kind: 'unusable', reason: expect.stringMatching(/^schema id \d+ \(PROTOBUF\) from the Schema Registry \(MockClient\): not a valid Protobuf schema: /) as unknown });
+  });
+});
+
+describe('proto2 [default = …]: an unset optional field publishes its declared default (Protobuf’s JSON mapping)', () => {
+  const PROTO2 = `
+syntax = "proto2";
+package legacy;
+
+enum Tier { BASIC = 0; GOLD = 1; PLATINUM = 2; }
+
+message Account {
+  required string account_id = 1;
+  optional int32 retries = 2 [default = 7];
+  optional string region = 3 [default = "eu-west"];
+  optional Tier tier = 4 [default = GOLD];
+  optional int64 credit_cents = 5 [default = -12345678901234];
+  optional bool active = 6 [default = true];
+  optional double ratio = 7 [default = 2.5];
+  optional float weight = 8 [default = 3.9];
+  optional int32 no_default = 9;
+  optional string no_default_text = 10;
+}
+`;
+
+  it('from the descriptor Confluent’s serializer registered and from the .proto text: defaults when unset, the value when set (even to 0), null without a default', async () => {
+    const client = new MockClient();
+    const serializer = confluentProtobufSerializer(client, PROTO2);
+    const unset = await serializer.serialize('accounts', 'legacy.Account', { accountId: 'a-1' });
+    const set = await serializer.serialize('accounts', 'legacy.Account', { accountId: 'a-2', retries: 0, region: '', tier: 0, creditCents: 5n, active: false, ratio: 0, weight: 1.5, noDefault: 3, noDefaultText: 'x' });
+    const registered = decoderOf((await registryDecoder(client, unset)).entry);
+    const fromText = compileProtobufDecoder(PROTO2, toSnakeCase);
+    // protobufjs's parser rounds a 64-bit default past 2^53; ours keeps the digits as written. (Only from the
+    // text: the test kit makes the registered descriptor with protobufjs, and protobuf-es refuses the rounded value.)
+    const withBig = PROTO2.replace('optional int32 no_default = 9;', 'optional int32 no_default = 9;\n  optional uint64 big_default = 11 [default = 18446744073709551615];');
+    expect(decodeJson(compileProtobufDecoder(withBig, toSnakeCase), unset).value['big_default']).toBe('18446744073709551615');
+    for (const decoder of [registered, fromText]) {
+      expect(decodeJson(decoder, unset).value).toEqual({
+        account_id: 'a-1',
+        retries: 7,
+        region: 'eu-west',
+        tier: 'GOLD',
+        credit_cents: '-12345678901234',
+        active: true,
+        ratio: 2.5,
+        weight: 3.9,
+        no_default: null,
+        no_default_text: null,
+      });
+      expect(decodeJson(decoder, set).value).toEqual({
+        account_id: 'a-2',
+        retries: 0,
+        region: '',
+        tier: 'BASIC',
+        credit_cents: '5',
+        active: false,
+        ratio: 0,
+        weight: 1.5,
+        no_default: 3,
+        no_default_text: 'x',
+      });
+    }
   });
 });

@@ -24,8 +24,8 @@ type ValueWriter = (value: unknown) => string;
  * and a writer compiled per message type turns the decoded message into the payload's JSON text,
  * with the mapping of docs/schema.md. Throws {@link ProtobufSchemaError} for a schema it cannot use.
  */
-export function compileProtobufDecoder(schemaText: string, fieldName: FieldNamer): WireDecoder {
-  const { messages } = loadFile(schemaText);
+export function compileProtobufDecoder(schemaText: string, fieldName: FieldNamer, imports?: ReadonlyMap<string, string>): WireDecoder {
+  const { messages } = loadProtobufFile(schemaText, imports);
   if (messages.length === 0) throw new ProtobufSchemaError('the .proto file declares no message');
   const writers = new Map<protobuf.Type, (message: protobuf.Message) => string>();
   for (const type of messages) checkFieldNames(type, fieldName, new Set());
@@ -89,43 +89,77 @@ function nestedMessages(type: protobuf.Type): protobuf.Type[] {
   return type.nestedArray.filter((n): n is protobuf.Type => n instanceof protobuf.Type);
 }
 
-/** The root of one .proto file (text or base64 descriptor) with the well-known types it imports, and its top-level messages in order. */
-function loadFile(schemaText: string): { root: protobuf.Root; messages: protobuf.Type[] } {
-  const text = schemaText.trim();
+/**
+ * The root of one .proto file (text or base64 descriptor) with the files it imports — Google's
+ * well-known types (built in) and, by schema reference, other files whose texts are in `imports`
+ * (by the import's name) — and the file's own top-level messages in order (its message indexes).
+ */
+export function loadProtobufFile(schemaText: string, imports: ReadonlyMap<string, string> = new Map()): { root: protobuf.Root; messages: protobuf.Type[] } {
   try {
-    return /^[A-Za-z0-9+/]+={0,2}$/.test(text) ? loadDescriptor(text) : loadText(text);
+    const root = new protobuf.Root();
+    const messages = addFile(root, schemaText, imports, new Set());
+    root.resolveAll();
+    return { root, messages };
   } catch (err) {
     if (err instanceof ProtobufSchemaError) throw err;
     throw new ProtobufSchemaError(`not a valid Protobuf schema: ${(err as Error).message}`);
   }
 }
 
-function checkImports(imports: readonly string[]): void {
-  const others = imports.filter((name) => !WELL_KNOWN_FILES.includes(name));
-  if (others.length > 0) {
-    throw new ProtobufSchemaError(`it imports ${others.join(', ')}, which are not well-known types: imports of other schemas (schema references) are not resolved yet`);
+/** Adds one file and, once each, the files it imports; returns the file's top-level messages. */
+function addFile(root: protobuf.Root, schemaText: string, imports: ReadonlyMap<string, string>, added: Set<string>): protobuf.Type[] {
+  const text = schemaText.trim();
+  const { dependencies, messages } = /^[A-Za-z0-9+/]+={0,2}$/.test(text) ? addDescriptor(root, text) : addText(root, text);
+  const missing = dependencies.filter((name) => !WELL_KNOWN_FILES.includes(name) && !imports.has(name));
+  if (missing.length > 0) {
+    throw new ProtobufSchemaError(
+      `it imports ${missing.join(', ')}, which ${missing.length === 1 ? 'is not a well-known type and no schema reference gives' : 'are not well-known types and no schema references give'}: register ${missing.length === 1 ? 'it' : 'them'} as a reference of the schema (Confluent: "references" with that name; a schema directory: its imports file, docs/schema.md)`,
+    );
+  }
+  for (const name of dependencies) {
+    if (added.has(name)) continue;
+    added.add(name);
+    const imported = imports.get(name);
+    if (imported === undefined) root.addJSON(protobuf.common.get(name)?.nested ?? {});
+    else addFile(root, imported, imports, added);
+  }
+  return messages;
+}
+
+/** `int64 credit = 5 [default = 9007199254740993]`: a 64-bit field's declared default, as written. */
+const LONG_DEFAULT = /\b(?:u?int64|sint64|s?fixed64)\s+([A-Za-z_][A-Za-z0-9_]*)\s*=\s*\d+\s*\[[^\]]*?\bdefault\s*=\s*(-?\d+)/g;
+
+/**
+ * protobufjs's parser reads a default as a JavaScript number, which rounds a 64-bit one past 2^53;
+ * the digits as written are given back to such fields (protobufjs reads a string default exactly).
+ */
+function keepExactLongDefaults(namespace: protobuf.NamespaceBase, digitsOf: ReadonlyMap<string, string>): void {
+  for (const nested of namespace.nestedArray) {
+    if (nested instanceof protobuf.Type) {
+      for (const field of nested.fieldsArray) {
+        const digits = digitsOf.get(field.name);
+        if (digits !== undefined && typeof field.options?.['default'] === 'number' && INT64_TYPES.has(field.type)) field.options['default'] = digits;
+      }
+    }
+    if (nested instanceof protobuf.Namespace || nested instanceof protobuf.Type) keepExactLongDefaults(nested, digitsOf);
   }
 }
 
-function loadText(text: string): { root: protobuf.Root; messages: protobuf.Type[] } {
-  const root = new protobuf.Root();
-  const parsed = protobuf.parse(text, root, { keepCase: true });
-  checkImports([...(parsed.imports ?? []), ...(parsed.weakImports ?? [])]);
-  for (const name of parsed.imports ?? []) root.addJSON(protobuf.common.get(name)?.nested ?? {});
-  root.resolveAll();
+function addText(root: protobuf.Root, text: string): { dependencies: string[]; messages: protobuf.Type[] } {
+  const parsed = protobuf.parse(text, root, { keepCase: true, alternateCommentMode: true });
+  const longDefaults = new Map([...text.matchAll(LONG_DEFAULT)].map((m) => [m[1] as string, m[2] as string]));
+  if (longDefaults.size > 0) keepExactLongDefaults(root, longDefaults);
   const scope = parsed.package === undefined ? root : root.lookup(parsed.package);
   if (!(scope instanceof protobuf.Namespace)) throw new ProtobufSchemaError(`package ${parsed.package} declares nothing`);
-  // Declaration order is the order of the message indexes (protobufjs keeps it); the well-known types live in google.protobuf.
+  // Declaration order is the order of the message indexes (protobufjs keeps it). The file itself is added first, so its
+  // messages are the package's before any import adds to it.
   const messages = scope.nestedArray.filter((n): n is protobuf.Type => n instanceof protobuf.Type && !n.fullName.startsWith('.google.protobuf.'));
-  return { root, messages };
+  return { dependencies: [...(parsed.imports ?? []), ...(parsed.weakImports ?? [])], messages };
 }
 
-function loadDescriptor(base64: string): { root: protobuf.Root; messages: protobuf.Type[] } {
+function addDescriptor(root: protobuf.Root, base64: string): { dependencies: string[]; messages: protobuf.Type[] } {
   const file = descriptor.FileDescriptorProto.decode(Buffer.from(base64, 'base64')) as descriptor.IFileDescriptorProto;
   const dependencies = (file.dependency as string[] | null | undefined) ?? [];
-  checkImports(dependencies);
-  const root = new protobuf.Root();
-  for (const name of dependencies) root.addJSON(protobuf.common.get(name)?.nested ?? {});
   const scope = file.package === null || file.package === undefined || file.package === '' ? root : root.define(file.package);
   const context = { edition: file.syntax === 'proto2' ? 'proto2' : file.syntax === 'editions' ? String(file.edition ?? '2023') : 'proto3', keepCase: true };
   const fromDescriptor = protobuf.Type as unknown as { fromDescriptor(d: descriptor.IDescriptorProto, c: typeof context): protobuf.Type };
@@ -133,8 +167,7 @@ function loadDescriptor(base64: string): { root: protobuf.Root; messages: protob
   const messages = (file.messageType ?? []).map((m) => fromDescriptor.fromDescriptor(m, context));
   for (const type of messages) scope.add(type);
   for (const e of file.enumType ?? []) scope.add(enumFromDescriptor.fromDescriptor(e, context));
-  root.resolveAll();
-  return { root, messages };
+  return { dependencies, messages };
 }
 
 /** Two fields of one message published under one name would make duplicate JSON keys: refused. */
@@ -152,6 +185,11 @@ function checkFieldNames(type: protobuf.Type, fieldName: FieldNamer, checked: Se
   }
   for (const field of type.fieldsArray) if (field.resolvedType instanceof protobuf.Type) checkFieldNames(field.resolvedType, fieldName, checked);
   for (const nested of nestedMessages(type)) checkFieldNames(nested, fieldName, checked);
+}
+
+/** A proto2 `[default = …]` on a scalar or enum field: published for the unset field instead of null. */
+export function hasDeclaredDefault(field: protobuf.Field): boolean {
+  return !field.repeated && !field.map && !(field.resolvedType instanceof protobuf.Type) && field.options !== undefined && Object.hasOwn(field.options, 'default');
 }
 
 /** One field of a message: its JSON key (pre-encoded) and how its value is written, or skipped. */
@@ -183,8 +221,10 @@ function compileMessageWriter(
       name: field.name,
       prefix: `${JSON.stringify(fieldName(field.name))}:`,
       write: fieldWriter(field, writerOf),
-      // A message-typed field always has presence (protobufjs's proto3 feature set says IMPLICIT for it).
-      presence: !field.repeated && !field.map && (field.hasPresence || field.resolvedType instanceof protobuf.Type),
+      // A message-typed field always has presence (protobufjs's proto3 feature set says IMPLICIT for it). A proto2
+      // field with [default = …] publishes its default when unset (Protobuf's JSON mapping): protobufjs puts the
+      // declared default on the message's prototype, so reading the field gives it.
+      presence: !field.repeated && !field.map && (field.hasPresence || field.resolvedType instanceof protobuf.Type) && !hasDeclaredDefault(field),
       oneof: realOneof,
       quote: !field.repeated && !field.map && field.resolvedType === null && field.type === 'string',
       plain: !field.repeated && !field.map && field.resolvedType === null && PLAIN_TYPES.has(field.type),

@@ -3,7 +3,7 @@ import { Agent } from 'node:https';
 // the client and its error are separate files of the package, which has no `exports` map.
 import { SchemaRegistryClient, type Client } from '@confluentinc/schemaregistry/dist/schemaregistry-client.js';
 import { RestError } from '@confluentinc/schemaregistry/dist/rest-error.js';
-import { SCHEMA_TYPES, type RegisteredSchema, type SchemaSource, type SchemaType } from './schema-source.js';
+import { SCHEMA_TYPES, type RegisteredSchema, type SchemaReference, type SchemaSource, type SchemaType, type VersionedSchema } from './schema-source.js';
 
 /**
  * A {@link SchemaSource} over a Confluent Schema Registry `Client`: the HTTP `SchemaRegistryClient`
@@ -23,12 +23,40 @@ export function createRegistrySource(client: Client, description = 'Schema Regis
         if (err instanceof RestError && err.status === 404) return null;
         throw err;
       }
-      const schemaType = (info.schemaType ?? 'AVRO') as SchemaType;
-      if (!SCHEMA_TYPES.includes(schemaType)) throw new TypeError(`${description} returned schema id ${id} of unknown type ${JSON.stringify(info.schemaType)}`);
-      const schema: RegisteredSchema = { id, schemaType, schema: info.schema, references: (info.references ?? []).map((r) => `${r.subject}/${r.version}`) };
+      const schema: RegisteredSchema = { id, schemaType: schemaTypeOf(info.schemaType, `schema id ${id}`, description), schema: info.schema, references: referencesOf(info.references) };
       return schema;
     },
+    schemaByVersion: (subject, version) => registryVersion(client, subject, version, description),
   };
+}
+
+/** `GET /subjects/{subject}/versions/{version}`: null on HTTP 404 (no such subject or version). */
+export async function registryVersion(client: Client, subject: string, version: number, description: string): Promise<VersionedSchema | null> {
+  let metadata;
+  try {
+    metadata = await client.getSchemaMetadata(subject, version, false);
+  } catch (err) {
+    if (err instanceof RestError && err.status === 404) return null;
+    throw err;
+  }
+  return {
+    subject,
+    version: metadata.version ?? version,
+    id: metadata.id ?? 0,
+    schemaType: schemaTypeOf(metadata.schemaType, `subject ${subject} version ${version}`, description),
+    schema: metadata.schema,
+    references: referencesOf(metadata.references),
+  };
+}
+
+export function schemaTypeOf(type: string | undefined, what: string, description: string): SchemaType {
+  const schemaType = (type ?? 'AVRO') as SchemaType;
+  if (!SCHEMA_TYPES.includes(schemaType)) throw new TypeError(`${description} returned ${what} of unknown type ${JSON.stringify(type)}`);
+  return schemaType;
+}
+
+export function referencesOf(references: readonly { name: string; subject: string; version: number }[] | undefined): SchemaReference[] {
+  return (references ?? []).map(({ name, subject, version }) => ({ name, subject, version }));
 }
 
 /** How to reach an HTTP Schema Registry. */

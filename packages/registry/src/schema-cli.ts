@@ -2,7 +2,9 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '@wirestream/config';
 import { KEY_STYLES, type KeyStyle } from '@wirestream/transform';
 import { createSchemaSource, schemaSourceSpec } from './schema-source-config.js';
-import { SdlFromAvroError, sdlFromAvro } from './sdl-from-avro.js';
+import { SdlFromAvroError, sdlFromAvro, sdlFromShape, type SdlFromAvroOptions } from './sdl-from-avro.js';
+import { readSubjectShape, SubjectShapeError } from './subject-shape.js';
+import type { SubjectSchema } from './subject-schemas.js';
 
 /** Exit codes: sysexits.h, as the apps use them. */
 export const EXIT_OK = 0;
@@ -12,19 +14,21 @@ export const EXIT_CONFIG = 78;
 
 export const SCHEMA_CLI_USAGE = `Usage: wirestream-schema from-registry --topic <topic> --field <subscriptionField> [options]
 
-Prints GraphQL SDL for the topic's value schema (Avro): object types, enums and nullability from
-the subject's latest schema, field names in the key style, and the Subscription field bound by
-@topic(format: AVRO). Review it, then point SCHEMA_PATH at it (docs/schema.md).
+Prints GraphQL SDL for the topic's value schema (Avro, Protobuf or JSON Schema): object types, enums
+and nullability from the subject's latest schema, field names in the key style, and the Subscription
+field bound by @topic(format: AVRO | PROTOBUF | JSON_SCHEMA). Review it, then point SCHEMA_PATH at it
+(docs/schema.md).
 
 Where the schema comes from (one of them; or SCHEMA_REGISTRY_URL / SCHEMA_DIR from the environment):
   --registry-url <url>   Confluent-compatible Schema Registry (comma-separated URLs are tried in order);
                          auth and TLS from SCHEMA_REGISTRY_USERNAME / _PASSWORD / _BEARER_TOKEN / _CA_FILE
-  --schema-dir <dir>     a schema directory: <subject>/v<version>.id<id>.avsc (e.g. apps/demo/schemas)
+  --schema-dir <dir>     a schema directory: <subject>/v<version>.id<id>.avsc|.proto|.json (e.g. apps/demo/schemas)
 Options:
   --topic <topic>        the Kafka topic (required)
   --field <name>         the Subscription field to bind it to, e.g. bidPlaced (required)
   --subject <subject>    the value schema's subject (default <topic>-value, Confluent's TopicNameStrategy)
   --key <field>          the routing key as published, e.g. listing_id (also the field's filter argument)
+  --message <name>       Protobuf: the message of the file the topic carries (default: the first, message index [0])
   --key-style <style>    ${KEY_STYLES.join(' | ')}: as ingest's INGEST_KEY_STYLE (default: INGEST_KEY_STYLE, else snake)
   --help
 `;
@@ -49,6 +53,7 @@ export async function runSchemaCli(argv: readonly string[], io: CliIo): Promise<
         field: { type: 'string' },
         subject: { type: 'string' },
         key: { type: 'string' },
+        message: { type: 'string' },
         'key-style': { type: 'string' },
         help: { type: 'boolean' },
       },
@@ -105,16 +110,22 @@ export async function runSchemaCli(argv: readonly string[], io: CliIo): Promise<
     io.stderr(`wirestream-schema: ${configured.subjects.description} has no subject ${subject}: check --topic, or give the value schema's --subject\n`);
     return EXIT_CONFIG;
   }
-  if (latest.schemaType !== 'AVRO') {
-    io.stderr(`wirestream-schema: subject ${subject} (version ${latest.version}, id ${latest.id}) is ${latest.schemaType}; this command writes SDL from Avro schemas only so far\n`);
-    return EXIT_CONFIG;
-  }
   try {
-    io.stdout(sdlFromAvro({ schema: latest.schema, topic, field, key, subject, keyStyle: keyStyle as KeyStyle }));
+    io.stdout(await sdlOfSubject(latest, { topic, field, key, subject, keyStyle: keyStyle as KeyStyle }, values.message, configured.subjects));
   } catch (err) {
-    if (!(err instanceof SdlFromAvroError)) throw err;
+    if (!(err instanceof SdlFromAvroError || err instanceof SubjectShapeError)) throw err;
     io.stderr(`wirestream-schema: subject ${subject} (version ${latest.version}, id ${latest.id}): ${err.message}\n`);
     return EXIT_CONFIG;
   }
   return EXIT_OK;
+}
+
+const FORMAT_OF_TYPE = { AVRO: 'AVRO', PROTOBUF: 'PROTOBUF', JSON: 'JSON_SCHEMA' } as const;
+
+/** The SDL of a subject's latest schema, by its type (references looked up through the same source). */
+async function sdlOfSubject(latest: SubjectSchema, options: Omit<SdlFromAvroOptions, 'schema'>, message: string | undefined, subjects: Parameters<typeof readSubjectShape>[1]): Promise<string> {
+  if (latest.schemaType === 'AVRO' && latest.references.length === 0) return sdlFromAvro({ ...options, schema: latest.schema });
+  if (message !== undefined && latest.schemaType !== 'PROTOBUF') throw new SubjectShapeError(`--message is for Protobuf subjects; this one is ${latest.schemaType}`);
+  const top = await readSubjectShape(latest, subjects, { message, fallbackName: options.topic });
+  return sdlFromShape(top.shape, FORMAT_OF_TYPE[latest.schemaType], options);
 }

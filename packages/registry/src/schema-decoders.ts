@@ -1,6 +1,7 @@
 import { AvroSchemaError, compileAvroDecoder, type FieldNamer } from './avro-json.js';
 import { compileJsonSchemaValidator, JsonSchemaError, type JsonSchemaValidator } from './json-schema.js';
 import { compileProtobufDecoder, ProtobufSchemaError } from './protobuf-json.js';
+import { referenceTexts, resolveReferences, SchemaReferenceError, type ResolvedReference } from './schema-references.js';
 import type { RegisteredSchema, SchemaSource } from './schema-source.js';
 import type { WireDecoder } from './wire-decoder.js';
 
@@ -90,14 +91,12 @@ export function createSchemaDecoders(options: SchemaDecodersOptions): SchemaDeco
       hold({ kind: 'unusable', id, code: 'UNKNOWN_SCHEMA_ID', reason: `schema id ${id} is not in the ${source.description}` }, now() + missingTtlMs);
       return;
     }
-    if (schema.references.length > 0) {
-      hold({ kind: 'unusable', id, code: 'UNSUPPORTED_SCHEMA', reason: `schema id ${id} refers to other schemas (${schema.references.join(', ')}); schema references are not resolved yet` }, Infinity);
-      return;
-    }
     try {
-      hold(compile(schema, fieldName), Infinity);
+      // References are looked up once, with the schema, and compiled into its entry (a source that does not answer rejects: retried).
+      const references = await resolveReferences(schema.references, (subject, version) => source.schemaByVersion(subject, version));
+      hold(compile(schema, fieldName, references), Infinity);
     } catch (err) {
-      if (!(err instanceof AvroSchemaError || err instanceof ProtobufSchemaError || err instanceof JsonSchemaError)) throw err;
+      if (!(err instanceof AvroSchemaError || err instanceof ProtobufSchemaError || err instanceof JsonSchemaError || err instanceof SchemaReferenceError)) throw err;
       hold({ kind: 'unusable', id, code: 'UNSUPPORTED_SCHEMA', reason: `schema id ${id} (${schema.schemaType}) from the ${source.description}: ${err.message}` }, Infinity);
     }
   }
@@ -129,14 +128,16 @@ export function createSchemaDecoders(options: SchemaDecodersOptions): SchemaDeco
 }
 
 /** One registered schema compiled, by its type. */
-function compile(schema: RegisteredSchema, fieldName: FieldNamer): SchemaEntry {
+function compile(schema: RegisteredSchema, fieldName: FieldNamer, references: readonly ResolvedReference[]): SchemaEntry {
   const { id } = schema;
+  const other = references.find((r) => r.schemaType !== schema.schemaType);
+  if (other !== undefined) throw new SchemaReferenceError(`its reference ${other.name} (subject ${other.subject} version ${other.version}) is ${other.schemaType}, not ${schema.schemaType}`);
   switch (schema.schemaType) {
     case 'AVRO':
-      return { kind: 'decoder', id, schemaType: 'AVRO', decoder: compileAvroDecoder(schema.schema, fieldName) };
+      return { kind: 'decoder', id, schemaType: 'AVRO', decoder: compileAvroDecoder(schema.schema, fieldName, references.map((r) => r.schema)) };
     case 'PROTOBUF':
-      return { kind: 'decoder', id, schemaType: 'PROTOBUF', decoder: compileProtobufDecoder(schema.schema, fieldName) };
+      return { kind: 'decoder', id, schemaType: 'PROTOBUF', decoder: compileProtobufDecoder(schema.schema, fieldName, referenceTexts(references)) };
     case 'JSON':
-      return { kind: 'validator', id, schemaType: 'JSON', validator: compileJsonSchemaValidator(schema.schema) };
+      return { kind: 'validator', id, schemaType: 'JSON', validator: compileJsonSchemaValidator(schema.schema, referenceTexts(references)) };
   }
 }

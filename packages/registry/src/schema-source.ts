@@ -7,8 +7,29 @@ export interface RegisteredSchema {
   readonly id: number;
   readonly schemaType: SchemaType;
   readonly schema: string;
-  /** Names of schemas this one refers to (Confluent schema references); not resolved yet. */
-  readonly references: readonly string[];
+  /** Schemas this one refers to (Confluent schema references), resolved by subject and version ({@link SchemaSource.schemaByVersion}). */
+  readonly references: readonly SchemaReference[];
+}
+
+/**
+ * A Confluent schema reference: the name the schema uses for another (an Avro full type name such as
+ * `demo.Money`, a Protobuf import path such as `demo/money.proto`, a JSON Schema `$ref` URL such as
+ * `money.json`) and the subject and version that hold it.
+ */
+export interface SchemaReference {
+  readonly name: string;
+  readonly subject: string;
+  readonly version: number;
+}
+
+/** A subject's version as registered: what a reference points at. */
+export interface VersionedSchema {
+  readonly subject: string;
+  readonly version: number;
+  readonly id: number;
+  readonly schemaType: SchemaType;
+  readonly schema: string;
+  readonly references: readonly SchemaReference[];
 }
 
 /**
@@ -25,4 +46,9 @@ export interface SchemaSource {
    * (down, slow, refused): the caller retries later and dead-letters nothing.
    */
   schemaById(id: number): Promise<RegisteredSchema | null>;
+  /**
+   * Version `version` of `subject` (what a schema reference names), or null when the source
+   * definitely has none; rejects when it could not answer, as {@link schemaById}.
+   */
+  schemaByVersion(subject: string, version: number): Promise<VersionedSchema | null>;
 }

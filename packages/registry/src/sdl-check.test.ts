@@ -140,3 +140,86 @@ describe('checkSdlAgainstSchemas over a schema directory', () => {
     expect(result.errors.map((e) => e.field)).toEqual(['BidEvent.status']);
   });
 });
+
+// The same bid as Protobuf (proto3) and as JSON Schema: what the check compares on those topics.
+const BID_PROTO = `syntax = "proto3";
+package demo;
+enum BidStatus { PLACED = 0; OUTBID = 1; WON = 2; }
+message Money { int64 amountCents = 1; string currencyCode = 2; }
+message BidPlaced {
+  string listingId = 1;
+  string bidderId = 2;
+  Money amount = 3;
+  BidStatus status = 4;
+  optional string note = 5;
+  repeated string previousBidderIds = 6;
+  Money previousAmount = 7;
+}`;
+const BID_JSON_SCHEMA = {
+  type: 'object',
+  title: 'BidPlaced',
+  required: ['listingId', 'bidderId', 'amount', 'status', 'previousBidderIds'],
+  properties: {
+    listingId: { type: 'string' },
+    bidderId: { type: 'string' },
+    amount: { $ref: '#/$defs/Money' },
+    status: { enum: ['PLACED', 'OUTBID', 'WON'] },
+    note: { type: 'string' },
+    previousBidderIds: { type: 'array', items: { type: 'string' } },
+    previousAmount: { $ref: '#/$defs/Money' },
+  },
+  $defs: { Money: { type: 'object', required: ['amountCents', 'currencyCode'], properties: { amountCents: { type: 'integer' }, currencyCode: { type: 'string' } } } },
+};
+// int64 is published as a string (Protobuf's JSON mapping): the SDL says String there; a message field may be unset (null).
+const GOOD_PROTO = GOOD.replace('amount_cents: Float!', 'amount_cents: String!').replace('amount: Money!', 'amount: Money');
+
+async function registryOf(subjects: Record<string, { schemaType: 'AVRO' | 'PROTOBUF' | 'JSON'; schema: string }>): Promise<SubjectSchemas> {
+  const client = new MockClient();
+  for (const [subject, info] of Object.entries(subjects)) await client.register(subject, info, false);
+  return createRegistrySubjects(client, 'Schema Registry mock');
+}
+
+describe('checkSdlAgainstSchemas on PROTOBUF and JSON_SCHEMA topics', () => {
+  const protoTopic = '@topic(name: "bid-events", key: "listing_id", format: PROTOBUF)';
+  const jsonTopic = '@topic(name: "bid-events", key: "listing_id", format: JSON_SCHEMA)';
+
+  it('an SDL that selects what the .proto has: nothing to say; a missing field, a non-null message and Int for int64 are told apart', async () => {
+    const registry = await registryOf({ 'bid-events-value': { schemaType: 'PROTOBUF', schema: BID_PROTO } });
+    expect(await checkSdlAgainstSchemas(sdl(GOOD_PROTO, protoTopic), registry, { keyStyle: 'snake' })).toEqual({ errors: [], warnings: [], checked: ['bid-events-value v1 (id 1)'] });
+    const bad = await checkSdlAgainstSchemas(sdl(GOOD_PROTO.replace('note: String', 'note: String!\n  seller_note: String').replace('amount_cents: String!', 'amount_cents: Int!'), protoTopic), registry, { keyStyle: 'snake' });
+    expect(messages(bad.errors)).toEqual([
+      "topic bid-events, subject bid-events-value, field Money.amount_cents: Int! in the SDL cannot hold the registry's int64 (version 1, id 1, published as string)",
+      "topic bid-events, subject bid-events-value, field BidEvent.seller_note: not in the registry's latest schema (version 1, id 1), whose record BidPlaced publishes listing_id, bidder_id, amount, status, note, previous_bidder_ids, previous_amount: remove the field from the SDL, or register a schema version that has it",
+    ]);
+    expect(messages(bad.warnings)).toEqual([
+      'topic bid-events, subject bid-events-value, field BidEvent.note: non-null in the SDL (String!) but nullable in the registry (version 1, id 1): an event with null there fails to render that field; make it nullable',
+    ]);
+  });
+
+  it('JSON Schema: required → non-null, $defs followed; a missing field is an error, Int for an unbounded integer a warning; a subject of another type an error', async () => {
+    const registry = await registryOf({ 'bid-events-value': { schemaType: 'JSON', schema: JSON.stringify(BID_JSON_SCHEMA) } });
+    const good = GOOD.replace('amount_cents: Float!', 'amount_cents: Int!');
+    const result = await checkSdlAgainstSchemas(sdl(good.replace('status: BidStatus!', 'status: BidStatus!\n  seller_note: String'), jsonTopic), registry, { keyStyle: 'snake' });
+    expect(messages(result.errors)).toEqual([expect.stringMatching(/^topic bid-events, subject bid-events-value, field BidEvent.seller_note: not in the registry's latest schema \(version 1, id 1\)/)]);
+    expect(messages(result.warnings)).toEqual([expect.stringMatching(/^topic bid-events, subject bid-events-value, field Money.amount_cents: Int! in the SDL for the registry's integer \(version 1, id 1\): GraphQL Int holds 32 bits/)]);
+    const wrongType = await checkSdlAgainstSchemas(sdl(GOOD_PROTO, protoTopic), registry, { keyStyle: 'snake' });
+    expect(messages(wrongType.errors)).toEqual(['topic bid-events, subject bid-events-value: the latest schema (version 1, id 1) is JSON, but @topic says format: PROTOBUF']);
+  });
+
+  it('a snapshot topic’s key schema (its key field comes from the Kafka key in deleted events): a string fits, a record is a warning, a type the field cannot hold an error', async () => {
+    const snapshot = (keyFormat: string) => `@topic(name: "bid-events", key: "listing_id", format: PROTOBUF, keyFormat: ${keyFormat}, snapshot: true)`;
+    const value = { schemaType: 'PROTOBUF' as const, schema: BID_PROTO };
+    const stringKey = await registryOf({ 'bid-events-value': value, 'bid-events-key': { schemaType: 'AVRO', schema: '"string"' } });
+    expect(await checkSdlAgainstSchemas(sdl(GOOD_PROTO, snapshot('AVRO')), stringKey, { keyStyle: 'snake' })).toEqual({ errors: [], warnings: [], checked: ['bid-events-value v1 (id 1)', 'bid-events-key v1 (id 2)'] });
+    const boolKey = await registryOf({ 'bid-events-value': value, 'bid-events-key': { schemaType: 'AVRO', schema: '"boolean"' } });
+    expect(messages((await checkSdlAgainstSchemas(sdl(GOOD_PROTO, snapshot('AVRO')), boolKey, { keyStyle: 'snake' })).errors)).toEqual([
+      'topic bid-events, subject bid-events-key, field BidEvent.listing_id: ID! in the SDL cannot hold the key\'s boolean (version 1, id 2), which deleted events carry as listing_id',
+    ]);
+    const messageKey = await registryOf({ 'bid-events-value': value, 'bid-events-key': { schemaType: 'PROTOBUF', schema: 'syntax = "proto3"; message BidKey { string listing_id = 1; }' } });
+    const withMessageKey = await checkSdlAgainstSchemas(sdl(GOOD_PROTO, snapshot('PROTOBUF')), messageKey, { keyStyle: 'snake' });
+    expect(withMessageKey.errors).toEqual([]);
+    expect(messages(withMessageKey.warnings)).toEqual([expect.stringMatching(/^topic bid-events, subject bid-events-key, field BidEvent.listing_id: the key's latest schema \(version 1, id 2\) is record BidKey: a tombstone's deleted event carries its JSON text as listing_id/)]);
+    const avroIsNotProtobuf = await checkSdlAgainstSchemas(sdl(GOOD_PROTO, snapshot('PROTOBUF')), stringKey, { keyStyle: 'snake' });
+    expect(messages(avroIsNotProtobuf.errors)).toEqual(['topic bid-events, subject bid-events-key, field BidEvent.listing_id: the key\'s latest schema (version 1, id 2) is AVRO, but @topic says keyFormat: PROTOBUF']);
+  });
+});

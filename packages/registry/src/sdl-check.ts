@@ -12,7 +12,9 @@ import {
 } from 'graphql';
 import type { SubscriptionRoute, WirestreamSchema } from '@wirestream/schema';
 import { keyConverter, type KeyStyle } from '@wirestream/transform';
-import { AvroShapeError, describeShape, readAvroShape, type AvroShape, type AvroSlot } from './avro-shape.js';
+import { describeShape, type AvroShape, type AvroSlot } from './avro-shape.js';
+import type { SchemaType } from './schema-source.js';
+import { readSubjectShape, SubjectShapeError } from './subject-shape.js';
 import type { SubjectSchema, SubjectSchemas } from './subject-schemas.js';
 
 /** One finding: `error` stops the start (exit 78), `warning` is logged. */
@@ -38,6 +40,14 @@ export interface SdlCheckOptions {
   readonly keyStyle: KeyStyle;
 }
 
+/** The `@topic(format:)` values read through a registry, and the registry's schema type for each. */
+const SCHEMA_TYPE_OF_FORMAT: Readonly<Record<string, SchemaType>> = { AVRO: 'AVRO', PROTOBUF: 'PROTOBUF', JSON_SCHEMA: 'JSON' };
+
+/** Whether the topic's values (or keys) are read through a registry: what the check compares. */
+function isRegistryFormat(format: string): boolean {
+  return Object.hasOwn(SCHEMA_TYPE_OF_FORMAT, format);
+}
+
 /** Confluent's TopicNameStrategy: the value schema of topic T is registered under `T-value`. */
 export function valueSubjectOf(route: Pick<SubscriptionRoute, 'topic' | 'subject'>): string {
   return route.subject ?? `${route.topic}-value`;
@@ -45,7 +55,7 @@ export function valueSubjectOf(route: Pick<SubscriptionRoute, 'topic' | 'subject
 
 /**
  * What ingest and the gateway check at start (decision 0019): every field the SDL selects on an
- * `@topic(format: AVRO)` topic — the payload type's fields, and those of the object types below
+ * `@topic(format: AVRO | PROTOBUF | JSON_SCHEMA)` topic — the payload type's fields, and those of the object types below
  * them — exists in the latest schema of the topic's subject, under its published name (the key
  * style), with a type whose JSON fits the field's GraphQL type.
  * - **error** (the start stops, exit 78): a field the schema does not have; a shape that cannot
@@ -63,42 +73,112 @@ export async function checkSdlAgainstSchemas(schema: WirestreamSchema, subjects:
   const checked: string[] = [];
   const subscription = schema.schema.getSubscriptionType();
   const seenSubjects = new Map<string, SubjectSchema | null>();
+  const keysChecked = new Set<string>();
   for (const route of schema.routes.values()) {
-    if (route.format !== 'AVRO' || subscription === null || subscription === undefined) continue;
-    const subject = valueSubjectOf(route);
+    if (subscription === null || subscription === undefined) continue;
     const field = subscription.getFields()[route.fieldName];
-    if (field === undefined) continue;
-    const payloadType = getNullableType(field.type);
-    if (!isObjectType(payloadType)) continue;
-    const at = `topic ${route.topic}, subject ${subject}`;
-    const add = (level: SdlCheckFinding['level'], coordinate: string, message: string) =>
-      findings.push({ level, topic: route.topic, subject, field: coordinate, message: `${at}${coordinate === '' ? '' : `, field ${coordinate}`}: ${message}` });
-    let latest = seenSubjects.get(subject);
-    if (latest === undefined) {
-      latest = await subjects.latest(subject);
-      seenSubjects.set(subject, latest);
-      if (latest !== null) checked.push(`${subject} v${latest.version} (id ${latest.id})`);
+    const payloadType = field === undefined ? undefined : getNullableType(field.type);
+    if (payloadType === undefined || !isObjectType(payloadType)) continue;
+    const latestOf = async (subject: string): Promise<SubjectSchema | null> => {
+      let latest = seenSubjects.get(subject);
+      if (latest === undefined) {
+        latest = await subjects.latest(subject);
+        seenSubjects.set(subject, latest);
+        if (latest !== null) checked.push(`${subject} v${latest.version} (id ${latest.id})`);
+      }
+      return latest;
+    };
+    if (isRegistryFormat(route.format)) {
+      const subject = valueSubjectOf(route);
+      const add = (level: SdlCheckFinding['level'], coordinate: string, message: string) =>
+        findings.push({ level, topic: route.topic, subject, field: coordinate, message: `topic ${route.topic}, subject ${subject}${coordinate === '' ? '' : `, field ${coordinate}`}: ${message}` });
+      const latest = await latestOf(subject);
+      const top = await readLatest(latest, route.format, { subjects, add, preferred: payloadType.name, fallbackName: route.topic });
+      if (top !== undefined && latest !== null) compareObject(payloadType, top.shape, { name, add, version: `version ${latest.version}, id ${latest.id}`, visited: new Set() });
     }
-    if (latest === null) {
-      add('error', '', `${subjects.description} has no such subject: register the topic's value schema there, or name its subject with @topic(subject: …)`);
-      continue;
+    if (route.snapshot && route.keyField !== undefined && isRegistryFormat(route.keyFormat) && !keysChecked.has(route.topic)) {
+      keysChecked.add(route.topic);
+      const subject = `${route.topic}-key`;
+      const add = (level: SdlCheckFinding['level'], coordinate: string, message: string) =>
+        findings.push({ level, topic: route.topic, subject, field: coordinate, message: `topic ${route.topic}, subject ${subject}${coordinate === '' ? '' : `, field ${coordinate}`}: ${message}` });
+      await compareKeySchema(payloadType, route.keyField, route.keyFormat, { subjects, add, latestOf, subject });
     }
-    if (latest.schemaType !== 'AVRO') {
-      add('error', '', `the latest schema (version ${latest.version}, id ${latest.id}) is ${latest.schemaType}, but @topic says format: AVRO`);
-      continue;
-    }
-    let top: AvroSlot;
-    try {
-      top = readAvroShape(latest.schema);
-    } catch (err) {
-      if (!(err instanceof AvroShapeError)) throw err;
-      add('error', '', `the latest schema (version ${latest.version}, id ${latest.id}) cannot be read: ${err.message}`);
-      continue;
-    }
-    const version = `version ${latest.version}, id ${latest.id}`;
-    compareObject(payloadType, top.shape, { name, add, version, visited: new Set() });
   }
   return { errors: findings.filter((f) => f.level === 'error'), warnings: findings.filter((f) => f.level === 'warning'), checked };
+}
+
+interface ReadContext {
+  readonly subjects: SubjectSchemas;
+  readonly add: (level: SdlCheckFinding['level'], coordinate: string, message: string) => void;
+  /** The SDL's payload type name: a Protobuf message of that name is the one compared (else the file's first). */
+  readonly preferred: string;
+  readonly fallbackName: string;
+}
+
+/** The latest schema's payload shape, or undefined after adding the error that says why there is none. */
+async function readLatest(latest: SubjectSchema | null, format: string, context: ReadContext): Promise<AvroSlot | undefined> {
+  const { subjects, add } = context;
+  if (latest === null) {
+    add('error', '', `${subjects.description} has no such subject: register the topic's value schema there, or name its subject with @topic(subject: …)`);
+    return undefined;
+  }
+  if (latest.schemaType !== SCHEMA_TYPE_OF_FORMAT[format]) {
+    add('error', '', `the latest schema (version ${latest.version}, id ${latest.id}) is ${latest.schemaType}, but @topic says format: ${format}`);
+    return undefined;
+  }
+  try {
+    return await readSubjectShape(latest, subjects, { preferred: context.preferred, fallbackName: context.fallbackName });
+  } catch (err) {
+    if (!(err instanceof SubjectShapeError)) throw err;
+    add('error', '', `the latest schema (version ${latest.version}, id ${latest.id}) cannot be read: ${err.message}`);
+    return undefined;
+  }
+}
+
+/**
+ * A snapshot topic's key field comes from the Kafka key in a tombstone's deleted event (and routes
+ * it): the key schema's latest version (`<topic>-key`) must publish a value the key field can hold.
+ * A record or message key is published as its JSON text, which is not the payload's key value: a warning.
+ */
+async function compareKeySchema(
+  payloadType: GraphQLObjectType,
+  keyField: string,
+  keyFormat: string,
+  context: { subjects: SubjectSchemas; add: ReadContext['add']; latestOf: (subject: string) => Promise<SubjectSchema | null>; subject: string },
+): Promise<void> {
+  const { add } = context;
+  const coordinate = `${payloadType.name}.${keyField}`;
+  const latest = await context.latestOf(context.subject);
+  if (latest === null) {
+    add('warning', coordinate, `@topic(keyFormat: ${keyFormat}, snapshot: true): ${context.subjects.description} has no key subject, so the key schema is not compared with the key field, which deleted events take from the Kafka key`);
+    return;
+  }
+  if (latest.schemaType !== SCHEMA_TYPE_OF_FORMAT[keyFormat]) {
+    add('error', coordinate, `the key's latest schema (version ${latest.version}, id ${latest.id}) is ${latest.schemaType}, but @topic says keyFormat: ${keyFormat}`);
+    return;
+  }
+  let top: AvroSlot;
+  try {
+    top = await readSubjectShape(latest, context.subjects, { fallbackName: context.subject });
+  } catch (err) {
+    if (!(err instanceof SubjectShapeError)) throw err;
+    add('error', coordinate, `the key's latest schema (version ${latest.version}, id ${latest.id}) cannot be read: ${err.message}`);
+    return;
+  }
+  const version = `version ${latest.version}, id ${latest.id}`;
+  const field = payloadType.getFields()[keyField];
+  if (field === undefined) return; // the loader refuses a key that is not a payload field
+  if (top.shape.kind === 'record' || top.shape.kind === 'map' || top.shape.kind === 'array') {
+    add(
+      'warning',
+      coordinate,
+      `the key's latest schema (${version}) is ${describeShape(top.shape)}: a tombstone's deleted event carries its JSON text as ${keyField}, and routes and deletes the snapshot entry by it, not by the value's ${keyField}; key the topic by the ${keyField} value itself (a string key schema, or keyFormat: STRING)`,
+    );
+    return;
+  }
+  const fit = fitOf(getNullableType(field.type), top.shape);
+  if (fit === 'no') add('error', coordinate, `${String(field.type)} in the SDL cannot hold the key's ${describeShape(top.shape)} (${version}), which deleted events carry as ${keyField}`);
+  else if (fit === 'warn') add('warning', coordinate, `${String(field.type)} in the SDL for the key's ${describeShape(top.shape)} (${version}): ${warningOf(getNullableType(field.type), top.shape)}`);
 }
 
 interface Context {
@@ -200,6 +280,7 @@ function fitOf(type: GraphQLOutputType, shape: AvroShape): 'ok' | 'warn' | 'no' 
   if (!isScalarType(type)) return 'ok'; // unions and interfaces: resolved by the schema's own resolvers
   if (!BUILT_IN_SCALARS.has(type.name)) return 'ok'; // a custom scalar takes what it is given
   const json = jsonOf(shape);
+  if (json === 'any') return 'warn';
   switch (type.name) {
     case 'String':
       return json === 'object' ? 'no' : 'ok';
@@ -230,6 +311,7 @@ function jsonOf(shape: AvroShape): string {
 }
 
 function warningOf(type: GraphQLOutputType, shape: AvroShape): string {
+  if (jsonOf(shape) === 'any') return `the registry allows any JSON value there, so values that are not ${String(type)} fail to render; declare a custom scalar (e.g. scalar JSON)`;
   if (isEnumType(type)) return `a string in the registry, so values outside enum ${type.name} fail to render; declare an Avro enum or a String`;
   return `GraphQL Int holds 32 bits, a ${describeShape(shape)} may not (past 2^53 it is published as a string): declare Float, String or a custom scalar`;
 }
@@ -241,7 +323,7 @@ export interface SdlCheckLog {
 }
 
 /**
- * The start-up step both apps run: compares the SDL's AVRO topics with the latest schemas, logs
+ * The start-up step both apps run: compares the SDL's registry-format topics (and snapshot topics' key schemas) with the latest schemas, logs
  * every warning, and returns the errors, one line each (the app writes them to stderr and exits
  * 78). Without a source (`subjects` undefined: the gateway has no SCHEMA_REGISTRY_URL / SCHEMA_DIR)
  * or when the source does not answer, the check is skipped with a warning: decoding does not
@@ -249,17 +331,17 @@ export interface SdlCheckLog {
  */
 export async function checkSdlAtStart(schema: WirestreamSchema, subjects: SubjectSchemas | undefined, options: SdlCheckOptions & { readonly log: SdlCheckLog }): Promise<readonly string[]> {
   const { log } = options;
-  const topics = [...schema.routes.values()].filter((r) => r.format === 'AVRO').map((r) => r.topic);
+  const topics = [...schema.routes.values()].filter((r) => isRegistryFormat(r.format) || (r.snapshot && isRegistryFormat(r.keyFormat))).map((r) => r.topic);
   if (topics.length === 0) return [];
   if (subjects === undefined) {
-    log.warn({ topics: [...new Set(topics)] }, 'schema check skipped: no SCHEMA_REGISTRY_URL or SCHEMA_DIR, so the SDL of the AVRO topics is not compared with their schemas');
+    log.warn({ topics: [...new Set(topics)] }, 'schema check skipped: no SCHEMA_REGISTRY_URL or SCHEMA_DIR, so the SDL of the AVRO, PROTOBUF and JSON_SCHEMA topics is not compared with their schemas');
     return [];
   }
   let result: SdlCheckResult;
   try {
     result = await checkSdlAgainstSchemas(schema, subjects, options);
   } catch (err) {
-    log.warn({ err, source: subjects.description }, 'schema check skipped: the schema source did not answer; the SDL of the AVRO topics is not compared with their latest schemas');
+    log.warn({ err, source: subjects.description }, 'schema check skipped: the schema source did not answer; the SDL of the AVRO, PROTOBUF and JSON_SCHEMA topics is not compared with their latest schemas');
     return [];
   }
   for (const warning of result.warnings) log.warn({ topic: warning.topic, subject: warning.subject, field: warning.field }, `schema check: ${warning.message}`);

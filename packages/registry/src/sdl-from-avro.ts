@@ -24,14 +24,38 @@ export class SdlFromAvroError extends Error {
 
 const GRAPHQL_NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
 
+/** The formats whose schemas SDL is written from (`@topic(format:)`). */
+export type SdlFormat = 'AVRO' | 'PROTOBUF' | 'JSON_SCHEMA';
+
+/** The scalars a shape needs beyond GraphQL's own: `long` (a number that may pass Int), map, union, duration, any JSON. */
+type ScalarRole = 'long' | 'map' | 'union' | 'duration' | 'any';
+
 // Scalars the generated SDL declares when the schema needs them. Declared without a serializer, a
 // GraphQL scalar passes the published JSON through as it is: exact where Int and Float are not.
-const CUSTOM_SCALARS: Readonly<Record<string, string>> = {
-  Long: 'An Avro long: a JSON number while exact (|n| ≤ 2^53 − 1), else its digits as a string (docs/schema.md).',
-  JSONObject: 'An Avro map: an object whose keys are data (kept as written, not renamed by the key style).',
-  AvroDuration: 'An Avro duration: {"months", "days", "milliseconds"}.',
-  AvroUnion: 'An Avro union of several non-null types: the value of its branch, as written.',
+const CUSTOM_SCALARS: Readonly<Record<SdlFormat, Readonly<Record<ScalarRole, readonly [name: string, description: string]>>>> = {
+  AVRO: {
+    long: ['Long', 'An Avro long: a JSON number while exact (|n| ≤ 2^53 − 1), else its digits as a string (docs/schema.md).'],
+    map: ['JSONObject', 'An Avro map: an object whose keys are data (kept as written, not renamed by the key style).'],
+    duration: ['AvroDuration', 'An Avro duration: {"months", "days", "milliseconds"}.'],
+    union: ['AvroUnion', 'An Avro union of several non-null types: the value of its branch, as written.'],
+    any: ['JSON', 'Any JSON value.'],
+  },
+  PROTOBUF: {
+    long: ['UInt32', 'A Protobuf uint32 or fixed32: a JSON number from 0 to 4294967295 (GraphQL Int stops at 2^31 − 1).'],
+    map: ['JSONObject', 'A Protobuf map, Struct or Empty: an object whose keys are data (kept as written, not renamed by the key style; 64-bit keys as their digits).'],
+    duration: ['JSON', 'A google.protobuf.Value (or ListValue item): any JSON value (docs/schema.md).'],
+    union: ['JSON', 'A google.protobuf.Value (or ListValue item): any JSON value (docs/schema.md).'],
+    any: ['JSON', 'A google.protobuf.Value (or ListValue item): any JSON value (docs/schema.md).'],
+  },
+  JSON_SCHEMA: {
+    long: ['Long', 'A JSON Schema integer whose minimum and maximum do not keep it in 32 bits: a JSON number as the producer wrote it.'],
+    map: ['JSONObject', 'A JSON Schema object without properties: an object of any keys (renamed by the key style, as every key of a JSON body).'],
+    duration: ['JSON', 'Any JSON value.'],
+    union: ['JSON', 'Any JSON value: one the JSON Schema allows several types for (oneOf, anyOf, a type list), or does not constrain.'],
+    any: ['JSON', 'Any JSON value: one the JSON Schema allows several types for (oneOf, anyOf, a type list), or does not constrain.'],
+  },
 };
+const SCALAR_NAMES = new Set(Object.values(CUSTOM_SCALARS).flatMap((roles) => Object.values(roles).map(([name]) => name)));
 
 /**
  * Writes SDL for a value schema: an object type per record, an enum per enum (names from the schema;
@@ -42,8 +66,6 @@ const CUSTOM_SCALARS: Readonly<Record<string, string>> = {
  * field `ID`. The result passes the start-up check (sdl-check.ts) against the same schema.
  */
 export function sdlFromAvro(options: SdlFromAvroOptions): string {
-  const { topic, field, key, subject, keyStyle } = options;
-  const name = keyConverter(keyStyle);
   let top: AvroSlot;
   try {
     top = readAvroShape(options.schema);
@@ -51,23 +73,34 @@ export function sdlFromAvro(options: SdlFromAvroOptions): string {
     if (err instanceof AvroShapeError) throw new SdlFromAvroError(err.message);
     throw err;
   }
-  const payload = top.shape;
+  return sdlFromShape(top.shape, 'AVRO', options);
+}
+
+/**
+ * Writes SDL for a payload shape of any registry format (read by `avro-shape.ts`, `protobuf-shape.ts`
+ * or `json-schema-shape.ts`): the same rules as {@link sdlFromAvro}, with the format's own scalars
+ * (Protobuf: `UInt32`, `JSONObject` for maps and Struct, `JSON` for Value; JSON Schema: `Long` for
+ * unbounded integers, `JSONObject` for objects without properties, `JSON` for unions and untyped values).
+ */
+export function sdlFromShape(payload: AvroShape, format: SdlFormat, options: Omit<SdlFromAvroOptions, 'schema'>): string {
+  const { topic, field, key, subject, keyStyle } = options;
+  const name = keyConverter(keyStyle);
   if (payload.kind !== 'record') throw new SdlFromAvroError(`the schema is ${describeShape(payload)}; an event payload is a record`);
   if (!GRAPHQL_NAME.test(field) || field.startsWith('__')) throw new SdlFromAvroError(`--field ${JSON.stringify(field)} is not a GraphQL field name`);
-  const writer = createWriter(name);
+  const writer = createWriter(name, CUSTOM_SCALARS[format]);
   const payloadType = writer.typeName(payload);
   if (key !== undefined) {
     const keyField = payload.fields.find((f) => name(f.name) === key);
     if (keyField === undefined) {
       throw new SdlFromAvroError(`--key ${key} is not a field of record ${payload.name} as published with key style ${keyStyle}: one of ${payload.fields.map((f) => name(f.name)).join(', ')}`);
     }
-    if (!['primitive', 'enum'].includes(keyField.shape.kind) || (keyField.shape.kind === 'primitive' && keyField.shape.json === 'object')) {
+    if (!['primitive', 'enum'].includes(keyField.shape.kind) || (keyField.shape.kind === 'primitive' && ['object', 'any', 'null'].includes(keyField.shape.json))) {
       throw new SdlFromAvroError(`--key ${key} is ${describeShape(keyField.shape)}; the key must be a scalar field (its entity id)`);
     }
     writer.keyField = { record: payload, avroName: keyField.name };
   }
   writer.drain();
-  const topicArguments = [`name: ${JSON.stringify(topic)}`, ...(key === undefined ? [] : [`key: ${JSON.stringify(key)}`]), 'format: AVRO'];
+  const topicArguments = [`name: ${JSON.stringify(topic)}`, ...(key === undefined ? [] : [`key: ${JSON.stringify(key)}`]), `format: ${format}`];
   if (subject !== undefined && subject !== `${topic}-value`) topicArguments.push(`subject: ${JSON.stringify(subject)}`);
   const argument = key === undefined ? '' : `(${key}: ID)`;
   const header = `# Generated by wirestream-schema from-registry from ${subject ?? `${topic}-value`} (key style ${keyStyle}). Edit freely: the start-up check\n# compares every field left here with the subject's latest schema (docs/schema.md).\n`;
@@ -82,12 +115,12 @@ interface Writer {
   drain(): void;
 }
 
-function createWriter(name: (avroName: string) => string): Writer {
+function createWriter(name: (avroName: string) => string, scalarOf: Readonly<Record<ScalarRole, readonly [name: string, description: string]>>): Writer {
   const blocks: string[] = [];
   const names = new Map<AvroShape, string>();
   const taken = new Set<string>();
   const pending: AvroShape[] = [];
-  const scalars = new Set<string>();
+  const scalars = new Map<string, string>();
 
   const writer: Writer = {
     blocks,
@@ -95,9 +128,9 @@ function createWriter(name: (avroName: string) => string): Writer {
     typeName(shape) {
       const known = names.get(shape);
       if (known !== undefined) return known;
-      if (!GRAPHQL_NAME.test(shape.name) || shape.name.startsWith('__')) throw new SdlFromAvroError(`Avro name ${shape.name} is not a GraphQL type name`);
+      if (!GRAPHQL_NAME.test(shape.name) || shape.name.startsWith('__')) throw new SdlFromAvroError(`type name ${shape.name} of the schema is not a GraphQL type name`);
       let typeName = shape.name;
-      for (let n = 2; taken.has(typeName) || typeName in CUSTOM_SCALARS || ['Subscription', 'Query', 'TopicFormat', 'TopicKeyFormat'].includes(typeName); n++) typeName = `${shape.name}${n}`;
+      for (let n = 2; taken.has(typeName) || SCALAR_NAMES.has(typeName) || ['Subscription', 'Query', 'TopicFormat', 'TopicKeyFormat'].includes(typeName); n++) typeName = `${shape.name}${n}`;
       taken.add(typeName);
       names.set(shape, typeName);
       pending.push(shape);
@@ -105,7 +138,7 @@ function createWriter(name: (avroName: string) => string): Writer {
     },
     drain() {
       for (let shape = pending.shift(); shape !== undefined; shape = pending.shift()) blocks.push(blockOf(shape));
-      for (const scalar of Object.keys(CUSTOM_SCALARS)) if (scalars.has(scalar)) blocks.push(`${description(CUSTOM_SCALARS[scalar])}scalar ${scalar}\n`);
+      for (const [scalar, doc] of scalars) blocks.push(`${description(doc)}scalar ${scalar}\n`);
     },
   };
 
@@ -134,26 +167,31 @@ function createWriter(name: (avroName: string) => string): Writer {
   function namedOf(shape: AvroShape): string {
     switch (shape.kind) {
       case 'record':
+        // A message without fields (no GraphQL object type can be empty) publishes `{}`.
+        return shape.fields.length === 0 ? custom('map') : writer.typeName(shape);
       case 'enum':
         return writer.typeName(shape);
       case 'array':
         return `[${typeOf(shape.items)}]`;
       case 'map':
-        return custom('JSONObject');
+        return custom('map');
       case 'union':
-        return custom('AvroUnion');
+        return custom('union');
       case 'primitive':
-        if (shape.type === 'fixed/duration') return custom('AvroDuration');
+        if (shape.type === 'fixed/duration') return custom('duration');
+        if (shape.json === 'object') return custom('map');
+        if (shape.json === 'any' || shape.json === 'null') return custom('any');
         if (shape.json === 'boolean') return 'Boolean';
         if (shape.json === 'int') return 'Int';
-        if (shape.json === 'long') return custom('Long');
+        if (shape.json === 'long') return custom('long');
         if (shape.json === 'float') return 'Float';
         return 'String';
     }
   }
 
-  function custom(scalar: string): string {
-    scalars.add(scalar);
+  function custom(role: ScalarRole): string {
+    const [scalar, doc] = scalarOf[role];
+    if (!scalars.has(scalar)) scalars.set(scalar, doc);
     return scalar;
   }
 

@@ -1,7 +1,8 @@
 import type { Client } from '@confluentinc/schemaregistry/dist/schemaregistry-client.js';
 import { RestError } from '@confluentinc/schemaregistry/dist/rest-error.js';
 import type { SchemaFile } from './directory-source.js';
-import { SCHEMA_TYPES, type SchemaType } from './schema-source.js';
+import { referencesOf, registryVersion, schemaTypeOf } from './registry-source.js';
+import type { SchemaReference, SchemaType, VersionedSchema } from './schema-source.js';
 
 /** The latest schema of a subject, as the registry holds it. */
 export interface SubjectSchema {
@@ -10,6 +11,8 @@ export interface SubjectSchema {
   readonly id: number;
   readonly schemaType: SchemaType;
   readonly schema: string;
+  /** Schemas it refers to, by subject and version ({@link SubjectSchemas.schemaByVersion}). */
+  readonly references: readonly SchemaReference[];
 }
 
 /**
@@ -21,6 +24,8 @@ export interface SubjectSchemas {
   readonly description: string;
   /** The subject's latest version, or null when the subject does not exist. Rejects when the source could not answer. */
   latest(subject: string): Promise<SubjectSchema | null>;
+  /** A version of a subject (what a schema reference names), or null when there is none. */
+  schemaByVersion(subject: string, version: number): Promise<VersionedSchema | null>;
 }
 
 /** Over a Confluent `Client` (`SchemaRegistryClient`, or `MockClient` in tests): `GET /subjects/{subject}/versions/latest`. */
@@ -35,10 +40,10 @@ export function createRegistrySubjects(client: Client, description = 'Schema Reg
         if (err instanceof RestError && err.status === 404) return null;
         throw err;
       }
-      const schemaType = (metadata.schemaType ?? 'AVRO') as SchemaType;
-      if (!SCHEMA_TYPES.includes(schemaType)) throw new TypeError(`${description} returned subject ${subject} of unknown type ${JSON.stringify(metadata.schemaType)}`);
-      return { subject, version: metadata.version ?? 0, id: metadata.id ?? 0, schemaType, schema: metadata.schema };
+      const schemaType: SchemaType = schemaTypeOf(metadata.schemaType, `subject ${subject}`, description);
+      return { subject, version: metadata.version ?? 0, id: metadata.id ?? 0, schemaType, schema: metadata.schema, references: referencesOf(metadata.references) };
     },
+    schemaByVersion: (subject, version) => registryVersion(client, subject, version, description),
   };
 }
 
@@ -54,8 +59,17 @@ export function createDirectorySubjects(files: readonly SchemaFile[], descriptio
     latest(subject) {
       const file = latest.get(subject);
       if (file === undefined) return Promise.resolve(null);
-      const { id, schemaType, schema } = file.schema;
-      return Promise.resolve({ subject, version: file.version, id, schemaType, schema });
+      const { id, schemaType, schema, references } = file.schema;
+      return Promise.resolve({ subject, version: file.version, id, schemaType, schema, references });
     },
+    schemaByVersion: (subject, version) => Promise.resolve(directoryVersion(files, subject, version)),
   };
+}
+
+/** Version `version` of `subject` among a schema directory's files. */
+export function directoryVersion(files: readonly SchemaFile[], subject: string, version: number): VersionedSchema | null {
+  const file = files.find((f) => f.subject === subject && f.version === version);
+  if (file === undefined) return null;
+  const { id, schemaType, schema, references } = file.schema;
+  return { subject, version, id, schemaType, schema, references };
 }

@@ -29,10 +29,24 @@ export type ProtobufInit = Record<string, unknown>;
 export function confluentProtobufSerializer(
   client: Client,
   protoText: string,
-  options: { readonly serdeType?: 'VALUE' | 'KEY'; readonly fileName?: string; readonly useSchemaId?: number } = {},
+  options: {
+    readonly serdeType?: 'VALUE' | 'KEY';
+    readonly fileName?: string;
+    readonly useSchemaId?: number;
+    /**
+     * Files `protoText` imports besides the well-known types, by import name (each in a package of its own,
+     * importing only well-known types): Confluent's serializer registers each under its name as a subject and
+     * the schema with schema references to them, as it does for a producer's imports.
+     */
+    readonly imports?: Readonly<Record<string, string>>;
+  } = {},
 ): { readonly serialize: (topic: string, typeName: string, value: ProtobufInit) => Promise<Buffer>; readonly message: (typeName: string) => DescMessage } {
-  const file = fileDescriptorOf(protoText, options.fileName ?? 'test.proto');
-  const files = createFileRegistry(file, (name) => WELL_KNOWN[name]);
+  const imported = new Map<string, DescFile>();
+  for (const [name, text] of Object.entries(options.imports ?? {})) {
+    imported.set(name, createFileRegistry(fileDescriptorOf(text, name), (dep) => WELL_KNOWN[dep]).getFile(name) as DescFile);
+  }
+  const file = fileDescriptorOf(protoText, options.fileName ?? 'test.proto', options.imports ?? {});
+  const files = createFileRegistry(file, (name) => WELL_KNOWN[name] ?? imported.get(name));
   const registry = createMutableRegistry(...[...files.files].flatMap((f) => f.messages));
   for (const f of files.files) for (const m of f.messages) for (const nested of allNested(m)) registry.add(nested);
   const serializer = new ProtobufSerializer(client, options.serdeType === 'KEY' ? SerdeType.KEY : SerdeType.VALUE, {
@@ -55,10 +69,15 @@ function allNested(message: DescMessage): DescMessage[] {
 }
 
 /** protobufjs parses the text (and the well-known types it imports); its descriptor, with type names made absolute. */
-function fileDescriptorOf(protoText: string, fileName: string): FileDescriptorProto {
+function fileDescriptorOf(protoText: string, fileName: string, imports: Readonly<Record<string, string>> = {}): FileDescriptorProto {
   const root = new protobuf.Root();
   const parsed = protobuf.parse(protoText, root, { keepCase: true });
   for (const name of parsed.imports ?? []) {
+    const text = imports[name];
+    if (text !== undefined) {
+      for (const dep of protobuf.parse(text, root, { keepCase: true }).imports ?? []) root.addJSON(protobuf.common.get(dep)?.nested ?? {});
+      continue;
+    }
     const common = protobuf.common.get(name);
     if (common === null || WELL_KNOWN[name] === undefined) throw new Error(`the test .proto imports ${name}: only well-known types are available`);
     root.addJSON(common.nested ?? {});

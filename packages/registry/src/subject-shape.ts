@@ -1,0 +1,48 @@
+import { AvroShapeError, readAvroShape, type AvroSlot } from './avro-shape.js';
+import { JsonSchemaShapeError, readJsonSchemaShape } from './json-schema-shape.js';
+import { ProtobufSchemaError } from './protobuf-json.js';
+import { readProtobufShapes } from './protobuf-shape.js';
+import { referenceTexts, resolveReferences, SchemaReferenceError } from './schema-references.js';
+import type { SubjectSchema, SubjectSchemas } from './subject-schemas.js';
+
+/** A subject's schema that cannot be read into shapes (with its references). */
+export class SubjectShapeError extends Error {
+  override readonly name = 'SubjectShapeError';
+}
+
+export interface SubjectShapeOptions {
+  /** Protobuf: the message of the file (simple or full name); default the one named like `preferred`, else the first. */
+  readonly message?: string | undefined;
+  /** Protobuf without `message`: a message of this name is taken when the file has one (the SDL's payload type). */
+  readonly preferred?: string | undefined;
+  /** JSON Schema: names the top object type when the schema has no `title`. */
+  readonly fallbackName: string;
+}
+
+/**
+ * The payload shape of a subject's schema, whatever its type, with its schema references looked up
+ * through the same source (subject and version): Avro named types, Protobuf imports, JSON Schema `$ref`s.
+ * Rejects as the source does when it cannot answer; throws {@link SubjectShapeError} for a schema
+ * (or reference) that cannot be read.
+ */
+export async function readSubjectShape(schema: SubjectSchema, subjects: Pick<SubjectSchemas, 'schemaByVersion'>, options: SubjectShapeOptions): Promise<AvroSlot> {
+  try {
+    const references = await resolveReferences(schema.references, (subject, version) => subjects.schemaByVersion(subject, version));
+    switch (schema.schemaType) {
+      case 'AVRO':
+        return readAvroShape(schema.schema, references.map((r) => r.schema));
+      case 'PROTOBUF': {
+        const shapes = readProtobufShapes(schema.schema, referenceTexts(references));
+        if (options.message !== undefined && !shapes.messages.some((m) => m.name === options.message || options.message?.endsWith(`.${m.name}`))) {
+          throw new SubjectShapeError(`the .proto file has no top-level message ${options.message}: one of ${shapes.messages.map((m) => m.name).join(', ')}`);
+        }
+        return { shape: shapes.pick(options.message ?? options.preferred), nullable: false };
+      }
+      case 'JSON':
+        return readJsonSchemaShape(schema.schema, options.fallbackName, referenceTexts(references));
+    }
+  } catch (err) {
+    if (err instanceof AvroShapeError || err instanceof ProtobufSchemaError || err instanceof JsonSchemaShapeError || err instanceof SchemaReferenceError) throw new SubjectShapeError(err.message);
+    throw err;
+  }
+}
