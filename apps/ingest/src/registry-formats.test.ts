@@ -226,8 +226,8 @@ describe('schema references (a Protobuf import of another subject, a JSON Schema
     });
     const broken = Buffer.from(good);
     broken.writeUInt32BE(brokenId, 1);
-    await producer.send({ topic: p.bidTopic, acks: -1, messages: bids });
-    await producer.send({ topic: p.listingTopic, acks: -1, messages: [good, violating, broken].map((value) => ({ key: 'lst-9', value })) });
+    await servers.producer.send({ topic: p.bidTopic, acks: -1, messages: bids });
+    await servers.producer.send({ topic: p.listingTopic, acks: -1, messages: [good, violating, broken].map((value) => ({ key: 'lst-9', value })) });
 
     await waitFor(() => p.received.length === 3 && p.ingest.stats.deadLettered === 2, { timeoutMs: ARRIVAL_TIMEOUT_MS, message: '3 envelopes and 2 dead letters' });
     expect(p.of(p.bidTopic).map((e) => e.payload['deposit'])).toEqual([{ cents: '100', currency: 'EUR' }, { cents: '200', currency: 'EUR' }]);
