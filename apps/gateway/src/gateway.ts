@@ -66,6 +66,8 @@ export interface GatewayOptions {
    * (it resumes from its last position).
    */
   readonly maxBackpressureBytes?: number;
+  /** Bytes uWS may hold per WebSocket before frames wait in the writer's queue (GATEWAY_SOCKET_BUFFER_BYTES, decision 0028). */
+  readonly socketBufferBytes?: number;
   /** Seconds without traffic before uWS pings, then closes a silent socket. */
   readonly idleTimeoutSeconds?: number;
   /** GraphQL over SSE on `path` (graphql-sse distinct connections mode, transport/sse-server.ts). */
@@ -163,7 +165,7 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
   const { schema, broker, history, snapshots, logger, metrics, contextFactories, tracer } = deps;
   const authenticator = deps.authenticator ?? createAuthenticator({ mode: 'anonymous' });
   const o = { ...GATEWAY_DEFAULTS, ...options };
-  const backpressure = backpressureLimits(o.maxBackpressureBytes);
+  const backpressure = backpressureLimits(o.maxBackpressureBytes, o.socketBufferBytes);
   const subscribeRateLimiter = createRateLimiter({ ratePerSecond: o.subscribeRatePerSecond, burst: o.subscribeBurst });
   const compiler = createOperationCompiler(schema, {
     channelPrefix: o.channelPrefix,
@@ -198,7 +200,7 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
   const messagesIn = counter && { [GRAPHQL_TRANSPORT_WS_PROTOCOL]: counter.labels(GRAPHQL_TRANSPORT_WS_PROTOCOL), [LEGACY_GRAPHQL_WS_PROTOCOL]: counter.labels(LEGACY_GRAPHQL_WS_PROTOCOL) };
   const admission = createAdmission(o);
   const server = createUwsServer(
-    { protocols, messagesIn, admission, subscribeRateLimiter, logger },
+    { protocols, messagesIn, admission, subscribeRateLimiter, logger, writable: writer.writable },
     { ...o, keepAliveMs: o.legacyKeepAliveMs, backpressure, sweepExpired: authenticator.mode === 'jwt' },
   );
 

@@ -129,6 +129,7 @@ const gateway = createGateway(
     flushDelayMs: config.flushDelayMs,
     maxInboundBytes: config.maxInboundBytes,
     maxBackpressureBytes: config.maxBackpressureBytes,
+    socketBufferBytes: config.socketBufferBytes,
     idleTimeoutSeconds: config.idleTimeoutSeconds,
     sseEnabled: config.sseEnabled,
     sseHeartbeatMs: config.sseHeartbeatMs,

@@ -6,6 +6,8 @@
 
 /** uWS `send` status: written to the kernel at once (anything else means bytes are waiting in user space). */
 export const SEND_SUCCESS = 1;
+/** uWS `send` status: written in part or not at all; the rest waits in uWS's buffer for the socket. */
+export const SEND_BACKPRESSURE = 0;
 /** uWS `send` status: the frame was dropped because the socket is past uWS's maxBackpressure. */
 export const SEND_DROPPED = 2;
 /** WebSocket "try again later": the slow-consumer close. graphql-ws clients treat it as retryable. */
@@ -27,14 +29,22 @@ export interface BackpressureLimits {
   readonly replayHighWaterBytes: number;
   /** A chunk on top of the high-water mark must stay under the slow-consumer limit. */
   readonly replayChunkBytes: number;
+  /** Past this many bytes in uWS's buffer, frames wait in the writer's queue; also what one `drain` writes. */
+  readonly uwsBufferBytes: number;
 }
 
-export function backpressureLimits(maxBackpressureBytes: number): BackpressureLimits {
+/**
+ * `socketBufferBytes` (GATEWAY_SOCKET_BUFFER_BYTES): what uWS may hold for one socket before further
+ * frames wait in the writer's queue — uWS's buffer keeps its peak size for the socket's life in this
+ * build, ours is garbage-collected (pending-writes.ts, decision 0028).
+ */
+export function backpressureLimits(maxBackpressureBytes: number, socketBufferBytes = 8_192): BackpressureLimits {
   const replayHighWaterBytes = Math.floor(maxBackpressureBytes / 4);
   return Object.freeze({
     slowConsumerBytes: maxBackpressureBytes,
     uwsMaxBackpressure: maxBackpressureBytes * 2 + 65_536,
     replayHighWaterBytes,
     replayChunkBytes: Math.min(REPLAY_CHUNK_BYTES, replayHighWaterBytes),
+    uwsBufferBytes: Math.min(socketBufferBytes, replayHighWaterBytes),
   });
 }

@@ -1,6 +1,7 @@
 import type { WebSocket } from 'uWebSockets.js';
 import type { Connection } from '../core/protocol.js';
 import type { Subprotocol } from '../core/subprotocols.js';
+import type { PendingWrites } from './pending-writes.js';
 
 /** What the transport keeps per socket beside the protocol's state. */
 export interface SocketData extends Connection<Socket> {
@@ -8,6 +9,8 @@ export interface SocketData extends Connection<Socket> {
   subprotocol: Subprotocol | undefined;
   /** Remote IP as text, for the per-address connection count. */
   address: string;
+  /** Frames waiting for the socket beyond uWS's small buffer (uws-writer.ts); undefined while none wait. */
+  pending: PendingWrites | undefined;
 }
 
 /**

@@ -19,6 +19,8 @@ export interface UwsServerDeps {
   /** Gives each new connection its full subscribe bucket. */
   readonly subscribeRateLimiter: RateLimiter;
   readonly logger: Logger;
+  /** uWS's `drain` (the socket took some of its buffer): the writer sends what waited. */
+  readonly writable: (socket: Socket) => void;
 }
 
 export interface UwsServerOptions {
@@ -80,6 +82,7 @@ export function createUwsServer(deps: UwsServerDeps, options: UwsServerOptions):
     upgrade: (res, req, context) => onUpgrade(state, res, req, context),
     open: (ws) => onOpen(state, ws),
     message: (ws, message, isBinary) => onMessage(state, ws, message, isBinary),
+    drain: (ws) => state.writable(socketOf(ws)),
     close: (ws) => onClose(state, ws),
   });
   if (options.sweepExpired) {
@@ -121,7 +124,7 @@ function onUpgrade(state: ServerState, res: HttpResponse, req: HttpRequest, cont
     res.writeStatus('400 Bad Request').end(choice.message);
     return;
   }
-  const data: SocketData = { ...createConnectionState<Socket>(state.subscribeRateLimiter), subprotocol: choice.protocol, address: admitted.address };
+  const data: SocketData = { ...createConnectionState<Socket>(state.subscribeRateLimiter), subprotocol: choice.protocol, address: admitted.address, pending: undefined };
   res.upgrade(data, key, choice.protocol ?? '', extensions, context);
 }
 
@@ -154,6 +157,7 @@ function onMessage(state: ServerState, ws: WebSocket<SocketData>, message: Array
 function onClose(state: ServerState, ws: WebSocket<SocketData>): void {
   const socket = socketOf(ws);
   socket.closed = true; // the socket is invalid from here on; sends become no-ops
+  socket.pending = undefined;
   if (!state.sockets.delete(socket)) return;
   const subprotocol = socket.subprotocol as Subprotocol;
   state.counts[subprotocol]--;
