@@ -46,6 +46,7 @@ beforeAll(async () => {
       maxPayloadBytes: MAX_PAYLOAD_BYTES,
       maxConnectionsPerAddress: 60,
       legacyKeepAliveMs: 1_000,
+      snapshotMaxKeys: 5,
     },
     {
       authenticator: createAuthenticator({
@@ -56,6 +57,12 @@ beforeAll(async () => {
         tenantArgs: ['bidder_id'],
       }),
     },
+    undefined,
+    // The listing topic keeps a snapshot, so that snapshot requests can be refused here too.
+    (sdl) =>
+      sdl
+        .replace('keyFormat: TopicKeyFormat = STRING) on', 'keyFormat: TopicKeyFormat = STRING, snapshot: Boolean = false) on')
+        .replace(/@topic\(name: ("[^"]+"), key: "listing_id"\)/, '@topic(name: $1, key: "listing_id", snapshot: true)'), // the first: listingUpdated
   );
   good = collect(t.connect({ token: await token() }), 'subscription { listingUpdated { listing_id } }');
   await waitFor(() => t.gateway.stats().confirmedChannels === 16, { message: 'the good client subscribed' });
@@ -215,6 +222,31 @@ describe('where filters are bounded before they are normalized or compiled (GATE
     const sub = collect(t.connect({ token: await token() }), `subscription { listingUpdated(where: { listing_id: { in: [${Array.from({ length: 101 }, (_, i) => `"l${i}"`).join(', ')}] } }) { listing_id } }`);
     await waitFor(() => sub.errors.length === 1, { message: 'the error' });
     expect(errorText(sub)).toMatch(/GATEWAY_MAX_FILTER_IN_LIST/);
+  });
+});
+
+describe('snapshot requests are bounded and checked before the subscription starts (GATEWAY_SNAPSHOT_MAX_KEYS)', () => {
+  const BY_WHERE = 'subscription($w: ListingEventWhere) { listingUpdated(where: $w) { listing_id } }';
+
+  it('refuses more keys than the limit, naming the setting, and starts no group', async () => {
+    const groups = t.gateway.stats().groups;
+    const sub = collect(t.connect({ token: await token() }), BY_WHERE, { w: { listing_id: { in: ['a', 'b', 'c', 'd', 'e', 'f'] } } }, { snapshot: true });
+    await waitFor(() => sub.errors.length === 1, { message: 'the error' });
+    expect(errorText(sub)).toMatch(/names 6 keys, over the limit of 5 \(GATEWAY_SNAPSHOT_MAX_KEYS\)/);
+    expect(t.gateway.stats().groups).toBe(groups);
+  });
+
+  it.each([
+    ['an object', { keys: Array.from({ length: 10_000 }, (_, i) => `k${i}`) }],
+    ['a 100 KB string', 'x'.repeat(100_000)],
+    ['an array', [true]],
+    ['a number', 1],
+  ])('answers extensions.snapshot as %s with a GraphQL error naming it', async (_name, value) => {
+    const groups = t.gateway.stats().groups;
+    const sub = collect(t.connect({ token: await token() }), 'subscription { listingUpdated { listing_id } }', undefined, { snapshot: value });
+    await waitFor(() => sub.errors.length === 1, { message: 'the error' });
+    expect(errorText(sub)).toMatch(/extensions\.snapshot must be true/);
+    expect(t.gateway.stats().groups).toBe(groups);
   });
 });
 

@@ -17,7 +17,7 @@ import {
 } from '@wirestream/schema';
 import { createLogger, createMemorySink, type MemorySink } from '@wirestream/telemetry';
 import { startRedis, uniqueName, waitFor, type RedisServer } from '@wirestream/testkit';
-import { createGateway, createRedisBroker, createRedisHistory, type Gateway, type GatewayDeps, type GatewayOptions } from '../src/index.js';
+import { createGateway, createRedisBroker, createRedisHistory, createRedisSnapshots, type Gateway, type GatewayDeps, type GatewayOptions } from '../src/index.js';
 
 export type ExecutionResult = FormattedExecutionResult<Record<string, unknown>, unknown>;
 
@@ -72,6 +72,8 @@ export async function startTestGateway(
       schema,
       broker: createRedisBroker(subscriberConn),
       history: createRedisHistory(historyRedis, 'wsh'),
+      // Read only when a subscription on a @topic(snapshot: true) topic asks (an SDL edited to declare one).
+      snapshots: createRedisSnapshots(historyRedis, 'wsh'),
       logger: createLogger({ name: 'gateway-test', destination: sink }),
       ...deps,
     },
