@@ -3,29 +3,15 @@ import { AvroSerializer, MockClient, SerdeType } from '@confluentinc/schemaregis
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { createWirestreamSchema } from '@wirestream/schema';
 import { keyConverter } from '@wirestream/transform';
-import { execute, getNamedType, isObjectType, parse, type GraphQLObjectType } from 'graphql';
+import { execute, parse, type GraphQLObjectType } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { checkSdlAgainstSchemas, compileAvroDecoder, createDirectorySubjects, createRegistrySubjects, loadSchemaDirectory, runSchemaCli, sdlFromAvro } from './index.js';
+import { cli, selectAll } from './test-support/cli.js';
+import { checkSdlAgainstSchemas, compileAvroDecoder, createDirectorySubjects, createRegistrySubjects, loadSchemaDirectory, sdlFromAvro } from './index.js';
 
 // The schema directory the demo runs with (scripts/start.sh): a data file, read like the apps read it.
 const DEMO_SCHEMAS = fileURLToPath(new URL('../../../apps/demo/schemas', import.meta.url));
 
-async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runSchemaCli(argv, { env: {}, stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
-  return { code, stdout, stderr };
-}
 
-/** `{ a b { c } }`: every field of `type`, objects expanded (the generated types are not recursive). */
-function selectAll(type: GraphQLObjectType): string {
-  return `{ ${Object.values(type.getFields())
-    .map((f) => {
-      const named = getNamedType(f.type);
-      return isObjectType(named) ? `${f.name} ${selectAll(named)}` : f.name;
-    })
-    .join(' ')} }`;
-}
 
 describe('wirestream-schema from-registry --schema-dir (the demo’s Avro schema)', () => {
   it('prints SDL the loader serves and the start-up check passes without a warning', async () => {

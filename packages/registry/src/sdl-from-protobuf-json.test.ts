@@ -5,8 +5,9 @@ import { JsonSerializer, MockClient, SerdeType } from '@confluentinc/schemaregis
 import { confluentProtobufSerializer } from '@wirestream/testkit';
 import { createWirestreamSchema } from '@wirestream/schema';
 import { createKeyTransformer, keyConverter } from '@wirestream/transform';
-import { execute, getNamedType, isObjectType, parse, type GraphQLObjectType } from 'graphql';
+import { execute, parse, type GraphQLObjectType } from 'graphql';
 import { afterAll, describe, expect, it } from 'vitest';
+import { cli, selectAll } from './test-support/cli.js';
 import {
   checkSdlAgainstSchemas,
   createDirectorySubjects,
@@ -16,7 +17,6 @@ import {
   loadSchemaDirectory,
   readSubjectShape,
   readWireHeader,
-  runSchemaCli,
   sdlFromShape,
 } from './index.js';
 
@@ -118,21 +118,7 @@ function schemaDir(files: Record<string, string>): string {
   return dir;
 }
 
-async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runSchemaCli(argv, { env: {}, stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
-  return { code, stdout, stderr };
-}
 
-function selectAll(type: GraphQLObjectType): string {
-  return `{ ${Object.values(type.getFields())
-    .map((f) => {
-      const named = getNamedType(f.type);
-      return isObjectType(named) ? `${f.name} ${selectAll(named)}` : f.name;
-    })
-    .join(' ')} }`;
-}
 
 /** The value with null-valued keys left out: a key the payload lacks renders as null. */
 function withoutNulls(value: unknown): unknown {
