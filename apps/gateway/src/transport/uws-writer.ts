@@ -101,7 +101,9 @@ export function createUwsWriter(limits: BackpressureLimits, onSlowConsumer: () =
       }
     }
     corkSocket = undefined;
-    if (ws.pending || ws.getBufferedAmount() > 0) afterBackpressure(ws, SEND_BACKPRESSURE);
+    // Waiting frames: only the slow-consumer check is left; else whether uWS now holds more than it may.
+    if (ws.pending) closeIfSlow(ws);
+    else if (ws.getBufferedAmount() > limits.uwsBufferBytes) afterBackpressure(ws, SEND_BACKPRESSURE);
   };
 
   /** Writes waiting frames, corked, until about `budget` bytes went out or none is left. */
