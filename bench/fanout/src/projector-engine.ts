@@ -4,8 +4,9 @@
  * process: the real hub (`createHub` on the in-process bus) with 1 and with K distinct operations
  * (2 subscribers each at K = 1,000, like the sweep's 2,000 sockets), fed the same demo envelopes, with
  * each operation's projector and with it taken away (`execute`, the gateway before), alternating
- * rounds. The writer builds and copies out every frame as uWS does (`head + payload + '}'` as
- * UTF-8) and drops it, so sockets and the load client are out of the figure.
+ * rounds. The writer lays out every frame as the gateway's does (a group's payloads encoded to
+ * UTF-8 once, each frame `head + payload + '}'` copied into a scratch buffer) and drops it, so
+ * uWS, sockets and the load client are out of the figure.
  *
  *   node bench/fanout/dist/projector-engine.js [--sockets 2000] [--distinct 1000] [--events 200] [--rounds 5] [--paths execute,projector]
  */
@@ -46,10 +47,27 @@ const events = Array.from({ length: EVENTS }, (_, i) => {
 });
 
 let bytes = 0;
+let frames = 0;
+let encodedFor: readonly string[] | undefined;
+let encoded: Buffer[] = [];
+const scratch = Buffer.allocUnsafe(1 << 20);
 const writer: ConnectionWriter<object> = {
   send: () => undefined,
+  // As the gateway's writer lays frames out (decision 0021): a group's payloads encoded once (the
+  // hub hands every subscriber of a group the same array), each frame copied into one scratch buffer.
   sendFrames: (_conn, head, payloads) => {
-    for (const payload of payloads) bytes += Buffer.from(head + payload + '}').length;
+    if (payloads !== encodedFor) {
+      encoded = payloads.map((payload) => Buffer.from(payload, 'utf8'));
+      encodedFor = payloads;
+    }
+    for (const payload of encoded) {
+      const at = scratch.write(head, 0);
+      if (at + payload.length + 1 > scratch.length) throw new Error('a frame larger than the scratch buffer');
+      scratch.set(payload, at);
+      scratch[at + payload.length] = 0x7d; // '}'
+      bytes += at + payload.length + 1;
+    }
+    frames += payloads.length;
   },
   close: () => undefined,
   hasRoom: () => true,
@@ -77,15 +95,21 @@ async function engine(distinct: number, projected: boolean) {
 }
 
 let offset = 0;
-/** CPU µs per event: the corpus in bursts of 50 (as ioredis hands over socket reads), every flush awaited. */
+/**
+ * CPU µs per event: the corpus in bursts of 50 (as ioredis hands over socket reads), then until
+ * every subscriber has every event (the hub works in time slices across turns, decision 0013).
+ */
 async function round(bus: Awaited<ReturnType<typeof engine>>): Promise<number> {
   const started = process.cpuUsage();
+  const target = frames + events.length * SOCKETS;
   for (let i = 0; i < events.length; i += 50) {
     for (const event of events.slice(i, i + 50)) {
       bus.publish(event.channel, `{"v":1,"topic":"listing-events","partition":${event.partition},"offset":"${offset++}","key":${JSON.stringify(event.key)},"ts":${Date.now()},"payload":${event.payload}}`);
     }
     await new Promise((resolve) => setImmediate(resolve));
   }
+  while (frames < target) await new Promise((resolve) => setImmediate(resolve));
+  if (frames !== target) throw new Error(`${frames - target} frames more than the subscribers' events`);
   const used = process.cpuUsage(started);
   return (used.user + used.system) / events.length;
 }
