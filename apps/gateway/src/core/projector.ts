@@ -123,8 +123,7 @@ export function compileProjector(
   operation: ProjectableOperation,
 ): { readonly projector: Projector; readonly reason?: undefined } | { readonly projector?: undefined; readonly reason: string } {
   try {
-    const root = compileRoot(schema, operation);
-    return { projector: { project: (payload, prefix = '', suffix = '') => project(root, payload, prefix, suffix) } };
+    return { projector: { project: generateProjector(compileRoot(schema, operation), operation.fieldName) } };
   } catch (err) {
     if (err instanceof NotProjectable) return { reason: err.message };
     throw err;
@@ -203,76 +202,146 @@ function plan(kind: number, nonNull: boolean, parts: Partial<Pick<ValuePlan, 'le
 }
 
 /*
- * The writers. Deliberately imperative: they run per event and per distinct operation. They build
- * the JSON text by concatenation (a rope, cheap to build) and flatten it once at the end: every
- * frame written from a rope would walk its hundreds of pieces again. No result objects; undefined
- * means "let graphql-js execute this event".
+ * The writer of each operation is generated code (as protobufjs generates its decoders, and as
+ * packages/registry writes Protobuf JSON): one function per plan that reads the payload with
+ * named property loads (monomorphic: the payloads of one topic share their shapes) and appends
+ * the JSON text to one string, each field's key merged with the punctuation around it into one
+ * constant. The generated text holds only JSON-quoted response keys, property names and type
+ * names, indexes into the plan's leaf types, and fresh variable names: never data. It returns
+ * undefined (let graphql-js execute this event) exactly where the plan says `execute` must answer.
+ *
+ * The text builds a rope (cheap to build) flattened once at the end: every frame written from a
+ * rope would walk its hundreds of pieces again (decision 0010).
  */
 
-function project(root: readonly FieldPlan[], payload: Readonly<Record<string, unknown>>, prefix: string, suffix: string): string | undefined {
-  let out = prefix + '{';
-  for (let i = 0; i < root.length; i++) {
-    const field = root[i] as FieldPlan;
-    // The root value is `{ [fieldName]: payload }`, so the route's field resolves to the payload.
-    const json = field.value.kind === TYPENAME ? field.value.constant : writeValue(field.value, payload);
-    if (json === undefined) return undefined;
-    out += field.prefix + json;
-  }
-  out += '}' + suffix;
-  // Reading a character flattens a rope in place (V8 copies it into one flat string once).
-  out.charCodeAt(0);
-  return out;
+/** Text written before a value: a constant known while generating, or an expression of the generated code. */
+type Lead = { readonly text: string; readonly code?: undefined } | { readonly text?: undefined; readonly code: string };
+
+const text = (t: string): Lead => ({ text: t });
+
+/** Code of an expression: the lead, then the constant `more`. */
+function leadWith(lead: Lead, more: string): string {
+  if (lead.text !== undefined) return JSON.stringify(lead.text + more);
+  return more === '' ? `(${lead.code})` : `(${lead.code}) + ${JSON.stringify(more)}`;
 }
 
-function writeObject(fields: readonly FieldPlan[], source: Readonly<Record<string, unknown>>): string | undefined {
-  let out = '{';
-  for (let i = 0; i < fields.length; i++) {
-    const field = fields[i] as FieldPlan;
-    const json = field.value.kind === TYPENAME ? field.value.constant : writeValue(field.value, source[field.prop]);
-    if (json === undefined) return undefined;
-    out += field.prefix + json;
-  }
-  return out + '}';
+/** Code of an expression: the lead, then the value of expression `value`. */
+function leadThen(lead: Lead, value: string): string {
+  return lead.text === '' ? value : `${leadWith(lead, '')} + ${value}`;
 }
 
-function writeList(item: ValuePlan, values: readonly unknown[]): string | undefined {
-  if (values.length === 0) return '[]';
-  let out = '[';
-  for (let i = 0; i < values.length; i++) {
-    const json = writeValue(item, values[i]);
-    if (json === undefined) return undefined;
-    out += i === 0 ? json : ',' + json;
+class Generator {
+  /** OTHER_LEAF types, by the index the code passes to `S`. */
+  readonly leaves: GraphQLLeafType[] = [];
+  private names = 0;
+
+  fresh(): string {
+    return `v${this.names++}`;
   }
-  return out + ']';
+
+  /** Statements appending `lead` and the JSON of the value in variable `x` to `o`; `return;` where execute must answer. */
+  value(plan: ValuePlan, x: string, lead: Lead): string {
+    const isNull = `if (${x} === null || ${x} === undefined) ${plan.nonNull ? 'return undefined;' : `o += ${leadWith(lead, 'null')};`}`;
+    return `${isNull}\nelse ${this.nonNullValue(plan, x, lead)}`;
+  }
+
+  private nonNullValue(plan: ValuePlan, x: string, lead: Lead): string {
+    switch (plan.kind) {
+      case STRING:
+      case ID:
+        return `if (typeof ${x} === 'string') o += P(${x}) ? ${leadWith(lead, '"')} + ${x} + '"' : ${leadThen(lead, `J(${x})`)};\nelse ${this.serialized(plan, x, lead)}`;
+      case INT:
+        // In int32 range and integral (-0 | 0 is 0, and both print "0").
+        return `if (typeof ${x} === 'number' && (${x} | 0) === ${x}) o += ${leadWith(lead, '')} + ${x};\nelse ${this.serialized(plan, x, lead)}`;
+      case FLOAT:
+        // Number's toString is JSON's for every finite number.
+        return `if (typeof ${x} === 'number' && F(${x})) o += ${leadWith(lead, '')} + ${x};\nelse ${this.serialized(plan, x, lead)}`;
+      case BOOLEAN:
+        return `if (${x} === true) o += ${leadWith(lead, 'true')};\nelse if (${x} === false) o += ${leadWith(lead, 'false')};\nelse ${this.serialized(plan, x, lead)}`;
+      case OBJECT:
+        // Arrays and non-objects resolve every field to undefined in graphql-js: let it say so.
+        return `if (typeof ${x} !== 'object' || Array.isArray(${x})) return undefined;\nelse {\n${this.fields(plan.fields, (prop) => `${x}[${JSON.stringify(prop)}]`, lead)}\n}`;
+      case LIST:
+        return this.list(plan.item as ValuePlan, x, lead);
+      default:
+        return this.serialized(plan, x, lead);
+    }
+  }
+
+  /** A leaf off the canonical path (or an enum, a custom scalar): the scalar's own `serialize` decides. */
+  private serialized(plan: ValuePlan, x: string, lead: Lead): string {
+    const s = this.fresh();
+    this.leaves.push(plan.leaf as GraphQLLeafType);
+    return `{ const ${s} = S(${this.leaves.length - 1}, ${x}); if (${s} === undefined) return undefined; o += ${leadThen(lead, s)}; }`;
+  }
+
+  private list(item: ValuePlan, x: string, lead: Lead): string {
+    const i = this.fresh();
+    const y = this.fresh();
+    const itemLead: Lead = { code: `${i} === 0 ? ${leadWith(lead, '[')} : ','` };
+    return (
+      `if (!Array.isArray(${x})) return undefined;\n` +
+      `else if (${x}.length === 0) o += ${leadWith(lead, '[]')};\n` +
+      `else {\nfor (let ${i} = 0; ${i} < ${x}.length; ${i}++) {\nconst ${y} = ${x}[${i}];\n${this.value(item, y, itemLead)}\n}\no += ']';\n}`
+    );
+  }
+
+  /** Statements writing `lead`, `{`, the fields of an object (`read` is the code reading one of its properties) and `}`. */
+  fields(fields: readonly FieldPlan[], read: (prop: string) => string, lead: Lead): string {
+    const out: string[] = [];
+    let pending: Lead = lead.text !== undefined ? text(lead.text + '{') : lead;
+    if (pending.code !== undefined) {
+      out.push(`o += ${leadWith(pending, '{')};`);
+      pending = text('');
+    }
+    for (const field of fields) {
+      const keyed = (pending.text as string) + field.prefix;
+      if (field.value.kind === TYPENAME) {
+        pending = text(keyed + field.value.constant);
+        continue;
+      }
+      const v = this.fresh();
+      out.push(`const ${v} = ${read(field.prop)};`, this.value(field.value, v, text(keyed)));
+      pending = text('');
+    }
+    out.push(`o += ${leadWith(pending, '}')};`);
+    return out.join('\n');
+  }
 }
 
-function writeValue(plan: ValuePlan, value: unknown): string | undefined {
-  if (value === null || value === undefined) return plan.nonNull ? undefined : 'null';
-  switch (plan.kind) {
-    case STRING:
-    case ID:
-      if (typeof value === 'string') return NEEDS_ESCAPING.test(value) ? JSON.stringify(value) : '"' + value + '"';
-      break;
-    case INT:
-      // In int32 range and integral (-0 | 0 is 0, and both print "0").
-      if (typeof value === 'number' && (value | 0) === value) return '' + value;
-      break;
-    case FLOAT:
-      // Number's toString is JSON's for every finite number.
-      if (typeof value === 'number' && Number.isFinite(value)) return '' + value;
-      break;
-    case BOOLEAN:
-      if (typeof value === 'boolean') return value ? 'true' : 'false';
-      break;
-    case OBJECT:
-      // Arrays and non-objects resolve every field to undefined in graphql-js: let it say so.
-      return typeof value === 'object' && !Array.isArray(value) ? writeObject(plan.fields, value as Record<string, unknown>) : undefined;
-    case LIST:
-      return Array.isArray(value) ? writeList(plan.item as ValuePlan, value) : undefined;
-    default:
-      break;
+type ProjectFunction = Projector['project'];
+type ProjectFactory = (
+  leaves: readonly GraphQLLeafType[],
+  serialized: (leaf: GraphQLLeafType, value: unknown) => string | undefined,
+  plain: (value: string) => boolean,
+) => ProjectFunction;
+
+/**
+ * Generated factories by their source: operations of one shape (the same selection, other names
+ * or ids) share one compiled function body, so V8 parses and optimizes it once. Bounded: past the
+ * bound the oldest shape is forgotten (its operations keep their functions).
+ */
+const factories = new Map<string, ProjectFactory>();
+const MAX_FACTORIES = 2_000;
+
+function generateProjector(root: readonly FieldPlan[], fieldName: string): ProjectFunction {
+  const g = new Generator();
+  // The root value is `{ [fieldName]: payload }`: the route's field resolves to the payload (and
+  // compileRoot refused any other root field but __typename).
+  const body = g.fields(root, (prop) => (prop === fieldName ? 'p' : 'undefined'), text(''));
+  const source =
+    `'use strict';\nconst S = (k, x) => serialized(leaves[k], x), J = JSON.stringify, F = Number.isFinite, P = plain;\n` +
+    `return function project(p, prefix = "", suffix = "") {\nlet o = prefix;\n${body}\no += suffix;\n` +
+    // Reading a character flattens a rope in place (V8 copies it into one flat string once).
+    `o.charCodeAt(0);\nreturn o;\n};`;
+  let factory = factories.get(source);
+  if (factory === undefined) {
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from the plan: JSON-quoted names and fresh variables, never data (see above)
+    factory = new Function('leaves', 'serialized', 'plain', source) as ProjectFactory;
+    if (factories.size >= MAX_FACTORIES) factories.delete(factories.keys().next().value as string);
+    factories.set(source, factory);
   }
-  return serializedJson(plan.leaf as GraphQLLeafType, value);
+  return factory(g.leaves, serializedJson, isPlainString);
 }
 
 // Every character JSON.stringify escapes: '"', '\\', C0 controls, and surrogates (it escapes lone
@@ -280,6 +349,23 @@ function writeValue(plan: ValuePlan, value: unknown): string | undefined {
 // is quoted directly: a regex test costs half of a JSON.stringify call.
 // eslint-disable-next-line no-control-regex -- the C0 controls are exactly what JSON escapes
 const NEEDS_ESCAPING = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/**
+ * True when JSON.stringify writes the string as it is between quotes. Short strings (ids, names,
+ * codes: most leaves) are checked by a loop V8 inlines into the generated writer, long ones by the
+ * regex (native, and faster once the call's cost is spread over enough characters).
+ */
+function isPlainString(value: string): boolean {
+  const n = value.length;
+  if (n > SHORT_STRING) return !NEEDS_ESCAPING.test(value);
+  for (let i = 0; i < n; i++) {
+    const c = value.charCodeAt(i);
+    // '"', '\\', a C0 control, or a surrogate (0xd800–0xdfff)
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c & 0xf800) === 0xd800) return false;
+  }
+  return true;
+}
+const SHORT_STRING = 32;
 
 /** A leaf value off the canonical path (an ID as a number, an Int as a string, an enum): the scalar's own `serialize` decides. */
 function serializedJson(leaf: GraphQLLeafType, value: unknown): string | undefined {
