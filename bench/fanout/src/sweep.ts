@@ -84,9 +84,12 @@ export async function runSweep(ctx: RunContext, o: SweepOptions): Promise<SweepR
   return runs;
 }
 
+/** The middle value (the mean of the middle two of an even count: two repetitions give their mean). */
 const median = (xs: readonly number[]): number => {
   const sorted = [...xs].sort((a, b) => a - b);
-  return sorted.length === 0 ? Number.NaN : (sorted[Math.floor(sorted.length / 2)] as number);
+  const mid = Math.floor(sorted.length / 2);
+  if (sorted.length === 0) return Number.NaN;
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 };
 
 /** Every run of one stack at one N and D delivered every event exactly once. */
@@ -180,7 +183,7 @@ export function sweepSection(runs: readonly SweepRun[], o: SweepOptions, svgName
   const markdown =
     `## Distinct operations sweep: ${fmtInt(o.events)} events back-to-back, every operation receives every event\n\n` +
     `Stacks, interleaved per count: ${o.stacks.map((s) => `\`${s}\``).join(', ')}. Server CPU (user + system, /proc) from the first publish to the last delivery, ` +
-    `divided by events; "µs per extra op" = (CPU ms/event at D − at 1) / (D − 1) × 1,000, from the median over ${o.repeat} repetition(s). ` +
+    `divided by events; "µs per extra op" = (CPU ms/event at D − at 1) / (D − 1) × 1,000, from the median CPU per count over ${o.repeat} repetition(s). ` +
     `The reference is \`bare-projecting\` (bare uWS, no GraphQL: the envelope parsed once per event, then per distinct operation its selected fields picked ` +
     `and \`JSON.stringify\`'d once, frames corked per socket): the issue measured such a bare server at ~${ISSUE_BARE_US_PER_OP} µs per extra projection and ` +
     `sets ≤ ${ISSUE_TARGET_US_PER_OP} µs (${(ISSUE_TARGET_US_PER_OP / ISSUE_BARE_US_PER_OP).toFixed(2)}× bare) as the target, so "scaled" = our ratio to bare × ${ISSUE_BARE_US_PER_OP} µs.\n\n` +
