@@ -57,7 +57,7 @@ function arrival(text: string): Arrival {
 interface Group {
   readonly key: string;
   readonly sockets: Set<uWS.WebSocket<SocketData>>;
-  /** The `next` payload of one event for this operation. */
+  /** The `next` payload of one event for this operation, and the `}` that closes the message after it. */
   readonly render: (event: Arrival) => string;
 }
 
@@ -67,7 +67,7 @@ interface SocketData {
   group: Group | undefined;
 }
 
-/** The whole event, as the full selection would: the envelope's payload text reused as is. */
+/** The whole event, as the full selection would: the envelope's payload text reused as is (and the message's closing `}`). */
 function wholeEvent({ text }: Arrival): string {
   // The envelope ends with `"payload":<json>}`.
   const at = text.indexOf(',"payload":');
@@ -91,7 +91,8 @@ function projectingRender(request: SubscribeRequest): Group['render'] {
   if (op.rootField !== FIELD) throw new Error(`the bare projector serves ${FIELD} only, not ${op.rootField}`);
   return ({ envelope: e }) => {
     executions++;
-    return JSON.stringify({ data: { [op.responseKey]: op.pick(e.payload) }, extensions: { position: { topic: e.topic, partition: e.partition, offset: e.offset } } });
+    // The `}` closes the `next` message around the payload, as in wholeEvent.
+    return `${JSON.stringify({ data: { [op.responseKey]: op.pick(e.payload) }, extensions: { position: { topic: e.topic, partition: e.partition, offset: e.offset } } })}}`;
   };
 }
 
