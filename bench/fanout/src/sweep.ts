@@ -127,26 +127,12 @@ export function againstBare(ours: number, bare: number): { ratio: number; scaled
 /** The sweep's report section: target lines, the summary per stack, every run, and a chart. */
 export function sweepSection(runs: readonly SweepRun[], o: SweepOptions, svgName: string): { markdown: string; svg: readonly [string, string] } {
   const counts = [...o.distinct];
-  const many = counts.filter((d) => d > 1);
   const lines: string[] = [];
   const summaries: string[] = [];
   for (const sockets of o.sockets) {
     const figures = o.stacks.map((s) => sweepFigures(runs, s, sockets, counts.filter((d) => d <= sockets)));
-    const bare = figures.find((f) => f.stack === BARE_PROJECTING);
     summaries.push(`N = ${fmtInt(sockets)}:\n\n${summaryTable(figures, counts.filter((d) => d <= sockets), o.events)}`);
-    for (const f of figures) {
-      if (!isGateway(f.stack) || !bare) continue;
-      for (const d of many.filter((m) => m <= sockets)) {
-        const x = againstBare(f.usPerExtraOp.get(d) ?? Number.NaN, bare.usPerExtraOp.get(d) ?? Number.NaN);
-        const trusted = (f.complete.get(d) ?? false) && (f.complete.get(1) ?? false) && (bare.complete.get(d) ?? false) && (bare.complete.get(1) ?? false);
-        lines.push(
-          `N = ${fmtInt(sockets)}, 1 → ${fmtInt(d)} operations: ${STACK_SHORT[f.stack]} ${(f.usPerExtraOp.get(d) ?? Number.NaN).toFixed(1)} µs per extra operation per event, ` +
-            `bare projecting ${(bare.usPerExtraOp.get(d) ?? Number.NaN).toFixed(1)} µs: **${x.ratio.toFixed(2)}× bare**; scaled to the issue's machine ` +
-            `${x.ratio.toFixed(2)} × ${ISSUE_BARE_US_PER_OP} µs = **${x.scaledUs.toFixed(1)} µs** vs the ≤ ${ISSUE_TARGET_US_PER_OP} µs target ` +
-            `${x.met ? '**met**' : '**not met**'}${trusted ? '' : ' (a run behind it did not deliver every event: not to be trusted)'}`,
-        );
-      }
-    }
+    lines.push(...ratioLines(runs, o, sockets, figures));
   }
   const rows: string[][] = [
     ['stack', ...(o.repeat > 1 ? ['rep'] : []), 'sockets', 'distinct ops', 'delivered / expected', 'deliveries/s', 'p99', 'executions / event', 'server CPU ms / event', 'server CPU µs / delivery', "others' CPU"],
@@ -190,6 +176,41 @@ export function sweepSection(runs: readonly SweepRun[], o: SweepOptions, svgName
     (lines.length > 0 ? `${lines.map((l) => `- ${l}`).join('\n')}\n\n` : '') +
     `${summaries.join('\n\n')}\n\nEvery run:\n\n${table(rows)}\n\n![sweep](${svgName})\n`;
   return { markdown, svg: [svgName, svg] };
+}
+
+/** Per gateway stack and count: its ratio to bare projecting (median, and per repetition), scaled to the issue's machine; and change vs base. */
+function ratioLines(runs: readonly SweepRun[], o: SweepOptions, sockets: number, figures: readonly SweepFigures[]): string[] {
+  const counts = o.distinct.filter((d) => d <= sockets);
+  const bare = figures.find((f) => f.stack === BARE_PROJECTING);
+  const base = figures.find((f) => f.stack === 'ours-base');
+  const lines: string[] = [];
+  const op = (f: SweepFigures | undefined, d: number): number => f?.usPerExtraOp.get(d) ?? Number.NaN;
+  const trusted = (f: SweepFigures, d: number): boolean => (f.complete.get(d) ?? false) && (f.complete.get(1) ?? false);
+  for (const f of figures) {
+    if (!isGateway(f.stack)) continue;
+    for (const d of counts.filter((m) => m > 1)) {
+      const head = `N = ${fmtInt(sockets)}, 1 → ${fmtInt(d)} operations: ${STACK_SHORT[f.stack]} ${op(f, d).toFixed(1)} µs per extra operation per event`;
+      if (bare) {
+        const x = againstBare(op(f, d), op(bare, d));
+        const reps =
+          o.repeat > 1
+            ? ` (per repetition: ${Array.from({ length: o.repeat }, (_, i) => {
+                const mine = runs.filter((r) => r.repeat === i + 1);
+                return (op(sweepFigures(mine, f.stack, sockets, counts), d) / op(sweepFigures(mine, BARE_PROJECTING, sockets, counts), d)).toFixed(2);
+              }).join(' / ')})`
+            : '';
+        lines.push(
+          `${head}, bare projecting ${op(bare, d).toFixed(1)} µs: **${x.ratio.toFixed(2)}× bare**${reps}; scaled to the issue's machine ` +
+            `${x.ratio.toFixed(2)} × ${ISSUE_BARE_US_PER_OP} µs = **${x.scaledUs.toFixed(1)} µs** vs the ≤ ${ISSUE_TARGET_US_PER_OP} µs target ` +
+            `${x.met ? '**met**' : '**not met**'}${trusted(f, d) && trusted(bare, d) ? '' : ' (a run behind it did not deliver every event: not to be trusted)'}`,
+        );
+      }
+      if (base && f.stack === 'ours') {
+        lines.push(`${head} vs ours (base) ${op(base, d).toFixed(1)} µs: change ÷ base **${(op(f, d) / op(base, d)).toFixed(2)}**${trusted(base, d) ? '' : ' (base did not deliver every event)'}`);
+      }
+    }
+  }
+  return lines;
 }
 
 function summaryTable(figures: readonly SweepFigures[], counts: readonly number[], events: number): string {
