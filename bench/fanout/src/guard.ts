@@ -2,7 +2,8 @@
 /**
  * The CI-sized regression guard (issue 18): a short profile (< 2 minutes on two shared cores)
  * that prints our gateway's ratios to bare uWS corked measured in the same run — saturation
- * deliveries/s, burst /healthz and event-loop delay, sweep CPU per extra distinct operation — so
+ * deliveries/s, burst /healthz and event-loop delay, sweep CPU per extra distinct operation (also
+ * as a ratio to bare uWS projecting per operation, the issue's "bare server" baseline) — so
  * a change can be checked before it lands. Prints only; the test command does not run it.
  *
  *   node bench/fanout/dist/guard.js
@@ -19,6 +20,7 @@ import { prepareEvents } from './publisher.js';
 import { fmtInt, fmtMs, table } from './report.js';
 import { benchContext, runStack, type RunSpec, type StackRun } from './run-stack.js';
 import { STACK_SHORT, useBaseGateway, type StackName } from './servers.js';
+import { againstBare, BARE_PROJECTING, ISSUE_BARE_US_PER_OP, ISSUE_TARGET_US_PER_OP, usPerExtraOp } from './sweep.js';
 import { parseEnvList } from './variants.js';
 
 const HELP = `regression guard: ours vs bare uWS corked, same run, < 2 min
@@ -76,11 +78,15 @@ async function main(): Promise<void> {
     const sweepCpu = new Map<StackName, number>();
     for (const stack of all) sat.set(stack, await run('saturation', stack, saturation));
     for (const stack of all) bur.set(stack, await run('burst', stack, burst));
-    for (const stack of gateways) {
-      // CPU ms per event, one operation vs SWEEP_DISTINCT: the cost of each extra distinct operation.
-      const one = await run('sweep 1 op', stack, sweep(1));
+    // CPU ms per event, one operation vs SWEEP_DISTINCT: the cost of each extra distinct operation,
+    // ours and the bare server that projects per operation, interleaved per count.
+    const sweepStacks: StackName[] = [...gateways, BARE_PROJECTING];
+    const sweepOne = new Map<StackName, StackRun>();
+    for (const stack of sweepStacks) sweepOne.set(stack, await run('sweep 1 op', stack, sweep(1)));
+    for (const stack of sweepStacks) {
       const many = await run(`sweep ${SWEEP_DISTINCT} ops`, stack, sweep(SWEEP_DISTINCT));
-      sweepCpu.set(stack, (many.serverCpuMs - one.serverCpuMs) / SWEEP_EVENTS / (SWEEP_DISTINCT - 1));
+      const one = sweepOne.get(stack) as StackRun;
+      sweepCpu.set(stack, usPerExtraOp(one.serverCpuMs / SWEEP_EVENTS, many.serverCpuMs / SWEEP_EVENTS, SWEEP_DISTINCT) / 1_000);
     }
     const bare = sat.get('bare-corked') as StackRun;
     const bareBurst = bur.get('bare-corked') as StackRun;
@@ -90,7 +96,9 @@ async function main(): Promise<void> {
     log(
       `\nN = ${fmtInt(sockets)}; saturation ${SATURATION_EVENTS} events on one operation; burst ${burst.plan.distinctOperations} distinct operations × ${burst.events} events ` +
         `with /healthz every 50 ms; sweep 1 vs ${SWEEP_DISTINCT} distinct operations × ${SWEEP_EVENTS} events. ` +
-        `"per extra op" is server CPU per event per additional distinct operation, over bare uWS corked's CPU for one whole event fan-out. ` +
+        `"per extra op" is server CPU per event per additional distinct operation, over bare uWS corked's CPU for one whole event fan-out, ` +
+        `and over the same figure of bare uWS projecting per operation (envelope parsed once, fields picked and JSON.stringify'd per operation; ` +
+        `the issue's bare server: ~${ISSUE_BARE_US_PER_OP} µs per extra projection, so ratio × ${ISSUE_BARE_US_PER_OP} µs estimates ours there). ` +
         `${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; wall ${((Date.now() - started) / 1_000).toFixed(0)} s. Ratios only mean something within this run.`,
     );
   } finally {
@@ -149,6 +157,15 @@ function guardTable(gateways: readonly StackName[], f: GuardFigures): string {
     'sweep CPU per extra op per event / bare CPU per event',
     ...gateways.map((g) => `${((f.sweepCpu.get(g) ?? Number.NaN) / f.bareCpuPerEvent).toFixed(3)} (${((f.sweepCpu.get(g) ?? Number.NaN) * 1_000).toFixed(1)} µs)`),
     `${(f.bareCpuPerEvent * 1_000).toFixed(0)} µs/event`,
+  ]);
+  const bareOp = f.sweepCpu.get(BARE_PROJECTING) ?? Number.NaN;
+  rows.push([
+    `sweep µs per extra op / bare projecting's (≤ ${(ISSUE_TARGET_US_PER_OP / ISSUE_BARE_US_PER_OP).toFixed(2)}: the issue's ${ISSUE_TARGET_US_PER_OP} µs on its machine)`,
+    ...gateways.map((g) => {
+      const x = againstBare(f.sweepCpu.get(g) ?? Number.NaN, bareOp);
+      return `${x.ratio.toFixed(2)} (≈ ${x.scaledUs.toFixed(1)} µs there ${x.met ? 'met' : '**not met**'})`;
+    }),
+    `${(bareOp * 1_000).toFixed(1)} µs per extra op`,
   ]);
   const lost = gateways.flatMap((g) =>
     [f.sat.get(g), f.bur.get(g)].filter((r): r is StackRun => r !== undefined && (r.unique !== r.expected || r.duplicates > 0)),

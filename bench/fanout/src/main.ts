@@ -36,7 +36,6 @@ import {
   scaleMemoryTable,
   scaleTable,
   stackTable,
-  table,
   type ScaleRow,
 } from './report.js';
 import { runStack, type ProcessRun, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
@@ -46,13 +45,14 @@ import { burstSection, heapLimitSection, memoryReturnSection } from './burst-sec
 import { DEFAULT_UNBOUNDED_ENV } from './heap-limit.js';
 import { filtersSection } from './filters.js';
 import { DEFAULT_MEMORY_VARIANTS, memoryReturnSpec } from './memory-return.js';
-import { logXLineChart, timelineChart } from './svg.js';
+import { timelineChart } from './svg.js';
+import { BARE_PROJECTING, runSweep, sweepSection, type SweepOptions } from './sweep.js';
 
 const HELP = `fan-out bench: ours vs naive vs card stack (same run, same N, same events)
   --quick                      smoke run: small N, short traffic; prints only (unless --out)
   --scenarios LIST             field,saturation,sweep (default), and scale (opt-in: ~19k-51k sockets, a few minutes);
                                issue 18 (opt-in): burst, memory-return, heap-limit (see below); issue 16 (opt-in): filters
-  --stacks LIST                stacks for field/saturation: naive,card,ours,bare,bare-corked (default), and
+  --stacks LIST                stacks for field/saturation: naive,card,ours,bare,bare-corked (default), bare-projecting, and
                                ours-no-metrics (our gateway with GATEWAY_METRICS=false, issue 7), ours-sse (GraphQL over
                                SSE) and ours-legacy (subscriptions-transport-ws, subprotocol graphql-ws); the bare uWS
                                reference points run in saturation only, they ignore filters
@@ -68,6 +68,9 @@ const HELP = `fan-out bench: ours vs naive vs card stack (same run, same N, same
   --saturation-sockets N       default 10000       --saturation-events E default 1000
   --sweep-sockets LIST         default 2000,8000   --sweep-distinct LIST default 1,100,1000
   --sweep-events E             default 200         --sweep-baselines   also run the card stack in the sweep
+  --sweep-stacks LIST          sweep stacks, interleaved per count (default: ours-base with --base-gateway, ours,
+                               bare-projecting: bare uWS projecting per distinct operation, the reference of the
+                               "÷ bare" ratio and of "scaled to the issue's machine"); --repeat K repeats whole sweeps
   --burst-sockets N            default 10000       --burst-distinct D  default 1000   --burst-events E  default 200
                                burst: our gateway stacks of --stacks and bare-corked, /healthz every 50 ms and the
                                gateway's event-loop delay from /metrics during traffic
@@ -111,6 +114,7 @@ const { values } = parseArgs({
     'sweep-distinct': { type: 'string' },
     'sweep-events': { type: 'string' },
     'sweep-baselines': { type: 'boolean', default: false },
+    'sweep-stacks': { type: 'string' },
     'burst-sockets': { type: 'string' },
     'burst-distinct': { type: 'string' },
     'burst-events': { type: 'string' },
@@ -199,6 +203,25 @@ const saturationSpec = withWorkers({
 const sweepSockets = list(values['sweep-sockets'], [2_000, 8_000], [250, 500]);
 const sweepDistinct = list(values['sweep-distinct'], [1, 100, 1_000], [1, 10, 100]);
 const sweepEvents = num(values['sweep-events'], 200, 100);
+const sweepStacks = (values['sweep-stacks']?.split(',') ?? [
+  ...(values['sweep-baselines'] ? ['card'] : []),
+  ...(values['base-gateway'] === undefined ? [] : ['ours-base']),
+  'ours',
+  BARE_PROJECTING,
+]) as StackName[];
+for (const s of sweepStacks) if (!(s in STACK_LABELS)) throw new RangeError(`--sweep-stacks: unknown stack "${s}": use ${Object.keys(STACK_LABELS).join(', ')}`);
+if (sweepStacks.includes('ours-base') && values['base-gateway'] === undefined) throw new RangeError('--sweep-stacks ours-base needs --base-gateway <checkout>');
+if (scenarios.has('sweep') && !sweepDistinct.includes(1)) throw new RangeError('--sweep-distinct must include 1: "per extra operation" is against one');
+const sweepOptions: SweepOptions = {
+  stacks: sweepStacks,
+  sockets: sweepSockets,
+  distinct: sweepDistinct,
+  events: sweepEvents,
+  repeat,
+  filterKeys,
+  drainTimeoutMs: drainOverride ?? 30_000,
+  workers,
+};
 
 const burstSpecOfRun = burstSpec({
   sockets: num(values['burst-sockets'], 10_000, 500),
@@ -373,7 +396,7 @@ async function main(): Promise<void> {
       return runs;
     };
 
-    const fieldStacks = stacks.filter((s) => s !== 'bare' && s !== 'bare-corked');
+    const fieldStacks = stacks.filter((s) => s !== 'bare' && s !== 'bare-corked' && s !== 'bare-projecting');
     if (scenarios.has('scale')) sections.push(await runScale(ctx, svgs));
     let fieldRuns: StackRun[] = [];
     let saturationRuns: StackRun[] = [];
@@ -402,65 +425,11 @@ async function main(): Promise<void> {
     await runIssue18(ctx, sections, svgs);
     if (scenarios.has('filters')) sections.push(await filtersSection(ctx, schema, filterOptions));
     if (scenarios.has('sweep')) {
-      const sweepStacks: StackName[] = values['sweep-baselines'] ? ['card', 'ours'] : ['ours'];
-      log(`\n## Distinct operations sweep (${sweepStacks.join(', ')})\n`);
-      const rows: string[][] = [
-        ['stack', 'sockets', 'distinct ops', 'delivered / expected', 'deliveries/s', 'p99', 'executions / event', 'server CPU ms / event', 'server CPU µs / delivery'],
-      ];
-      const series = new Map<string, [number, number][]>();
-      for (const stack of sweepStacks) {
-        for (const sockets of sweepSockets) {
-          for (const distinct of sweepDistinct) {
-            if (distinct > sockets) continue;
-            log(`  ${STACK_SHORT[stack]}: N = ${fmtInt(sockets)}, ${fmtInt(distinct)} distinct operations …`);
-            const run = await runStack(
-              stack,
-              withWorkers({
-                sockets,
-                plan: { distinctOperations: distinct, filterKeys },
-                events: sweepEvents,
-                ratePerSecond: 0,
-                drainTimeoutMs: drainOverride ?? 30_000,
-                stallTimeoutMs: 10_000,
-                idleMs: 500,
-              }),
-              ctx,
-            );
-            const cpuPerEvent = run.serverCpuMs / sweepEvents;
-            rows.push([
-              STACK_SHORT[stack],
-              fmtInt(sockets),
-              fmtInt(distinct),
-              `${fmtInt(run.unique)} / ${fmtInt(run.expected)}`,
-              fmtInt(run.deliveriesPerSec),
-              fmtMs(run.latencyMs.p99),
-              run.executions === undefined ? 'n/a' : (run.executions / sweepEvents).toFixed(0),
-              cpuPerEvent.toFixed(2),
-              run.unique > 0 ? ((run.serverCpuMs * 1_000) / run.unique).toFixed(2) : 'n/a',
-            ]);
-            const key = `${STACK_SHORT[stack]}, N = ${fmtInt(sockets)}`;
-            series.set(key, [...(series.get(key) ?? []), [distinct, cpuPerEvent]]);
-            log(`    ${fmtInt(run.unique)}/${fmtInt(run.expected)}, ${cpuPerEvent.toFixed(2)} ms CPU per event`);
-          }
-        }
-      }
-      const body = table(rows);
-      log(`\n${body}\n`);
-      const svgName = svgNameOf('sweep');
-      svgs.push([
-        svgName,
-        logXLineChart(
-          'Server CPU per event vs distinct operations',
-          `${fmtInt(sweepEvents)} events back-to-back, each operation receives all; user+system CPU (/proc)`,
-          'distinct operations among N sockets (log scale)',
-          'server CPU ms per event',
-          [...series].map(([label, points]) => ({ label, points })),
-        ),
-      ]);
-      sections.push(
-        `## Distinct operations sweep: ${fmtInt(sweepEvents)} events back-to-back, every operation receives every event\n\n` +
-          `Server CPU (user + system, /proc) from the first publish to the last delivery, divided by events.\n\n${body}\n\n![sweep](${svgName})\n`,
-      );
+      log(`\n## Distinct operations sweep (${sweepOptions.stacks.join(', ')})\n`);
+      const { markdown, svg } = sweepSection(await runSweep(ctx, sweepOptions), sweepOptions, svgNameOf('sweep'));
+      log(`\n${markdown}\n`);
+      sections.push(markdown);
+      svgs.push([...svg]);
     }
   } finally {
     redis?.disconnect();

@@ -5,7 +5,7 @@ import { freePort } from '@wirestream/testkit';
 import { startNodeProcess, type ManagedProcess } from './processes.js';
 
 /** The servers a run can measure. */
-export type StackName = 'naive' | 'card' | 'ours' | 'ours-prod' | 'ours-sse' | 'ours-legacy' | 'ours-no-metrics' | 'ours-base' | 'bare' | 'bare-corked';
+export type StackName = 'naive' | 'card' | 'ours' | 'ours-prod' | 'ours-sse' | 'ours-legacy' | 'ours-no-metrics' | 'ours-base' | 'bare' | 'bare-corked' | 'bare-projecting';
 
 /** Our gateway, with or without metrics, over WebSocket or SSE: the stacks that run apps/gateway. */
 export function isGateway(stack: StackName): stack is GatewayStack {
@@ -30,6 +30,8 @@ export const STACK_LABELS: Readonly<Record<StackName, string>> = {
   'ours-base': 'ours as built in the --base-gateway checkout (base vs change, same run)',
   bare: 'bare uWS, no GraphQL (ceiling)',
   'bare-corked': 'bare uWS, frames of one event-loop turn corked per socket',
+  'bare-projecting':
+    'bare uWS projecting per distinct operation: envelope parsed once, per operation its fields picked and JSON.stringify\'d once, corked per socket (issue 18 baseline)',
 };
 
 export const STACK_SHORT: Readonly<Record<StackName, string>> = {
@@ -43,6 +45,7 @@ export const STACK_SHORT: Readonly<Record<StackName, string>> = {
   'ours-base': 'ours (base)',
   bare: 'bare uWS',
   'bare-corked': 'bare uWS corked',
+  'bare-projecting': 'bare uWS projecting',
 };
 
 /**
@@ -134,12 +137,13 @@ export async function startServer(
       ...(stack === 'ours-prod' ? PRODUCTION_ENV : {}),
     }, cgroupProcs);
   } else {
-    const file = { naive: 'naive.js', card: 'card-stack.js', bare: 'bare-uws.js', 'bare-corked': 'bare-uws.js' }[stack];
+    const file = { naive: 'naive.js', card: 'card-stack.js', bare: 'bare-uws.js', 'bare-corked': 'bare-uws.js', 'bare-projecting': 'bare-uws.js' }[stack];
     proc = startNodeProcess(stack, ['--expose-gc', ...nodeArgs, baselineMain(file)], {
       PORT: String(port),
       HOST: host,
       REDIS_URL: redisUrl,
-      BARE_CORK_BATCH: String(stack === 'bare-corked'),
+      BARE_CORK_BATCH: String(stack === 'bare-corked' || stack === 'bare-projecting'),
+      BARE_PROJECT: String(stack === 'bare-projecting'),
       ...commonEnv,
     }, cgroupProcs);
   }

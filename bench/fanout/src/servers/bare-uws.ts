@@ -9,22 +9,121 @@
  * socket inside one `cork()` (one write syscall for several frames) instead of one send per event
  * per socket: what batching across events would buy a gateway under bursts.
  *
+ * BARE_PROJECT=true (issue 18, the "bare server" cost per extra projection): subscribers are
+ * grouped by their operation (query + variables + operationName); each Redis message is parsed
+ * once (JSON.parse), then per distinct operation its selected fields are picked from the payload
+ * (selection.ts: fields and aliases, what a bare server hand-rolls) and `JSON.stringify`d with
+ * `extensions.position` once, and sent to that operation's subscribers. `/stats` counts those
+ * renders as `executions`, like our gateway.
+ *
  * Env and HTTP endpoints: as the baselines.
  */
 import uWS from 'uWebSockets.js';
 import { Redis } from 'ioredis';
 import { topicChannels, loadWirestreamSchema } from '@wirestream/schema';
 import { memoryReport, readServerConfig } from './common.js';
+import { compileSelection } from './selection.js';
 
 const config = readServerConfig();
 const corkBatch = process.env['BARE_CORK_BATCH'] === 'true';
+const project = process.env['BARE_PROJECT'] === 'true';
+const FIELD = 'listingUpdated';
+
+/** The envelope as the ingest writes it (the fields a `next` needs). */
+interface Envelope {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly payload: unknown;
+}
+
+/** One Redis message: its text, and the envelope parsed at most once however many operations read it. */
+interface Arrival {
+  readonly text: string;
+  readonly envelope: Envelope;
+}
+
+function arrival(text: string): Arrival {
+  let parsed: Envelope | undefined;
+  return {
+    text,
+    get envelope(): Envelope {
+      return (parsed ??= JSON.parse(text) as Envelope);
+    },
+  };
+}
+
+/** The subscribers of one operation (all of them when not projecting) and how it renders an event. */
+interface Group {
+  readonly key: string;
+  readonly sockets: Set<uWS.WebSocket<SocketData>>;
+  /** The `next` payload of one event for this operation, and the `}` that closes the message after it. */
+  readonly render: (event: Arrival) => string;
+}
 
 interface SocketData {
   /** `{"id":"<id>","type":"next","payload":` for its one subscription, or undefined. */
   head: string | undefined;
+  group: Group | undefined;
 }
 
-const subscribed = new Set<uWS.WebSocket<SocketData>>();
+/** The whole event, as the full selection would: the envelope's payload text reused as is (and the message's closing `}`). */
+function wholeEvent({ text }: Arrival): string {
+  // The envelope ends with `"payload":<json>}`.
+  const at = text.indexOf(',"payload":');
+  const meta = JSON.parse(`${text.slice(0, at)}}`) as { topic: string; partition: number; offset: string };
+  return (
+    `{"data":{"listingUpdated":${text.slice(at + 11, -1)}},"extensions":{"position":` +
+    `{"topic":${JSON.stringify(meta.topic)},"partition":${meta.partition},"offset":"${meta.offset}"}}}}`
+  );
+}
+
+interface SubscribeRequest {
+  readonly query?: unknown;
+  readonly variables?: unknown;
+  readonly operationName?: unknown;
+}
+
+/** Projecting: one render per operation and event, its selected fields of the parsed payload. */
+function projectingRender(request: SubscribeRequest): Group['render'] {
+  if (typeof request.query !== 'string') throw new Error('subscribe without a query');
+  const op = compileSelection(request.query, typeof request.operationName === 'string' ? request.operationName : undefined);
+  if (op.rootField !== FIELD) throw new Error(`the bare projector serves ${FIELD} only, not ${op.rootField}`);
+  return ({ envelope: e }) => {
+    executions++;
+    // The `}` closes the `next` message around the payload, as in wholeEvent.
+    return `${JSON.stringify({ data: { [op.responseKey]: op.pick(e.payload) }, extensions: { position: { topic: e.topic, partition: e.partition, offset: e.offset } } })}}`;
+  };
+}
+
+const groups = new Map<string, Group>();
+let executions = 0;
+
+function join(request: SubscribeRequest): Group {
+  const key = project ? JSON.stringify([request.query, request.variables ?? null, request.operationName ?? null]) : '';
+  let group = groups.get(key);
+  if (!group) {
+    const render = project
+      ? projectingRender(request)
+      : (event: Arrival): string => {
+          executions++;
+          return wholeEvent(event);
+        };
+    group = { key, sockets: new Set(), render };
+    groups.set(key, group);
+  }
+  return group;
+}
+
+function leave(socket: uWS.WebSocket<SocketData>): void {
+  const data = socket.getUserData();
+  const group = data.group;
+  if (!group) return;
+  data.group = undefined;
+  group.sockets.delete(socket);
+  if (group.sockets.size === 0) groups.delete(group.key);
+}
+
 const app = uWS.App();
 app.ws<SocketData>('/graphql', {
   maxBackpressure: 1_048_576, // same bound as our gateway
@@ -32,7 +131,7 @@ app.ws<SocketData>('/graphql', {
   idleTimeout: 60,
   upgrade(res, req, context) {
     res.upgrade<SocketData>(
-      { head: undefined },
+      { head: undefined, group: undefined },
       req.getHeader('sec-websocket-key'),
       'graphql-transport-ws',
       req.getHeader('sec-websocket-extensions'),
@@ -41,56 +140,73 @@ app.ws<SocketData>('/graphql', {
   },
   message(ws, message) {
     const text = Buffer.from(message).toString('utf8');
-    const parsed = JSON.parse(text) as { type?: string; id?: string };
+    const parsed = JSON.parse(text) as { type?: string; id?: string; payload?: SubscribeRequest };
     if (parsed.type === 'connection_init') ws.send('{"type":"connection_ack"}');
     else if (parsed.type === 'subscribe' && parsed.id !== undefined) {
-      ws.getUserData().head = `{"id":${JSON.stringify(parsed.id)},"type":"next","payload":`;
-      subscribed.add(ws);
-    } else if (parsed.type === 'complete') subscribed.delete(ws);
+      const id = JSON.stringify(parsed.id);
+      let group: Group;
+      try {
+        group = join(parsed.payload ?? {});
+      } catch (err) {
+        ws.send(`{"id":${id},"type":"error","payload":[{"message":${JSON.stringify((err as Error).message)}}]}`);
+        return;
+      }
+      leave(ws);
+      const data = ws.getUserData();
+      data.head = `{"id":${id},"type":"next","payload":`;
+      data.group = group;
+      group.sockets.add(ws);
+    } else if (parsed.type === 'complete') leave(ws);
     else if (parsed.type === 'ping') ws.send('{"type":"pong"}');
   },
   close(ws) {
-    subscribed.delete(ws);
+    leave(ws);
   },
 });
 
 const redis = new Redis(config.redisUrl);
 const ws = loadWirestreamSchema(config.schemaPath);
-const route = ws.routes.get('listingUpdated');
-if (!route) throw new Error('schema has no listingUpdated route');
+const route = ws.routes.get(FIELD);
+if (!route) throw new Error(`schema has no ${FIELD} route`);
 void redis.subscribe(...topicChannels(config.channelPrefix, route.topic, route.shards));
 redis.on('message', (_channel: string, text: string) => {
-  // The envelope ends with `"payload":<json>}`: reuse the payload text as is.
-  const at = text.indexOf(',"payload":');
-  const meta = JSON.parse(`${text.slice(0, at)}}`) as { topic: string; partition: number; offset: string };
-  const body =
-    `{"data":{"listingUpdated":${text.slice(at + 11, -1)}},"extensions":{"position":` +
-    `{"topic":${JSON.stringify(meta.topic)},"partition":${meta.partition},"offset":"${meta.offset}"}}}}`;
+  const event = arrival(text);
   if (!corkBatch) {
-    for (const socket of subscribed) socket.send(socket.getUserData().head + body, false);
+    for (const group of groups.values()) {
+      const body = group.render(event);
+      for (const socket of group.sockets) socket.send(socket.getUserData().head + body, false);
+    }
     return;
   }
-  batch.push(body);
+  batch.push(event);
   if (batch.length === 1) setImmediate(flush);
 });
 
-let batch: string[] = [];
+let batch: Arrival[] = [];
 function flush(): void {
-  const bodies = batch;
+  const events = batch;
   batch = [];
-  for (const socket of subscribed) {
-    const head = socket.getUserData().head;
-    socket.cork(() => {
-      for (const body of bodies) socket.send(head + body, false);
-    });
+  for (const group of groups.values()) {
+    const bodies = events.map(group.render);
+    for (const socket of group.sockets) {
+      const head = socket.getUserData().head;
+      socket.cork(() => {
+        for (const body of bodies) socket.send(head + body, false);
+      });
+    }
   }
 }
 
+const subscriptions = (): number => {
+  let n = 0;
+  for (const group of groups.values()) n += group.sockets.size;
+  return n;
+};
 const respond = (res: uWS.HttpResponse, status: string, type: string, body: string): void => {
   res.cork(() => res.writeStatus(status).writeHeader('content-type', type).writeHeader('cache-control', 'no-store').end(body));
 };
 app.get('/healthz', (res) => respond(res, '200 OK', 'text/plain', 'ok'));
-app.get('/stats', (res) => respond(res, '200 OK', 'application/json', JSON.stringify({ subscriptions: subscribed.size })));
+app.get('/stats', (res) => respond(res, '200 OK', 'application/json', JSON.stringify({ subscriptions: subscriptions(), operations: groups.size, executions })));
 app.get('/debug/memory', (res, req) => respond(res, '200 OK', 'application/json', memoryReport(req.getQuery('gc') === '1')));
 app.any('/*', (res) => respond(res, '404 Not Found', 'text/plain', 'not found'));
 app.listen(config.host, config.port, (socket) => {
