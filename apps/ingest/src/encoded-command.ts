@@ -66,7 +66,23 @@ export function encodeCommand(name: string, args: readonly (string | Buffer)[]):
 
 /** Sends `name args…` as one encoded buffer on a standalone connection; resolves with its reply. */
 export function sendEncoded(redis: Redis, name: string, args: readonly (string | Buffer)[]): Promise<unknown> {
-  const command = new EncodedCommand(name, encodeCommand(name, args));
+  return sendEncodedBytes(redis, name, encodeCommand(name, args));
+}
+
+/** Sends a command already in its RESP form (e.g. {@link publishFrame}'s head, a part, its tail). */
+export function sendEncodedBytes(redis: Redis, name: string, encoded: Buffer): Promise<unknown> {
+  const command = new EncodedCommand(name, encoded);
   void redis.sendCommand(command);
   return command.promise;
 }
+
+/**
+ * The RESP form of `PUBLISH <channel> <message>` around a message of `length` bytes: the head goes
+ * before it, `\r\n` after it. With encodeEnvelopeBatch's frame, a part is written straight into its
+ * PUBLISH command, no copy more.
+ */
+export function publishHead(channel: string, length: number): string {
+  return `*3\r\n$7\r\npublish\r\n$${Buffer.byteLength(channel)}\r\n${channel}\r\n$${length}\r\n`;
+}
+
+export const PUBLISH_TAIL = '\r\n';

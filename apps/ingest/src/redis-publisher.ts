@@ -13,12 +13,13 @@ import {
   SNAPSHOT_APPLY_SCRIPT,
   SNAPSHOT_TOP_SUFFIX,
   type EncodedBatchPart,
+  type EnvelopeBatchFrame,
   type HistoryFormat,
   type PublishFormat,
   type RedisLayout,
 } from '@wirestream/schema';
 import type { Chunk } from './chunk-builder.js';
-import { sendEncoded } from './encoded-command.js';
+import { publishHead, PUBLISH_TAIL, sendEncoded, sendEncodedBytes } from './encoded-command.js';
 import type { IngestMetrics } from './metrics.js';
 import { definePublishIfStored, PUBLISH_IF_STORED, type PublishIfStoredPipeline } from './publish-if-stored.js';
 import type { IngestRedis } from './redis-client.js';
@@ -94,6 +95,8 @@ interface TopicKeys {
   readonly keyIndexArgs: readonly string[];
   /** `@topic(snapshot: true)`. */
   readonly snapshot: boolean;
+  /** The encoded path's frame for the parts (framePublishes), made on first use. */
+  publishFrame: EnvelopeBatchFrame | undefined;
   /** Cluster: Kafka's partition count at start (0 until known). */
   kafkaCount: number;
   /** Cluster: the count Redis answered to our last raise, valid while `raisedIn` is the current generation. */
@@ -223,8 +226,10 @@ async function publishChunk(state: PublisherState, topic: string, partition: num
   if (cluster && needsRegistration(state, keys, p, partition)) await registerPartition(state, keys, p, partition);
   // Batch forms: the chunk's parts, one per key shard with events (their envelopes copied once,
   // here), published and stored in history as they are.
-  const parts = state.publishBatch || state.historyBatch ? encodeEnvelopeBatch(partition, chunk.offsets, chunk.shards, chunk.bodies) : undefined;
-  if (state.encoded && parts !== undefined && !keys.snapshot) {
+  const encoded = state.encoded && !keys.snapshot;
+  const frame = encoded ? (keys.publishFrame ?? framePublishes(state, keys)) : undefined;
+  const parts = state.publishBatch || state.historyBatch ? encodeEnvelopeBatch(partition, chunk.offsets, chunk.shards, chunk.bodies, frame) : undefined;
+  if (encoded && parts !== undefined) {
     await publishEncoded(state as PublisherState & { readonly redis: Redis }, topic, partition, keys, p, chunk, parts);
     return;
   }
@@ -272,11 +277,19 @@ async function publishEncoded(
       replies.push(settle(redis.call('wait', state.waitReplicas, state.waitTimeoutMs)));
     }
   }
-  for (const { shard, bytes } of parts) replies.push(settle(sendEncoded(redis, 'publish', [keys.channels[shard] ?? nameChannel(state, keys, shard), bytes])));
+  // Each part was written inside its PUBLISH command (framePublishes).
+  for (const { framed } of parts) replies.push(settle(sendEncodedBytes(redis, 'publish', framed as Buffer)));
   const started = performance.now();
   const results = await answeredWithin(redis, state.redisTimeoutMs, Promise.all(replies), `the commands for ${topic}[${partition}]`);
   metrics?.redisPublishSeconds.observe((performance.now() - started) / 1_000);
   checkReplies(state, topic, partition, results, waitIndex);
+}
+
+/** encodeEnvelopeBatch's frame that makes each part of the topic its own PUBLISH command (encoded-command.ts). */
+function framePublishes(state: PublisherState, keys: TopicKeys): EnvelopeBatchFrame {
+  const frame: EnvelopeBatchFrame = { head: (shard, length) => publishHead(keys.channels[shard] ?? nameChannel(state, keys, shard), length), tail: PUBLISH_TAIL };
+  keys.publishFrame = frame;
+  return frame;
 }
 
 /** A reply as a pipeline gives it: [error, null] or [null, reply]. */
@@ -469,6 +482,7 @@ function topicKeys(state: PublisherState, topic: string): TopicKeys {
       shards,
       keyIndexArgs: Array.from({ length: shards }, (_, shard) => String(shard + 2)),
       snapshot: state.snapshotTopics.has(topic),
+      publishFrame: undefined,
       kafkaCount: 0,
       raisedCount: 0,
       raisedIn: -1,
