@@ -280,7 +280,7 @@ async function publishEncoded(
   // Each part was written inside its PUBLISH command (framePublishes).
   for (const { framed } of parts) replies.push(settle(sendEncodedBytes(redis, 'publish', framed as Buffer)));
   const started = performance.now();
-  const results = await answeredWithin(redis, state.redisTimeoutMs, Promise.all(replies), `the commands for ${topic}[${partition}]`);
+  const results = await answeredWithin(redis, state.redisTimeoutMs, Promise.all(replies), `the pipeline for ${topic}[${partition}]`);
   metrics?.redisPublishSeconds.observe((performance.now() - started) / 1_000);
   checkReplies(state, topic, partition, results, waitIndex);
 }
