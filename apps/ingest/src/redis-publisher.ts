@@ -56,7 +56,9 @@ export interface RedisPublisher {
    * partition, so one hash tag and one slot). Each event's history XADD goes before its publish,
    * so a gateway that saw the live event always finds it in history too:
    * - standalone, batch history (the default): [SADD partition] [XADD batch entry] [PUBLISH…];
-   *   below, "[XADD…]" is that one batch XADD, or one per event in the event form;
+   *   below, "[XADD…]" is that one batch XADD, or one per event in the event form. With both batch
+   *   forms (and no snapshot) these are not an ioredis pipeline but the same commands in the same
+   *   order on the one connection, each encoded once by us (encoded-command.ts, decision 0029);
    * - standalone, event history: [SADD partition] then per event [XADD, PUBLISH];
    * - with WAIT (INGEST_REDIS_WAIT_REPLICAS): [SADD] [XADD…] [WAIT n t] [PUBLISH…], so the history
    *   reached n replicas before any gateway can see the events;
