@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ChainableCommander, Cluster } from 'ioredis';
+import type { ChainableCommander, Cluster, Redis } from 'ioredis';
 import type { Logger } from '@wirestream/telemetry';
 import {
   encodeEnvelopeBatch,
@@ -13,11 +13,13 @@ import {
   SNAPSHOT_APPLY_SCRIPT,
   SNAPSHOT_TOP_SUFFIX,
   type EncodedBatchPart,
+  type EnvelopeBatchFrame,
   type HistoryFormat,
   type PublishFormat,
   type RedisLayout,
 } from '@wirestream/schema';
 import type { Chunk } from './chunk-builder.js';
+import { publishHead, PUBLISH_TAIL, sendEncoded, sendEncodedBytes } from './encoded-command.js';
 import type { IngestMetrics } from './metrics.js';
 import { definePublishIfStored, PUBLISH_IF_STORED, type PublishIfStoredPipeline } from './publish-if-stored.js';
 import type { IngestRedis } from './redis-client.js';
@@ -54,7 +56,9 @@ export interface RedisPublisher {
    * partition, so one hash tag and one slot). Each event's history XADD goes before its publish,
    * so a gateway that saw the live event always finds it in history too:
    * - standalone, batch history (the default): [SADD partition] [XADD batch entry] [PUBLISH…];
-   *   below, "[XADD…]" is that one batch XADD, or one per event in the event form;
+   *   below, "[XADD…]" is that one batch XADD, or one per event in the event form. With both batch
+   *   forms (and no snapshot) these are not an ioredis pipeline but the same commands in the same
+   *   order on the one connection, each encoded once by us (encoded-command.ts, decision 0029);
    * - standalone, event history: [SADD partition] then per event [XADD, PUBLISH];
    * - with WAIT (INGEST_REDIS_WAIT_REPLICAS): [SADD] [XADD…] [WAIT n t] [PUBLISH…], so the history
    *   reached n replicas before any gateway can see the events;
@@ -93,6 +97,8 @@ interface TopicKeys {
   readonly keyIndexArgs: readonly string[];
   /** `@topic(snapshot: true)`. */
   readonly snapshot: boolean;
+  /** The encoded path's frame for the parts (framePublishes), made on first use. */
+  publishFrame: EnvelopeBatchFrame | undefined;
   /** Cluster: Kafka's partition count at start (0 until known). */
   kafkaCount: number;
   /** Cluster: the count Redis answered to our last raise, valid while `raisedIn` is the current generation. */
@@ -136,6 +142,11 @@ interface PublisherState {
   readonly publishIfStored: boolean;
   readonly shards: ReadonlyMap<string, number>;
   readonly snapshotTopics: ReadonlySet<string>;
+  /**
+   * Standalone with both batch forms (or batch publishes without history): a chunk's commands are
+   * encoded by us and sent without a pipeline (publishEncoded); snapshot topics still use the pipeline.
+   */
+  readonly encoded: boolean;
   /** A WAIT goes between the XADDs and the publishes (history on, waitReplicas > 0). */
   readonly wait: boolean;
   readonly waitReplicas: number;
@@ -176,6 +187,7 @@ export function createRedisPublisher(options: RedisPublisherOptions): RedisPubli
     publishIfStored,
     shards: options.shards,
     snapshotTopics,
+    encoded: !cluster && !redis.isCluster && options.publishFormat === 'batch' && (historyLength === 0 || options.historyFormat === 'batch'),
     wait: historyLength > 0 && waitReplicas > 0,
     waitReplicas,
     waitTimeoutMs: options.waitTimeoutMs,
@@ -210,20 +222,89 @@ export function createRedisPublisher(options: RedisPublisherOptions): RedisPubli
 }
 
 async function publishChunk(state: PublisherState, topic: string, partition: number, chunk: Chunk): Promise<void> {
-  const { redis, cluster, wait, waitReplicas, redisTimeoutMs, metrics, refreshSlots } = state;
+  const { redis, cluster, wait, redisTimeoutMs, metrics } = state;
   const keys = topicKeys(state, topic);
   const p = partitionKeys(state, keys, partition);
   if (cluster && needsRegistration(state, keys, p, partition)) await registerPartition(state, keys, p, partition);
-  const pipeline = redis.pipeline();
   // Batch forms: the chunk's parts, one per key shard with events (their envelopes copied once,
   // here), published and stored in history as they are.
-  const parts = state.publishBatch || state.historyBatch ? encodeEnvelopeBatch(partition, chunk.offsets, chunk.shards, chunk.bodies) : undefined;
+  const encoded = state.encoded && !keys.snapshot;
+  const frame = encoded ? (keys.publishFrame ?? framePublishes(state, keys)) : undefined;
+  const parts = state.publishBatch || state.historyBatch ? encodeEnvelopeBatch(partition, chunk.offsets, chunk.shards, chunk.bodies, frame) : undefined;
+  if (encoded && parts !== undefined) {
+    await publishEncoded(state as PublisherState & { readonly redis: Redis }, topic, partition, keys, p, chunk, parts);
+    return;
+  }
+  const pipeline = redis.pipeline();
   const waitIndex =
     wait || cluster || parts !== undefined || keys.snapshot ? queueSplit(state, pipeline, keys, p, partition, chunk, parts) : queueInterleaved(state, pipeline, keys, p, partition, chunk);
   const started = performance.now();
   const results = await answeredWithin(redis, redisTimeoutMs, pipeline.exec(), `the pipeline for ${topic}[${partition}]`);
   metrics?.redisPublishSeconds.observe((performance.now() - started) / 1_000);
   if (!results) throw new Error(`Redis discarded the pipeline for ${topic}[${partition}]`);
+  checkReplies(state, topic, partition, results, waitIndex);
+  // publish-if-stored, the last command, answers how many messages (envelopes, or parts) it published.
+  const messages = state.publishBatch ? (parts?.length ?? 0) : chunk.offsets.length;
+  const published = state.publishIfStored ? results[results.length - 1]?.[1] : messages;
+  if (published !== messages) {
+    throw new Error(`Redis published ${String(published)} of the ${messages} messages of the chunk for ${topic}[${partition}]; redoing it`);
+  }
+}
+
+/**
+ * The standalone default (both batch forms, no snapshot): the chunk's commands in the same order as
+ * queueSplit's pipeline, [SADD] [XADD batch] [WAIT]? [PUBLISH part…], each encoded once by us and
+ * written on the one connection as it is (encoded-command.ts: no copy of the parts in ioredis), and
+ * every reply awaited before the commit, as with the pipeline.
+ */
+async function publishEncoded(
+  state: PublisherState & { readonly redis: Redis },
+  topic: string,
+  partition: number,
+  keys: TopicKeys,
+  p: PartitionKeys,
+  chunk: Chunk,
+  parts: readonly EncodedBatchPart[],
+): Promise<void> {
+  const { redis, history, wait, metrics } = state;
+  const replies: Promise<[Error | null, unknown]>[] = [];
+  let waitIndex = -1;
+  if (history) {
+    replies.push(settle(redis.sadd(keys.partitionsKey, partition)));
+    const last = chunk.offsets[chunk.offsets.length - 1] as string;
+    const named = parts.map(({ shard, bytes }) => ({ channel: keys.channels[shard] ?? nameChannel(state, keys, shard), bytes }));
+    replies.push(settle(sendEncoded(redis, 'xadd', historyBatchArgs(p.streamKey, last, named, historyBatchMinId(last, state.historyLength)))));
+    if (wait) {
+      waitIndex = replies.length;
+      replies.push(settle(redis.call('wait', state.waitReplicas, state.waitTimeoutMs)));
+    }
+  }
+  // Each part was written inside its PUBLISH command (framePublishes).
+  for (const { framed } of parts) replies.push(settle(sendEncodedBytes(redis, 'publish', framed as Buffer)));
+  const started = performance.now();
+  const results = await answeredWithin(redis, state.redisTimeoutMs, Promise.all(replies), `the pipeline for ${topic}[${partition}]`);
+  metrics?.redisPublishSeconds.observe((performance.now() - started) / 1_000);
+  checkReplies(state, topic, partition, results, waitIndex);
+}
+
+/** encodeEnvelopeBatch's frame that makes each part of the topic its own PUBLISH command (encoded-command.ts). */
+function framePublishes(state: PublisherState, keys: TopicKeys): EnvelopeBatchFrame {
+  const frame: EnvelopeBatchFrame = { head: (shard, length) => publishHead(keys.channels[shard] ?? nameChannel(state, keys, shard), length), tail: PUBLISH_TAIL };
+  keys.publishFrame = frame;
+  return frame;
+}
+
+/** A reply as a pipeline gives it: [error, null] or [null, reply]. */
+function settle(reply: Promise<unknown>): Promise<[Error | null, unknown]> {
+  return reply.then(
+    (value): [Error | null, unknown] => [null, value],
+    (err: unknown): [Error | null, unknown] => [err instanceof Error ? err : new Error(String(err)), null],
+  );
+}
+
+/** Throws unless every command of the chunk was acknowledged (an XADD refused as already stored counts as acknowledged). */
+function checkReplies(state: PublisherState, topic: string, partition: number, results: readonly [Error | null, unknown][], waitIndex: number): void {
+  const { waitReplicas, refreshSlots } = state;
   for (let i = 0; i < results.length; i++) {
     const [err, reply] = results[i] as [Error | null, unknown];
     if (err === null) {
@@ -241,12 +322,6 @@ async function publishChunk(state: PublisherState, topic: string, partition: num
     // and NOTSTORED need none: the chunk is redone after the backoff.
     if (refreshSlots !== undefined && REDIRECTION.test(err.message)) refreshSlots();
     throw new Error(`Redis rejected a command for ${topic}[${partition}]: ${err.message}`, { cause: err });
-  }
-  // publish-if-stored, the last command, answers how many messages (envelopes, or parts) it published.
-  const messages = state.publishBatch ? (parts?.length ?? 0) : chunk.offsets.length;
-  const published = state.publishIfStored ? results[results.length - 1]?.[1] : messages;
-  if (published !== messages) {
-    throw new Error(`Redis published ${String(published)} of the ${messages} messages of the chunk for ${topic}[${partition}]; redoing it`);
   }
 }
 
@@ -409,6 +484,7 @@ function topicKeys(state: PublisherState, topic: string): TopicKeys {
       shards,
       keyIndexArgs: Array.from({ length: shards }, (_, shard) => String(shard + 2)),
       snapshot: state.snapshotTopics.has(topic),
+      publishFrame: undefined,
       kafkaCount: 0,
       raisedCount: 0,
       raisedIn: -1,

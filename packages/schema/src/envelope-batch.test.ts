@@ -24,6 +24,32 @@ describe('batch parts (one PUBLISH per shard per chunk)', () => {
     expect(isEnvelopeBatchPart(texts[0] as string)).toBe(false);
   });
 
+  it('writes each part inside a frame when given one (the same bytes, one buffer with the frame around them)', () => {
+    const shards = [2, 0, 2, 1, 0, 2];
+    const offsets = shards.map((_, i) => String(10 + i));
+    // Large enough for parts of their own buffers (over 4 KiB), non-ASCII inside and in the frame.
+    const envelopes = shards.map((_, i) => Buffer.from(envelope(10 + i, `k${i}-ü`.repeat(400))));
+    const plain = encodeEnvelopeBatch(3, offsets, shards, envelopes);
+    const heads: [number, number][] = [];
+    const framed = encodeEnvelopeBatch(3, offsets, shards, envelopes, {
+      head: (shard, length) => {
+        heads.push([shard, length]);
+        return `<ü${shard}:${length}>`;
+      },
+      tail: '</é>',
+    });
+    expect(heads).toEqual(plain.map((p) => [p.shard, p.bytes.length]));
+    framed.forEach((part, k) => {
+      const reference = plain[k];
+      expect(part.shard).toBe(reference?.shard);
+      expect(part.bytes.equals(reference?.bytes as Buffer)).toBe(true);
+      expect(part.framed?.toString('utf8')).toBe(`<ü${part.shard}:${part.bytes.length}>${reference?.bytes.toString('utf8')}</é>`);
+      // A view of the framed buffer: no copy of the part.
+      expect(part.bytes.buffer).toBe(part.framed?.buffer);
+    });
+    expect(plain.every((p) => p.framed === undefined)).toBe(true);
+  });
+
   it('rejects a malformed part, naming the field', () => {
     expect(() => parseEnvelopeBatchPart('{"v":2,')).toThrow(EnvelopeError);
     expect(() => parseEnvelopeBatchPart('{"v":2,"p":0,"l":"5","n":2,"s":[0],"i":[0,1],"o":["4","5"]}\n{}')).toThrow('holds 1 envelopes, its head lists 2');

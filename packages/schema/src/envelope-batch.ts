@@ -44,6 +44,19 @@ export interface EnvelopeBatchPart {
 export interface EncodedBatchPart {
   readonly shard: number;
   readonly bytes: Buffer;
+  /** With a {@link EnvelopeBatchFrame}: the frame's head, the part, the frame's tail, in one buffer (`bytes` is a view of it). */
+  readonly framed?: Buffer;
+}
+
+/**
+ * Bytes to write around each part in its buffer, so that a caller that sends the part inside a
+ * larger message (ingest: a Redis command) does not copy it once more. UTF-8.
+ */
+export interface EnvelopeBatchFrame {
+  /** Written before the part, given its shard and its length in bytes. */
+  readonly head: (shard: number, partLength: number) => string;
+  /** Written after the part. */
+  readonly tail: string;
 }
 
 /** Whether a message is a part (else it is a single envelope). */
@@ -56,7 +69,13 @@ export function isEnvelopeBatchPart(text: string): boolean {
  * bytes (one buffer, the envelopes copied once). `offsets[i]`, `shards[i]` and `envelopes[i]` are the
  * chunk's event i, in offset order. Deliberately imperative: loops run per event.
  */
-export function encodeEnvelopeBatch(partition: number, offsets: readonly string[], shards: readonly number[], envelopes: readonly Buffer[]): EncodedBatchPart[] {
+export function encodeEnvelopeBatch(
+  partition: number,
+  offsets: readonly string[],
+  shards: readonly number[],
+  envelopes: readonly Buffer[],
+  frame?: EnvelopeBatchFrame,
+): EncodedBatchPart[] {
   const count = envelopes.length;
   const last = offsets[count - 1];
   if (last === undefined) throw new RangeError('encodeEnvelopeBatch needs at least one event');
@@ -76,16 +95,26 @@ export function encodeEnvelopeBatch(partition: number, offsets: readonly string[
     const first = Buffer.from(`${head}${indexes.join(',')}],"o":[${listed}]}`);
     let length = first.length;
     for (const i of indexes) length += 1 + (envelopes[i] as Buffer).length;
-    const bytes = Buffer.allocUnsafe(length);
-    let at = first.copy(bytes, 0);
+    const frameHead = frame === undefined ? '' : frame.head(shard, length);
+    const headLength = Buffer.byteLength(frameHead);
+    const tailLength = frame === undefined ? 0 : Buffer.byteLength(frame.tail);
+    const total = headLength + length + tailLength;
+    // Parts are tens of KiB: a buffer of their own rather than a slice of Node's 8 KiB pool.
+    const buffer = total > 4096 ? Buffer.allocUnsafeSlow(total) : Buffer.allocUnsafe(total);
+    if (headLength > 0) buffer.write(frameHead, 0, 'utf8');
+    let at = headLength;
+    buffer.set(first, at);
+    at += first.length;
     for (const i of indexes) {
       const envelope = envelopes[i] as Buffer;
-      bytes[at++] = NEWLINE;
+      buffer[at++] = NEWLINE;
       // TypedArray#set, not Buffer#copy: the same memmove without copy's argument checks in JS (per event).
-      bytes.set(envelope, at);
+      buffer.set(envelope, at);
       at += envelope.length;
     }
-    return { shard, bytes };
+    if (frame === undefined) return { shard, bytes: buffer };
+    if (tailLength > 0) buffer.write(frame.tail, at, 'utf8');
+    return { shard, bytes: buffer.subarray(headLength, headLength + length), framed: buffer };
   });
 }
 

@@ -29,6 +29,7 @@ export {
   type PublishFormat,
   type EnvelopeBatchPart,
   type EncodedBatchPart,
+  type EnvelopeBatchFrame,
   type EnvelopeBatchAssembler,
   type EnvelopeBatchAssemblerOptions,
 } from './envelope-batch.js';

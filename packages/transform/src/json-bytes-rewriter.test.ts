@@ -70,9 +70,9 @@ describe('transformJsonBytes / transformJson', () => {
     const generator = createAuctionEventGenerator({ seed: 7 });
     const inputs: string[] = [];
     for (let i = 0; i < 300; i++) inputs.push(JSON.stringify(generator.next().value));
-    // One input larger than a slab (64 KiB) between ordinary ones, and one of 2,000 keys that all grow.
+    // One input larger than a slab (256 KiB) between ordinary ones, and one of 20,000 keys that all grow (larger than a slab too).
     inputs.splice(100, 0, JSON.stringify({ bigValue: 'x'.repeat(200_000), nestedList: [{ innerKey: 1 }] }));
-    inputs.splice(200, 0, JSON.stringify(Object.fromEntries(Array.from({ length: 2_000 }, (_, i) => [`keyNumber${i}`, i]))));
+    inputs.splice(200, 0, JSON.stringify(Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`keyNumber${i}`, i]))));
     const outputs = inputs.map((text, i) => transformJsonBytes(Buffer.from(text), `{"n":${i},"payload":`, '}'));
     outputs.forEach((out, i) => expect(out.toString()).toBe(`{"n":${i},"payload":${viaObjects(inputs[i] as string)}}`));
   });

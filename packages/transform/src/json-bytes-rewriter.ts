@@ -19,7 +19,7 @@ export interface JsonBytesRewriter {
    * With `capture` (a converted top-level key, as UTF-8 bytes), the output offsets of that key's
    * string or number value are left in {@link captureStart}/{@link captureEnd} (-1 when absent).
    * The result is a view of a slab that later results share (its bytes are never written again):
-   * holding one keeps its slab (64 KiB) alive, so copy a result that is kept for long.
+   * holding one keeps its slab (256 KiB) alive, so copy a result that is kept for long.
    */
   readonly rewrite: (json: Uint8Array, prefix: string, suffix: string, capture?: Uint8Array) => Buffer;
   /** Output offset where the captured value starts (inside the quotes for a string), or -1. */
@@ -61,7 +61,7 @@ const FNV_PRIME = 0x01000193;
 const PAIRWISE_LIMIT = 32;
 
 /** Results are views of slabs of this size (a larger input gets a slab of its own size). */
-const SLAB_BYTES = 64 * 1024;
+const SLAB_BYTES = 256 * 1024;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
