@@ -147,7 +147,7 @@ export function findTable(file, heading, columns) {
  */
 export function cellOf(file, table, row, column, rowLabel) {
   const index = table.header.indexOf(column);
-  const raw = row[index] ?? '';
+  const raw = (row[index] ?? '').replace(/^\*\*(.*)\*\*$/, '$1'); // a summary table's headline figure is bold
   const where = `${file.name} › ${section(table)} › ${rowLabel} › ${column}`;
   return { ...parseQuantity(raw, where), source: `${where}: "${raw}"` };
 }
@@ -219,8 +219,7 @@ export function readFigures(sources) {
     ingestUsPerEvent: cluster && jsonValue(cluster, 'ingest.cpuUsPerEvent') !== undefined
       ? jsonFigure(cluster, 'ingest.cpuUsPerEvent', 'µs', 'ingest CPU per event in cluster mode (one process)')
       : ingest.cpuUsPerEvent,
-    ingestUsPerEventHistoryOff: ingest.cpuUsPerEventHistoryOff,
-    ingestUsPerEventQuieter: ingest.cpuUsPerEventQuieter,
+    ingestUsPerEventFastestRound: ingest.cpuUsPerEventFastestRound,
     redisUsPerEvent: cluster
       ? jsonFigure(cluster, 'redisShard.cpuUsPerPublishedEvent', 'µs', 'Redis CPU per published event on one shard (XADD + SPUBLISH)')
       : ingest.redisUsPerEvent,
@@ -261,17 +260,14 @@ function gatewayFigures(sources) {
   }
   const fit = leastSquares(sweepRows);
 
-  // Sockets and memory at the ceiling: the scale scenario's processes (each its own sockets).
+  // Sockets at the ceiling: the scale scenario's processes (each its own sockets). Their memory ran
+  // before the writer's queue (decision 0028): the probe's rows below are the current code's.
   const scale = sources.result('fanout-scale.md');
   const setups = findTable(scale, 'Scale:', ['setup', 'sockets subscribed (per process)', 'delivered / expected', 'lost', 'dup', 'server µs/delivery']);
-  const perProcess = findTable(scale, 'Scale:', ['setup', 'process', 'sockets', 'idle heap / RSS MB', 'peak RSS MB']);
+  const perProcess = findTable(scale, 'Scale:', ['setup', 'process', 'sockets']);
   const processes = perProcess.rows.map((row) => {
     const label = `${row[0]}, process ${row[perProcess.header.indexOf('process')]}`;
-    const sockets = cellOf(scale, perProcess, row, 'sockets', label);
-    const idleCell = row[perProcess.header.indexOf('idle heap / RSS MB')] ?? '';
-    const idleRss = parseQuantity(idleCell.split('/')[1] ?? '', `${scale.name} › ${section(perProcess)} › ${label} › idle heap / RSS MB (the RSS after the slash)`);
-    const peak = cellOf(scale, perProcess, row, 'peak RSS MB', label);
-    return { row, label, sockets, idleRssBytes: idleRss.value * 1_048_576, idleCell, peakBytes: peak.value * 1_048_576, peak };
+    return { row, label, sockets: cellOf(scale, perProcess, row, 'sockets', label) };
   });
   if (processes.length === 0) throw new FigureError(`${scale.name} › ${section(perProcess)}: the per-process table has no rows`);
   // Every socket held must also have received every event, or it was not really held.
@@ -283,10 +279,6 @@ function gatewayFigures(sources) {
     if (lost !== 0 || dup !== 0) throw new FigureError(`${scale.name} › ${section(setups)} › ${setup}: ${lost} lost, ${dup} duplicates: not a run to size from`);
   }
   const largest = processes.reduce((a, b) => (b.sockets.value > a.sockets.value ? b : a));
-  // The worst process: the most memory per socket at its peak (a traffic burst at saturation).
-  const worst = processes.reduce((a, b) =>
-    (b.peakBytes - b.idleRssBytes) / b.sockets.value > (a.peakBytes - a.idleRssBytes) / a.sockets.value ? b : a,
-  );
   const [ceilingRow] = rowsWhere(scale, setups, (c) => c('setup') === largest.row[0], `setup "${largest.row[0]}"`);
 
   return {
@@ -303,19 +295,46 @@ function gatewayFigures(sources) {
       source: `${fanout.name} › ${section(sweep)} › server CPU ms / event of ${sweepRows.map((r) => `${r.sockets}×${r.operations}: ${(r.usPerEvent / 1_000).toFixed(2)}`).join(', ')} (sockets×ops: ms)`,
     },
     gatewayMaxSockets: { ...pick(largest.sockets), unit: 'sockets', what: 'subscribed sockets one gateway process held, every event delivered (the most measured)' },
-    gatewayIdleRssBytes: {
-      value: worst.idleRssBytes,
-      unit: 'bytes',
-      what: 'RSS of an idle gateway process (the worst process below)',
-      source: `${scale.name} › ${section(perProcess)} › ${worst.label} › idle heap / RSS MB: "${worst.idleCell}"`,
-    },
-    gatewayPeakBytesPerSocket: {
-      value: (worst.peakBytes - worst.idleRssBytes) / worst.sockets.value,
-      unit: 'bytes',
-      what: 'memory per socket at the peak of a traffic burst at saturation, (peak RSS − idle RSS) ÷ sockets, worst process',
-      source: `${worst.peak.source}, idle "${worst.idleCell}", sockets ${worst.sockets.value}`,
-    },
+    ...probeMemoryFigures(sources),
     gatewayMemoryLimitBytes: memoryLimitFigure(sources),
+  };
+}
+
+/**
+ * Idle RSS and memory per socket at the peak, from the capacity probe's gateway rows with the
+ * writer's queue (decision 0028: uWS's per-socket buffers stay small): the row with the most
+ * sockets, its idle VmRSS and the higher VmHWM of the field load and the burst after it.
+ * @param {ReturnType<typeof createSources>} sources
+ */
+function probeMemoryFigures(sources) {
+  const file = sources.result('capacity-probe-pending.md');
+  const peakColumns = ['field peak: RSS / heapTotal / heapUsed MiB', 'burst peak: RSS / heapTotal / heapUsed MiB'];
+  const table = findTable(file, 'Gateway', ['N', 'idle VmRSS MiB', ...peakColumns]);
+  const rows = table.rows.map((row) => {
+    const label = `N = ${row[0]}`;
+    const sockets = cellOf(file, table, row, 'N', label).value;
+    const idleCell = row[table.header.indexOf('idle VmRSS MiB')] ?? '';
+    const idleMib = parseQuantity(idleCell, `${file.name} › ${section(table)} › ${label} › idle VmRSS MiB`).value;
+    const peaks = peakColumns.map((column) => {
+      const cell = row[table.header.indexOf(column)] ?? '';
+      const hwm = /\(VmHWM (\d+(?:\.\d+)?)\)/.exec(cell);
+      if (!hwm) throw new FigureError(`${file.name} › ${section(table)} › ${label} › ${column}: expected "(VmHWM <MiB>)" in "${cell}"`);
+      return { column, mib: Number(hwm[1]) };
+    });
+    const peak = peaks.reduce((a, b) => (b.mib > a.mib ? b : a));
+    return { label, sockets, idleMib, idleCell, peak };
+  });
+  if (rows.length === 0) throw new FigureError(`${file.name} › ${section(table)}: the gateway table has no rows`);
+  const largest = rows.reduce((a, b) => (b.sockets > a.sockets ? b : a));
+  const where = `${file.name} › Gateway › ${largest.label}`;
+  return {
+    gatewayIdleRssBytes: { value: largest.idleMib * 1_048_576, unit: 'bytes', what: 'RSS of an idle gateway process (the probe\'s process with the most sockets, before they connect)', source: `${where} › idle VmRSS MiB: "${largest.idleCell}"` },
+    gatewayPeakBytesPerSocket: {
+      value: ((largest.peak.mib - largest.idleMib) * 1_048_576) / largest.sockets,
+      unit: 'bytes',
+      what: 'memory per socket at the peak of the field load and a 200-event burst, (peak VmHWM − idle RSS) ÷ sockets, frames waiting in the writer (decision 0028)',
+      source: `${where} › ${largest.peak.column}: "VmHWM ${largest.peak.mib}", idle "${largest.idleCell}", sockets ${largest.sockets}`,
+    },
   };
 }
 
@@ -340,31 +359,40 @@ function leastSquares(rows) {
 
 /** @param {ReturnType<typeof createSources>} sources */
 function ingestFigures(sources) {
-  // The latest measurement of ingest as it runs (byte path, history on by default), last row of the
-  // History writes table with the app's defaults. ingest-runs.json holds the earlier raw runs
-  // (object path, no history writes): not the code that runs now.
+  // CPU per event: the latest measurement of ingest as it runs (byte path, history on, decision
+  // 0026's fetch sizes): ingest-cpu.md's verdict, the median of 3 rounds of the change, and its
+  // fastest round (the machine was busy in every round: how much that inflated the median).
+  const cpuFile = sources.result('ingest-cpu.md');
+  const verdict = findTable(cpuFile, 'Verdict', ['this change']);
+  const [medianRow] = rowsWhere(cpuFile, verdict, (c) => /ingest CPU µs\/event/.test(c('')) && c('').includes('median'), 'the row "ingest CPU µs/event…, median…"');
+  const cpu = cellOf(cpuFile, verdict, medianRow, 'this change', 'ingest CPU µs/event, median');
+  const [roundsRow] = rowsWhere(cpuFile, verdict, (c) => c('').startsWith('same, per round'), 'the row "same, per round (base / change)"');
+  const roundsCell = roundsRow[1] ?? ''; // the base / change pairs stand in the second column
+  const roundsWhere = `${cpuFile.name} › ${section(verdict)} › same, per round (base / change)`;
+  const rounds = roundsCell.split(',').map((pair) => parseQuantity(pair.split('/')[1] ?? '', `${roundsWhere} (the change after each slash)`).value);
+  // Redis CPU per event (single Redis, no subscriber) from the history-writes run, which reports
+  // the Redis process's CPU next to the events/s; replaced by cluster.json's per-shard figure.
   const file = sources.result('ingest.md');
   const table = findTable(file, 'History writes', ['code', 'variant', 'events/s (median)', 'CPU µs/event', 'redis CPU %']);
   const rows = rowsWhere(file, table, (c) => c('variant') === 'app defaults', 'variant "app defaults"');
   const row = rows[rows.length - 1];
   const label = `${row[table.header.indexOf('code')]}, app defaults (the table's last)`;
-  const cpu = cellOf(file, table, row, 'CPU µs/event', label);
   const eventsPerS = cellOf(file, table, row, 'events/s (median)', label);
   const redisCpu = cellOf(file, table, row, 'redis CPU %', label);
-  // The bench reports the Redis process's CPU in % of one core next to the run's events/s (no subscriber).
   const redisCore = redisCpu.unit === 'fraction' ? redisCpu.value : redisCpu.value / 100;
-  // For comparison: the same run without history, and the quieter run of the byte path without
-  // history: how much that run's machine inflated CPU per event.
-  const offRows = rowsWhere(file, table, (c) => c('variant') === 'history off', 'variant "history off"');
-  const offRow = offRows[offRows.length - 1];
-  const off = cellOf(file, table, offRow, 'CPU µs/event', `${offRow[table.header.indexOf('code')]}, history off (the table's last)`);
-  const bytes = findTable(file, 'After adopting the bytes path', ['variant', 'CPU µs/event']);
-  const [bytesRow] = rowsWhere(file, bytes, (c) => c('variant').startsWith('app defaults'), 'variant "app defaults…"');
-  const quiet = cellOf(file, bytes, bytesRow, 'CPU µs/event', bytesRow[0]);
   return {
-    cpuUsPerEvent: { value: cpu.value, unit: 'µs', what: 'ingest CPU per event (one process; byte path, batch forms: one XADD per chunk, one PUBLISH per key shard per chunk)', source: cpu.source },
-    cpuUsPerEventHistoryOff: { value: off.value, unit: 'µs', what: 'the same run with history off (for comparison only)', source: off.source },
-    cpuUsPerEventQuieter: { value: quiet.value, unit: 'µs', what: 'byte path without history, a quieter run (for comparison only)', source: quiet.source },
+    cpuUsPerEvent: {
+      value: cpu.value,
+      unit: 'µs',
+      what: 'ingest CPU per event (one process as it runs: byte path, history on, batch forms, 2 MiB / 25 MiB fetches), median of 3 rounds',
+      source: cpu.source,
+    },
+    cpuUsPerEventFastestRound: {
+      value: Math.min(...rounds),
+      unit: 'µs',
+      what: 'the same run\'s fastest round of the change (for comparison only: every round ran on a busy machine)',
+      source: `${roundsWhere}: "${roundsCell}"`,
+    },
     redisUsPerEvent: {
       value: (redisCore / eventsPerS.value) * 1e6,
       unit: 'µs',

@@ -331,9 +331,9 @@ function renderGaps({ figures, options, plans }) {
       `- **Gateway CPU per delivery** is the quiet, current-code figure (${figures.gatewayUsPerDelivery.value.toFixed(2)} µs). The run at the socket ceiling measured ${ceiling.toFixed(2)} µs on a busy machine with an older gateway; with it, ${column(worst)} would need ${int(cpuPods)} pods for CPU (the table: ${int(worst.gateway.pods)}, ${worst.gateway.bound}).`,
     );
   }
-  const inflation = figures.ingestUsPerEventHistoryOff.value / figures.ingestUsPerEventQuieter.value;
+  const inflation = figures.ingestUsPerEvent.value / figures.ingestUsPerEventFastestRound.value;
   lines.push(
-    `- **Ingest CPU per event** (${figures.ingestUsPerEvent.value.toFixed(1)} µs) is the latest run of ingest as it runs (history on), on a busy machine: that run measured ${figures.ingestUsPerEventHistoryOff.value.toFixed(1)} µs with history off, where a quieter run measured ${figures.ingestUsPerEventQuieter.value.toFixed(1)} µs for the same path, so the ingest pods above may be up to ${inflation.toFixed(1)}× what a quiet machine would need. Re-measure on a quiet machine before buying for it.`,
+    `- **Ingest CPU per event** (${figures.ingestUsPerEvent.value.toFixed(1)} µs) is the median of three rounds of ingest as it runs (history on), on a machine that was busy in every round; the fastest round measured ${figures.ingestUsPerEventFastestRound.value.toFixed(1)} µs, so the ingest pods above may be up to ${inflation.toFixed(1)}× what a quieter machine would need. Re-measure on a quiet machine before buying for it.`,
     `- **Events/s** follow from the shape: unicast (every event to one socket) is the most events, executions and Redis traffic for a delivery rate, broadcast the least; a real workload lies between. Print yours with \`node scripts/capacity.mjs --shape F:S\` (F sockets per event, S sockets per distinct operation).`,
     ...replicaBoundLines(figures, plans),
     `- Pods and shards are at least ${minimumPods} (the HPAs' minReplicas) and ${minimumShards} (Redis Cluster's minimum). Kafka partitions count the widest topic only. History is the payload only (\`INGEST_HISTORY_LENGTH\` × partitions × envelope): stream overhead, pub/sub output buffers and replication buffers come on top.`,

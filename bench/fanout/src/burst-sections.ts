@@ -72,15 +72,19 @@ export async function burstSection(ctx: RunContext, stacks: readonly StackName[]
 }
 
 /** Memory-return: our gateway through the saturation burst once per env variant, then 60 s of RSS. */
-export async function memoryReturnSection(ctx: RunContext, spec: RunSpec, variantsSpec: string, svgName: string): Promise<Section> {
+export async function memoryReturnSection(ctx: RunContext, spec: RunSpec, variantsSpec: string, svgName: string, gatewayStacks: readonly StackName[] = []): Promise<Section> {
+  const stacks = gatewayStacks.length > 0 ? gatewayStacks : (['ours'] as const);
   const settleS = Math.round((spec.settleMs ?? 0) / 1_000);
   const title = `Memory return: N = ${fmtInt(spec.sockets)} on one operation, ${fmtInt(spec.events)} events back-to-back, then ${settleS} s with every socket subscribed`;
   ctx.log(`\n## ${title}\n`);
   const rows: MemoryReturnRow[] = [];
-  for (const variant of parseVariants(variantsSpec)) {
-    ctx.log(`  ours with ${variant.label} …`);
-    const run = await runVariant('ours', spec, ctx, variant.env);
-    rows.push({ variant, run });
+  const variants = parseVariants(variantsSpec);
+  // Each gateway stack once per variant; with one stack the rows keep the variants' own labels.
+  const runs = stacks.flatMap((stack) => variants.map((variant) => ({ stack, variant, label: stacks.length > 1 ? `${STACK_SHORT[stack]}: ${variant.label}` : variant.label })));
+  for (const { stack, variant, label } of runs) {
+    ctx.log(`  ${STACK_SHORT[stack]} with ${variant.label} …`);
+    const run = await runVariant(stack, spec, ctx, variant.env);
+    rows.push({ variant: { ...variant, label }, run });
     const ratio = returnRatio(run);
     ctx.log(
       `    ${fmtInt(run.unique)}/${fmtInt(run.expected)}, ${fmtInt(run.deliveriesPerSec)}/s; RSS before ${fmtMb(run.rssBeforeTraffic)} MB, ` +

@@ -80,7 +80,8 @@ const HELP = `fan-out bench: ours vs naive vs card stack (same run, same N, same
                                with --repeat); then the compiled predicate alone in process (--filter-micro-rounds R,
                                default 7; 0 skips) → filters.md
   --settle-seconds S           memory-return: RSS every 1 s for S s after the last delivery (default 60)
-  --memory-variants LIST       memory-return: our gateway once per env variant, ';' between variants, ',' within one,
+  --memory-variants LIST       memory-return: each gateway stack of --stacks (default ours; e.g. ours-base-sse,ours-sse)
+                               once per env variant, ';' between variants, ',' within one,
                                'jemalloc' = LD_PRELOAD of libjemalloc.so.2 (default: the allocator/V8 candidates)
   --heap-budget-mib M          heap-limit: memory budget (cgroup) of the gateway (default 512)
   --heap-old-space-mib M       heap-limit: NODE_OPTIONS=--max-old-space-size=M (default 256)
@@ -166,7 +167,7 @@ const scenarios = new Set(values.scenarios.split(','));
 const stacks = values.stacks.split(',') as StackName[];
 for (const s of stacks) if (!(s in STACK_LABELS)) throw new RangeError(`unknown stack "${s}": use ${Object.keys(STACK_LABELS).join(', ')}`);
 if (values['base-gateway'] !== undefined) useBaseGateway(values['base-gateway']);
-else if (stacks.includes('ours-base')) throw new RangeError('--stacks ours-base needs --base-gateway <checkout with apps/gateway built>');
+else if (stacks.includes('ours-base') || stacks.includes('ours-base-sse')) throw new RangeError('--stacks ours-base(-sse) needs --base-gateway <checkout with apps/gateway built>');
 const SCENARIOS = ['field', 'saturation', 'sweep', 'scale', 'burst', 'memory-return', 'heap-limit', 'filters'];
 for (const s of scenarios) if (!SCENARIOS.includes(s)) throw new RangeError(`unknown scenario "${s}": use ${SCENARIOS.join(', ')}`);
 const repeat = Number(values.repeat);
@@ -498,7 +499,7 @@ async function runIssue18(ctx: RunContext, sections: string[], svgs: [string, st
     svgs.push([...svg]);
   }
   if (scenarios.has('memory-return')) {
-    const { markdown, svg } = await memoryReturnSection(ctx, memoryReturnSpec(saturationSpec, settleMs), values['memory-variants'], svgNameOf('memory-return'));
+    const { markdown, svg } = await memoryReturnSection(ctx, memoryReturnSpec(saturationSpec, settleMs), values['memory-variants'], svgNameOf('memory-return'), gatewayStacks);
     sections.push(markdown);
     svgs.push([...svg]);
   }

@@ -5,18 +5,23 @@ import { freePort } from '@wirestream/testkit';
 import { startNodeProcess, type ManagedProcess } from './processes.js';
 
 /** The servers a run can measure. */
-export type StackName = 'naive' | 'card' | 'ours' | 'ours-prod' | 'ours-sse' | 'ours-legacy' | 'ours-no-metrics' | 'ours-base' | 'bare' | 'bare-corked' | 'bare-projecting';
+export type StackName = 'naive' | 'card' | 'ours' | 'ours-prod' | 'ours-sse' | 'ours-legacy' | 'ours-no-metrics' | 'ours-base' | 'ours-base-sse' | 'bare' | 'bare-corked' | 'bare-projecting';
 
 /** Our gateway, with or without metrics, over WebSocket or SSE: the stacks that run apps/gateway. */
 export function isGateway(stack: StackName): stack is GatewayStack {
-  return stack === 'ours' || stack === 'ours-prod' || stack === 'ours-sse' || stack === 'ours-legacy' || stack === 'ours-no-metrics' || stack === 'ours-base';
+  return stack === 'ours' || stack === 'ours-prod' || stack === 'ours-sse' || stack === 'ours-legacy' || stack === 'ours-no-metrics' || isBase(stack);
 }
 
-type GatewayStack = 'ours' | 'ours-prod' | 'ours-sse' | 'ours-legacy' | 'ours-no-metrics' | 'ours-base';
+type GatewayStack = 'ours' | 'ours-prod' | 'ours-sse' | 'ours-legacy' | 'ours-no-metrics' | 'ours-base' | 'ours-base-sse';
+
+/** The stacks that run the --base-gateway checkout's build. */
+function isBase(stack: StackName): stack is 'ours-base' | 'ours-base-sse' {
+  return stack === 'ours-base' || stack === 'ours-base-sse';
+}
 
 /** The protocol a stack's load client speaks (graphql-transport-ws unless said otherwise). */
 export function protocolOf(stack: StackName): 'graphql-transport-ws' | 'graphql-ws' | 'sse' {
-  return stack === 'ours-sse' ? 'sse' : stack === 'ours-legacy' ? 'graphql-ws' : 'graphql-transport-ws';
+  return stack === 'ours-sse' || stack === 'ours-base-sse' ? 'sse' : stack === 'ours-legacy' ? 'graphql-ws' : 'graphql-transport-ws';
 }
 
 export const STACK_LABELS: Readonly<Record<StackName, string>> = {
@@ -28,6 +33,7 @@ export const STACK_LABELS: Readonly<Record<StackName, string>> = {
   'ours-legacy': 'ours over the legacy subscriptions-transport-ws protocol (subprotocol graphql-ws; same gateway, same events)',
   'ours-no-metrics': 'ours with GATEWAY_METRICS=false (issue 7: what metrics cost)',
   'ours-base': 'ours as built in the --base-gateway checkout (base vs change, same run)',
+  'ours-base-sse': 'ours as built in the --base-gateway checkout, over GraphQL over SSE',
   bare: 'bare uWS, no GraphQL (ceiling)',
   'bare-corked': 'bare uWS, frames of one event-loop turn corked per socket',
   'bare-projecting':
@@ -43,6 +49,7 @@ export const STACK_SHORT: Readonly<Record<StackName, string>> = {
   'ours-legacy': 'ours, legacy graphql-ws',
   'ours-no-metrics': 'ours, metrics off',
   'ours-base': 'ours (base)',
+  'ours-base-sse': 'ours (base), SSE',
   bare: 'bare uWS',
   'bare-corked': 'bare uWS corked',
   'bare-projecting': 'bare uWS projecting',
@@ -92,8 +99,8 @@ export function useBaseGateway(checkout: string): void {
 
 /** The built gateway entry point (the devDependency makes turbo build it before this bench). */
 function gatewayMain(stack: GatewayStack): string {
-  if (stack === 'ours-base') {
-    if (baseGatewayMain === undefined) throw new Error('stack ours-base needs --base-gateway <checkout>');
+  if (isBase(stack)) {
+    if (baseGatewayMain === undefined) throw new Error(`stack ${stack} needs --base-gateway <checkout>`);
     return baseGatewayMain;
   }
   return join(dirname(require.resolve('@wirestream/gateway/package.json')), 'dist', 'main.js');
@@ -120,7 +127,7 @@ export async function startServer(
   const host = '127.0.0.1';
   let proc: ManagedProcess;
   if (isGateway(stack)) {
-    proc = startNodeProcess(stack === 'ours-base' ? 'gateway-base' : 'gateway', ['--expose-gc', ...nodeArgs, gatewayMain(stack)], {
+    proc = startNodeProcess(isBase(stack) ? 'gateway-base' : 'gateway', ['--expose-gc', ...nodeArgs, gatewayMain(stack)], {
       GATEWAY_PORT: String(port),
       GATEWAY_HOST: host,
       REDIS_URL: redisUrl,

@@ -152,7 +152,7 @@ describe('scripts/capacity.mjs on a copy of bench/results', () => {
     expect(readFileSync(docs, 'utf8')).toContain('**gateway pods**');
     expect(readFileSync(join(results, 'capacity.md'), 'utf8')).toContain('## Measured figures (inputs)');
 
-    edit('ingest.md', (t) => t.replace(/(\| `895b225` \| app defaults \| [^|]+\| [^|]+\| )26\.9/, '$1 31.2'));
+    edit('ingest-cpu.md', (t) => t.replace(/(\*\*ingest CPU µs\/event\*\*, median[^|]*\| [^|]+\| )\*\*21\.4\*\*/, '$1**31.2**'));
     const stale = check();
     expect(stale.status).toBe(1);
     expect(stale.stderr).toMatch(/capacity\.md and .*operations\.md \(its capacity:\* blocks\) no longer match the figures in bench\/results: run node scripts\/capacity\.mjs --markdown/);

@@ -206,7 +206,7 @@ async function openStream(
  * close over the stream alone, not over the request's head, parameters and credentials.
  */
 function startStream(state: SseServerState, res: HttpResponse, address: string, prepared: Extract<SsePrepared, { kind: 'subscription' }>): void {
-  const stream: SseHttpStream = { ...createSseStreamState(), res, address, buffered: 0 };
+  const stream: SseHttpStream = { ...createSseStreamState(), res, address, buffered: 0, pending: undefined };
   // The client went away: nothing may touch `res` any more.
   res.onAborted(() => onEnded(state, stream));
   res.onWritable(() => state.writer.writable(stream));

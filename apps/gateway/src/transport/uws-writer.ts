@@ -1,7 +1,7 @@
 import type { ConnectionWriter } from '../core/connection-writer.js';
 import { CLOSE_SLOW_CONSUMER, SEND_BACKPRESSURE, SEND_DROPPED, SEND_SUCCESS, SLOW_CONSUMER_REASON, type BackpressureLimits } from './backpressure.js';
 import { createFrameScratch, type FrameScratch } from './payload-bytes.js';
-import { compactPending, createPendingWrites, pendFrame, pendFrames, type PendingWrite, type PendingWrites } from './pending-writes.js';
+import { compactPending, createPendingWrites, pendFrame, pendFrames, writePending, type PendingSink, type PendingWrites } from './pending-writes.js';
 import type { Socket } from './socket.js';
 
 const CLOSE_BRACE = 0x7d; // '}'
@@ -106,29 +106,13 @@ export function createUwsWriter(limits: BackpressureLimits, onSlowConsumer: () =
     else if (ws.getBufferedAmount() > limits.uwsBufferBytes) afterBackpressure(ws, SEND_BACKPRESSURE);
   };
 
-  /** Writes waiting frames, corked, until about `budget` bytes went out or none is left. */
-  const writePendingCorked = (): void => {
-    const ws = corkSocket as Socket;
-    const pending = ws.pending as PendingWrites;
-    let budget = limits.uwsBufferBytes;
-    const { items } = pending;
-    while (pending.first < items.length && budget > 0) {
-      const item = items[pending.first] as PendingWrite;
-      if (typeof item === 'string') {
-        ws.send(item, false, compress);
-        pending.bytes -= item.length;
-        budget -= item.length;
-        items[pending.first++] = '';
-        continue;
-      }
-      const body = item.bodies[item.next] as Buffer;
-      sendFrame(ws, item.head, body);
-      const size = item.head.length + body.length + 1;
-      pending.bytes -= size;
-      budget -= size;
-      if (++item.next === item.bodies.length) items[pending.first++] = '';
-    }
+  /** Where the queue's frames go while a socket is corked (corkSocket). */
+  const corkSink: PendingSink = {
+    text: (frame) => (corkSocket as Socket).send(frame, false, compress),
+    frame: (head, body) => sendFrame(corkSocket as Socket, head, body),
   };
+  /** Writes waiting frames, corked, until about `uwsBufferBytes` went out or none is left. */
+  const writePendingCorked = (): void => writePending((corkSocket as Socket).pending as PendingWrites, limits.uwsBufferBytes, corkSink);
 
   /**
    * uWS's `drain`: the socket took some of uWS's buffer. Writes waiting frames, a block at a time,
