@@ -169,7 +169,7 @@ describe('PROTOBUF and JSON_SCHEMA topics (Confluent wire format)', () => {
 describe('PROTOBUF and JSON_SCHEMA topics while the registry is down', () => {
   it('pauses the partitions whose value and key ids are not loaded, dead-letters nothing, and resumes', async () => {
     // Phase 1: Confluent's real HTTP client against a port nobody listens on. Phase 2: the registry (MockClient) answers.
-    const down = createRegistrySource(createRegistryClient({ urls: [`http://127.0.0.1:${await freePort()}`], timeoutMs: 500 }), 'Schema Registry (down)');
+    const down = createRegistrySource(await createRegistryClient({ urls: [`http://127.0.0.1:${await freePort()}`], timeoutMs: 500 }), 'Schema Registry (down)');
     let reachable = false;
     let failures = 0;
     const p = await createPipeline((client) => {

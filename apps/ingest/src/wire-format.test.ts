@@ -265,7 +265,7 @@ describe('Avro topics (Confluent wire format)', () => {
     // Phase 1: Confluent's real HTTP client against a port nobody listens on (connection refused).
     // Phase 2: the registry is reachable again (its content, in the vendor's MockClient).
     const client = new MockClient();
-    const down = createRegistrySource(createRegistryClient({ urls: [`http://127.0.0.1:${await freePort()}`], timeoutMs: 500 }), 'Schema Registry (down)');
+    const down = createRegistrySource(await createRegistryClient({ urls: [`http://127.0.0.1:${await freePort()}`], timeoutMs: 500 }), 'Schema Registry (down)');
     const up = createRegistrySource(client, 'Schema Registry (MockClient)');
     let reachable = false;
     let failures = 0;

@@ -1,7 +1,9 @@
 import { Agent } from 'node:https';
 // Confluent's package index loads every KMS driver (AWS, Azure, GCP, Vault: ~500 ms at start, decision 0016);
-// the client and its error are separate files of the package, which has no `exports` map.
-import { SchemaRegistryClient, type Client } from '@confluentinc/schemaregistry/dist/schemaregistry-client.js';
+// the client and its error are separate files of the package, which has no `exports` map. The client
+// itself is loaded only when a registry is configured (createRegistryClient): ~33 MiB of RSS at import
+// (axios, its caches, the mock client it bundles) that a pod without a registry should not carry.
+import type { Client } from '@confluentinc/schemaregistry/dist/schemaregistry-client.js';
 import { RestError } from '@confluentinc/schemaregistry/dist/rest-error.js';
 import { SCHEMA_TYPES, type RegisteredSchema, type SchemaReference, type SchemaSource, type SchemaType, type VersionedSchema } from './schema-source.js';
 
@@ -76,12 +78,13 @@ export interface RegistryClientOptions {
 }
 
 /** Confluent's HTTP client with our settings: auth, TLS trust and a request timeout (axios has none by default). */
-export function createRegistryClient(options: RegistryClientOptions): Client {
+export async function createRegistryClient(options: RegistryClientOptions): Promise<Client> {
   const { urls, basicAuth, bearerToken, caPem, timeoutMs = 10_000, cacheCapacity = 1_000 } = options;
   if (urls.length === 0) throw new RangeError('a Schema Registry client needs at least one URL');
   if (basicAuth !== undefined && bearerToken !== undefined) {
     throw new RangeError('give the Schema Registry either basic auth or a bearer token, not both: it takes one Authorization header');
   }
+  const { SchemaRegistryClient } = await import('@confluentinc/schemaregistry/dist/schemaregistry-client.js');
   return new SchemaRegistryClient({
     baseURLs: [...urls],
     cacheCapacity,

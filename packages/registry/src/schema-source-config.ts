@@ -72,7 +72,7 @@ export async function createSchemaSource(config: SchemaSourceConfig, neededBy: r
   if (issues.length === 0 && urls !== undefined) {
     const username = config.schemaRegistryUsername;
     const password = config.schemaRegistryPassword;
-    const client = createRegistryClient({
+    const client = await createRegistryClient({
       urls,
       basicAuth: username !== undefined && password !== undefined ? { username, password } : undefined,
       bearerToken: config.schemaRegistryBearerToken,
