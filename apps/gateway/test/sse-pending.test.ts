@@ -1,7 +1,7 @@
 // SSE events that wait in the writer's own queue (transport/pending-writes.ts, decision 0030): a
 // client that stops reading while MBs of events go out and then reads again gets every event once,
 // in order, each with its own `id:` — though most of them never went into uWS's buffer — and every
-// HTTP chunk holds whole events of at most GATEWAY_SOCKET_BUFFER_BYTES (one bigger event alone), so
+// HTTP chunk holds whole events of at most uWS's cork buffer, 16 KiB − 64 (one bigger event alone), so
 // what uWS holds for the response stays small. Real redis-server, real uWS server, a raw HTTP client
 // (fetch would keep reading into its own buffers).
 import { connect, type Socket } from 'node:net';
@@ -13,6 +13,7 @@ import { startTestGateway, type TestGateway } from './support.js';
 
 const LIMIT = 64 * 1024 * 1024; // 64 MiB: nothing here is a slow consumer
 const SOCKET_BUFFER = 8_192; // GATEWAY_SOCKET_BUFFER_BYTES, the default
+const CHUNK_BYTES = 16 * 1024 - 64; // the SSE writer's chunk bound: uWS's cork buffer
 const EVENT_BYTES = 2_000;
 const PARTITION = 1;
 
@@ -109,7 +110,7 @@ function eventsOf(chunks: readonly Buffer[]): Parsed[] {
 }
 
 describe('SSE events waiting in the writer', () => {
-  it('reach a client that stopped reading, once each and in order with their own ids, in chunks of whole events no bigger than the setting', async () => {
+  it('reach a client that stopped reading, once each and in order with their own ids, in chunks of whole events no bigger than the cork buffer', async () => {
     const port = Number(new URL(t.httpBase).port);
     const stream = await openRawStream(port, 'subscription { listingUpdated { occurred_at } }');
     await waitFor(() => t.gateway.stats().subscriptions === 1 && t.gateway.stats().confirmedChannels === 16, { message: 'subscribed' });
@@ -129,10 +130,10 @@ describe('SSE events waiting in the writer', () => {
     expect(got.map((e) => e.offset)).toEqual(Array.from({ length: events }, (_, i) => String(i)));
     // Each event's cursor names its own position (heads of waiting events are taken in order, at the flush).
     expect(got.every((e) => e.id?.endsWith(`.${PARTITION}:${e.offset}`))).toBe(true);
-    // One HTTP chunk per write, of whole events (or comment lines), at most the setting but for one bigger event.
+    // One HTTP chunk per write, of whole events (or comment lines), at most the cork buffer but for one bigger event.
     const eventSize = Math.max(...stream.chunks.map((c) => c.toString('utf8').split('\n\n')[0]?.length ?? 0)) + 2;
     expect(stream.chunks.every((c) => c.at(-1) === 0x0a)).toBe(true);
-    expect(Math.max(...stream.chunks.map((c) => c.length))).toBeLessThanOrEqual(Math.max(SOCKET_BUFFER, eventSize));
+    expect(Math.max(...stream.chunks.map((c) => c.length))).toBeLessThanOrEqual(Math.max(CHUNK_BYTES, eventSize));
 
     // Caught up: later events arrive at once (nothing is left waiting).
     await publishBig(events, 3);

@@ -66,7 +66,10 @@ export function createSseWriter(
   ended: (stream: SseHttpStream) => void,
   scratch: FrameScratch = createFrameScratch(),
 ): SseWriter {
-  const chunkBytes = Math.min(limits.uwsBufferBytes, SSE_CHUNK_BYTES);
+  // Chunks as big as the cork buffer allows, whatever the queue's threshold: a write per 8 KiB
+  // instead of per ~16 KiB cost 2.57 vs 1.69 µs of CPU per delivery (decision 0030). uWS then holds
+  // at most the threshold plus one chunk for a stream that lags.
+  const chunkBytes = SSE_CHUNK_BYTES;
   /** Bytes waiting for the stream: in uWS (at most) and in ours. */
   const waiting = (stream: SseHttpStream): number => stream.buffered + (stream.pending?.bytes ?? 0);
 
