@@ -98,8 +98,12 @@ export function createSseWriter(
     return true;
   }
   /** After a write of `bytes`: what uWS may hold now; past a buffered write beyond the small buffer, later events wait in ours. */
-  const afterWrite = (stream: SseHttpStream, ok: boolean, bytes: number): void => {
+  /** What uWS may hold after a write of `bytes` (see {@link SseHttpStream.buffered}). */
+  const noteWrite = (stream: SseHttpStream, ok: boolean, bytes: number): void => {
     stream.buffered = ok ? bytes : stream.buffered + bytes;
+  };
+  const afterWrite = (stream: SseHttpStream, ok: boolean, bytes: number): void => {
+    noteWrite(stream, ok, bytes);
     if (!ok && stream.buffered > limits.uwsBufferBytes) stream.pending ??= createPendingWrites();
     closeIfSlow(stream);
   };
@@ -192,7 +196,7 @@ export function createSseWriter(
       scratch.reset();
       writePending(pending, chunkBytes, sink, true);
       const ok = writeScratch(stream);
-      stream.buffered = ok ? scratch.length : stream.buffered + scratch.length;
+      noteWrite(stream, ok, scratch.length);
       if (pending.first === pending.items.length) stream.pending = undefined;
       else compactPending(pending);
       if (!ok) break;
