@@ -53,7 +53,11 @@ describe('frames waiting in the writer', () => {
     const socket = (client.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
     socket.pause();
     const events = 3_000; // ~24 MB: far past the kernel's buffers on loopback
+    const framesBefore = t.gateway.stats().framesOut;
     await publishBig(0, events / 2);
+    // The hub has handed the first half to the writer (Redis acknowledging the publishes does not
+    // mean the gateway processed them: on a busy machine the ping could overtake them).
+    await waitFor(() => t.gateway.stats().framesOut >= framesBefore + events / 2, { message: 'first half written', timeoutMs: 30_000 });
     client.ws.send(JSON.stringify({ type: 'ping' })); // answered with a pong after the first half
     await publishBig(events / 2, events / 2);
     await new Promise((resolve) => setTimeout(resolve, 500));
