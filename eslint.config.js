@@ -78,6 +78,8 @@ export default defineConfig(
   globalIgnores([
     '**/dist/',
     '**/bench-dist/', // packages/transform's compiled bench
+    // AssemblyScript (u8, usize, load/store): compiled by asc, checked by it, not TypeScript to tsc.
+    'packages/transform/assembly/',
     '**/coverage/',
     '.wirestream/',
     '.nx/',

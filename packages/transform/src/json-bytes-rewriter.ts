@@ -1,5 +1,7 @@
+import { decodeKey, rawKeyOutput } from './key-bytes.js';
 import { keyConverter, type KeyStyle } from './key-style.js';
 import { TransformError } from './transform-error.js';
+import { createWasmJsonBytesRewriter } from './wasm-json-rewriter.js';
 
 /**
  * The ingest fast path: rewrites the object keys of UTF-8 JSON bytes to snake_case in one
@@ -28,6 +30,8 @@ export interface JsonBytesRewriter {
   readonly captureEnd: number;
   /** Keys memoized (as bytes), at most `maxCacheEntries`. */
   readonly cacheSize: number;
+  /** Inputs the WebAssembly rewriter handed to the JavaScript one (errors, rare shapes); 0 for `js`. */
+  readonly fallbacks: number;
 }
 
 /** A memoized key: its raw bytes as they appear in JSON (escapes included) and what replaces them. */
@@ -92,7 +96,27 @@ function insert(generation: Generation, entry: KeyEntry): void {
   slots[slot] = entries.length;
 }
 
-export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: number, keyStyle: KeyStyle = 'snake'): JsonBytesRewriter {
+/**
+ * Which implementation runs: `wasm` (the default) is assembly/json-rewriter.ts, which hands errors,
+ * possible collisions and oversized inputs to the `js` one; `js` alone is the reference (tests, and
+ * a memo too small to be worth the module).
+ */
+export type RewriterEngine = 'wasm' | 'js';
+
+/**
+ * The rewriter of `keyStyle` within `maxDepth`, memoizing at most `maxCacheEntries` keys in all (the
+ * WebAssembly memo three quarters, the JavaScript fallback's the rest).
+ */
+export function createJsonBytesRewriter(
+  maxDepth: number, maxCacheEntries: number, keyStyle: KeyStyle = 'snake', engine: RewriterEngine = 'wasm',
+): JsonBytesRewriter {
+  if (engine === 'js' || maxCacheEntries < 4) return createJsRewriter(maxDepth, maxCacheEntries, keyStyle);
+  const fallbackEntries = Math.floor(maxCacheEntries / 4);
+  const fallback = createJsRewriter(maxDepth, fallbackEntries, keyStyle);
+  return createWasmJsonBytesRewriter(maxDepth, maxCacheEntries - fallbackEntries, keyStyle, keyConverter(keyStyle), fallback);
+}
+
+function createJsRewriter(maxDepth: number, maxCacheEntries: number, keyStyle: KeyStyle): JsonBytesRewriter {
   const convertKey = keyConverter(keyStyle);
   // Which keys skip the memo: `snake` leaves a key without upper-case or non-ASCII letters as it is,
   // so such "plain" keys are copied with no lookup (most keys); lodash changes plain keys too
@@ -144,10 +168,10 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
     return bigger;
   }
 
-  function lookup(src: Uint8Array, start: number, end: number, hash: number, escaped: boolean): KeyEntry {
+  function lookup(src: Uint8Array, start: number, end: number, hash: number): KeyEntry {
     let entry = find(young, src, start, end, hash);
     if (entry !== undefined) return entry;
-    entry = find(old, src, start, end, hash) ?? createEntry(src, start, end, hash, escaped);
+    entry = find(old, src, start, end, hash) ?? createEntry(src, start, end, hash);
     if (maxCacheEntries === 0) return entry;
     if (young.entries.length >= generationSize) {
       // The generation dropped here leaves no chain of guesses behind that would keep it alive.
@@ -169,6 +193,7 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
     get cacheSize() {
       return young.entries.length + old.entries.length;
     },
+    fallbacks: 0,
     get captureStart() {
       return captureStart;
     },
@@ -268,7 +293,7 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
           keyEntry[keyTop] = undefined; // the slot may hold an entry from an earlier key
         } else {
           if (entry === undefined) {
-            entry = lookup(src, start, end, hash, escaped);
+            entry = lookup(src, start, end, hash);
             if (previous !== undefined) previous.next = entry;
           }
           previous = entry;
@@ -496,12 +521,10 @@ export function createJsonBytesRewriter(maxDepth: number, maxCacheEntries: numbe
     return path;
   }
 
-  function createEntry(src: Uint8Array, start: number, end: number, inputHash: number, escaped: boolean): KeyEntry {
+  function createEntry(src: Uint8Array, start: number, end: number, inputHash: number): KeyEntry {
     const input = new Uint8Array(end - start);
     input.set(src.subarray(start, end)); // a copy: a view would keep the whole Kafka batch alive
-    const key = decodeKey(src, start, end);
-    const converted = convertKey(key);
-    const output = Buffer.from(escaped ? JSON.stringify(converted).slice(1, -1) : converted, 'utf8');
+    const output = rawKeyOutput(src, start, end, convertKey);
     let outputHash = FNV_OFFSET;
     for (let k = 0; k < output.length; k++) outputHash = Math.imul(outputHash ^ (output[k] as number), FNV_PRIME);
     return { input, inputHash, output, outputHash, changed: !bytesEqual(output, src, start, end), next: undefined };
@@ -521,12 +544,6 @@ function bytesEqual(a: Uint8Array, src: Uint8Array, start: number, end: number):
   if (a.length !== end - start) return false;
   for (let k = 0; k < a.length; k++) if (a[k] !== src[start + k]) return false;
   return true;
-}
-
-/** The key's value as a string (escapes decoded, UTF-8 decoded). */
-function decodeKey(src: Uint8Array, start: number, end: number): string {
-  const raw = Buffer.from(src.buffer, src.byteOffset + start, end - start).toString('utf8');
-  return raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
 }
 
 /** Validates the escape sequence at `i` (a backslash); returns the offset after it, or -1. */
