@@ -21,7 +21,12 @@ const FNV_PRIME: u32 = 0x01000193;
 const FALLBACK: i32 = -1;
 const MISS: i32 = -2;
 
-/** Bytes per memo entry: inOff, inLen, outOff, outLen, inHash, outHash, changed (u32 each), padding. */
+/**
+ * Bytes per memo entry: inOff, inLen, outOff, outLen, inHash, outHash, changed, next (u32 each).
+ * `next` is the number (index + 1) of the memoized key that followed this one last time: the guess
+ * for the next such key, as in the JavaScript rewriter (payloads of one kind list their keys in one
+ * order). A guess is only trusted when the input's bytes are the entry's, followed by a quote.
+ */
 const ENTRY_BYTES: u32 = 32;
 /** Bytes per open key: start, end (input offsets), output hash. */
 const KEY_BYTES: u32 = 12;
@@ -54,6 +59,8 @@ let output: usize = 0;
 let outputCap: u32 = 0;
 let captureStart: i32 = -1;
 let captureEnd: i32 = -1;
+/** The number of the last memoized key seen (in this or an earlier call), 0 for none. */
+let previous: u32 = 0;
 
 export function configure(
   keyMode: u32, depth: u32,
@@ -104,6 +111,7 @@ function clearMemo(): void {
   memory.fill(slots, 0, (<usize>slotMask + 1) << 2);
   entryCount = 0;
   arenaUsed = 0;
+  previous = 0;
 }
 
 function hashBytes(at: usize, length: u32): u32 {
@@ -158,6 +166,7 @@ export function insertKey(start: u32, end: u32, outAt: usize, outLength: u32): b
   store<u32>(entry, hash, 16);
   store<u32>(entry, hashBytes(arena + outOff, outLength), 20);
   store<u32>(entry, inLength == outLength && bytesEqual(arena + inOff, arena + outOff, inLength) ? 0 : 1, 24);
+  store<u32>(entry, 0, 28);
   entryCount++;
   let slot = hash & slotMask;
   while (load<u32>(slots + (<usize>slot << 2)) != 0) slot = (slot + 1) & slotMask;
@@ -271,6 +280,27 @@ function copyString(i: u32, o: u32, length: u32): u32 {
   return i;
 }
 
+/** What {@link afterKey} leaves besides its result: the output offset, and whether the value is captured. */
+let keyEnd: u32 = 0;
+let keyCaptured = false;
+
+/**
+ * After a key written at output[keyOut, …) (its opening quote there, its content up to `keyEnd`'s
+ * start, which the caller set in `o`): the closing quote, the colon, and the whitespace around it.
+ * Returns the input offset of the value, or 0 when no colon follows.
+ */
+function afterKey(keyOut: u32, end: u32, length: u32, captureLength: i32, depth: u32): u32 {
+  let o = keyEnd;
+  keyCaptured = captureLength >= 0 && depth == 1 && captureStart < 0 && o - keyOut - 1 == <u32>captureLength &&
+    bytesEqual(capture, output + keyOut + 1, <u32>captureLength);
+  store<u8>(output + o++, QUOTE);
+  let i = skipWhitespace(end + 1, length);
+  if (i >= length || <u32>load<u8>(input + i) != 0x3a) return 0;
+  store<u8>(output + o++, 0x3a);
+  keyEnd = o;
+  return skipWhitespace(i + 1, length);
+}
+
 /** Keys [base, top) of one object, one of which changed: true when two output hashes are equal. */
 function mayCollide(base: u32, top: u32): bool {
   if (top - base > PAIRWISE_LIMIT) return true;
@@ -314,6 +344,35 @@ export function rewrite(length: u32, captureLength: i32): i32 {
       const start = i + 1;
       const keyOut = o;
       store<u8>(output + o++, QUOTE);
+      // First the guess: one comparison instead of a copy, a hash and a lookup.
+      if (previous != 0) {
+        const guess = load<u32>(entries + <usize>(previous - 1) * ENTRY_BYTES, 28);
+        if (guess != 0 && guess <= entryCount) {
+          const entry = entries + <usize>(guess - 1) * ENTRY_BYTES;
+          const inLength = load<u32>(entry, 4);
+          const end = start + inLength;
+          if (end < length && <u32>load<u8>(input + end) == QUOTE && bytesEqual(arena + load<u32>(entry), input + start, inLength)) {
+            if (keyTop == keyCap) return FALLBACK;
+            const outLength = load<u32>(entry, 12);
+            if (<u64>o + outLength + (<u64>(length - end) << 1) + 16 > <u64>outputCap) return FALLBACK;
+            copyShort(output + o, arena + load<u32>(entry, 8), outLength);
+            o += outLength;
+            if (load<u32>(entry, 24) != 0) store<u8>(levels + <usize>depth * LEVEL_BYTES, 1, 1);
+            const key = keys + <usize>keyTop * KEY_BYTES;
+            store<u32>(key, start);
+            store<u32>(key, end, 4);
+            store<u32>(key, load<u32>(entry, 20), 8);
+            keyTop++;
+            previous = guess;
+            keyEnd = o;
+            i = afterKey(keyOut, end, length, captureLength, depth);
+            if (i == 0) return FALLBACK;
+            o = keyEnd;
+            capturing = keyCaptured;
+            continue; // expectKey is false: the value is read next
+          }
+        }
+      }
       let j = start;
       let hash = FNV_OFFSET;
       let plain = true;
@@ -345,6 +404,7 @@ export function rewrite(length: u32, captureLength: i32): i32 {
       } else {
         const entry = find(start, end, hash);
         if (entry == 0) {
+          previous = 0; // no chain through a key the memo does not hold yet
           recordMiss(start, end);
           store<u32>(key, hash, 8);
           o = keyOut + 1; // keep scanning to list every miss of this input; the output is thrown away
@@ -356,18 +416,17 @@ export function rewrite(length: u32, captureLength: i32): i32 {
           o += outLength;
           if (load<u32>(entry, 24) != 0) store<u8>(levels + <usize>depth * LEVEL_BYTES, 1, 1);
           store<u32>(key, load<u32>(entry, 20), 8);
+          const number = <u32>((entry - entries) / ENTRY_BYTES) + 1;
+          if (previous != 0) store<u32>(entries + <usize>(previous - 1) * ENTRY_BYTES, number, 28);
+          previous = number;
         }
       }
       keyTop++;
-      if (captureLength >= 0 && depth == 1 && captureStart < 0 && o - keyOut - 1 == <u32>captureLength) {
-        capturing = bytesEqual(capture, output + keyOut + 1, <u32>captureLength);
-      }
-      store<u8>(output + o++, QUOTE);
-      i = end + 1;
-      i = skipWhitespace(i, length);
-      if (i >= length || <u32>load<u8>(input + i) != 0x3a) return FALLBACK;
-      store<u8>(output + o++, 0x3a);
-      i = skipWhitespace(i + 1, length);
+      keyEnd = o;
+      i = afterKey(keyOut, end, length, captureLength, depth);
+      if (i == 0) return FALLBACK;
+      o = keyEnd;
+      capturing = keyCaptured;
     }
 
     // A value starts at i.
