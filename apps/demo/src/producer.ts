@@ -16,7 +16,7 @@ const kafka = new Kafka({ clientId: 'wirestream-demo-producer', brokers: [...con
 
 // With DEMO_AVRO_SCHEMA_DIR, bid events go out in Avro (the wire format), listing events stay JSON, and each
 // bid also becomes a Protobuf price-events message: the three paths of ingest.
-const encodePrice = config.avroSchemaDir === undefined ? undefined : (await import('./protobuf-encoder.js')).createPriceEncoder(config.avroSchemaDir);
+const encodePrice = config.avroSchemaDir === undefined ? undefined : await (await import('./protobuf-encoder.js')).createPriceEncoder(config.avroSchemaDir);
 const topics = encodePrice === undefined ? [...DEMO_TOPICS] : [...DEMO_TOPICS, encodePrice.topic];
 
 const admin = kafka.admin();

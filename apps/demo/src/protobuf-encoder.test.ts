@@ -8,7 +8,7 @@ const SCHEMAS = fileURLToPath(new URL('../schemas', import.meta.url));
 
 describe('the demo’s price-events encoder (Protobuf, Confluent wire format)', () => {
   it('writes each bid as a PriceChanged that ingest’s decoder reads back from the schema directory, the bid count per listing', async () => {
-    const encoder = createPriceEncoder(SCHEMAS);
+    const encoder = await createPriceEncoder(SCHEMAS);
     const directory = loadSchemaDirectory(SCHEMAS);
     const decoders = createSchemaDecoders({ source: directory, fieldName: (name) => name /* the .proto's names are snake_case already */ });
     await decoders.load([encoder.id]);

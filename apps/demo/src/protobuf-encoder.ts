@@ -1,4 +1,4 @@
-import { loadProtobufFile, loadSchemaDirectory } from '@wirestream/registry';
+import { loadCodecs, loadSchemaDirectory } from '@wirestream/registry';
 
 /** One bid of bid-events, as the demo generator writes it (the fields the price message needs). */
 export interface DemoBid {
@@ -15,12 +15,13 @@ export interface DemoBid {
  * looks up), the message-index list `[0]` (one byte 0: the file's first message, `PriceChanged`), then
  * the body, encoded by protobufjs. Each bid becomes the listing's new price; the bid count is kept per listing.
  */
-export function createPriceEncoder(schemaDir: string): { readonly id: number; readonly topic: string; encode(bid: DemoBid): Buffer } {
+export async function createPriceEncoder(schemaDir: string): Promise<{ readonly id: number; readonly topic: string; encode(bid: DemoBid): Buffer }> {
   const topic = 'price-events';
   const subject = `${topic}-value`;
   const files = loadSchemaDirectory(schemaDir, 'DEMO_AVRO_SCHEMA_DIR').files.filter((f) => f.subject === subject && f.schema.schemaType === 'PROTOBUF');
   const latest = files.sort((a, b) => b.version - a.version)[0];
   if (latest === undefined) throw new Error(`DEMO_AVRO_SCHEMA_DIR ${schemaDir} has no ${subject}/v<version>.id<id>.proto: add one, or unset DEMO_AVRO_SCHEMA_DIR`);
+  const { loadProtobufFile } = await loadCodecs();
   const type = loadProtobufFile(latest.schema.schema).messages[0];
   if (type === undefined) throw new Error(`${latest.path} declares no message`);
   const { id } = latest.schema;

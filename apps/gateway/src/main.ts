@@ -20,7 +20,7 @@ import { loadConsoleSite, type ConsoleSite } from './transport/console.js';
 const config = loadConfigOrExit(gatewayConfigSpec, process.env, { file: process.env['WIRESTREAM_CONFIG_FILE'] });
 const logger = createLogger({ name: 'gateway', level: config.logLevel });
 // The hub's spans open and close within one synchronous slice: no async hooks needed (tracing.ts).
-const tracing = startTracing(config, { defaultServiceName: 'wirestream-gateway', contextManager: 'synchronous' });
+const tracing = await startTracing(config, { defaultServiceName: 'wirestream-gateway', contextManager: 'synchronous' });
 if (tracing !== undefined) logger.info(tracing.summary, 'tracing: exporting spans over OTLP/HTTP');
 
 /** Auth options from config; createAuthenticator rejects contradictions (e.g. jwt without a key). */

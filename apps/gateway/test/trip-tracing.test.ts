@@ -45,7 +45,7 @@ let tracing: Tracing;
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
   const config = loadConfig(tracingSpec, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
-  tracing = startTracing(config, { defaultServiceName: 'hub-test', contextManager: 'synchronous' }) as Tracing;
+  tracing = (await startTracing(config, { defaultServiceName: 'hub-test', contextManager: 'synchronous' })) as Tracing;
 });
 afterAll(async () => {
   await tracing.shutdown();

@@ -15,8 +15,8 @@ function record(offset: number, headers: IHeaders = {}): KafkaMessage {
 
 let receiver: OtlpReceiver;
 const started: Tracing[] = [];
-function tracer(ratio: string) {
-  const tracing = startTracing(loadConfig(tracingSpec, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: ratio }), { defaultServiceName: 'test' });
+async function tracer(ratio: string) {
+  const tracing = await startTracing(loadConfig(tracingSpec, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: ratio }), { defaultServiceName: 'test' });
   if (tracing === undefined) throw new Error('tracing did not start');
   started.push(tracing);
   return createChunkTracer(tracing.tracer, 'group-1');
@@ -40,20 +40,20 @@ afterAll(async () => {
 });
 
 describe('chunk tracing', () => {
-  it('nothing sampled and no record with a traceparent: no trace at all, no envelope bytes', () => {
-    const chunkTracer = tracer('0');
+  it('nothing sampled and no record with a traceparent: no trace at all, no envelope bytes', async () => {
+    const chunkTracer = await tracer('0');
     expect(chunkTracer.start('t', 0, [record(1), record(2)], 0, 2)).toBeUndefined();
   });
 
-  it("an unsampled producer context is passed on unchanged (the gateway follows it: no spans), the others carry nothing", () => {
-    const trace = tracer('0').start('t', 0, [record(1), record(2, { traceparent: Buffer.from(`${PRODUCER}-00`), tracestate: 'v=1' })], 0, 2);
+  it("an unsampled producer context is passed on unchanged (the gateway follows it: no spans), the others carry nothing", async () => {
+    const trace = (await tracer('0')).start('t', 0, [record(1), record(2, { traceparent: Buffer.from(`${PRODUCER}-00`), tracestate: 'v=1' })], 0, 2);
     expect(trace?.context).toBeUndefined();
     expect(trace?.envelopeTraces).toEqual([undefined, `,"tp":"${PRODUCER}-00","tr":"v=1"`]);
     trace?.end(true);
   });
 
   it('a root chunk sampled by ratio: every record without a context of its own continues the chunk span', async () => {
-    const chunkTracer = tracer('1');
+    const chunkTracer = await tracer('1');
     const trace = chunkTracer.start('t', 3, [record(10), record(11), record(12)], 0, 3);
     expect(trace?.context).toBeDefined();
     const traces = trace?.envelopeTraces ?? [];
@@ -70,7 +70,7 @@ describe('chunk tracing', () => {
   });
 
   it('a sampled producer context: its record gets a child span whose context its envelope carries; a bad header is ignored', async () => {
-    const chunkTracer = tracer('0');
+    const chunkTracer = await tracer('0');
     const trace = chunkTracer.start('t', 0, [record(1, { traceparent: 'garbage' }), record(2, { traceparent: `${PRODUCER}-01` })], 0, 2);
     expect(trace?.envelopeTraces?.[0]).toBeUndefined();
     const tp = /"tp":"00-([0-9a-f]{32})-([0-9a-f]{16})-01"/.exec(trace?.envelopeTraces?.[1] ?? '');

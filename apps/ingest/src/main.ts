@@ -17,7 +17,7 @@ import { createIngestRedis, type IngestRedis } from './redis-client.js';
 
 const config = loadConfigOrExit(ingestConfigSpec, process.env, { file: process.env['WIRESTREAM_CONFIG_FILE'] });
 const logger = createLogger({ name: 'ingest', level: config.logLevel });
-const tracing = startTracing(config, { defaultServiceName: 'wirestream-ingest' });
+const tracing = await startTracing(config, { defaultServiceName: 'wirestream-ingest' });
 if (tracing !== undefined) logger.info(tracing.summary, 'tracing: exporting spans over OTLP/HTTP');
 // A schema that cannot be read or served is configuration: every problem in one block on stderr, exit 78.
 let schema: WirestreamSchema;

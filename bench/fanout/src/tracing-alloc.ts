@@ -78,7 +78,7 @@ async function measure(tracer: Tracer | undefined, share: number): Promise<{ byt
 }
 
 const receiver = await startOtlpReceiver({ keepBodies: false });
-const tracing = startTracing(loadConfig(tracingSpec, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' }), { defaultServiceName: 'alloc', contextManager: process.argv.includes('--async-local-storage') ? 'async-local-storage' : 'synchronous' });
+const tracing = await startTracing(loadConfig(tracingSpec, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' }), { defaultServiceName: 'alloc', contextManager: process.argv.includes('--async-local-storage') ? 'async-local-storage' : 'synchronous' });
 if (tracing === undefined) throw new Error('tracing did not start');
 const rows: [string, { bytes: number; cpuUs: number }][] = [
   ['off (no tracer)', await measure(undefined, 0)],

@@ -32,8 +32,8 @@ const messages: KafkaMessage[] = Array.from({ length: CHUNK }, (_, i) => ({
 }));
 
 const receiver = await startOtlpReceiver({ keepBodies: false });
-const tracing = (ratio: string) => {
-  const t = startTracing(loadConfig(tracingSpec, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: ratio }), { defaultServiceName: 'alloc' });
+const tracing = async (ratio: string) => {
+  const t = await startTracing(loadConfig(tracingSpec, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: ratio }), { defaultServiceName: 'alloc' });
   if (t === undefined) throw new Error('tracing did not start');
   return t;
 };
@@ -61,7 +61,7 @@ function measure(tracer: ReturnType<typeof createChunkTracer> | undefined): { by
 const rows: [string, { bytes: number; cpuUs: number }][] = [];
 rows.push(['off (no tracer)', measure(undefined)]);
 for (const [name, ratio] of [['on, 0 % sampled', '0'], ['on, 1 % sampled', '0.01'], ['on, 100 % sampled', '1']] as const) {
-  const t = tracing(ratio);
+  const t = await tracing(ratio);
   const chunkTracer = createChunkTracer(t.tracer, 'bench');
   measure(chunkTracer); // warm-up (JIT, attribute caches)
   rows.push([name, measure(chunkTracer)]);

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type avsc from 'avsc';
-import { readExactLong, type AvroLong } from './avro-logical-types.js';
+import { readExactLong, type AvroLong } from './avro-long.js';
 import type { FieldNamer } from './avro-json.js';
 
 /**

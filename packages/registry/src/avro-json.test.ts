@@ -3,7 +3,10 @@ import avsc from 'avsc';
 import { keyConverter, toSnakeCase } from '@wirestream/transform';
 import { describe, expect, it } from 'vitest';
 import { EXACT_LONG } from './avro-logical-types.js';
-import { compileAvroDecoder, createRegistrySource, createSchemaDecoders, readWireHeader } from './index.js';
+import { loadCodecs, createRegistrySource, createSchemaDecoders, readWireHeader } from './index.js';
+
+// The decoders that need avsc/protobufjs come through the index's loader (decision 0031).
+const { compileAvroDecoder } = await loadCodecs();
 
 // Every message here is written by Confluent's own AvroSerializer into Confluent's MockClient (the
 // vendor's in-memory registry), so the bytes are what Confluent producers write.

@@ -2,6 +2,7 @@ import avsc from 'avsc';
 import { compileByteWriter, routeCapturingWriter, writeAscii, writeText, type ByteWriter, type Out, type Reader } from './avro-bytes.js';
 import type { WireDecoder } from './wire-decoder.js';
 import { EXACT_LONG, JSON_LOGICAL_TYPES } from './avro-logical-types.js';
+import { AvroSchemaError } from './schema-errors.js';
 
 /** Renames a record field for the payload (the key style: snake_case by default). */
 export type FieldNamer = (name: string) => string;
@@ -9,10 +10,7 @@ export type FieldNamer = (name: string) => string;
 /** One Avro writer's schema compiled: Avro body bytes → payload JSON text. */
 export type AvroJsonDecoder = WireDecoder;
 
-/** A schema that cannot be turned into payloads (the messages that use it are dead-lettered). */
-export class AvroSchemaError extends Error {
-  override readonly name = 'AvroSchemaError';
-}
+export { AvroSchemaError } from './schema-errors.js';
 
 /**
  * Compiles an Avro schema (the writer's, as registered) for decoding into JSON: one byte writer per

@@ -2,7 +2,10 @@ import { MockClient } from '@confluentinc/schemaregistry';
 import { confluentProtobufSerializer } from '@wirestream/testkit';
 import { toSnakeCase } from '@wirestream/transform';
 import { describe, expect, it } from 'vitest';
-import { compileProtobufDecoder, createRegistrySource, createSchemaDecoders, readWireHeader, type SchemaEntry, type WireDecoder } from './index.js';
+import { loadCodecs, createRegistrySource, createSchemaDecoders, readWireHeader, type SchemaEntry, type WireDecoder } from './index.js';
+
+// The decoders that need avsc/protobufjs come through the index's loader (decision 0031).
+const { compileProtobufDecoder } = await loadCodecs();
 
 // Every message here is written by Confluent's own ProtobufSerializer into Confluent's MockClient (the
 // vendor's in-memory registry), so the bytes — header, message indexes, body — are what Confluent

@@ -4,11 +4,9 @@ import type { FieldNamer } from './avro-json.js';
 import { floatText } from './avro-bytes.js';
 import type { WireDecoder } from './wire-decoder.js';
 import { readMessageIndexes } from './wire-format.js';
+import { ProtobufSchemaError } from './schema-errors.js';
 
-/** A Protobuf schema that cannot be turned into payloads (the messages that use it are dead-lettered). */
-export class ProtobufSchemaError extends Error {
-  override readonly name = 'ProtobufSchemaError';
-}
+export { ProtobufSchemaError } from './schema-errors.js';
 
 /** The well-known files a schema may import without a schema reference (protobufjs ships them). */
 const WELL_KNOWN_FILES = Object.freeze(['any', 'duration', 'empty', 'field_mask', 'struct', 'timestamp', 'wrappers'].map((name) => `google/protobuf/${name}.proto`));

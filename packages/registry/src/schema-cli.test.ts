@@ -6,7 +6,10 @@ import { keyConverter } from '@wirestream/transform';
 import { execute, parse, type GraphQLObjectType } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { cli, selectAll } from './test-support/cli.js';
-import { checkSdlAgainstSchemas, compileAvroDecoder, createDirectorySubjects, createRegistrySubjects, loadSchemaDirectory, sdlFromAvro } from './index.js';
+import { loadCodecs, checkSdlAgainstSchemas, createDirectorySubjects, createRegistrySubjects, loadSchemaDirectory, sdlFromAvro } from './index.js';
+
+// The decoders that need avsc/protobufjs come through the index's loader (decision 0031).
+const { compileAvroDecoder } = await loadCodecs();
 
 // The schema directory the demo runs with (scripts/start.sh): a data file, read like the apps read it.
 const DEMO_SCHEMAS = fileURLToPath(new URL('../../../apps/demo/schemas', import.meta.url));

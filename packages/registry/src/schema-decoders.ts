@@ -1,6 +1,6 @@
-import { AvroSchemaError, compileAvroDecoder, type FieldNamer } from './avro-json.js';
+import type { FieldNamer } from './avro-json.js';
 import { compileJsonSchemaValidator, JsonSchemaError, type JsonSchemaValidator } from './json-schema.js';
-import { compileProtobufDecoder, ProtobufSchemaError } from './protobuf-json.js';
+import { AvroSchemaError, ProtobufSchemaError } from './schema-errors.js';
 import { referenceTexts, resolveReferences, SchemaReferenceError, type ResolvedReference } from './schema-references.js';
 import type { RegisteredSchema, SchemaSource } from './schema-source.js';
 import type { WireDecoder } from './wire-decoder.js';
@@ -94,7 +94,7 @@ export function createSchemaDecoders(options: SchemaDecodersOptions): SchemaDeco
     try {
       // References are looked up once, with the schema, and compiled into its entry (a source that does not answer rejects: retried).
       const references = await resolveReferences(schema.references, (subject, version) => source.schemaByVersion(subject, version));
-      hold(compile(schema, fieldName, references), Infinity);
+      hold(await compile(schema, fieldName, references), Infinity);
     } catch (err) {
       if (!(err instanceof AvroSchemaError || err instanceof ProtobufSchemaError || err instanceof JsonSchemaError || err instanceof SchemaReferenceError)) throw err;
       hold({ kind: 'unusable', id, code: 'UNSUPPORTED_SCHEMA', reason: `schema id ${id} (${schema.schemaType}) from the ${source.description}: ${err.message}` }, Infinity);
@@ -127,16 +127,24 @@ export function createSchemaDecoders(options: SchemaDecodersOptions): SchemaDeco
   };
 }
 
-/** One registered schema compiled, by its type. */
-function compile(schema: RegisteredSchema, fieldName: FieldNamer, references: readonly ResolvedReference[]): SchemaEntry {
+/**
+ * One registered schema compiled, by its type. avsc and protobufjs are imported with the first schema
+ * of their type (RSS that a process without wire-format topics should not carry: decision 0031,
+ * bench/results/idle-rss-s10.md); ajv is loaded by json-schema.ts with the first JSON Schema.
+ */
+async function compile(schema: RegisteredSchema, fieldName: FieldNamer, references: readonly ResolvedReference[]): Promise<SchemaEntry> {
   const { id } = schema;
   const other = references.find((r) => r.schemaType !== schema.schemaType);
   if (other !== undefined) throw new SchemaReferenceError(`its reference ${other.name} (subject ${other.subject} version ${other.version}) is ${other.schemaType}, not ${schema.schemaType}`);
   switch (schema.schemaType) {
-    case 'AVRO':
+    case 'AVRO': {
+      const { compileAvroDecoder } = await import('./avro-json.js');
       return { kind: 'decoder', id, schemaType: 'AVRO', decoder: compileAvroDecoder(schema.schema, fieldName, references.map((r) => r.schema)) };
-    case 'PROTOBUF':
+    }
+    case 'PROTOBUF': {
+      const { compileProtobufDecoder } = await import('./protobuf-json.js');
       return { kind: 'decoder', id, schemaType: 'PROTOBUF', decoder: compileProtobufDecoder(schema.schema, fieldName, referenceTexts(references)) };
+    }
     case 'JSON':
       return { kind: 'validator', id, schemaType: 'JSON', validator: compileJsonSchemaValidator(schema.schema, referenceTexts(references)) };
   }

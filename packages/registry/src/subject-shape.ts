@@ -1,7 +1,6 @@
 import { AvroShapeError, readAvroShape, type AvroSlot } from './avro-shape.js';
 import { JsonSchemaShapeError, readJsonSchemaShape } from './json-schema-shape.js';
-import { ProtobufSchemaError } from './protobuf-json.js';
-import { readProtobufShapes } from './protobuf-shape.js';
+import { ProtobufSchemaError } from './schema-errors.js';
 import { referenceTexts, resolveReferences, SchemaReferenceError } from './schema-references.js';
 import type { SubjectSchema, SubjectSchemas } from './subject-schemas.js';
 
@@ -32,6 +31,8 @@ export async function readSubjectShape(schema: SubjectSchema, subjects: Pick<Sub
       case 'AVRO':
         return readAvroShape(schema.schema, references.map((r) => r.schema));
       case 'PROTOBUF': {
+        // protobufjs is imported with the first Protobuf subject (decision 0031).
+        const { readProtobufShapes } = await import('./protobuf-shape.js');
         const shapes = readProtobufShapes(schema.schema, referenceTexts(references));
         if (options.message !== undefined && !shapes.messages.some((m) => m.name === options.message || options.message?.endsWith(`.${m.name}`))) {
           throw new SubjectShapeError(`the .proto file has no top-level message ${options.message}: one of ${shapes.messages.map((m) => m.name).join(', ')}`);

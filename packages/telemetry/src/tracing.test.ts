@@ -7,9 +7,9 @@ import { createLogger, createMemorySink, formatTraceparent, parseTraceContext, s
 const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 
 describe('tracing settings (the spec\'s OTEL_* names)', () => {
-  it('is off by default, and OTEL_SDK_DISABLED wins over an exporter', () => {
-    expect(startTracing(loadConfig(tracingSpec, {}), { defaultServiceName: 't' })).toBeUndefined();
-    expect(startTracing(loadConfig(tracingSpec, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_SDK_DISABLED: 'true' }), { defaultServiceName: 't' })).toBeUndefined();
+  it('is off by default, and OTEL_SDK_DISABLED wins over an exporter', async () => {
+    await expect(startTracing(loadConfig(tracingSpec, {}), { defaultServiceName: 't' })).resolves.toBeUndefined();
+    await expect(startTracing(loadConfig(tracingSpec, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_SDK_DISABLED: 'true' }), { defaultServiceName: 't' })).resolves.toBeUndefined();
   });
 
   it('reads the spec defaults and the collector settings', () => {
@@ -76,7 +76,7 @@ describe('log lines and spans', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const tracing = startTracing(loadConfig(tracingSpec, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: base }), { defaultServiceName: 'test' });
+    const tracing = await startTracing(loadConfig(tracingSpec, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: base }), { defaultServiceName: 'test' });
     expect(tracing?.summary).toEqual({ endpoint: `${base}/v1/traces`, protocol: 'http/protobuf', sampler: 'parentbased_always_on' });
     const sink = createMemorySink();
     const logger = createLogger({ name: 'test', destination: sink });

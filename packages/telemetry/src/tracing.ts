@@ -4,23 +4,14 @@
  *
  * Off (the default) is `undefined`: callers hold `Tracer | undefined` and test it once per chunk
  * or per event, so a process without tracing runs no OpenTelemetry code at all on its hot path.
+ *
+ * The SDK, its exporter and the async-hooks context manager (tracing-sdk.ts) are imported only when
+ * tracing is on (decision 0031): importing this package cost 26.4 MiB of RSS with them, 22.5 without
+ * (bench/results/idle-rss-s10.md), which a pod without tracing should not carry. What stays here is the API (its no-op tracer, `trace.getActiveSpan` for the log
+ * mixin) and @opentelemetry/core's traceparent parser: small, and the envelope helpers need them.
  */
-import { context, trace, type SpanContext, type Tracer } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { trace, type SpanContext, type Tracer } from '@opentelemetry/api';
 import { parseTraceParent, TraceState } from '@opentelemetry/core';
-import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as OTLPProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  StackContextManager,
-  TraceIdRatioBasedSampler,
-  TracerProvider,
-  type Sampler,
-} from '@opentelemetry/sdk-trace';
 import type { TracingConfig } from './tracing-settings.js';
 
 /** A running tracer and how to stop it (flushes what is buffered). */
@@ -51,49 +42,15 @@ export interface StartTracingOptions {
 
 /**
  * Builds the tracer provider, the OTLP/HTTP exporter and a batch span processor from `config`, or
- * returns undefined when tracing is off (`OTEL_TRACES_EXPORTER=none`, the default, or
- * `OTEL_SDK_DISABLED=true`). Registers the AsyncLocalStorage context manager, so a span made
- * active with `context.with` shows in log lines (createLogger's trace mixin).
+ * resolves to undefined when tracing is off (`OTEL_TRACES_EXPORTER=none`, the default, or
+ * `OTEL_SDK_DISABLED=true`) without loading the SDK. Registers the context manager, so a span made
+ * active with `context.with` shows in log lines (createLogger's trace mixin). Async: the SDK is a
+ * dynamic import.
  */
-export function startTracing(config: TracingConfig, { defaultServiceName, serviceVersion, contextManager = 'async-local-storage' }: StartTracingOptions): Tracing | undefined {
+export async function startTracing(config: TracingConfig, options: StartTracingOptions): Promise<Tracing | undefined> {
   if (config.otelSdkDisabled || config.otelTracesExporter === 'none') return undefined;
-  const protocol = config.otelExporterOtlpTracesProtocol ?? config.otelExporterOtlpProtocol;
-  const endpoint = config.otelExporterOtlpTracesEndpoint ?? config.otelExporterOtlpEndpoint.replace(/\/+$/, '') + '/v1/traces';
-  const headers = { ...config.otelExporterOtlpHeaders, ...config.otelExporterOtlpTracesHeaders };
-  const exporterOptions = { url: endpoint, headers };
-  const exporter = protocol === 'http/json' ? new OTLPJsonTraceExporter(exporterOptions) : new OTLPProtoTraceExporter(exporterOptions);
-  const resource = resourceFromAttributes({
-    ...config.otelResourceAttributes,
-    'service.name': config.otelServiceName ?? defaultServiceName,
-    ...(serviceVersion === undefined ? {} : { 'service.version': serviceVersion }),
-  });
-  const provider = new TracerProvider({ resource, sampler: createSampler(config.otelTracesSampler, config.otelTracesSamplerArg), spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: config.otelBspScheduleDelayMs })] });
-  context.setGlobalContextManager(contextManager === 'synchronous' ? new StackContextManager().enable() : new AsyncLocalStorageContextManager().enable());
-  trace.setGlobalTracerProvider(provider);
-  const sampler = config.otelTracesSampler.endsWith('traceidratio') ? `${config.otelTracesSampler} ${config.otelTracesSamplerArg}` : config.otelTracesSampler;
-  return {
-    tracer: provider.getTracer('wirestream', serviceVersion),
-    summary: { endpoint, protocol, sampler },
-    forceFlush: () => provider.forceFlush(),
-    shutdown: () => provider.shutdown(),
-  };
-}
-
-function createSampler(name: TracingConfig['otelTracesSampler'], ratio: number): Sampler {
-  switch (name) {
-    case 'always_on':
-      return new AlwaysOnSampler();
-    case 'always_off':
-      return new AlwaysOffSampler();
-    case 'traceidratio':
-      return new TraceIdRatioBasedSampler(ratio);
-    case 'parentbased_always_on':
-      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
-    case 'parentbased_always_off':
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
-    case 'parentbased_traceidratio':
-      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) });
-  }
+  const { buildTracing } = await import('./tracing-sdk.js');
+  return buildTracing(config, options);
 }
 
 /** Longest `tracestate` carried (W3C: 32 members of at most 256 characters; 512 is what vendors are asked to keep). */
