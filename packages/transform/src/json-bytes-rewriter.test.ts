@@ -2,6 +2,7 @@ import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createKeyTransformer, TransformError } from './index.js';
+import { mutatedJson } from './test-support/mutated-json.js';
 
 function errorOf(fn: () => unknown): TransformError {
   try {
@@ -107,13 +108,7 @@ describe('transformJsonBytes / transformJson', () => {
 
   it('property: rejects exactly what JSON.parse rejects (mutated JSON text)', () => {
     const { transformJson } = createKeyTransformer();
-    const mutated = fc
-      .tuple(fc.jsonValue({ maxDepth: 3 }), fc.nat(), fc.constantFrom('', ',', '"', '{', '}', '[', ']', ':', '\\', '0', '-', '.', 'e', ' ', 'tru', 'x'), fc.nat(3))
-      .map(([v, at, insert, remove]) => {
-        const text = JSON.stringify(v);
-        const i = at % (text.length + 1);
-        return text.slice(0, i) + insert + text.slice(i + remove);
-      });
+    const mutated = mutatedJson(fc.jsonValue({ maxDepth: 3 }), ['', ',', '"', '{', '}', '[', ']', ':', '\\', '0', '-', '.', 'e', ' ', 'tru', 'x']);
     fc.assert(
       fc.property(mutated, (text) => {
         let parses = true;

@@ -2,6 +2,7 @@ import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createJsonBytesRewriter, type JsonBytesRewriter } from './json-bytes-rewriter.js';
+import { mutatedJson } from './test-support/mutated-json.js';
 import type { KeyStyle } from './key-style.js';
 import { MAX_INPUT_BYTES } from './wasm-json-rewriter.js';
 
@@ -60,13 +61,7 @@ describe('the WebAssembly rewriter', () => {
   it('property: mutated JSON text gets the same result or the same error message', () => {
     const wasm = createJsonBytesRewriter(64, 256);
     const js = createJsonBytesRewriter(64, 256, 'snake', 'js');
-    const mutated = fc
-      .tuple(documents, fc.nat(), fc.constantFrom('', ',', '"', '{', '}', '[', ']', ':', '\\', '\\u00', '0', '-', '.', 'e', ' ', 'tru', 'x', '\u0001'), fc.nat(3))
-      .map(([v, at, insert, remove]) => {
-        const text = JSON.stringify(v);
-        const i = at % (text.length + 1);
-        return text.slice(0, i) + insert + text.slice(i + remove);
-      });
+    const mutated = mutatedJson(documents, ['', ',', '"', '{', '}', '[', ']', ':', '\\', '\\u00', '0', '-', '.', 'e', ' ', 'tru', 'x', '\u0001']);
     fc.assert(
       fc.property(mutated, (text) => {
         expect(outcome(wasm, text)).toBe(outcome(js, text));
