@@ -280,6 +280,21 @@ function copyString(i: u32, o: u32, length: u32): u32 {
   return i;
 }
 
+/**
+ * Writes a memoized key's converted bytes at output[o, …) and marks the object at `depth` changed
+ * when they differ from the input's. Returns the output offset after them, or 0 when the output
+ * region could not also hold the rest of the input (input[end, length), twice) after them.
+ */
+// @ts-ignore: decorator
+@inline
+function writeEntry(entry: usize, o: u32, end: u32, length: u32, depth: u32): u32 {
+  const outLength = load<u32>(entry, 12);
+  if (<u64>o + outLength + (<u64>(length - end) << 1) + 16 > <u64>outputCap) return 0;
+  copyShort(output + o, arena + load<u32>(entry, 8), outLength);
+  if (load<u32>(entry, 24) != 0) store<u8>(levels + <usize>depth * LEVEL_BYTES, 1, 1);
+  return o + outLength;
+}
+
 /** What {@link afterKey} leaves besides its result: the output offset, and whether the value is captured. */
 let keyEnd: u32 = 0;
 let keyCaptured = false;
@@ -353,11 +368,8 @@ export function rewrite(length: u32, captureLength: i32): i32 {
           const end = start + inLength;
           if (end < length && <u32>load<u8>(input + end) == QUOTE && bytesEqual(arena + load<u32>(entry), input + start, inLength)) {
             if (keyTop == keyCap) return FALLBACK;
-            const outLength = load<u32>(entry, 12);
-            if (<u64>o + outLength + (<u64>(length - end) << 1) + 16 > <u64>outputCap) return FALLBACK;
-            copyShort(output + o, arena + load<u32>(entry, 8), outLength);
-            o += outLength;
-            if (load<u32>(entry, 24) != 0) store<u8>(levels + <usize>depth * LEVEL_BYTES, 1, 1);
+            o = writeEntry(entry, o, end, length, depth);
+            if (o == 0) return FALLBACK;
             const key = keys + <usize>keyTop * KEY_BYTES;
             store<u32>(key, start);
             store<u32>(key, end, 4);
@@ -409,12 +421,8 @@ export function rewrite(length: u32, captureLength: i32): i32 {
           store<u32>(key, hash, 8);
           o = keyOut + 1; // keep scanning to list every miss of this input; the output is thrown away
         } else {
-          const outLength = load<u32>(entry, 12);
-          o = keyOut + 1;
-          if (<u64>o + outLength + (<u64>(length - end) << 1) + 16 > <u64>outputCap) return FALLBACK;
-          copyShort(output + o, arena + load<u32>(entry, 8), outLength);
-          o += outLength;
-          if (load<u32>(entry, 24) != 0) store<u8>(levels + <usize>depth * LEVEL_BYTES, 1, 1);
+          o = writeEntry(entry, keyOut + 1, end, length, depth);
+          if (o == 0) return FALLBACK;
           store<u32>(key, load<u32>(entry, 20), 8);
           const number = <u32>((entry - entries) / ENTRY_BYTES) + 1;
           if (previous != 0) store<u32>(entries + <usize>(previous - 1) * ENTRY_BYTES, number, 28);
