@@ -121,6 +121,9 @@ function hashBytes(at: usize, length: u32): u32 {
 }
 
 function bytesEqual(a: usize, b: usize, length: u32): bool {
+  // Up to 16 bytes (most keys): one comparison of two vectors, the bytes past `length` masked off
+  // (both sides are followed by other regions: the reads stay in memory).
+  if (length <= 16) return ((i8x16.bitmask(i8x16.eq(v128.load(a), v128.load(b))) | (0xffff << length)) & 0xffff) == 0xffff;
   let k: u32 = 0;
   for (; k + 8 <= length; k += 8) if (load<u64>(a + k) != load<u64>(b + k)) return false;
   for (; k < length; k++) if (load<u8>(a + k) != load<u8>(b + k)) return false;
@@ -175,16 +178,18 @@ export function insertKey(start: u32, end: u32, outAt: usize, outLength: u32): b
 }
 
 /**
- * Copies `length` bytes eight at a time: may read and write up to seven bytes past both ends, which
+ * Copies `length` bytes sixteen at a time: may read and write up to fifteen bytes past both ends, which
  * the layout allows (the output region keeps slack past every write; inputs and the arena are
  * followed by other regions). memory.copy is a call into the engine: dearer for a key or a number.
  */
 // @ts-ignore: decorator
 @inline
 function copyShort(to: usize, from: usize, length: u32): void {
-  for (let k: u32 = 0; k < length; k += 8) store<u64>(to + k, load<u64>(from + k));
+  for (let k: u32 = 0; k < length; k += 16) v128.store(to + k, v128.load(from + k));
 }
 
+// @ts-ignore: decorator
+@inline
 function skipWhitespace(i: u32, length: u32): u32 {
   while (i < length) {
     const c = <u32>load<u8>(input + i);
@@ -245,39 +250,48 @@ function skipNumber(i: u32, length: u32): u32 {
 }
 
 /**
- * Copies the string content from input[i] (after the opening quote) to output[o], eight bytes at a
- * time while none of them is a quote, a backslash or a control character. Returns the input offset
- * of the closing quote (the output offset in `copiedTo`), or 0 when the string is invalid or open.
+ * Copies the string content from input[i] (after the opening quote) to output[o], sixteen bytes at
+ * a time: each block is stored whole (the output keeps slack past every write) and the copy moves on
+ * to its first quote, backslash or control character, the end of the input counting as one. Returns
+ * the input offset of the closing quote (the output offset in `copiedTo`), or 0 when the string is
+ * invalid or open. Reads up to fifteen bytes past the input, which the layout allows.
  */
 let copiedTo: u32 = 0;
 function copyString(i: u32, o: u32, length: u32): u32 {
   for (;;) {
-    while (i + 8 <= length) {
-      const x = load<u64>(input + i);
-      const q = x ^ 0x2222222222222222;
-      const b = x ^ 0x5c5c5c5c5c5c5c5c;
-      // Any byte equal to 0 in q or b, or below 0x20 in x (exact as a whole, Hacker's Delight).
-      const t = ((q - 0x0101010101010101) & ~q) | ((b - 0x0101010101010101) & ~b) | ((x - 0x2020202020202020) & ~x);
-      if ((t & 0x8080808080808080) != 0) break;
-      store<u64>(output + o, x);
-      i += 8;
-      o += 8;
+    const x = v128.load(input + i);
+    v128.store(output + o, x);
+    let stops = specialBytes(x);
+    const left = length - i;
+    if (left < 16) stops |= 1 << left;
+    if (stops == 0) {
+      i += 16;
+      o += 16;
+      continue;
     }
+    const at = ctz(stops);
+    i += at;
+    o += at;
     if (i >= length) return 0;
     const k = <u32>load<u8>(input + i);
     if (k == QUOTE) break;
     if (k < 0x20) return 0;
-    if (k == BACKSLASH) {
-      const end = skipEscape(i, length);
-      if (end == 0) return 0;
-      while (i < end) store<u8>(output + o++, load<u8>(input + i++));
-      continue;
-    }
-    store<u8>(output + o++, <u8>k);
-    i++;
+    const end = skipEscape(i, length); // a backslash
+    if (end == 0) return 0;
+    while (i < end) store<u8>(output + o++, load<u8>(input + i++));
   }
   copiedTo = o;
   return i;
+}
+
+/** Bit n set when byte n of `x` is a quote, a backslash or a control character. */
+// @ts-ignore: decorator
+@inline
+function specialBytes(x: v128): u32 {
+  const quote = i8x16.eq(x, i8x16.splat(<i8>QUOTE));
+  const backslash = i8x16.eq(x, i8x16.splat(<i8>BACKSLASH));
+  const control = i8x16.lt_u(x, i8x16.splat(0x20));
+  return i8x16.bitmask(v128.or(v128.or(quote, backslash), control));
 }
 
 /**

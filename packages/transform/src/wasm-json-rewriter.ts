@@ -113,7 +113,8 @@ function ensureInput(core: Core, length: number): void {
   let inputCap = Math.max(core.inputCap, INITIAL_INPUT_BYTES);
   while (inputCap < length) inputCap *= 2;
   const outputBytes = inputCap * 2 + 64;
-  const needed = core.inputAt + inputCap + outputBytes;
+  // 64 bytes past the last region: the module reads up to 15 bytes past the end of what it scans.
+  const needed = core.inputAt + inputCap + outputBytes + 64;
   const { memory } = core.exports;
   if (needed > memory.buffer.byteLength) memory.grow(Math.ceil((needed - memory.buffer.byteLength) / PAGE));
   core.inputCap = inputCap;
