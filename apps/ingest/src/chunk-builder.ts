@@ -74,11 +74,10 @@ export function createChunkBuilder({ convert: convertJson, schemaGate, maxRetrie
     const head = route.encodeHead(partition, message.offset, key, Number(message.timestamp), trace, message.headers);
     if (route.snapshot && message.value === null) return tombstone(route, message, key, head, chunk);
     const convert = route.wire?.convert ?? convertJson;
-    const result = convert(message.value, head, route.keyField);
+    const result = convert(message.value, head, route.readField);
     if (!result.ok) return result.reason;
-    // The payload's key field routes; a payload without it falls back to the Kafka key.
-    const routeKey = result.routeValue ?? key ?? '';
-    chunk.shards.push(shardOf(routeKey, route.shards));
+    // The payload's key field routes; a payload without it falls back to the Kafka key (one shard: nothing to pick).
+    chunk.shards.push(route.shards > 1 ? shardOf(result.routeValue ?? key ?? '', route.shards) : 0);
     chunk.bodies.push(result.bytes);
     chunk.offsets.push(message.offset);
     if (route.snapshot) {

@@ -8,6 +8,12 @@ import { createWireConverter, createWireKeyDecoder, type WireFormat } from './wi
 export interface TopicRoute {
   /** Payload field whose value picks the shard (`@topic(key:)`); the Kafka key is the fallback. */
   readonly keyField: string | undefined;
+  /**
+   * The field the converter reads on its way through a payload: `keyField` where its value is used
+   * (more than one shard to pick from, or a snapshot entry to name), else undefined: with one shard
+   * and no snapshot every event goes to shard 0, and reading the field would be wasted work per event.
+   */
+  readonly readField: string | undefined;
   readonly shards: number;
   /** `@topic(snapshot: true)`: the chunk carries each event's key for the snapshot, and a tombstone becomes a deleted event. */
   readonly snapshot: boolean;
@@ -52,7 +58,11 @@ export function createTopicRoutes(schema: WirestreamSchema, decoders?: SchemaDec
           decodeKey: needsSchemaSource(keyFormat) ? createWireKeyDecoder(decoders, topic, keyFormat as WireFormat) : undefined,
         };
       }
-      return [topic, { keyField: route?.keyField, shards: route?.shards ?? 1, snapshot: route?.snapshot === true, encodeHead: createEnvelopeHeadEncoder(topic, route?.headers), wire }] as const;
+      const shards = route?.shards ?? 1;
+      const snapshot = route?.snapshot === true;
+      const keyField = route?.keyField;
+      const readField = shards > 1 || snapshot ? keyField : undefined;
+      return [topic, { keyField, readField, shards, snapshot, encodeHead: createEnvelopeHeadEncoder(topic, route?.headers), wire }] as const;
     }),
   );
 }
