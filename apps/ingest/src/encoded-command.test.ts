@@ -2,7 +2,7 @@ import { Command, Redis } from 'ioredis';
 import { encodeEnvelopeBatch, historyBatchArgs } from '@wirestream/schema';
 import { startRedis, type RedisServer } from '@wirestream/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeCommand, publishHead, PUBLISH_TAIL, sendEncoded, sendEncodedBytes } from './encoded-command.js';
+import { encodeCommand, encodeCommandPieces, publishHead, PUBLISH_TAIL, sendEncoded, sendEncodedBytes } from './encoded-command.js';
 
 let server: RedisServer;
 let redis: Redis;
@@ -35,6 +35,24 @@ describe('encodeCommand', () => {
     ];
     for (const args of samples) expect(encodeCommand('xadd', args).equals(ioredisBytes('xadd', args))).toBe(true);
   });
+
+  it('in pieces: large buffers are their own pieces (the same memory, not copies), and the pieces join to what ioredis writes', () => {
+    const part = Buffer.alloc(20_000, 0x61);
+    const other = Buffer.alloc(30_000, 0x62);
+    const samples: (string | Buffer)[][] = [
+      ['ws:h:{t:3}', 'MINID', '~', '12-0', '20-1', 'c', 'ws:t:0', 'p', part],
+      ['k', part, 'c', Buffer.from('small'), other, 'ü'],
+      [part, other],
+      ['only', 'strings', Buffer.from('and a small buffer')],
+    ];
+    for (const args of samples) {
+      const pieces = encodeCommandPieces('xadd', args, 16_384);
+      expect(Buffer.concat(pieces).equals(ioredisBytes('xadd', args))).toBe(true);
+      const large = args.filter((a): a is Buffer => Buffer.isBuffer(a) && a.length >= 16_384);
+      expect(pieces.filter((piece) => large.includes(piece))).toEqual(large);
+      expect(pieces).toHaveLength(2 * large.length + 1);
+    }
+  });
 });
 
 describe('sendEncoded / sendEncodedBytes (real Redis)', () => {
@@ -44,6 +62,8 @@ describe('sendEncoded / sendEncodedBytes (real Redis)', () => {
       tail: PUBLISH_TAIL,
     });
     const args = historyBatchArgs('ws:h:test', '9', parts.map(({ shard, bytes }) => ({ channel: `ws:test:${shard}`, bytes })));
+    // A large argument goes out as a piece of its own (written to the socket before the command's last piece).
+    args.push('big', Buffer.alloc(40_000, 0x7a));
     await expect(sendEncoded(redis, 'xadd', args)).resolves.toBe('9-1');
     const stored = (await redis.xrangeBuffer('ws:h:test', '-', '+')) as [Buffer, Buffer[]][];
     expect(stored).toHaveLength(1);
@@ -62,5 +82,21 @@ describe('sendEncoded / sendEncodedBytes (real Redis)', () => {
     }
     // An error reply rejects the command's promise, as with ioredis's own commands (the chunk is redone).
     await expect(sendEncoded(redis, 'xadd', args)).rejects.toThrow(/equal or smaller than the target stream top item/);
+  });
+
+  it('keeps commands in pieces in order with others when the socket is backed up (50 XADDs of 200 KB parts, not awaited in between)', async () => {
+    const sent: Promise<unknown>[] = [];
+    for (let n = 0; n < 50; n++) {
+      const part = Buffer.alloc(200_000, 0x30 + (n % 10));
+      sent.push(sendEncoded(redis, 'xadd', ['ws:h:order', `${n + 1}-0`, 'c', 'ch', 'p', part]));
+      sent.push(redis.incr('ws:order:count'));
+    }
+    const replies = await Promise.all(sent);
+    expect(replies.filter((_, i) => i % 2 === 0)).toEqual(Array.from({ length: 50 }, (_, n) => `${n + 1}-0`));
+    expect(replies.filter((_, i) => i % 2 === 1)).toEqual(Array.from({ length: 50 }, (_, n) => n + 1));
+    const stored = (await redis.xrangeBuffer('ws:h:order', '-', '+')) as [Buffer, Buffer[]][];
+    expect(stored.map(([, fields]) => [fields[3]?.length, fields[3]?.[0], fields[3]?.[199_999]])).toEqual(
+      Array.from({ length: 50 }, (_, n) => [200_000, 0x30 + (n % 10), 0x30 + (n % 10)]),
+    );
   });
 });
