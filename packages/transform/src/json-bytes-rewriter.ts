@@ -1,4 +1,4 @@
-import { decodeKey, rawKeyOutput } from './key-bytes.js';
+import { decodeKey, rawKeyOutput, writeUtf8 } from './key-bytes.js';
 import { keyConverter, type KeyStyle } from './key-style.js';
 import { TransformError } from './transform-error.js';
 import { createWasmJsonBytesRewriter } from './wasm-json-rewriter.js';
@@ -218,7 +218,7 @@ function createJsRewriter(maxDepth: number, maxCacheEntries: number, keyStyle: K
     }
     const base = slabUsed;
     let dst = scratch;
-    let o = prefix.length === 0 ? base : base + dst.write(prefix, base);
+    let o = prefix.length === 0 ? base : base + writeUtf8(dst, prefix, base);
     let i = skipWhitespace(src, 0, length);
     let depth = 0;
     let keyTop = 0;
@@ -418,7 +418,7 @@ function createJsRewriter(maxDepth: number, maxCacheEntries: number, keyStyle: K
 
     if (suffix.length > 0) {
       dst = ensureScratch(base, o, o + suffix.length * 3);
-      o += dst.write(suffix, o);
+      o += writeUtf8(dst, suffix, o);
     }
     slabUsed = o;
     previousEntry = previous;

@@ -18,3 +18,23 @@ export function rawKeyOutput(src: Uint8Array, start: number, end: number, conver
   for (let k = start; k < end && !escaped; k++) escaped = src[k] === 0x5c;
   return Buffer.from(escaped ? JSON.stringify(converted).slice(1, -1) : converted, 'utf8');
 }
+
+type Utf8Write = (this: Buffer, text: string, offset: number, length: number) => number;
+/** Node's own UTF-8 writer behind Buffer#write (protobufjs writes strings with it too), where present. */
+const utf8Write = (Buffer.prototype as unknown as { readonly utf8Write?: Utf8Write }).utf8Write;
+
+/**
+ * `buffer.write(text, at)` as UTF-8, returning the bytes written, without Buffer#write's argument
+ * handling (the rewriters write an envelope head and a closing brace around every event; for them
+ * that handling cost more than the writing). The caller has checked the room.
+ */
+export function writeUtf8(buffer: Buffer, text: string, at: number): number {
+  if (text.length === 1) {
+    const code = text.charCodeAt(0);
+    if (code < 0x80) {
+      buffer[at] = code;
+      return 1;
+    }
+  }
+  return utf8Write === undefined ? buffer.write(text, at) : utf8Write.call(buffer, text, at, buffer.length - at);
+}

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { JsonBytesRewriter } from './json-bytes-rewriter.js';
-import { rawKeyOutput, type RawKeyConverter } from './key-bytes.js';
+import { rawKeyOutput, writeUtf8, type RawKeyConverter } from './key-bytes.js';
 import type { KeyStyle } from './key-style.js';
 
 /**
@@ -186,10 +186,10 @@ export function createWasmJsonBytesRewriter(
       slabUsed = 0;
     }
     const base = slabUsed;
-    let o = prefix.length === 0 ? base : base + slab.write(prefix, base);
+    let o = prefix.length === 0 ? base : base + writeUtf8(slab, prefix, base);
     const payloadAt = o - base;
     o += core.bytes.copy(slab, o, core.outputAt, core.outputAt + produced);
-    if (suffix.length > 0) o += slab.write(suffix, o);
+    if (suffix.length > 0) o += writeUtf8(slab, suffix, o);
     slabUsed = o;
     lastFromFallback = false;
     captureStart = exports.getCaptureStart();
