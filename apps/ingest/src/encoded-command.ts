@@ -35,13 +35,27 @@ class EncodedCommand extends Command {
     const last = pieces.length - 1;
     if (last === 0) return pieces[0] as Buffer;
     if (!isWritable(socket)) return Buffer.concat(pieces);
+    // Corked until the end of this tick: the pieces (and the commands sent after them) go out in one writev, not a write each.
+    socket.cork();
+    process.nextTick(uncork, socket);
     for (let i = 0; i < last; i++) socket.write(pieces[i] as Buffer);
     return pieces[last] as Buffer;
   }
 }
 
-function isWritable(socket: object): socket is { write(chunk: Buffer): boolean } {
-  return typeof (socket as { write?: unknown }).write === 'function';
+interface CorkableSocket {
+  write(chunk: Buffer): boolean;
+  cork(): void;
+  uncork(): void;
+}
+
+function isWritable(socket: object): socket is CorkableSocket {
+  const { write, cork, uncork } = socket as Partial<Record<keyof CorkableSocket, unknown>>;
+  return typeof write === 'function' && typeof cork === 'function' && typeof uncork === 'function';
+}
+
+function uncork(socket: CorkableSocket): void {
+  socket.uncork();
 }
 
 /** Bytes of `$<length>\r\n` for a bulk string of `length` bytes. */
