@@ -257,6 +257,8 @@ function skipNumber(i: u32, length: u32): u32 {
  * invalid or open. Reads up to fifteen bytes past the input, which the layout allows.
  */
 let copiedTo: u32 = 0;
+// @ts-ignore: decorator
+@inline
 function copyString(i: u32, o: u32, length: u32): u32 {
   for (;;) {
     const x = v128.load(input + i);
@@ -318,6 +320,8 @@ let keyCaptured = false;
  * start, which the caller set in `o`): the closing quote, the colon, and the whitespace around it.
  * Returns the input offset of the value, or 0 when no colon follows.
  */
+// @ts-ignore: decorator
+@inline
 function afterKey(keyOut: u32, end: u32, length: u32, captureLength: i32, depth: u32): u32 {
   let o = keyEnd;
   keyCaptured = captureLength >= 0 && depth == 1 && captureStart < 0 && o - keyOut - 1 == <u32>captureLength &&
