@@ -76,8 +76,8 @@ export function createChunkBuilder({ convert: convertJson, schemaGate, maxRetrie
     const convert = route.wire?.convert ?? convertJson;
     const result = convert(message.value, head, route.readField);
     if (!result.ok) return result.reason;
-    // The payload's key field routes; a payload without it falls back to the Kafka key (one shard: nothing to pick).
-    chunk.shards.push(route.shards > 1 ? shardOf(result.routeValue ?? key ?? '', route.shards) : 0);
+    // The payload's key field routes; a payload without it falls back to the Kafka key (shardOf: 0 for one shard).
+    chunk.shards.push(shardOf(result.routeValue ?? key ?? '', route.shards));
     chunk.bodies.push(result.bytes);
     chunk.offsets.push(message.offset);
     if (route.snapshot) {

@@ -126,7 +126,7 @@ export function encodeCommandPieces(name: string, args: readonly (string | Buffe
 /** Buffer arguments from this size on are written to the socket as they are (a chunk's parts), not copied. */
 const INLINE_LIMIT = 16 * 1024;
 
-/** Sends `name args…` as one encoded buffer on a standalone connection; resolves with its reply. */
+/** Sends `name args…` encoded by us (large buffer arguments as pieces of their own) on a standalone connection; resolves with its reply. */
 export function sendEncoded(redis: Redis, name: string, args: readonly (string | Buffer)[]): Promise<unknown> {
   return sendPieces(redis, name, encodeCommandPieces(name, args));
 }
