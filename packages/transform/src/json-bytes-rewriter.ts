@@ -1,4 +1,4 @@
-import { decodeKey, rawKeyOutput, writeUtf8 } from './key-bytes.js';
+import { decodeKey, rawKeyOutput, SLAB_BYTES, writeUtf8 } from './key-bytes.js';
 import { keyConverter, type KeyStyle } from './key-style.js';
 import { TransformError } from './transform-error.js';
 import { createWasmJsonBytesRewriter } from './wasm-json-rewriter.js';
@@ -63,9 +63,6 @@ const FNV_OFFSET = 0x811c9dc5 | 0;
 const FNV_PRIME = 0x01000193;
 /** Past this many keys in one object, collision checks use a hash set instead of all pairs. */
 const PAIRWISE_LIMIT = 32;
-
-/** Results are views of slabs of this size (a larger input gets a slab of its own size). */
-const SLAB_BYTES = 256 * 1024;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

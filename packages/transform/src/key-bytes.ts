@@ -1,3 +1,6 @@
+/** Both rewriters hand out results as views of slabs of this size (a larger input gets a slab of its own size). */
+export const SLAB_BYTES = 256 * 1024;
+
 /** A key style's rule on decoded keys (see key-style.ts). */
 export type RawKeyConverter = (key: string) => string;
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { JsonBytesRewriter } from './json-bytes-rewriter.js';
-import { rawKeyOutput, writeUtf8, type RawKeyConverter } from './key-bytes.js';
+import { rawKeyOutput, SLAB_BYTES, writeUtf8, type RawKeyConverter } from './key-bytes.js';
 import type { KeyStyle } from './key-style.js';
 
 /**
@@ -224,6 +224,3 @@ export function createWasmJsonBytesRewriter(
     },
   };
 }
-
-/** Results are views of slabs of this size (as the JavaScript rewriter's). */
-const SLAB_BYTES = 256 * 1024;
