@@ -243,22 +243,13 @@ function gatewayFigures(sources) {
   const [houseRow] = rowsWhere(house, houseTable, (c) => c('stack') === 'ours', 'stack "ours" (the change)');
   const perDelivery = cellOf(house, houseTable, houseRow, 'server µs/delivery median', 'ours');
 
-  // CPU per distinct-operation execution: the distinct-operations sweep is the one run that varies
-  // executions per event. Least squares over its rows, CPU per event = a × operations + b × sockets.
-  const fanout = sources.result('fanout.md');
-  const sweep = findTable(fanout, 'Distinct operations sweep', ['stack', 'sockets', 'distinct ops', 'server CPU ms / event']);
-  const sweepRows = rowsWhere(fanout, sweep, (c) => c('stack') === 'ours', 'stack "ours"').map((row) => {
-    const label = `ours, ${row[sweep.header.indexOf('sockets')]} sockets, ${row[sweep.header.indexOf('distinct ops')]} ops`;
-    return {
-      operations: cellOf(fanout, sweep, row, 'distinct ops', label).value,
-      sockets: cellOf(fanout, sweep, row, 'sockets', label).value,
-      usPerEvent: parseQuantity(row[sweep.header.indexOf('server CPU ms / event')] ?? '', `${fanout.name} › ${section(sweep)} › ${label} › server CPU ms / event`).value * 1_000,
-    };
-  });
-  if (new Set(sweepRows.map((r) => r.operations)).size < 2 || new Set(sweepRows.map((r) => r.sockets)).size < 2) {
-    throw new FigureError(`${fanout.name} › ${section(sweep)}: the fit needs rows with at least two operation counts and two socket counts`);
-  }
-  const fit = leastSquares(sweepRows);
+  // CPU per distinct-operation execution: the projector's sweep (generated writers, decision 0010)
+  // at a fixed 2,000 sockets, 1 → 1,000 operations each receiving every event: the CPU each extra
+  // operation adds per event. (1 → 100 is inside one short run's noise: projector-sweep-bare.md.)
+  const projector = sources.result('projector-codegen.md');
+  const sweep = findTable(projector, 'Distinct operations sweep', ['stack', 'µs per extra op (1 → 1,000)']);
+  const [sweepRow] = rowsWhere(projector, sweep, (c) => c('stack') === 'ours', 'stack "ours" (the change)');
+  const perExecution = cellOf(projector, sweep, sweepRow, 'µs per extra op (1 → 1,000)', 'ours');
 
   // Sockets at the ceiling: the scale scenario's processes (each its own sockets). Their memory ran
   // before the writer's queue (decision 0028): the probe's rows below are the current code's.
@@ -289,10 +280,10 @@ function gatewayFigures(sources) {
       what: `gateway CPU per delivery at ${largest.sockets.value.toLocaleString('en-US')} sockets, field mix (for comparison only: busy machine, older gateway)`,
     },
     gatewayUsPerExecution: {
-      value: fit.usPerExecution,
+      value: perExecution.value,
       unit: 'µs',
-      what: `gateway CPU per distinct-operation execution per event (least squares over ${sweepRows.length} rows; the same fit gives ${fit.usPerDelivery.toFixed(2)} µs per delivery)`,
-      source: `${fanout.name} › ${section(sweep)} › server CPU ms / event of ${sweepRows.map((r) => `${r.sockets}×${r.operations}: ${(r.usPerEvent / 1_000).toFixed(2)}`).join(', ')} (sockets×ops: ms)`,
+      what: 'gateway CPU per extra distinct operation per event (the projector, 2,000 sockets, 1 → 1,000 operations)',
+      source: perExecution.source,
     },
     gatewayMaxSockets: { ...pick(largest.sockets), unit: 'sockets', what: 'subscribed sockets one gateway process held, every event delivered (the most measured)' },
     ...probeMemoryFigures(sources),
@@ -343,33 +334,28 @@ function pick(f) {
   return { value: f.value, unit: f.unit, source: f.source };
 }
 
-/**
- * CPU per event = a × operations + b × sockets, by least squares (no intercept: an event nobody
- * receives costs ~nothing next to these).
- * @param {{ operations: number, sockets: number, usPerEvent: number }[]} rows
- */
-function leastSquares(rows) {
-  let oo = 0, ss = 0, os = 0, oy = 0, sy = 0;
-  for (const { operations: o, sockets: s, usPerEvent: y } of rows) {
-    oo += o * o; ss += s * s; os += o * s; oy += o * y; sy += s * y;
-  }
-  const det = oo * ss - os * os;
-  return { usPerExecution: (oy * ss - os * sy) / det, usPerDelivery: (oo * sy - os * oy) / det };
+/** @param {number[]} values */
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 /** @param {ReturnType<typeof createSources>} sources */
 function ingestFigures(sources) {
-  // CPU per event: the latest measurement of ingest as it runs (byte path, history on, decision
-  // 0026's fetch sizes): ingest-cpu.md's verdict, the median of 3 rounds of the change, and its
-  // fastest round (the machine was busy in every round: how much that inflated the median).
-  const cpuFile = sources.result('ingest-cpu.md');
-  const verdict = findTable(cpuFile, 'Verdict', ['this change']);
-  const [medianRow] = rowsWhere(cpuFile, verdict, (c) => /ingest CPU µs\/event/.test(c('')) && c('').includes('median'), 'the row "ingest CPU µs/event…, median…"');
-  const cpu = cellOf(cpuFile, verdict, medianRow, 'this change', 'ingest CPU µs/event, median');
-  const [roundsRow] = rowsWhere(cpuFile, verdict, (c) => c('').startsWith('same, per round'), 'the row "same, per round (base / change)"');
-  const roundsCell = roundsRow[1] ?? ''; // the base / change pairs stand in the second column
-  const roundsWhere = `${cpuFile.name} › ${section(verdict)} › same, per round (base / change)`;
-  const rounds = roundsCell.split(',').map((pair) => parseQuantity(pair.split('/')[1] ?? '', `${roundsWhere} (the change after each slash)`).value);
+  // CPU per event: the latest measurement of ingest as it runs (byte path, history on, batch forms,
+  // 16 key shards): the median of ingest-cpu-s12.md's per-run medians, and its fastest round (the
+  // machine was busy in every round: how much that inflated the median).
+  const cpuFile = sources.result('ingest-cpu-s12.md');
+  const medianColumn = 'ingest CPU µs/event, median of 5';
+  const inputs = findTable(cpuFile, 'Capacity model input', ['build', 'run', medianColumn, 'fastest round']);
+  if (inputs.rows.length === 0) throw new FigureError(`${cpuFile.name} › ${section(inputs)}: the table has no rows`);
+  const runs = inputs.rows.map((row) => {
+    const label = `${row[0]}, run ${row[1]}`;
+    return { median: cellOf(cpuFile, inputs, row, medianColumn, label).value, fastest: cellOf(cpuFile, inputs, row, 'fastest round', label).value };
+  });
+  const inputsWhere = `${cpuFile.name} › ${section(inputs)}`;
+  const medians = runs.map((r) => r.median);
   // Redis CPU per event (single Redis, no subscriber) from the history-writes run, which reports
   // the Redis process's CPU next to the events/s; replaced by cluster.json's per-shard figure.
   const file = sources.result('ingest.md');
@@ -382,16 +368,16 @@ function ingestFigures(sources) {
   const redisCore = redisCpu.unit === 'fraction' ? redisCpu.value : redisCpu.value / 100;
   return {
     cpuUsPerEvent: {
-      value: cpu.value,
+      value: median(medians),
       unit: 'µs',
-      what: 'ingest CPU per event (one process as it runs: byte path, history on, batch forms, 2 MiB / 25 MiB fetches), median of 3 rounds',
-      source: cpu.source,
+      what: `ingest CPU per event (one process as it runs: byte path, history on, batch forms, 16 key shards), median of ${runs.length} runs' medians`,
+      source: `${inputsWhere} › ${medianColumn}: ${medians.join(', ')}`,
     },
     cpuUsPerEventFastestRound: {
-      value: Math.min(...rounds),
+      value: Math.min(...runs.map((r) => r.fastest)),
       unit: 'µs',
-      what: 'the same run\'s fastest round of the change (for comparison only: every round ran on a busy machine)',
-      source: `${roundsWhere}: "${roundsCell}"`,
+      what: 'the fastest round of those runs (for comparison only: every round ran on a busy machine)',
+      source: `${inputsWhere} › fastest round: ${runs.map((r) => r.fastest).join(', ')}`,
     },
     redisUsPerEvent: {
       value: (redisCore / eventsPerS.value) * 1e6,

@@ -333,7 +333,7 @@ function renderGaps({ figures, options, plans }) {
   }
   const inflation = figures.ingestUsPerEvent.value / figures.ingestUsPerEventFastestRound.value;
   lines.push(
-    `- **Ingest CPU per event** (${figures.ingestUsPerEvent.value.toFixed(1)} µs) is the median of three rounds of ingest as it runs (history on), on a machine that was busy in every round; the fastest round measured ${figures.ingestUsPerEventFastestRound.value.toFixed(1)} µs, so the ingest pods above may be up to ${inflation.toFixed(1)}× what a quieter machine would need. Re-measure on a quiet machine before buying for it.`,
+    `- **Ingest CPU per event** (${figures.ingestUsPerEvent.value.toFixed(1)} µs) is the median of the latest runs of ingest as it runs (history on), on a machine that was busy in every round; the fastest round measured ${figures.ingestUsPerEventFastestRound.value.toFixed(1)} µs, so the ingest pods above may be up to ${inflation.toFixed(1)}× what a quieter machine would need. Re-measure on a quiet machine before buying for it.`,
     `- **Events/s** follow from the shape: unicast (every event to one socket) is the most events, executions and Redis traffic for a delivery rate, broadcast the least; a real workload lies between. Print yours with \`node scripts/capacity.mjs --shape F:S\` (F sockets per event, S sockets per distinct operation).`,
     ...replicaBoundLines(figures, plans),
     `- Pods and shards are at least ${minimumPods} (the HPAs' minReplicas) and ${minimumShards} (Redis Cluster's minimum). Kafka partitions count the widest topic only. History is the payload only (\`INGEST_HISTORY_LENGTH\` × partitions × envelope): stream overhead, pub/sub output buffers and replication buffers come on top.`,
