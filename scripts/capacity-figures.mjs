@@ -235,13 +235,15 @@ export function readFigures(sources) {
 
 /** @param {ReturnType<typeof createSources>} sources */
 function gatewayFigures(sources) {
-  // CPU per delivery: the latest measurement of the current gateway, 5 interleaved repetitions on a
-  // quiet machine, one operation (every event to every socket): per-event costs are spread over
-  // 10,000 sockets, so this is the cost of a delivery itself.
-  const house = sources.result('house-base-vs-change-saturation.md');
-  const houseTable = findTable(house, 'Saturation:', ['stack', 'server µs/delivery median']);
-  const [houseRow] = rowsWhere(house, houseTable, (c) => c('stack') === 'ours', 'stack "ours" (the change)');
-  const perDelivery = cellOf(house, houseTable, houseRow, 'server µs/delivery median', 'ours');
+  // CPU per delivery: the latest measurement of the current gateway with the production settings (a
+  // JWT per socket, metrics, history), 3 interleaved repetitions on a quiet machine, one operation
+  // (every event to every socket): per-event costs are spread over 10,000 sockets, so this is the
+  // cost of a delivery itself.
+  const saturation = sources.result('fanout-capacity-s12.md');
+  const saturationTable = findTable(saturation, 'Saturation:', ['stack', 'server µs/delivery median']);
+  const production = 'ours, JWT + metrics + history';
+  const [saturationRow] = rowsWhere(saturation, saturationTable, (c) => c('stack') === production, `stack "${production}"`);
+  const perDelivery = cellOf(saturation, saturationTable, saturationRow, 'server µs/delivery median', production);
 
   // CPU per distinct-operation execution: the projector's sweep (generated writers, decision 0010)
   // at a fixed 2,000 sockets, 1 → 1,000 operations each receiving every event: the CPU each extra
@@ -273,7 +275,7 @@ function gatewayFigures(sources) {
   const [ceilingRow] = rowsWhere(scale, setups, (c) => c('setup') === largest.row[0], `setup "${largest.row[0]}"`);
 
   return {
-    gatewayUsPerDelivery: { value: perDelivery.value, unit: 'µs', what: 'gateway CPU per delivery (one operation, 10,000 sockets)', source: perDelivery.source },
+    gatewayUsPerDelivery: { value: perDelivery.value, unit: 'µs', what: 'gateway CPU per delivery (one operation, 10,000 sockets, JWT + metrics + history)', source: perDelivery.source },
     gatewayUsPerDeliveryAtCeiling: {
       ...pick(cellOf(scale, setups, ceilingRow, 'server µs/delivery', largest.row[0])),
       unit: 'µs',

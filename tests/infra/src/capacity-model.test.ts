@@ -102,10 +102,10 @@ describe('scripts/capacity.mjs on a copy of bench/results', () => {
   }
 
   it('fails naming the file, the table and the row when a figure is gone', () => {
-    edit('house-base-vs-change-saturation.md', (t) => t.replace(/^\| ours \| 5 \|.*\n/m, ''));
+    edit('fanout-capacity-s12.md', (t) => t.replace(/^\| ours, JWT \+ metrics \+ history \| 3 \|.*\n/m, ''));
     const result = capacity('--results', results);
     expect(result.status).toBe(1);
-    expect(result.stderr).toMatch(/house-base-vs-change-saturation\.md: the table under "Saturation" \(line \d+\) has no row with stack "ours"/);
+    expect(result.stderr).toMatch(/fanout-capacity-s12\.md: the table under "Saturation" \(line \d+\) has no row with stack "ours, JWT \+ metrics \+ history"/);
   });
 
   it('fails naming the columns it expected when a table is reworded', () => {
