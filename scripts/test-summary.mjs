@@ -17,17 +17,26 @@ if (!report) {
 }
 
 const passed = report.numPassedTests ?? 0;
-const failed = (report.numFailedTests ?? 0) + (report.numFailedTestSuites ?? 0);
 const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+// A failed test counts once. vitest's numFailedTestSuites also counts the file and every describe
+// around a failed test, so only a file that failed with no failed test (it did not load, or a hook
+// threw) is added to it, as one failure.
+let failed = report.numFailedTests ?? 0;
 const byProject = new Map();
 for (const suite of report.testResults ?? []) {
   // The project is the first two segments of the path from the repo root (apps/gateway, tests/e2e), at any depth.
   const project = relative(root, suite.name).split('/').slice(0, 2).join('/') || 'root';
   const entry = byProject.get(project) ?? { passed: 0, failed: 0 };
+  let failedHere = 0;
   for (const t of suite.assertionResults ?? []) {
     if (t.status === 'passed') entry.passed++;
-    else if (t.status === 'failed') entry.failed++;
+    else if (t.status === 'failed') failedHere++;
   }
+  if (suite.status === 'failed' && failedHere === 0) {
+    failedHere = 1;
+    failed++;
+  }
+  entry.failed += failedHere;
   byProject.set(project, entry);
 }
 
