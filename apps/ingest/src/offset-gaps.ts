@@ -57,6 +57,7 @@ export function createOffsetGapWatch({ kafka, groupId, topics, logger, metrics }
   let inFlight: Promise<void> | undefined;
   let warned = false;
 
+  /** `only`: the partitions to take (a join's assignment); undefined takes every partition (start). */
   async function readCommitted(only: ReadonlySet<string> | undefined): Promise<void> {
     admin ??= kafka.admin();
     connected ??= admin.connect();
@@ -72,8 +73,13 @@ export function createOffsetGapWatch({ kafka, groupId, topics, logger, metrics }
       }
     } catch (err) {
       connected = undefined;
-      if (!warned) logger.warn({ err, groupId }, 'could not read the group\'s committed offsets (Describe on the group?): offsets lost to retention are counted only after the first commit');
-      warned = true;
+      // At start this is only a head start (every join reads again), and a new cluster has no
+      // group coordinator yet: a failure there is not worth a warning.
+      if (only === undefined) logger.debug({ err, groupId }, 'could not read the group\'s committed offsets before joining; the join reads them');
+      else if (!warned) {
+        logger.warn({ err, groupId }, 'could not read the group\'s committed offsets (Describe on the group?): offsets lost to retention are counted only after the first commit');
+        warned = true;
+      }
     }
   }
 
