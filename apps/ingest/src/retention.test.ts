@@ -8,19 +8,19 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { createWirestreamSchema } from '@wirestream/schema';
 import { createLogger, createMemorySink, createMetricsRegistry, type MemorySink } from '@wirestream/telemetry';
-import { createTopics, uniqueName, waitFor } from '@wirestream/testkit';
+import { createTopics, startRedis, uniqueName, waitFor } from '@wirestream/testkit';
 import { createIngest, createIngestMetrics, kafkaLogCreator, type Ingest } from './index.js';
 import { useKafkaRedis } from '../test-support/kafka-redis.js';
 
 const servers = useKafkaRedis('retention-test');
 
 /** An in-process ingest of `topic` in `groupId`, configured as main.ts does, with its own log and metrics. */
-async function startIngest(topic: string, groupId: string): Promise<{ ingest: Ingest; sink: MemorySink; lost: (partition: number) => Promise<number | undefined>; stop: () => Promise<void> }> {
+async function startIngest(topic: string, groupId: string, redisUrl = servers.redisServer.url): Promise<{ ingest: Ingest; sink: MemorySink; lost: (partition: number) => Promise<number | undefined>; stop: () => Promise<void> }> {
   const sink = createMemorySink();
   const logger = createLogger({ name: 'retention-test', destination: sink });
   const schema = createWirestreamSchema(`type E { id: ID! n: Int }\ntype Subscription { e(id: ID): E @topic(name: "${topic}", key: "id") }\n`);
   const registry = createMetricsRegistry({ service: 'ingest', processMetrics: false });
-  const redis = new Redis(servers.redisServer.url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => 200 });
+  const redis = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => 200 });
   redis.on('error', () => {});
   const kafka = new Kafka({ clientId: 'retention-ingest', brokers: servers.brokers, logLevel: logLevel.ERROR, logCreator: kafkaLogCreator(logger) });
   const ingest = createIngest({ kafka, redis, schema, logger, metrics: createIngestMetrics(registry, schema.topics) }, { groupId, fromBeginning: true, historyPrefix: `wsh-${groupId}` });
@@ -86,6 +86,34 @@ describe('records deleted by retention before ingest read them', () => {
       expect(second.sink.lines.some((l) => l['msg'] === 'Offset out of range, resetting to default offset' && l['partition'] === 0)).toBe(true);
     } finally {
       await second.stop();
+    }
+  });
+
+  it('a running ingest held back (Redis down) past the log start: the offsets after its last chunk are counted once', async () => {
+    const topic = uniqueName('retention-running');
+    const groupId = uniqueName('retention-running');
+    await createTopics(servers.admin, [{ topic, numPartitions: 1 }]);
+    const redisServer = await startRedis();
+    const running = await startIngest(topic, groupId, redisServer.url);
+    try {
+      await produce(topic, 0, 0, 5);
+      await waitFor(() => running.ingest.stats.published === 5, { timeoutMs: 30_000, message: 'offsets 0-4 published' });
+      // Redis goes away: the next batch (5-9) waits in flight, consumption pauses.
+      await redisServer.stop();
+      await produce(topic, 0, 5, 5);
+      await waitFor(() => running.ingest.stats.pauses >= 1, { timeoutMs: 30_000, message: 'ingest to pause with 5-9 in flight' });
+      // Meanwhile retention passes: the log start moves to 12.
+      await produce(topic, 0, 10, 5);
+      await servers.admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: '12' }] });
+      await redisServer.start();
+      // 5-9 were already fetched: published from memory. 10-11 are gone; 12-14 follow.
+      await waitFor(() => running.ingest.stats.published === 13, { timeoutMs: 30_000, message: 'the held batch and what is left published' });
+      expect(await running.lost(0)).toBe(2);
+      const errors = running.sink.lines.filter((l) => typeof l['msg'] === 'string' && l['msg'].includes('deleted by retention'));
+      expect(errors.map((l) => [l['from'], l['to'], l['lost']])).toEqual([['10', '11', 2]]);
+    } finally {
+      await running.stop();
+      await redisServer.stop();
     }
   });
 
