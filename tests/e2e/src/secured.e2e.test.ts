@@ -189,6 +189,34 @@ describe('ingest on a secured Kafka, gateway on a TLS Redis with an ACL user', (
   });
 });
 
+describe('ACLs short of the guide\'s on the dead-letter topic: each named where it matters', () => {
+  it('no DescribeConfigs: a warning naming it at start; no Write: an error naming it at the first dead letter', async () => {
+    const partial = uniqueName('secured-partial');
+    const groupId = uniqueName('ingest-partial');
+    await createTopics(admin, [{ topic: partial, numPartitions: 1 }]);
+    const partialSchema = join(dir, 'partial.graphql');
+    writeFileSync(partialSchema, `type Changed { id: ID! n: Int }\ntype Subscription { changed(id: ID): Changed @topic(name: "${partial}", key: "id") }\n`);
+    await grantAcls(admin, broker.security.clientPrincipal, [
+      { resource: 'topic', name: partial, operations: ['read', 'describe'] },
+      { resource: 'topic', name: `${partial}.dlq`, operations: ['create', 'describe'] },
+      { resource: 'group', name: groupId, operations: ['read', 'describe'] },
+    ]);
+    const ingest = startApp('ingest', { ...ingestEnv(groupId, LISTENERS['SASL_SSL PLAIN']()), SCHEMA_PATH: partialSchema });
+    logs.push(ingest);
+    try {
+      const warning = await ingest.waitForLog((l) => /^Kafka denied DescribeConfigs on the dead-letter topic /.test(String(l['msg'])), 'the DescribeConfigs warning', 60_000);
+      expect(warning['msg']).toContain(`"${partial}.dlq" (TOPIC_AUTHORIZATION_FAILED): grant the ingest principal DescribeConfigs on it`);
+      await ingest.waitForLog((l) => l['msg'] === 'joined consumer group', 'joined consumer group', 60_000);
+      await producer.send({ topic: partial, acks: -1, messages: [{ key: 'k', value: 'not json' }] });
+      const denied = await ingest.waitForLog((l) => String(l['msg']).startsWith('Kafka denied writing to the dead-letter topic'), 'the dead-letter Write error', 30_000);
+      expect(denied).toMatchObject({ level: 'error', deadLetterTopic: `${partial}.dlq` });
+      expect(denied['msg']).toContain('grant the ingest principal Write and Describe on it');
+    } finally {
+      expect(await ingest.stop()).toBe(0);
+    }
+  });
+});
+
 /** Runs the built ingest until it exits (or the deadline), with what it printed. */
 function runIngestToExit(env: Record<string, string>, timeoutMs = 90_000): Promise<{ status: number | null; stderr: string; stdout: string }> {
   return runToExit(join(findRepoRoot(), 'apps', 'ingest', 'dist', 'main.js'), [], env, timeoutMs);
