@@ -28,7 +28,7 @@ const WRAPPER_VALUE = new Set(['DoubleValue', 'FloatValue', 'Int64Value', 'UInt6
 export function readProtobufShapes(schemaText: string, imports?: ReadonlyMap<string, string>): ProtobufShapes {
   const { messages } = loadProtobufFile(schemaText, imports);
   if (messages.length === 0) throw new ProtobufSchemaError('the .proto file declares no message');
-  const shapes = new Map<protobuf.Type, AvroShape>();
+  const shapes = new Map<protobuf.Type | protobuf.Enum, AvroShape>();
   const records = messages.map((type) => messageShape(type, shapes)).filter((s): s is AvroShape & { kind: 'record' } => s.kind === 'record');
   return {
     messages: records,
@@ -50,7 +50,7 @@ function innermost(shape: AvroShape): AvroShape {
   return shape;
 }
 
-function messageShape(type: protobuf.Type, shapes: Map<protobuf.Type, AvroShape>): AvroShape {
+function messageShape(type: protobuf.Type, shapes: Map<protobuf.Type | protobuf.Enum, AvroShape>): AvroShape {
   const known = shapes.get(type);
   if (known !== undefined) return known;
   const wellKnown = wellKnownShape(type, shapes);
@@ -68,7 +68,7 @@ function messageShape(type: protobuf.Type, shapes: Map<protobuf.Type, AvroShape>
   return record;
 }
 
-function fieldSlot(field: protobuf.Field, shapes: Map<protobuf.Type, AvroShape>): AvroSlot {
+function fieldSlot(field: protobuf.Field, shapes: Map<protobuf.Type | protobuf.Enum, AvroShape>): AvroSlot {
   const single = singleShape(field.type, field.resolvedType, shapes);
   if (field instanceof protobuf.MapField) return { shape: { kind: 'map', values: { shape: single, nullable: false } }, nullable: false };
   if (field.repeated) return { shape: { kind: 'array', items: { shape: single, nullable: isNullValue(field.resolvedType) } }, nullable: false };
@@ -84,11 +84,17 @@ function isNullValue(resolved: protobuf.Type | protobuf.Enum | null): boolean {
   return resolved instanceof protobuf.Enum && resolved.fullName === '.google.protobuf.NullValue';
 }
 
-function singleShape(typeName: string, resolved: protobuf.Type | protobuf.Enum | null, shapes: Map<protobuf.Type, AvroShape>): AvroShape {
+function singleShape(typeName: string, resolved: protobuf.Type | protobuf.Enum | null, shapes: Map<protobuf.Type | protobuf.Enum, AvroShape>): AvroShape {
   if (resolved instanceof protobuf.Type) return messageShape(resolved, shapes);
   if (resolved instanceof protobuf.Enum) {
     if (isNullValue(resolved)) return { kind: 'primitive', type: 'google.protobuf.NullValue', json: 'null' };
-    return { kind: 'enum', name: resolved.name, doc: resolved.comment ?? undefined, symbols: Object.keys(resolved.values) };
+    // One shape per enum: an enum used by several fields is one GraphQL type, not Status and Status2.
+    const known = shapes.get(resolved);
+    if (known !== undefined) return known;
+    // Every Protobuf enum is published open: protobufjs keeps a number the enum does not name (proto2's too), and so does the mapping.
+    const shape: AvroShape = { kind: 'enum', name: resolved.name, doc: resolved.comment ?? undefined, symbols: Object.keys(resolved.values), open: true };
+    shapes.set(resolved, shape);
+    return shape;
   }
   return scalarShape(typeName);
 }
@@ -115,7 +121,7 @@ function scalarShape(typeName: string): AvroShape {
 }
 
 /** The well-known types with a JSON form of their own; the others are ordinary messages. */
-function wellKnownShape(type: protobuf.Type, shapes: Map<protobuf.Type, AvroShape>): AvroShape | undefined {
+function wellKnownShape(type: protobuf.Type, shapes: Map<protobuf.Type | protobuf.Enum, AvroShape>): AvroShape | undefined {
   const name = type.fullName;
   if (!name.startsWith('.google.protobuf.')) return undefined;
   const short = name.slice('.google.protobuf.'.length);

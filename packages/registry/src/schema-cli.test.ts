@@ -112,7 +112,7 @@ describe('sdlFromAvro on every Avro type, checked against Confluent’s MockClie
     };
     const sdl = sdlFromAvro({ schema: JSON.stringify(schema), topic: 'orders', field: 'orderPlaced', key: 'order_id', subject: 'shop.Order', keyStyle: 'snake' });
     expect(sdl).toContain('  orderPlaced(order_id: ID): Order @topic(name: "orders", key: "order_id", format: AVRO, subject: "shop.Order")\n');
-    expect(sdl).toContain('"""\nAn order.\nTwo lines of doc.\n"""\ntype Order {\n  order_id: ID!\n  total_cents: Long!\n  item_count: Int!\n  weight_kg: Float\n  placed_at: String!\n  price: String!\n  status: Status!\n  tags: [String]!\n  attributes: JSONObject!\n  payment: AvroUnion\n  lines: [Line!]!\n  wait: AvroDuration!\n}\n');
+    expect(sdl).toContain('"""\nAn order.\nTwo lines of doc.\n"""\ntype Order {\n  order_id: ID!\n  total_cents: Long!\n  item_count: Int!\n  weight_kg: Double\n  placed_at: String!\n  price: String!\n  status: Status!\n  tags: [String]!\n  attributes: JSONObject!\n  payment: AvroUnion\n  lines: [Line!]!\n  wait: AvroDuration!\n}\n');
     expect(sdl).toContain('enum Status {\n  NEW\n  PAID\n}\n');
     const client = new MockClient();
     await client.register('shop.Order', { schemaType: 'AVRO', schema: JSON.stringify(schema) });

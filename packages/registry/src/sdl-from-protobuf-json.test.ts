@@ -135,11 +135,15 @@ describe('wirestream-schema from-registry on a Protobuf subject', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('  orderPlaced(order_id: ID): Order @topic(name: "orders", key: "order_id", format: PROTOBUF)\n');
     expect(run.stdout).toContain(
-      'type Order {\n  order_id: ID!\n  total_cents: String!\n  item_count: UInt32!\n  delta: Int!\n  weight: Float!\n  gift: Boolean!\n  thumb: String!\n  status: Status!\n' +
+      'type Order {\n  order_id: ID!\n  total_cents: String!\n  item_count: UInt32!\n  delta: Int!\n  weight: Double!\n  gift: Boolean!\n  thumb: String!\n  status: Status!\n' +
         '  placed_at: String\n  wait: String\n  max_items: Int\n  attributes: JSONObject\n  anything: JSON\n  prices: JSONObject!\n  lines: [Line!]!\n  tags: [String!]!\n' +
         '  customer: Customer\n  coupon: Int\n  card_token: String\n  wallet_id: String\n}\n',
     );
-    expect(run.stdout).toContain('enum Status {\n  STATUS_UNSPECIFIED\n  PAID\n  SHIPPED\n}\n');
+    // Protobuf enums are open (a number they do not name is published as the number): a scalar that lists the names, once for both fields using it.
+    expect(run.stdout).toContain('"One of STATUS_UNSPECIFIED, PAID, SHIPPED, or a number the enum does not name (Protobuf enums are open)."\nscalar Status\n');
+    expect(run.stdout).toContain('type Line {\n  sku: String!\n  qty: Int!\n  status: Status!\n}\n');
+    expect(run.stdout).not.toContain('Status2');
+    expect(run.stdout).toContain('scalar Double\n');
     expect(run.stdout).toContain('type Customer {\n  customer_id: String!\n  display_name: String!\n}\n');
     expect(run.stdout).toContain('scalar UInt32\n');
     const schema = createWirestreamSchema(run.stdout);
