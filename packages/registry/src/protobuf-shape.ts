@@ -15,32 +15,63 @@ import { hasDeclaredDefault, loadProtobufFile, ProtobufSchemaError } from './pro
 export interface ProtobufShapes {
   /** The file's top-level messages in declaration order (message index `[i]`), as record shapes. */
   readonly messages: readonly (AvroShape & { readonly kind: 'record' })[];
+  /** Every message of the file, nested ones too, by its path in the file: `Outer`, `Outer.Inner` (message indexes `[i]`, `[i, j]`). */
+  readonly paths: readonly string[];
   /**
-   * The message named `name` (its simple or full name); when `name` names none, the first message no
-   * other message of the file holds (a file declaring `Money` before `BidPlaced` carries `BidPlaced`).
+   * The message `name` names (see {@link PROTOBUF_MESSAGE_RULE}): its full name (`shop.Outer.Inner`), its
+   * path in the file (`Outer.Inner`), or its simple name (`Inner`), nested messages included; undefined when none.
    */
+  find(name: string): (AvroShape & { readonly kind: 'record' }) | undefined;
+  /** The message `name` names, else the first top-level message no other message holds (a file declaring `Money` before `BidPlaced` carries `BidPlaced`). */
   pick(name: string | undefined): AvroShape & { readonly kind: 'record' };
 }
 
+/**
+ * Which message of a .proto file a topic carries, in one place for the generator (`--message`), the
+ * start-up check and the docs: the one named (full name, path in the file such as `Outer.Inner`, or
+ * simple name; nested messages too, as ingest decodes message-index paths like `[1, 0]`); without a
+ * name (the generator) or when the name names none (the check, which names the SDL's payload type), the
+ * file's first top-level message that no other message holds.
+ */
+export const PROTOBUF_MESSAGE_RULE =
+  'the message named (its full name, its path in the file such as Outer.Inner, or its simple name; nested messages too), else the file\'s first top-level message that no other message holds';
+
 const WRAPPER_VALUE = new Set(['DoubleValue', 'FloatValue', 'Int64Value', 'UInt64Value', 'Int32Value', 'UInt32Value', 'BoolValue', 'StringValue', 'BytesValue']);
 
-/** Reads the top-level messages of a Protobuf schema; `imports` are the texts of the files it imports by schema reference. */
+/** Reads the messages of a Protobuf schema; `imports` are the texts of the files it imports by schema reference. */
 export function readProtobufShapes(schemaText: string, imports?: ReadonlyMap<string, string>): ProtobufShapes {
   const { messages } = loadProtobufFile(schemaText, imports);
   if (messages.length === 0) throw new ProtobufSchemaError('the .proto file declares no message');
   const shapes = new Map<protobuf.Type | protobuf.Enum, AvroShape>();
   const records = messages.map((type) => messageShape(type, shapes)).filter((s): s is AvroShape & { kind: 'record' } => s.kind === 'record');
+  const all = messages.flatMap((type) => withNested(type, type.name));
+  const recordOf = (type: protobuf.Type): (AvroShape & { kind: 'record' }) | undefined => {
+    const shape = messageShape(type, shapes);
+    return shape.kind === 'record' ? shape : undefined;
+  };
+  const find = (name: string): (AvroShape & { kind: 'record' }) | undefined => {
+    const wanted = name.startsWith('.') ? name.slice(1) : name;
+    const found = all.find((m) => m.type.fullName.slice(1) === wanted) ?? all.find((m) => m.path === wanted) ?? all.find((m) => m.type.name === wanted);
+    return found === undefined ? undefined : recordOf(found.type);
+  };
   return {
     messages: records,
+    paths: all.map((m) => m.path),
+    find,
     pick(name) {
-      const found = name === undefined ? -1 : messages.findIndex((m) => m.name === name || m.fullName.slice(1) === name);
-      const named = records[found];
+      const named = name === undefined ? undefined : find(name);
       if (named !== undefined) return named;
       const held = new Set<AvroShape>();
       for (const record of records) for (const field of record.fields) held.add(innermost(field.shape));
       return (records.find((r) => !held.has(r)) ?? records[0]) as AvroShape & { kind: 'record' };
     },
   };
+}
+
+/** A message and the messages nested in it, depth first in declaration order, with their paths in the file. */
+function withNested(type: protobuf.Type, path: string): { type: protobuf.Type; path: string }[] {
+  const nested = type.nestedArray.filter((n): n is protobuf.Type => n instanceof protobuf.Type && !(n.options?.['map_entry'] === true));
+  return [{ type, path }, ...nested.flatMap((n) => withNested(n, `${path}.${n.name}`))];
 }
 
 /** The shape a field holds, through lists and maps. */

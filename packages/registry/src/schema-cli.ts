@@ -28,7 +28,9 @@ Options:
   --field <name>         the Subscription field to bind it to, e.g. bidPlaced (required)
   --subject <subject>    the value schema's subject (default <topic>-value, Confluent's TopicNameStrategy)
   --key <field>          the routing key as published, e.g. listing_id (also the field's filter argument)
-  --message <name>       Protobuf: the message of the file the topic carries (default: the first, message index [0])
+  --message <name>       Protobuf: the message the topic carries: its full name (shop.Order.Line), its path in the
+                         file (Order.Line: nested messages too) or its simple name (default: the file's first
+                         top-level message that no other message holds, e.g. BidPlaced, not the Money it uses)
   --key-style <style>    ${KEY_STYLES.join(' | ')}: as ingest's INGEST_KEY_STYLE (default: INGEST_KEY_STYLE, else snake)
   --help
 `;

@@ -56,13 +56,14 @@ export function valueSubjectOf(route: Pick<SubscriptionRoute, 'topic' | 'subject
 /**
  * What ingest and the gateway check at start (decision 0019): every field the SDL selects on an
  * `@topic(format: AVRO | PROTOBUF | JSON_SCHEMA)` topic — the payload type's fields, and those of the object types below
- * them — exists in the latest schema of the topic's subject, under its published name (the key
- * style), with a type whose JSON fits the field's GraphQL type.
+ * them — exists in some version of the topic's subject (every registered version is read and merged,
+ * decision 0035), under its published name (the key style), with a type whose JSON fits the field's GraphQL type.
  * - **error** (the start stops, exit 78): a field the schema does not have; a shape that cannot
  *   render (an object where the schema has a scalar, a list where it has none, `Int` for a
  *   `string`); a subject that does not exist or is not Avro.
  * - **warning** (logged, the start goes on): a compatible difference — nullable in the registry but
- *   non-null in the SDL, fields the SDL does not select, `Int` for a `long`, enum symbols the SDL
+ *   non-null in the SDL (or missing from some version), `Float` for a float that may be NaN, a GraphQL
+ *   enum for an open Protobuf enum, fields the SDL does not select, `Int` for a `long`, enum symbols the SDL
  *   enum lacks, a union only some of whose branches fit.
  * A source that cannot answer (registry down) rejects: the caller decides (ingest and the gateway
  * log it and start unchecked, as decoding waits for the registry anyway).

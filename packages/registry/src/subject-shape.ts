@@ -11,7 +11,7 @@ export class SubjectShapeError extends Error {
 }
 
 export interface SubjectShapeOptions {
-  /** Protobuf: the message of the file (simple or full name); default the one named like `preferred`, else the first. */
+  /** Protobuf: the message of the file (full name, path in the file, or simple name; nested too): PROTOBUF_MESSAGE_RULE. */
   readonly message?: string | undefined;
   /** Protobuf without `message`: a message of this name is taken when the file has one (the SDL's payload type). */
   readonly preferred?: string | undefined;
@@ -35,8 +35,8 @@ export async function readSubjectShape(schema: SubjectSchema, subjects: Pick<Sub
         // protobufjs is imported with the first Protobuf subject (decision 0031).
         const { readProtobufShapes } = await import('./protobuf-shape.js');
         const shapes = readProtobufShapes(schema.schema, referenceTexts(references));
-        if (options.message !== undefined && !shapes.messages.some((m) => m.name === options.message || options.message?.endsWith(`.${m.name}`))) {
-          throw new SubjectShapeError(`the .proto file has no top-level message ${options.message}: one of ${shapes.messages.map((m) => m.name).join(', ')}`);
+        if (options.message !== undefined && shapes.find(options.message) === undefined) {
+          throw new SubjectShapeError(`the .proto file has no message ${options.message}: one of ${shapes.paths.join(', ')} (a nested message by its path, e.g. Outer.Inner, or its full name)`);
         }
         return { shape: shapes.pick(options.message ?? options.preferred), nullable: false };
       }
