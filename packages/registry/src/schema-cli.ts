@@ -97,7 +97,7 @@ export async function runSchemaCli(argv: readonly string[], io: CliIo): Promise<
     configured = await createSchemaSource(loadConfig(schemaSourceSpec, env), [`subject ${subject}`]);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    io.stderr(`wirestream-schema: ${err.message}\n`);
+    io.stderr(`wirestream-schema: ${flagProblems(err, values)}\n`);
     return EXIT_CONFIG;
   }
   if (configured === undefined) return usage('give --registry-url or --schema-dir');
@@ -121,6 +121,25 @@ export async function runSchemaCli(argv: readonly string[], io: CliIo): Promise<
     return EXIT_CONFIG;
   }
   return EXIT_OK;
+}
+
+/** The flags that stand in for the apps' settings: a problem with a value given as a flag names the flag, not the variable. */
+const FLAG_OF_VARIABLE: Readonly<Record<string, 'registry-url' | 'schema-dir'>> = { SCHEMA_REGISTRY_URL: 'registry-url', SCHEMA_DIR: 'schema-dir' };
+
+function flagProblems(err: ConfigError, values: Partial<Record<'registry-url' | 'schema-dir', string>>): string {
+  const fromFlag = (variable: string): string | undefined => {
+    const flag = FLAG_OF_VARIABLE[variable];
+    return flag !== undefined && values[flag] !== undefined ? `--${flag}` : undefined;
+  };
+  const lines = err.issues.map((issue) => {
+    const flag = fromFlag(issue.variable);
+    const problem = flag === undefined ? issue.problem : issue.problem.replace(new RegExp(`\\b${issue.variable}\\b`, 'g'), flag);
+    // A problem naming the other source's variable (one source only) names its flag when a flag set it.
+    const named = Object.keys(FLAG_OF_VARIABLE).reduce((text, variable) => (fromFlag(variable) === undefined ? text : text.replace(new RegExp(`\\b${variable}\\b`, 'g'), fromFlag(variable) as string)), problem);
+    return `  - ${flag ?? issue.variable}: ${named}${issue.received === undefined ? '' : `; received ${issue.received}`}`;
+  });
+  const flagsGiven = err.issues.some((issue) => fromFlag(issue.variable) !== undefined);
+  return `${err.issues.length === 1 ? '1 problem' : `${err.issues.length} problems`}:\n${lines.join('\n')}\nFix ${flagsGiven ? 'these flags (or the environment variables named)' : 'these environment variables'} and run again.`;
 }
 
 const FORMAT_OF_TYPE = { AVRO: 'AVRO', PROTOBUF: 'PROTOBUF', JSON: 'JSON_SCHEMA' } as const;
