@@ -1,7 +1,7 @@
-import { AvroSerializer, MockClient, SerdeType } from '@confluentinc/schemaregistry';
+import { AvroSerializer, JsonSerializer, MockClient, SerdeType } from '@confluentinc/schemaregistry';
 import { confluentProtobufSerializer } from '@wirestream/testkit';
 import { createWirestreamSchema } from '@wirestream/schema';
-import { keyConverter } from '@wirestream/transform';
+import { createKeyTransformer, keyConverter } from '@wirestream/transform';
 import { execute, getNamedType, parse, type GraphQLObjectType } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { selectAll } from './test-support/cli.js';
@@ -36,14 +36,20 @@ async function renderEvery(client: MockClient, topic: string, format: SdlFormat,
   const payloadType = getNamedType(wirestream.schema.getSubscriptionType()?.getFields()['event']?.type) as GraphQLObjectType;
   const document = parse(`subscription { event ${selectAll(payloadType)} }`);
   const decoders = createSchemaDecoders({ source: createRegistrySource(client), fieldName: keyConverter('snake') });
+  const keys = createKeyTransformer({ keyStyle: 'snake' });
   const payloads: unknown[] = [];
   for (const bytes of messages) {
     const header = readWireHeader(bytes);
     if (!header.ok) throw new Error(header.message);
     await decoders.load([header.id]);
     const entry = decoders.entry(header.id);
-    if (entry?.kind !== 'decoder') throw new Error(`not a decoder: ${JSON.stringify(entry)}`);
-    const { json } = entry.decoder.decode(bytes.subarray(5), undefined);
+    let json: string;
+    if (entry?.kind === 'decoder') json = entry.decoder.decode(bytes.subarray(5), undefined).json;
+    else if (entry?.kind === 'validator') {
+      // JSON Schema: validated, then published through the JSON path (keys by the key rule, values as written).
+      expect(entry.validator.validate(bytes.subarray(5))).toBeUndefined();
+      json = JSON.stringify(keys.transform(JSON.parse(bytes.subarray(5).toString('utf8'))));
+    } else throw new Error(`not a decoder: ${JSON.stringify(entry)}`);
     const payload = JSON.parse(json) as unknown;
     payloads.push(payload);
     const result = await execute({ schema: wirestream.schema, document, rootValue: { event: payload } });
@@ -123,6 +129,65 @@ describe('the mapping rule: the generated SDL accepts every value the mapping pu
     const { sdl } = await renderEvery(client, 'bids', 'AVRO', messages);
     expect(sdl).toContain('type Bid {\n  bid_id: String!\n  amount: Double!\n  status: Status!\n  bidder: Bidder\n  rank: Int\n  note: String\n}\n');
     expect(sdl).toContain('enum Status {\n  OPEN\n  WON\n}\n');
+  });
+
+  it('JSON Schema: every row of the SDL table, over two versions with the writer switching (a property added later is nullable)', async () => {
+    const v1 = {
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      title: 'Listing',
+      type: 'object',
+      required: ['listingId', 'ratio', 'count', 'total', 'state', 'tags', 'price'],
+      properties: {
+        listingId: { type: 'string' },
+        placedAt: { type: 'string', format: 'date-time' },
+        flag: { type: 'boolean' },
+        ratio: { type: 'number' },
+        count: { type: 'integer', minimum: -2_147_483_648, maximum: 2_147_483_647 },
+        total: { type: 'integer' },
+        state: { enum: ['OPEN', 'CLOSED'] },
+        code: { enum: [1, 2] },
+        tags: { type: 'array', items: { type: 'string' } },
+        pair: { type: 'array', items: [{ type: 'string' }, { type: 'number' }] },
+        attributes: { type: 'object', additionalProperties: { type: 'string' } },
+        either: { oneOf: [{ type: 'string' }, { type: 'number' }] },
+        anything: {},
+        note: { type: ['string', 'null'] },
+        price: { $ref: '#/definitions/Money' },
+      },
+      definitions: { Money: { type: 'object', required: ['cents'], properties: { cents: { type: 'integer' }, currencyCode: { type: 'string' } } } },
+    };
+    const v2 = { ...v1, required: [...v1.required, 'seller'], properties: { ...v1.properties, seller: { type: 'string' } } };
+    const client = new MockClient();
+    const id1 = await client.register('listings-value', { schemaType: 'JSON', schema: JSON.stringify(v1) });
+    const id2 = await client.register('listings-value', { schemaType: 'JSON', schema: JSON.stringify(v2) });
+    const w1 = new JsonSerializer(client, SerdeType.VALUE, { useSchemaId: id1 });
+    const w2 = new JsonSerializer(client, SerdeType.VALUE, { useSchemaId: id2 });
+    const base = { listingId: 'l-1', ratio: 0, count: 0, total: 0, state: 'OPEN', tags: [], price: { cents: 0 } };
+    const messages = [
+      await w1.serialize('listings', base),
+      await w2.serialize('listings', {
+        ...base,
+        seller: 's-1',
+        placedAt: '2026-12-01T19:30:05Z',
+        flag: true,
+        ratio: Number.MAX_VALUE,
+        count: -2_147_483_648,
+        total: Number.MAX_SAFE_INTEGER,
+        state: 'CLOSED',
+        code: 2,
+        tags: ['a'],
+        pair: ['x', 1.5],
+        attributes: { colourName: 'red' },
+        either: 'one',
+        anything: [1, { a: null }],
+        note: null,
+        price: { cents: -1, currencyCode: 'EUR' },
+      }),
+      await w1.serialize('listings', { ...base, ratio: 5e-324, either: 2, anything: 'x', note: 'n' }),
+    ];
+    const { sdl } = await renderEvery(client, 'listings', 'JSON_SCHEMA', messages);
+    expect(sdl).toContain('  ratio: Float!\n  count: Int!\n  total: Long!\n');
+    expect(sdl).toContain('  seller: String\n');
   });
 
   it('Protobuf: every row of the mapping table, open enums, NaN and ±Infinity, over two versions with the writer switching', async () => {
