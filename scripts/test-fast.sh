@@ -25,7 +25,7 @@ status=0; turbo run typecheck lint "${affected[@]}" --output-logs=errors-only ||
 checks+=("typecheck+lint=$status")
 
 mapfile -t projects < <(turbo ls "${affected[@]}" --output=json 2>/dev/null \
-  | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const p of JSON.parse(s).packages.items)console.log(p.path)})')
+  | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const p of JSON.parse(s).packages.items)if(p.path&&p.path!==".")console.log(p.path)})')
 mapfile -t files < <(node scripts/affected-unit-tests.mjs "${projects[@]}")
 results=.wirestream/test-fast-results.json
 rm -f "$results"
