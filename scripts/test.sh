@@ -17,6 +17,7 @@ turbo run typecheck --output-logs=errors-only
 step "linting (type-aware; module boundaries and the gateway's layers)"
 turbo run lint --output-logs=errors-only
 node scripts/render-config-docs.mjs --check
+depcruise --config .dependency-cruiser.cjs --ignore-known --output-type err apps packages
 node scripts/render-project-graph.mjs --check
 # The runbook's capacity tables must be what scripts/capacity.mjs computes from bench/results now.
 node scripts/capacity.mjs --check
