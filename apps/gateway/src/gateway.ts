@@ -8,7 +8,7 @@ import type { Logger, Registry, Tracer } from '@wirestream/telemetry';
 import { createAuthenticator, type Authenticator } from './auth/authenticator.js';
 import type { Broker, HistoryReader, SnapshotReader } from './broker/broker.js';
 import { createHub, type HubSnapshot } from './core/hub.js';
-import type { GroupContextBase } from './core/hub-state.js';
+import type { GroupContextBase } from './core/groups.js';
 import type { DocumentLimits } from './core/document-limits.js';
 import type { GatewayMetrics } from './core/metrics.js';
 import { createOperationCompiler } from './core/operations.js';

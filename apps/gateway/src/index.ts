@@ -13,7 +13,8 @@ export { parseSnapshotRequest, resolveSnapshotAsk, type SnapshotAsk, type Snapsh
 export type { SnapshotSignal } from './core/snapshot.js';
 export { createOperationCompiler, type CompiledSubscription } from './core/operations.js';
 export { compileProjector, type Projector, type ProjectableOperation } from './core/projector.js';
-export { compileWhere, normalizeWhere, whereKey, type WhereNode, type WherePredicate } from './core/where.js';
+export { normalizeWhere, whereKey, type WhereNode } from './core/where.js';
+export { compileWhere, type WherePredicate } from './core/where-compile.js';
 export { checkDocumentLimits, checkDocumentNesting, resolveDocumentLimits, type DocumentLimits } from './core/document-limits.js';
 export { createGatewayMetrics, type GatewayMetrics } from './core/metrics.js';
 // Brokers and history.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DELTA_PAYLOAD_PREFIX, createDeltaReader } from '@wirestream/delta';
 import { computeGroupDeltas, parseDeltaRequest } from './delta.js';
-import type { Group } from './hub-state.js';
+import type { Group } from './groups.js';
 
 const payload = (n: number): string =>
   JSON.stringify({ data: { listingUpdated: { listing_id: 'lst-1', title: 'Signed Vinyl Collection', description: 'x'.repeat(400), price: 100 + n } }, extensions: { position: { offset: String(n) } } });

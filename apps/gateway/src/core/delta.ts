@@ -4,7 +4,7 @@
  * the group, never per socket. The wire form lives in @wirestream/delta, shared with clients.
  */
 import { DELTA_FOSSIL, encodeDeltaPayload, payloadBytes } from '@wirestream/delta';
-import type { Group } from './hub-state.js';
+import type { Group } from './groups.js';
 
 /**
  * Validates `extensions.delta` of a subscribe payload (external input). Returns true for

@@ -17,11 +17,16 @@
  * payload of its group once and in order; one that left meanwhile is skipped.
  */
 import { performance } from 'node:perf_hooks';
+import type { Envelope } from '@wirestream/schema';
+import { holdForCatchup } from './catchup.js';
+import type { ConnectionWriter, FramePositions } from './connection-writer.js';
 import { computeGroupDeltas, type GroupDeltas } from './delta.js';
-import type { FramePositions } from './connection-writer.js';
-import type { Group, HubState, Subscriber } from './hub-state.js';
-import { holdForCatchup } from './recovery.js';
-import { endTrips, type Trip } from './trip-tracing.js';
+import { currentEpoch, type Epoch } from './epoch.js';
+import type { Group, Subscriber } from './groups.js';
+import type { GatewayMetrics } from './metrics.js';
+import { scheduleUnlessInSlice, type Scheduler } from './scheduler.js';
+import type { HubStats } from './stats.js';
+import { endTrips, takeTrips, type Trip, type Tracing } from './trip-tracing.js';
 
 /** Pending payload characters of one group that start a flush even while messages are queued. */
 export const FLUSH_GROUP_BYTES = 65_536;
@@ -29,6 +34,54 @@ export const FLUSH_GROUP_BYTES = 65_536;
 const CLOCK_EVERY = 64;
 /** While messages are queued, payloads wait this many times the last flush's duration before the next. */
 export const FLUSH_COST_RATIO = 2;
+
+/** What waits to be written and what is being written: this module is its one writer. */
+export interface Flusher<C> {
+  readonly writer: ConnectionWriter<C>;
+  readonly metrics: GatewayMetrics | undefined;
+  readonly stats: HubStats;
+  readonly epoch: Epoch;
+  readonly scheduler: Scheduler;
+  readonly tracing: Tracing<C> | undefined;
+  /** Longest a rendered payload waits for its flush while messages are still queued (`GATEWAY_FLUSH_DELAY_MS`). */
+  readonly flushDelayMs: number;
+  /** Groups with payloads waiting for a flush. */
+  dirty: Group<C>[];
+  /** When the oldest of them got its first payload (performance.now()). */
+  pendingSince: number;
+  /** The most pending characters any of them holds. */
+  pendingLargest: number;
+  /** A flush being written across slices. */
+  flushing: Flush<C> | undefined;
+  /** How long the last flush took (ms, start to last write): paces the next one under load. */
+  lastFlushMs: number;
+}
+
+export type FlusherDeps<C> = Pick<Flusher<C>, 'writer' | 'metrics' | 'stats' | 'epoch' | 'scheduler' | 'tracing' | 'flushDelayMs'>;
+
+export function createFlusher<C>(deps: FlusherDeps<C>): Flusher<C> {
+  return { ...deps, dirty: [], pendingSince: 0, pendingLargest: 0, flushing: undefined, lastFlushMs: 0 };
+}
+
+/** Queues a group's payload for a flush (this module decides when); outside a slice (a back-fill, an async result) a slice is scheduled. */
+export function queuePayload<C>(flusher: Flusher<C>, group: Group<C>, json: string, envelope: Envelope): void {
+  if (group.pending.length === 0) {
+    if (flusher.dirty.length === 0) flusher.pendingSince = performance.now();
+    flusher.dirty.push(group);
+  }
+  group.pending.push(json);
+  group.pendingTs.push(envelope.ts);
+  group.pendingPartition.push(envelope.partition);
+  group.pendingOffset.push(envelope.offset);
+  group.pendingChars += json.length;
+  if (group.pendingChars > flusher.pendingLargest) flusher.pendingLargest = group.pendingChars;
+  scheduleUnlessInSlice(flusher.scheduler);
+}
+
+/** Whether a flush is being written or payloads wait for one. */
+export function flushPending<C>(flusher: Flusher<C>): boolean {
+  return flusher.flushing !== undefined || flusher.dirty.length > 0;
+}
 
 /** One group being written: its payloads of this flush and the subscribers they go to. */
 export interface GroupWrite<C> {
@@ -62,25 +115,24 @@ export interface Flush<C> {
 }
 
 /** Whether what is pending should be written now (see the module comment). */
-export function flushDue<C>(state: HubState<C>, queueEmpty: boolean): boolean {
-  if (state.dirty.length === 0) return false;
-  if (queueEmpty || state.pendingLargest >= FLUSH_GROUP_BYTES) return true;
-  const wait = Math.min(state.flow.flushDelayMs, state.lastFlushMs * FLUSH_COST_RATIO);
-  return performance.now() - state.pendingSince >= wait;
+export function flushDue<C>(flusher: Flusher<C>, queueEmpty: boolean): boolean {
+  if (flusher.dirty.length === 0) return false;
+  if (queueEmpty || flusher.pendingLargest >= FLUSH_GROUP_BYTES) return true;
+  const wait = Math.min(flusher.flushDelayMs, flusher.lastFlushMs * FLUSH_COST_RATIO);
+  return performance.now() - flusher.pendingSince >= wait;
 }
 
 /** Takes every dirty group into a new flush (there is none in progress). */
-export function startFlush<C>(state: HubState<C>): void {
-  const trips = state.trips.length === 0 ? undefined : state.trips;
-  if (trips !== undefined) state.trips = [];
-  state.flushing = { groups: state.dirty, nextGroup: 0, current: undefined, startedAt: performance.now(), trips };
-  state.dirty = [];
-  state.pendingLargest = 0;
+export function startFlush<C>(flusher: Flusher<C>): void {
+  const trips = takeTrips(flusher.tracing);
+  flusher.flushing = { groups: flusher.dirty, nextGroup: 0, current: undefined, startedAt: performance.now(), trips };
+  flusher.dirty = [];
+  flusher.pendingLargest = 0;
 }
 
 /** Writes until the flush is done (true) or the slice's deadline passed (false: continue next slice). */
-export function continueFlush<C>(state: HubState<C>, deadline: number): boolean {
-  const flush = state.flushing;
+export function continueFlush<C>(flusher: Flusher<C>, deadline: number): boolean {
+  const flush = flusher.flushing;
   if (!flush) return true;
   let writes = 0;
   for (;;) {
@@ -88,21 +140,21 @@ export function continueFlush<C>(state: HubState<C>, deadline: number): boolean 
     if (!job) {
       const group = flush.groups[flush.nextGroup++];
       if (!group) break;
-      job = flush.current = takeGroup(group, state.epoch);
+      job = flush.current = takeGroup(group, currentEpoch(flusher.epoch));
     }
     // Deliberately imperative: this loop runs per subscriber per flush.
     const { subscribers, group } = job;
     while (job.next < subscribers.length) {
       const subscriber = subscribers[job.next++] as Subscriber<C>;
-      if (group.subscribers.has(subscriber)) writeSubscriber(state, job, subscriber);
+      if (group.subscribers.has(subscriber)) writeSubscriber(flusher.writer, job, subscriber);
       if (++writes % CLOCK_EVERY === 0 && performance.now() >= deadline) return false;
     }
-    countDeliveries(state, job);
+    countDeliveries(flusher, job);
     flush.current = undefined;
   }
-  state.flushing = undefined;
-  state.lastFlushMs = performance.now() - flush.startedAt;
-  if (flush.trips !== undefined && state.tracer !== undefined) endTrips(state.tracer, flush.trips, flush.startedAt);
+  flusher.flushing = undefined;
+  flusher.lastFlushMs = performance.now() - flush.startedAt;
+  if (flush.trips !== undefined && flusher.tracing !== undefined) endTrips(flusher.tracing.tracer, flush.trips, flush.startedAt);
   return true;
 }
 
@@ -137,8 +189,7 @@ function takeGroup<C>(group: Group<C>, epoch: string | undefined): GroupWrite<C>
  * One subscriber's frames of this flush: held back while it replays history; as deltas when it asked
  * for them and has the group's previous payload (else the full payloads, which become its base).
  */
-function writeSubscriber<C>(state: HubState<C>, job: GroupWrite<C>, subscriber: Subscriber<C>): void {
-  const { writer } = state;
+function writeSubscriber<C>(writer: ConnectionWriter<C>, job: GroupWrite<C>, subscriber: Subscriber<C>): void {
   const { deltas } = job;
   if (subscriber.catchup !== undefined) {
     // Held and replayed payloads are full; the first live one after the catch-up is full too.
@@ -160,14 +211,14 @@ function writeSubscriber<C>(state: HubState<C>, job: GroupWrite<C>, subscriber: 
  * Stats and metrics of one group write: per group and payload, never per subscriber (cost O(groups));
  * delta subscribers were counted by the write loop, two integers.
  */
-function countDeliveries<C>(state: HubState<C>, job: GroupWrite<C>): void {
+function countDeliveries<C>(flusher: Flusher<C>, job: GroupWrite<C>): void {
   const { group, payloads, timestamps, deltas, withBase, fromFull } = job;
   const receivers = job.subscribers.length;
   const frames = receivers * payloads.length;
   const deltaFrames = deltas === undefined ? 0 : withBase * deltas.deltasWithBase + fromFull * deltas.deltasFromFull;
-  state.stats.framesOut += frames;
-  state.stats.deltaFramesOut += deltaFrames;
-  const { metrics } = state;
+  flusher.stats.framesOut += frames;
+  flusher.stats.deltaFramesOut += deltaFrames;
+  const { metrics } = flusher;
   if (!metrics) return;
   const now = Date.now();
   const fullReceivers = receivers - withBase - fromFull;

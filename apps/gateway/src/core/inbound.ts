@@ -13,10 +13,13 @@
  * bounded by this setting whatever the publish rate.
  */
 import { performance } from 'node:perf_hooks';
-// eslint-disable-next-line import-x/no-cycle -- the one runtime circle the cycle rule found; removed by the hub's split (issue 31)
-import { continueFanout, processMessage } from './delivery.js';
-import { continueFlush, flushDue, startFlush } from './flush.js';
-import type { HubState } from './hub-state.js';
+import type { Logger } from '@wirestream/telemetry';
+import type { Broker } from '../broker/broker.js';
+import { continueFanout, fanOutOne, fanoutInProgress, type Fanout } from './fanout.js';
+import { continueFlush, flushDue, flushPending, startFlush, type Flusher } from './flush.js';
+import type { GatewayMetrics } from './metrics.js';
+import { scheduleSlice, setInSlice, sliceStarted, type Scheduler } from './scheduler.js';
+import type { HubStats } from './stats.js';
 
 /** FIFO of broker messages: two parallel arrays and a read index (no per-message tuple, no `shift`). */
 export interface InboundQueue {
@@ -38,12 +41,37 @@ export interface FlowLimits {
   readonly maxInboundBytes: number;
 }
 
-export function createInboundQueue(): InboundQueue {
-  return { channels: [], texts: [], head: 0, chars: 0 };
+/** Broker messages not processed yet, and whether the broker is paused or the queue held: this module is their one writer. */
+export interface Inbound {
+  readonly broker: Broker;
+  readonly logger: Logger;
+  readonly metrics: GatewayMetrics | undefined;
+  readonly stats: HubStats;
+  readonly flow: FlowLimits;
+  readonly scheduler: Scheduler;
+  /** In arrival order. */
+  readonly queue: InboundQueue;
+  /** While re-reading history after a broker reconnect, the queue is held: live messages wait, then follow in order. */
+  held: boolean;
+  /** The held queue overflowed and was dropped since the hold began: the back-fill makes one more pass ({@link takeDropped}). */
+  dropped: boolean;
+  /** The broker is paused because the queue passed `flow.maxInboundBytes`. */
+  paused: boolean;
 }
 
-export function queuedMessages(queue: InboundQueue): number {
-  return queue.texts.length - queue.head;
+export type InboundDeps = Pick<Inbound, 'broker' | 'logger' | 'metrics' | 'stats' | 'flow' | 'scheduler'>;
+
+export function createInbound(deps: InboundDeps): Inbound {
+  return { ...deps, queue: { channels: [], texts: [], head: 0, chars: 0 }, held: false, dropped: false, paused: false };
+}
+
+export function queuedMessages(inbound: Inbound): number {
+  return inbound.queue.texts.length - inbound.queue.head;
+}
+
+/** What the inbound queue reports in `/stats`. */
+export function inboundStats(inbound: Inbound): { readonly messages: number; readonly chars: number; readonly paused: boolean } {
+  return { messages: queuedMessages(inbound), chars: inbound.queue.chars, paused: inbound.paused };
 }
 
 /**
@@ -52,51 +80,58 @@ export function queuedMessages(queue: InboundQueue): number {
  * reconnect, so then the queue is dropped instead and the back-fill asked for one more pass (what
  * was dropped is in history, written before its publish).
  */
-export function onBrokerMessage<C>(state: HubState<C>, channel: string, text: string): void {
-  const queue = state.inbound;
+export function onBrokerMessage(inbound: Inbound, channel: string, text: string): void {
+  const { queue } = inbound;
   queue.channels.push(channel);
   queue.texts.push(text);
   queue.chars += text.length;
-  if (queue.chars > state.flow.maxInboundBytes) {
-    if (state.held) {
-      discardInbound(state);
-      state.backfillAgain = true;
-    } else if (!state.paused) pauseBroker(state);
+  if (queue.chars > inbound.flow.maxInboundBytes) {
+    if (inbound.held) {
+      discardInbound(inbound);
+      inbound.dropped = true;
+    } else if (!inbound.paused) pauseBroker(inbound);
   }
-  if (!state.held) scheduleSlice(state);
+  if (!inbound.held) scheduleSlice(inbound.scheduler);
 }
 
 /**
  * The broker was lost and history will be back-filled: hold what arrives until the back-fill is
  * done ({@link releaseInbound}). What is queued now is dropped, since the back-fill starts at the
  * delivered marks and re-reads all of it from history (its copies here would only be duplicates),
- * and reading resumes so the connection can come back.
+ * and reading resumes so the connection can come back. (A split fan-out is finished first by the
+ * caller, backfill.ts: its position is already marked delivered.)
  */
-export function holdInbound<C>(state: HubState<C>): void {
-  // A split fan-out finishes first: its position is already marked delivered, so the back-fill would not bring it again.
-  continueFanout(state, Infinity);
-  state.held = true;
-  discardInbound(state);
-  if (state.paused) resumeBroker(state);
+export function holdInbound(inbound: Inbound): void {
+  inbound.held = true;
+  discardInbound(inbound);
+  if (inbound.paused) resumeBroker(inbound);
 }
 
-function discardInbound<C>(state: HubState<C>): void {
-  const queue = state.inbound;
+/** Whether the held queue was dropped since the last ask (then the back-fill makes one more pass). */
+export function takeDropped(inbound: Inbound): boolean {
+  const { dropped } = inbound;
+  inbound.dropped = false;
+  return dropped;
+}
+
+function discardInbound(inbound: Inbound): void {
+  const { queue } = inbound;
   queue.channels.length = 0;
   queue.texts.length = 0;
   queue.head = 0;
   queue.chars = 0;
 }
 
-export function releaseInbound<C>(state: HubState<C>): void {
-  state.held = false;
-  if (queuedMessages(state.inbound) > 0) scheduleSlice(state);
+export function releaseInbound(inbound: Inbound): void {
+  inbound.held = false;
+  if (queuedMessages(inbound) > 0) scheduleSlice(inbound.scheduler);
 }
 
-export function scheduleSlice<C>(state: HubState<C>): void {
-  if (state.sliceScheduled) return;
-  state.sliceScheduled = true;
-  setImmediate(state.runSlice);
+/** The steps a slice drives, in the event's order. */
+export interface Slice<C> {
+  readonly inbound: Inbound;
+  readonly fanout: Fanout<C>;
+  readonly flusher: Flusher<C>;
 }
 
 /**
@@ -104,39 +139,42 @@ export function scheduleSlice<C>(state: HubState<C>): void {
  * written), then the rest of a split fan-out, then queued messages until the budget is spent, then
  * start a flush if one is due (flush.ts) and write within what is left; another slice follows on
  * the next turn while work remains. A message whose fan-out outlasts the budget is split between
- * groups (delivery.ts), never within one, and finishes before the next message starts: each
+ * groups (fanout.ts), never within one, and finishes before the next message starts: each
  * group's payloads stay in event order.
  */
-export function runSlice<C>(state: HubState<C>): void {
-  state.sliceScheduled = false;
-  const deadline = performance.now() + state.flow.sliceMs;
-  if (!continueFlush(state, deadline)) {
-    scheduleSlice(state);
+export function runSlice<C>(slice: Slice<C>): void {
+  const { inbound, fanout, flusher } = slice;
+  const { scheduler } = inbound;
+  sliceStarted(scheduler);
+  const deadline = performance.now() + inbound.flow.sliceMs;
+  if (!continueFlush(flusher, deadline)) {
+    scheduleSlice(scheduler);
     return;
   }
-  const queue = state.inbound;
-  if (!state.held && fanoutDone(state, deadline)) processUntil(state, queue, deadline);
-  const caughtUp = state.held || (state.fanout === undefined && queue.head === queue.texts.length);
-  if (flushDue(state, caughtUp)) {
-    startFlush(state);
-    continueFlush(state, deadline);
+  const { queue } = inbound;
+  if (!inbound.held && fanoutDone(fanout, scheduler, deadline)) processUntil(inbound, fanout, deadline);
+  const caughtUp = inbound.held || (!fanoutInProgress(fanout) && queue.head === queue.texts.length);
+  if (flushDue(flusher, caughtUp)) {
+    startFlush(flusher);
+    continueFlush(flusher, deadline);
   }
-  if (state.flushing !== undefined || state.dirty.length > 0 || !caughtUp) scheduleSlice(state);
+  if (flushPending(flusher) || !caughtUp) scheduleSlice(scheduler);
 }
 
 /** The rest of a split fan-out, within the slice: true when none is left. */
-function fanoutDone<C>(state: HubState<C>, deadline: number): boolean {
-  if (state.fanout === undefined) return true;
-  state.inSlice = true;
+function fanoutDone<C>(fanout: Fanout<C>, scheduler: Scheduler, deadline: number): boolean {
+  if (!fanoutInProgress(fanout)) return true;
+  setInSlice(scheduler, true);
   try {
-    return continueFanout(state, deadline);
+    return continueFanout(fanout, deadline);
   } finally {
-    state.inSlice = false;
+    setInSlice(scheduler, false);
   }
 }
 
-function processUntil<C>(state: HubState<C>, queue: InboundQueue, deadline: number): void {
-  state.inSlice = true;
+function processUntil<C>(inbound: Inbound, fanout: Fanout<C>, deadline: number): void {
+  const { queue, scheduler } = inbound;
+  setInSlice(scheduler, true);
   try {
     while (queue.head < queue.texts.length) {
       const i = queue.head++;
@@ -144,24 +182,14 @@ function processUntil<C>(state: HubState<C>, queue: InboundQueue, deadline: numb
       const text = queue.texts[i] as string;
       queue.texts[i] = ''; // let the envelope go now, not at the next compaction
       queue.chars -= text.length;
-      processOne(state, channel, text, deadline);
-      if (state.fanout !== undefined || performance.now() >= deadline) break;
+      fanOutOne(fanout, channel, text, deadline);
+      if (fanoutInProgress(fanout) || performance.now() >= deadline) break;
     }
   } finally {
-    state.inSlice = false;
+    setInSlice(scheduler, false);
   }
   compact(queue);
-  if (state.paused && queue.chars <= state.flow.maxInboundBytes / 2) resumeBroker(state);
-}
-
-/** No single message can stop the hub: a throw is logged and the next message goes on. */
-export function processOne<C>(state: HubState<C>, channel: string, text: string, deadline = Infinity): void {
-  try {
-    processMessage(state, channel, text, deadline);
-  } catch (err) {
-    state.stats.badEnvelopes++;
-    state.logger.error({ err, channel }, 'processing a Redis message failed; it was skipped');
-  }
+  if (inbound.paused && queue.chars <= inbound.flow.maxInboundBytes / 2) resumeBroker(inbound);
 }
 
 /** A time budget for loops outside the queue (back-fill): true once the current slice is spent. */
@@ -180,20 +208,20 @@ export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-function pauseBroker<C>(state: HubState<C>): void {
-  state.paused = true;
-  state.stats.pauses++;
-  state.metrics?.redisPaused.inc();
-  state.broker.pause();
-  state.logger.warn(
-    { queuedMessages: queuedMessages(state.inbound), queuedChars: state.inbound.chars },
+function pauseBroker(inbound: Inbound): void {
+  inbound.paused = true;
+  inbound.stats.pauses++;
+  inbound.metrics?.redisPaused.inc();
+  inbound.broker.pause();
+  inbound.logger.warn(
+    { queuedMessages: queuedMessages(inbound), queuedChars: inbound.queue.chars },
     'inbound queue passed GATEWAY_INBOUND_MAX_BYTES: reading from Redis paused until it is half empty',
   );
 }
 
-function resumeBroker<C>(state: HubState<C>): void {
-  state.paused = false;
-  state.broker.resume();
+function resumeBroker(inbound: Inbound): void {
+  inbound.paused = false;
+  inbound.broker.resume();
 }
 
 /** Drops processed entries: all at once when the queue is empty, else when they are most of it. */

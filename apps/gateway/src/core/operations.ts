@@ -29,7 +29,8 @@ import {
   type VariablesLimits,
 } from './document-limits.js';
 import { compileProjector, type ProjectableOperation, type Projector } from './projector.js';
-import { and, compileWhere, normalizeWhere, pinnedKeys, TRUE, whereKey, whereLimitViolation, type WhereLimits, type WhereNode, type WherePredicate } from './where.js';
+import { and, normalizeWhere, pinnedKeys, TRUE, whereKey, whereLimitViolation, type WhereLimits, type WhereNode } from './where.js';
+import { compileWhere, type WherePredicate } from './where-compile.js';
 import { boundWhere, type BoundFilter } from './where-bound.js';
 
 /** A subscribe request as it arrives in a graphql-ws `subscribe` message payload. */

@@ -35,3 +35,8 @@ export function positionExtensions(envelope: Envelope, epoch: string | undefined
   if (epoch !== undefined) position['epoch'] = epoch;
   return { position };
 }
+
+/** The delivered marks of a topic, by partition (empty when nothing was delivered yet). */
+export function marksOf(delivered: DeliveredMarks, topic: string): readonly (string | undefined)[] {
+  return delivered.get(topic) ?? [];
+}

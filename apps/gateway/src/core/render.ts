@@ -1,6 +1,29 @@
 import { execute, type ExecutionResult } from 'graphql';
 import { matchesFilter, type Envelope, type WirestreamSchema } from '@wirestream/schema';
-import type { Group, HubStats } from './hub-state.js';
+import type { CompiledSubscription } from './operations.js';
+import type { HubStats } from './stats.js';
+
+/**
+ * What renders payloads for one hub: the schema, the executions counter, and the last event's
+ * extensions with their JSON (every group of one event gets the same object, so it is serialized
+ * once per event, not once per group). One per hub: two hubs in a process share nothing.
+ */
+export interface Renderer {
+  readonly schema: WirestreamSchema;
+  readonly stats: HubStats;
+  lastExtensions: Record<string, unknown> | undefined;
+  lastTail: string;
+}
+
+/** What a payload is rendered for: a group's operation and its resolver context. */
+export interface RenderTarget {
+  readonly op: CompiledSubscription;
+  readonly context: object | undefined;
+}
+
+export function createRenderer(schema: WirestreamSchema, stats: HubStats): Renderer {
+  return { schema, stats, lastExtensions: undefined, lastTail: '}' };
+}
 
 /**
  * A group's payload for one event: rendered and serialized once for all its subscribers;
@@ -15,25 +38,19 @@ import type { Group, HubStats } from './hub-state.js';
  * be shown to belong to a caller bound to another field) and is not executed: it is the data-less
  * `{"extensions":{"deleted":{"key":…},"position":…}}` (decision 0024).
  */
-export function renderPayload<C>(
-  schema: WirestreamSchema,
-  stats: HubStats,
-  group: Group<C>,
-  envelope: Envelope,
-  extensions: Record<string, unknown>,
-): string | Promise<string> | undefined {
+export function renderPayload(renderer: Renderer, group: RenderTarget, envelope: Envelope, extensions: Record<string, unknown>): string | Promise<string> | undefined {
   const { op } = group;
   if (!matchesFilter(op.filter, envelope.payload)) return undefined;
   if (op.where !== undefined && !op.where(envelope)) return undefined;
   if (envelope.deleted === true) return deletedPayload(envelope, extensions);
-  stats.executions++;
+  renderer.stats.executions++;
   if (op.projector !== undefined) {
     // JSON.stringify({ data, extensions }) of execute's result, written as one flat string.
-    const json = op.projector.project(envelope.payload, '{"data":', extensionsTail(extensions));
+    const json = op.projector.project(envelope.payload, '{"data":', extensionsTail(renderer, extensions));
     if (json !== undefined) return json;
   }
   const result = execute({
-    schema: schema.schema,
+    schema: renderer.schema.schema,
     document: op.document,
     rootValue: { [op.route.fieldName]: envelope.payload },
     variableValues: op.variables,
@@ -43,18 +60,14 @@ export function renderPayload<C>(
   return isPromise(result) ? result.then((r) => serializeResult(r, extensions)) : serializeResult(result, extensions);
 }
 
-// The last event's extensions and their JSON: every group of one event gets the same object, so
-// it is serialized once per event, not once per group.
-let lastExtensions: Record<string, unknown> | undefined;
-let lastTail = '}';
-
-function extensionsTail(extensions: Record<string, unknown>): string {
-  if (extensions !== lastExtensions) {
+/** `,"extensions":…}` of this event, serialized by its first group only. */
+function extensionsTail(renderer: Renderer, extensions: Record<string, unknown>): string {
+  if (extensions !== renderer.lastExtensions) {
     const json = JSON.stringify(extensions) as string | undefined;
-    lastTail = json === undefined ? '}' : ',"extensions":' + json + '}';
-    lastExtensions = extensions;
+    renderer.lastTail = json === undefined ? '}' : ',"extensions":' + json + '}';
+    renderer.lastExtensions = extensions;
   }
-  return lastTail;
+  return renderer.lastTail;
 }
 
 /** The `next` payload: data and the position, or the errors (with whatever data there is). */

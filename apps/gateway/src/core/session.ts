@@ -13,7 +13,7 @@ import { GATEWAY_DEFAULTS } from '../defaults.js';
 import type { ConnectionWriter } from './connection-writer.js';
 import { parseDeltaRequest } from './delta.js';
 import type { Hub } from './hub.js';
-import type { Subscriber } from './hub-state.js';
+import type { Subscriber } from './groups.js';
 import type { AccessScope, OperationCompiler } from './operations.js';
 import type { RateLimiter } from './rate-limit.js';
 import { parseResumeRequest, parseStartRequest } from './resume-request.js';

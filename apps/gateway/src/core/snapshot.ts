@@ -10,16 +10,18 @@
  * reflected in the snapshot (or overwritten, or deleted) and are dropped.
  *
  * The trip of one snapshot: sendSnapshot → readSeam (the port, snapshot tops, the epoch)
- *   → sortedEntries → sendEntries (renderEntry per entry, chunked with recovery.ts's replay chunks)
+ *   → sortedEntries → sendEntries (renderEntry per entry, chunked with resume.ts's replay chunks)
  *   → signalSnapshotEnd (the data-less end frame, with the start when asked) → releaseCatchup.
  */
 import { decodeEnvelope, type Envelope, type Snapshot, type SnapshotEntry } from '@wirestream/schema';
-import type { HubState, Subscriber } from './hub-state.js';
+import { releaseCatchup } from './catchup.js';
+import { currentEpoch, knownEpoch } from './epoch.js';
+import { channelsConfirmed, type Subscriber } from './groups.js';
 import { offsetAfter, positionExtensions } from './positions.js';
-import { createReplayChunks, releaseCatchup } from './recovery.js';
 import { renderPayload } from './render.js';
+import { createReplayChunks, type CatchupContext } from './resume.js';
 import type { SnapshotAsk } from './snapshot-request.js';
-import { channelsConfirmed, type StartSignal } from './start.js';
+import type { StartSignal } from './start.js';
 
 /**
  * The data-less `next` that ends a snapshot: `{"extensions":{"snapshot":<this>}}` (plus `"start"`,
@@ -37,9 +39,9 @@ export interface SnapshotSignal {
 }
 
 /** Reads and sends the subscriber's snapshot, then releases the live payloads it held meanwhile. */
-export async function sendSnapshot<C>(state: HubState<C>, subscriber: Subscriber<C>, ask: SnapshotAsk, start: boolean): Promise<void> {
+export async function sendSnapshot<C>(state: CatchupContext<C>, subscriber: Subscriber<C>, ask: SnapshotAsk, start: boolean): Promise<void> {
   const alive = (): boolean => subscriber.group.subscribers.has(subscriber);
-  await channelsConfirmed(state, subscriber.group);
+  await channelsConfirmed(state.registry, subscriber.group);
   if (!alive()) return;
   const { snapshot, tops } = await readSeam(state, subscriber.group.op.route.topic, ask);
   if (!alive()) return;
@@ -47,14 +49,14 @@ export async function sendSnapshot<C>(state: HubState<C>, subscriber: Subscriber
   const sent = await sendEntries(state, subscriber, sortedEntries(snapshot.entries), alive);
   if (sent === undefined) return;
   signalSnapshotEnd(state, subscriber, { keys: sent, truncated: snapshot.truncated, ...epochOf(state), positions: Object.fromEntries(tops) }, start);
-  releaseCatchup(state.writer, subscriber, tops, state.epoch);
+  releaseCatchup(state.writer, subscriber, tops, currentEpoch(state.epoch));
 }
 
 /** The snapshot and its seam: per partition the top the read saw (partitions without one are absent). */
-async function readSeam<C>(state: HubState<C>, topic: string, ask: SnapshotAsk): Promise<{ snapshot: Snapshot; tops: Map<number, string> }> {
+async function readSeam<C>(state: CatchupContext<C>, topic: string, ask: SnapshotAsk): Promise<{ snapshot: Snapshot; tops: Map<number, string> }> {
   const { snapshots, history } = state;
   if (!snapshots) throw new Error('a snapshot was asked of a hub without a snapshot reader (the session should have refused it)');
-  if (history) state.epoch ??= await history.loadEpoch();
+  if (history) await knownEpoch(state.epoch);
   const snapshot = await snapshots.read(topic, ask.keys, ask.cap);
   const tops = new Map<number, string>();
   for (const [partition, top] of snapshot.positions) if (top !== undefined) tops.set(partition, top);
@@ -71,7 +73,7 @@ function sortedEntries(entries: readonly SnapshotEntry[]): SnapshotEntry[] {
  * room, so 10,000 entries never trip the slow-consumer limit). Returns the entries sent, or
  * undefined if the subscriber left or stalled.
  */
-async function sendEntries<C>(state: HubState<C>, subscriber: Subscriber<C>, entries: readonly SnapshotEntry[], alive: () => boolean): Promise<number | undefined> {
+async function sendEntries<C>(state: CatchupContext<C>, subscriber: Subscriber<C>, entries: readonly SnapshotEntry[], alive: () => boolean): Promise<number | undefined> {
   // No cursor: an SSE stream's id moves only at the end frame, so a stream cut mid-snapshot asks for it again.
   const chunks = createReplayChunks(state, subscriber, alive, { cursor: false, onSent: (n) => (state.stats.snapshotEntries += n) });
   let sent = 0;
@@ -89,7 +91,7 @@ async function sendEntries<C>(state: HubState<C>, subscriber: Subscriber<C>, ent
  * One entry as its live event would be rendered for the group (filters, selection, tenant binding),
  * with its position and `"snapshot":true` in `extensions`; undefined when the filter rejects it.
  */
-async function renderEntry<C>(state: HubState<C>, subscriber: Subscriber<C>, entry: SnapshotEntry): Promise<string | undefined> {
+async function renderEntry<C>(state: CatchupContext<C>, subscriber: Subscriber<C>, entry: SnapshotEntry): Promise<string | undefined> {
   let envelope: Envelope;
   try {
     envelope = decodeEnvelope(entry.envelope);
@@ -98,12 +100,12 @@ async function renderEntry<C>(state: HubState<C>, subscriber: Subscriber<C>, ent
     return undefined; // it was not delivered live either
   }
   if (envelope.deleted === true) return undefined;
-  const extensions = { ...positionExtensions(envelope, state.epoch), snapshot: true };
-  return renderPayload(state.schema, state.stats, subscriber.group, envelope, extensions);
+  const extensions = { ...positionExtensions(envelope, currentEpoch(state.epoch)), snapshot: true };
+  return renderPayload(state.renderer, subscriber.group, envelope, extensions);
 }
 
 /** The end frame: data-less, with the seam; it also carries the start (the same positions) when asked. */
-function signalSnapshotEnd<C>(state: HubState<C>, subscriber: Subscriber<C>, signal: SnapshotSignal, start: boolean): void {
+function signalSnapshotEnd<C>(state: CatchupContext<C>, subscriber: Subscriber<C>, signal: SnapshotSignal, start: boolean): void {
   const startSignal: StartSignal = { ...(signal.epoch === undefined ? {} : { epoch: signal.epoch }), positions: signal.positions };
   const frame = JSON.stringify({ extensions: start ? { snapshot: signal, start: startSignal } : { snapshot: signal } });
   // `start` for a transport with a cursor (SSE): the stream's first id is the seam.
@@ -111,6 +113,7 @@ function signalSnapshotEnd<C>(state: HubState<C>, subscriber: Subscriber<C>, sig
 }
 
 /** The epoch of positions, when the gateway keeps history. */
-function epochOf<C>(state: HubState<C>): { epoch?: string } {
-  return state.epoch !== undefined && state.history ? { epoch: state.epoch } : {};
+function epochOf<C>(state: CatchupContext<C>): { epoch?: string } {
+  const epoch = currentEpoch(state.epoch);
+  return epoch !== undefined && state.history ? { epoch } : {};
 }

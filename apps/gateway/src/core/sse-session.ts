@@ -6,7 +6,7 @@
  * WebSockets: same compiler and limits, same authenticator, same shared payload per event.
  *
  * Each `next` event carries an `id:` with the subscription's cursor (sse-cursor.ts); a client that
- * reconnects with it as `Last-Event-ID` is resumed by the hub's resume path (recovery.ts), exactly
+ * reconnects with it as `Last-Event-ID` is resumed by the hub's resume path (resume.ts), exactly
  * as a WebSocket client sending `extensions.resume`.
  */
 import type { GraphQLFormattedError } from 'graphql';
@@ -16,7 +16,7 @@ import { GATEWAY_DEFAULTS } from '../defaults.js';
 import { createAccessScopes } from './access-scope.js';
 import type { FramePositions } from './connection-writer.js';
 import type { Hub } from './hub.js';
-import type { Subscriber } from './hub-state.js';
+import type { Subscriber } from './groups.js';
 import type { CompiledSubscription, OperationCompiler } from './operations.js';
 import { parseResumeRequest, type ResumeRequest } from './resume-request.js';
 import { resolveSnapshotAsk, type SnapshotAsk } from './snapshot-request.js';

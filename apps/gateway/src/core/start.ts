@@ -9,8 +9,10 @@
  * after the read, hence published after the SUBSCRIBE was confirmed: it arrives live. Held or later
  * live payloads at or below them are dropped. The client gets exactly the events after its start.
  */
-import type { Group, HubState, Subscriber } from './hub-state.js';
-import { releaseCatchup } from './recovery.js';
+import { releaseCatchup } from './catchup.js';
+import { currentEpoch, knownEpoch } from './epoch.js';
+import { channelsConfirmed, type Subscriber } from './groups.js';
+import type { CatchupContext } from './resume.js';
 
 /** The data-less first `next` of a subscription that asked for its start. */
 export interface StartSignal {
@@ -21,32 +23,28 @@ export interface StartSignal {
 }
 
 /** Fixes and sends the subscriber's start, then releases the live payloads it held meanwhile. */
-export async function announceStart<C>(state: HubState<C>, subscriber: Subscriber<C>): Promise<void> {
+export async function announceStart<C>(state: CatchupContext<C>, subscriber: Subscriber<C>): Promise<void> {
   const { group } = subscriber;
   const alive = (): boolean => group.subscribers.has(subscriber);
-  await channelsConfirmed(state, group);
+  await channelsConfirmed(state.registry, group);
   if (!alive()) return;
   const positions = await readStart(state, group.op.route.topic);
   if (!alive()) return;
-  const signal: StartSignal = { ...(state.epoch !== undefined && state.history ? { epoch: state.epoch } : {}), positions: Object.fromEntries(positions) };
+  const epoch = currentEpoch(state.epoch);
+  const signal: StartSignal = { ...(epoch !== undefined && state.history ? { epoch } : {}), positions: Object.fromEntries(positions) };
   state.writer.sendFrames(subscriber.conn, subscriber.head, [JSON.stringify({ extensions: { start: signal } })], {
     epoch: signal.epoch,
     partitions: [],
     offsets: [],
     start: signal,
   });
-  releaseCatchup(state.writer, subscriber, positions, state.epoch);
+  releaseCatchup(state.writer, subscriber, positions, currentEpoch(state.epoch));
 }
 
 /** History's newest offset per partition of the topic now (empty without history). */
-async function readStart<C>(state: HubState<C>, topic: string): Promise<Map<number, string>> {
+async function readStart<C>(state: CatchupContext<C>, topic: string): Promise<Map<number, string>> {
   const { history } = state;
   if (!history) return new Map();
-  state.epoch ??= await history.loadEpoch();
+  await knownEpoch(state.epoch);
   return history.tops(topic, await history.partitions(topic));
-}
-
-/** Resolves once every channel of the group is subscribed (or failed): live events flow from then on. */
-export async function channelsConfirmed<C>(state: HubState<C>, group: Group<C>): Promise<void> {
-  await Promise.all(group.op.channels.map((c) => state.channels.get(c)?.ready ?? Promise.resolve()));
 }

@@ -13,7 +13,8 @@
 import { performance } from 'node:perf_hooks';
 import type { Envelope } from '@wirestream/schema';
 import { otelContext, otelTrace, parseTraceContext, ROOT_CONTEXT, SpanKind, traceparentSampled, type Attributes, type Context, type Span, type Tracer } from '@wirestream/telemetry';
-import type { Group, HubState } from './hub-state.js';
+import type { Group } from './groups.js';
+import { renderPayload, type Renderer } from './render.js';
 
 /** One sampled event on its way through the hub. */
 export interface Trip<C> {
@@ -24,15 +25,32 @@ export interface Trip<C> {
   executions: number;
 }
 
-/** Span names and attributes per topic and per group, made once (sampled events only read them). */
-const deliverNames = new Map<string, { readonly name: string; readonly attributes: Attributes }>();
-const groupAttributes = new WeakMap<object, { readonly name: string; readonly attributes: Attributes }>();
+interface SpanNames {
+  readonly name: string;
+  readonly attributes: Attributes;
+}
+
+/** A hub's tracing: its tracer, span names and attributes made once, and the trips waiting for a flush. */
+export interface Tracing<C> {
+  readonly tracer: Tracer;
+  /** Per topic and per group, made once (sampled events only read them). */
+  readonly deliverNames: Map<string, SpanNames>;
+  readonly groupNames: WeakMap<object, SpanNames>;
+  /** Traced events rendered since the last flush started: the next flush ends their spans ({@link takeTrips}). */
+  trips: Trip<C>[];
+}
+
+/** Undefined without a tracer: then no event is traced. */
+export function createTracing<C>(tracer: Tracer | undefined): Tracing<C> | undefined {
+  return tracer === undefined ? undefined : { tracer, deliverNames: new Map(), groupNames: new WeakMap(), trips: [] };
+}
 
 /**
  * A trip for this envelope when tracing is on and its `tp` is sampled; undefined otherwise (the
  * common case: the caller tests `envelope.tp` before calling).
  */
-export function startTrip<C>(tracer: Tracer, envelope: Envelope, groups: number): Trip<C> | undefined {
+export function startTrip<C>(tracing: Tracing<C>, envelope: Envelope, groups: number): Trip<C> | undefined {
+  const { tracer, deliverNames } = tracing;
   const tp = envelope.tp;
   if (tp === undefined || !traceparentSampled(tp)) return undefined;
   const parent = parseTraceContext(tp, envelope.tr);
@@ -50,36 +68,59 @@ export function startTrip<C>(tracer: Tracer, envelope: Envelope, groups: number)
   return { span, context: otelTrace.setSpan(ROOT_CONTEXT, span), groups: [], executions: 0 };
 }
 
-/** Runs `render` for one group inside an `execute <field>` span (active, so a log line in it carries its ids). */
-export function traceGroupRender<C, A extends unknown[]>(tracer: Tracer, trip: Trip<C>, group: Group<C>, render: (...args: A) => void, ...args: A): void {
-  let names = groupAttributes.get(group);
+/**
+ * Renders one group's payload (render.ts) inside an `execute <field>` span, active, so a log line
+ * or a custom resolver's span in it carries its ids.
+ */
+export function renderTraced<C>(
+  tracing: Tracing<C>,
+  trip: Trip<C>,
+  group: Group<C>,
+  renderer: Renderer,
+  envelope: Envelope,
+  extensions: Record<string, unknown>,
+): string | Promise<string> | undefined {
+  let names = tracing.groupNames.get(group);
   if (names === undefined) {
     const { op } = group;
     names = {
       name: `execute ${op.route.fieldName}`,
       attributes: Object.freeze({ 'graphql.operation.type': 'subscription', 'graphql.operation.name': op.operationName ?? op.route.fieldName }),
     };
-    groupAttributes.set(group, names);
+    tracing.groupNames.set(group, names);
   }
-  const span = tracer.startSpan(names.name, { kind: SpanKind.INTERNAL, attributes: names.attributes }, trip.context);
+  const span = tracing.tracer.startSpan(names.name, { kind: SpanKind.INTERNAL, attributes: names.attributes }, trip.context);
   span.setAttribute('wirestream.subscribers', group.subscribers.size);
   trip.executions++;
   try {
-    otelContext.with(otelTrace.setSpan(trip.context, span), render, undefined, ...args);
+    return otelContext.with(otelTrace.setSpan(trip.context, span), renderPayload, undefined, renderer, group, envelope, extensions);
   } finally {
     span.end();
   }
 }
 
+/** The trip queued a payload of this group: the flush counts the group's deliveries. */
+export function tripQueued<C>(trip: Trip<C>, group: Group<C>): void {
+  trip.groups.push(group);
+}
+
 /** The trip's fan-out is rendered: it waits for the flush that writes it, or ends now when no group matched. */
-export function tripRendered<C>(state: HubState<C>, trip: Trip<C>): void {
+export function tripRendered<C>(tracing: Tracing<C>, trip: Trip<C>): void {
   trip.span.setAttribute('wirestream.executions', trip.executions);
   if (trip.groups.length === 0) {
     trip.span.setAttribute('wirestream.deliveries', 0);
     trip.span.end();
     return;
   }
-  state.trips.push(trip);
+  tracing.trips.push(trip);
+}
+
+/** The trips a flush starting now writes (undefined when none): they leave the list. */
+export function takeTrips<C>(tracing: Tracing<C> | undefined): Trip<C>[] | undefined {
+  if (tracing === undefined || tracing.trips.length === 0) return undefined;
+  const { trips } = tracing;
+  tracing.trips = [];
+  return trips;
 }
 
 /** A flush that wrote these trips' payloads ended: one `flush` span per trip, then the trip ends. */

@@ -15,7 +15,6 @@
 import { isEnumType, isObjectType, isScalarType, type GraphQLNamedType, type GraphQLObjectType } from 'graphql';
 import { filterableShape, HEADERS_FILTER, KEY_FILTER, type FilterableShape } from '@wirestream/schema';
 
-export { compileWhere, type WhereEvent, type WherePredicate } from './where-compile.js';
 
 /** The limits on one `where` (gateway settings; see GATEWAY_DEFAULTS). */
 export interface WhereLimits {

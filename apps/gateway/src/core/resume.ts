@@ -4,11 +4,30 @@
  * (centrifuge's `internal/recovery` is the model: buffer live, read history, merge by position).
  */
 import { decodeEnvelope, type Envelope } from '@wirestream/schema';
-import type { ConnectionWriter, FramePositions } from './connection-writer.js';
-import type { Catchup, HubState, Subscriber } from './hub-state.js';
-import { offsetAfter, positionExtensions } from './positions.js';
-import { renderPayload } from './render.js';
+import type { HistoryReader, SnapshotReader } from '../broker/broker.js';
+import { dropCovered, releaseCatchup } from './catchup.js';
+import type { ConnectionWriter } from './connection-writer.js';
+import { currentEpoch, knownEpoch, type Epoch } from './epoch.js';
+import { channelsConfirmed, type Registry, type Subscriber } from './groups.js';
+import { positionExtensions } from './positions.js';
+import { renderPayload, type Renderer } from './render.js';
 import type { ResumeRequest } from './resume-request.js';
+import type { HubStats } from './stats.js';
+
+/**
+ * What a subscriber catching up from history or a snapshot needs (resume here, start.ts,
+ * snapshot.ts): built once per hub. None of it is owned here: the epoch is asked of epoch.ts, the
+ * channels of groups.ts; the counters written are the replay's own.
+ */
+export interface CatchupContext<C> {
+  readonly writer: ConnectionWriter<C>;
+  readonly history: HistoryReader | undefined;
+  readonly snapshots: SnapshotReader | undefined;
+  readonly stats: HubStats;
+  readonly epoch: Epoch;
+  readonly renderer: Renderer;
+  readonly registry: Registry<C>;
+}
 
 /** Replay passes at most; a pass that finds fewer entries than SMALL_PASS ends the replay. */
 const MAX_REPLAY_PASSES = 5;
@@ -30,23 +49,23 @@ interface Recovery {
  * Live events were held from the moment it subscribed, and its channels were confirmed before
  * history is read, so every event is in history, in the held list, or both (then sent once).
  */
-export async function catchUp<C>(state: HubState<C>, subscriber: Subscriber<C>, resume: ResumeRequest): Promise<void> {
+export async function catchUp<C>(state: CatchupContext<C>, subscriber: Subscriber<C>, resume: ResumeRequest): Promise<void> {
   const { group } = subscriber;
   const { topic } = group.op.route;
   const { history } = state;
   const alive = (): boolean => group.subscribers.has(subscriber);
-  await Promise.all(group.op.channels.map((c) => state.channels.get(c)?.ready ?? Promise.resolve()));
+  await channelsConfirmed(state.registry, group);
   if (!history) {
     signalRecovery(state, subscriber, { recovered: false, reason: 'this gateway keeps no history' });
-    return release(state.writer, subscriber, new Map(), undefined, state.epoch);
+    return release(state.writer, subscriber, new Map(), undefined, currentEpoch(state.epoch));
   }
-  state.epoch ??= await history.loadEpoch();
+  const epoch = await knownEpoch(state.epoch);
   if (!alive()) return;
 
   // Positions of another epoch mean nothing here: such a client gets what history has, from its start.
   // A partition without a position is one the client's start did not list (it had no history then):
   // everything history holds for it is after the start.
-  const sameEpoch = resume.epoch === state.epoch;
+  const sameEpoch = resume.epoch === epoch;
   const partitions = new Set([...(await history.partitions(topic)), ...resume.positions.keys()]);
   const gaps = sameEpoch ? await partitionsWithGaps(state, topic, partitions, resume) : [];
   if (!alive()) return;
@@ -69,11 +88,11 @@ export async function catchUp<C>(state: HubState<C>, subscriber: Subscriber<C>, 
     dropCovered(subscriber, sent);
     if (found < SMALL_PASS) break;
   }
-  release(state.writer, subscriber, sent, sameEpoch ? resume : undefined, state.epoch);
+  release(state.writer, subscriber, sent, sameEpoch ? resume : undefined, currentEpoch(state.epoch));
 }
 
 /** Partitions where history may have lost something after the client's position. */
-async function partitionsWithGaps<C>(state: HubState<C>, topic: string, partitions: Iterable<number>, resume: ResumeRequest): Promise<number[]> {
+async function partitionsWithGaps<C>(state: CatchupContext<C>, topic: string, partitions: Iterable<number>, resume: ResumeRequest): Promise<number[]> {
   const gaps: number[] = [];
   for (const p of partitions) {
     const after = resume.positions.get(p);
@@ -89,7 +108,7 @@ async function partitionsWithGaps<C>(state: HubState<C>, topic: string, partitio
  * subscriber left or stalled.
  */
 async function replayPartition<C>(
-  state: HubState<C>,
+  state: CatchupContext<C>,
   subscriber: Subscriber<C>,
   p: number,
   after: string | undefined,
@@ -111,7 +130,7 @@ async function replayPartition<C>(
       } catch {
         continue; // a malformed entry was never delivered live either
       }
-      const rendered = renderPayload(state.schema, state.stats, group, envelope, positionExtensions(envelope, state.epoch));
+      const rendered = renderPayload(state.renderer, group, envelope, positionExtensions(envelope, currentEpoch(state.epoch)));
       const json = typeof rendered === 'string' || rendered === undefined ? rendered : await rendered;
       sent.set(p, entry.offset);
       if (json !== undefined && chunks.add(json, p, entry.offset) && !(await chunks.flush())) return undefined;
@@ -144,7 +163,7 @@ export interface ReplayChunks {
  * by a wait for room ({@link waitForRoom}): a replay of any length never trips the slow-consumer
  * limit of a client that reads, and never holds more than a chunk of it in memory.
  */
-export function createReplayChunks<C>(state: HubState<C>, subscriber: Subscriber<C>, alive: () => boolean, options: ReplayChunkOptions): ReplayChunks {
+export function createReplayChunks<C>(state: CatchupContext<C>, subscriber: Subscriber<C>, alive: () => boolean, options: ReplayChunkOptions): ReplayChunks {
   const { writer } = state;
   let payloads: string[] = [];
   let partitions: number[] = [];
@@ -160,7 +179,7 @@ export function createReplayChunks<C>(state: HubState<C>, subscriber: Subscriber
     },
     async flush() {
       if (payloads.length === 0) return alive();
-      writer.sendFrames(subscriber.conn, subscriber.head, payloads, { epoch: options.cursor ? state.epoch : undefined, partitions, offsets });
+      writer.sendFrames(subscriber.conn, subscriber.head, payloads, { epoch: options.cursor ? currentEpoch(state.epoch) : undefined, partitions, offsets });
       options.onSent(payloads.length);
       payloads = [];
       partitions = [];
@@ -185,21 +204,9 @@ export async function waitForRoom<C>(writer: ConnectionWriter<C>, conn: C, alive
   return alive();
 }
 
-/** Forgets held live payloads the replay already sent (they would be filtered out later anyway). */
-function dropCovered<C>(subscriber: Subscriber<C>, sent: ReadonlyMap<number, string>): void {
-  const held = subscriber.catchup?.held;
-  if (!held || held.length === 0) return;
-  let kept = 0;
-  for (const item of held) {
-    const have = sent.get(item.partition);
-    if (have === undefined || offsetAfter(item.offset, have)) held[kept++] = item;
-  }
-  held.length = kept;
-}
-
-function signalRecovery<C>(state: HubState<C>, subscriber: Subscriber<C>, recovery: Recovery): void {
+function signalRecovery<C>(state: CatchupContext<C>, subscriber: Subscriber<C>, recovery: Recovery): void {
   if (!recovery.recovered) state.stats.resumesNotRecovered++;
-  state.writer.sendFrames(subscriber.conn, subscriber.head, [JSON.stringify({ extensions: { recovery: { ...recovery, epoch: state.epoch } } })]);
+  state.writer.sendFrames(subscriber.conn, subscriber.head, [JSON.stringify({ extensions: { recovery: { ...recovery, epoch: currentEpoch(state.epoch) } } })]);
 }
 
 /** Ends a replay: from now on held payloads are sent as they come, minus what the client already has. */
@@ -215,48 +222,3 @@ function release<C>(
   releaseCatchup(writer, subscriber, covered, epoch);
 }
 
-/**
- * Ends a subscriber's hold: `covered` is, per partition, the last offset the client has (or is
- * not to get); held and later live payloads at or below it are dropped, the rest sent in order.
- */
-export function releaseCatchup<C>(writer: ConnectionWriter<C>, subscriber: Subscriber<C>, covered: Map<number, string>, epoch: string | undefined): void {
-  const { catchup } = subscriber;
-  if (!catchup) return;
-  catchup.covered = covered;
-  sendUncovered(writer, subscriber, catchup, epoch);
-}
-
-/** Live payloads of one flush for a subscriber that is catching up: held, then sent past what it has. */
-export function holdForCatchup<C>(
-  writer: ConnectionWriter<C>,
-  subscriber: Subscriber<C>,
-  catchup: Catchup,
-  payloads: readonly string[],
-  positions: FramePositions,
-): void {
-  const { partitions, offsets } = positions;
-  for (let i = 0; i < payloads.length; i++) {
-    catchup.held.push({ partition: partitions[i] as number, offset: offsets[i] as string, payload: payloads[i] as string });
-  }
-  if (catchup.covered) sendUncovered(writer, subscriber, catchup, positions.epoch);
-}
-
-/** Sends the held payloads the client does not have yet, in order; plain live delivery once every partition moved on. */
-function sendUncovered<C>(writer: ConnectionWriter<C>, subscriber: Subscriber<C>, catchup: Catchup, epoch: string | undefined): void {
-  const covered = catchup.covered as Map<number, string>;
-  const payloads: string[] = [];
-  const partitions: number[] = [];
-  const offsets: string[] = [];
-  for (const item of catchup.held) {
-    const have = covered.get(item.partition);
-    if (have !== undefined && !offsetAfter(item.offset, have)) continue;
-    // Per partition, offsets only grow: past the covered one, nothing more to check there.
-    covered.delete(item.partition);
-    payloads.push(item.payload);
-    partitions.push(item.partition);
-    offsets.push(item.offset);
-  }
-  catchup.held.length = 0;
-  if (covered.size === 0) subscriber.catchup = undefined;
-  if (payloads.length > 0) writer.sendFrames(subscriber.conn, subscriber.head, payloads, { epoch, partitions, offsets });
-}
