@@ -5,10 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import { createMemoryBus, type HistoryReader } from '../src/index.js';
-import { createEpoch, currentEpoch, knownEpoch, reloadEpoch } from '../src/core/epoch.js';
-import { createInbound, holdInbound, inboundStats, onBrokerMessage, queuedMessages, releaseInbound, takeDropped, type Inbound } from '../src/core/inbound.js';
-import { createScheduler } from '../src/core/scheduler.js';
-import { createHubStats } from '../src/core/stats.js';
+import { createEpoch, currentEpoch, knownEpoch, reloadEpoch } from '../src/core/delivery/epoch.js';
+import { createInbound, holdInbound, inboundStats, onBrokerMessage, queuedMessages, releaseInbound, takeDropped, type Inbound } from '../src/core/delivery/inbound.js';
+import { createScheduler } from '../src/core/delivery/scheduler.js';
+import { createHubStats } from '../src/core/delivery/stats.js';
 
 /** The bus's history, counting the epoch loads that reach it. */
 function countingHistory(history: HistoryReader): { history: HistoryReader; loads: () => number } {

@@ -6,7 +6,7 @@
  * payloads in ({@link holdForCatchup}); resume.ts, start.ts and snapshot.ts end the hold
  * ({@link releaseCatchup}). This module writes `catchup`; nothing else does, besides its creation.
  */
-import type { ConnectionWriter, FramePositions } from './connection-writer.js';
+import type { ConnectionWriter, FramePositions } from '../connection-writer.js';
 import { offsetAfter } from './positions.js';
 
 export interface Catchup {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { auctionSchemaPath, createWirestreamSchema } from '@wirestream/schema';
-import { createOperationCompiler, type CompiledSubscription } from './operations.js';
+import { createOperationCompiler, type CompiledSubscription } from '../operations/operations.js';
 import { parseSnapshotRequest, resolveSnapshotAsk } from './snapshot-request.js';
 
 // The example schema with listing-events kept as a snapshot (bid-events not).

@@ -4,7 +4,7 @@
  * Redis that lost its data has a new one). Every other module asks it here.
  */
 import type { Logger } from '@wirestream/telemetry';
-import type { HistoryReader } from '../broker/broker.js';
+import type { HistoryReader } from '../../broker/broker.js';
 
 export interface Epoch {
   readonly history: HistoryReader | undefined;

@@ -5,13 +5,13 @@
  * (held, inbound.ts). It runs in the same time slices as live processing.
  */
 import type { Logger } from '@wirestream/telemetry';
-import type { HistoryReader } from '../broker/broker.js';
-import { reloadEpoch, type Epoch } from './epoch.js';
-import { continueFanout, fanOutOne, type Fanout } from './fanout.js';
-import { listenedTopics, type Registry } from './groups.js';
-import { holdInbound, nextTurn, queuedMessages, releaseInbound, sliceClock, takeDropped, type Inbound } from './inbound.js';
-import { laterOffset, marksOf } from './positions.js';
-import type { HubStats } from './stats.js';
+import type { HistoryReader } from '../../broker/broker.js';
+import { reloadEpoch, type Epoch } from '../delivery/epoch.js';
+import { continueFanout, fanOutOne, type Fanout } from '../delivery/fanout.js';
+import { listenedTopics, type Registry } from '../delivery/groups.js';
+import { holdInbound, nextTurn, queuedMessages, releaseInbound, sliceClock, takeDropped, type Inbound } from '../delivery/inbound.js';
+import { laterOffset, marksOf } from '../delivery/positions.js';
+import type { HubStats } from '../delivery/stats.js';
 
 /** A back-fill: what it reads and feeds, and whether the next `ready` owes one (its own state). */
 export interface Backfill<C> {

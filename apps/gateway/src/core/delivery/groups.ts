@@ -7,9 +7,9 @@
  */
 import { createLazyContext, disposeLazyContext, type LazyFactories } from '@wirestream/context';
 import type { Logger } from '@wirestream/telemetry';
-import type { Broker, HistoryReader } from '../broker/broker.js';
+import type { Broker, HistoryReader } from '../../broker/broker.js';
 import { createCatchup, type CatchingUp } from './catchup.js';
-import type { CompiledSubscription } from './operations.js';
+import type { CompiledSubscription } from '../operations/operations.js';
 
 /** One client subscription (one graphql-ws `id` on one connection). Returned as the handle to remove it. */
 export interface Subscriber<C> extends CatchingUp<C> {

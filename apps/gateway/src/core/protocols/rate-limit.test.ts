@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createRateLimiter } from './rate-limit.js';
-import { GATEWAY_DEFAULTS } from '../defaults.js';
+import { GATEWAY_DEFAULTS } from '../../defaults.js';
 
 describe('createRateLimiter', () => {
   it('allows a burst, then refuses until time refills the bucket', () => {

@@ -19,11 +19,11 @@
 import { performance } from 'node:perf_hooks';
 import type { Envelope } from '@wirestream/schema';
 import { holdForCatchup } from './catchup.js';
-import type { ConnectionWriter, FramePositions } from './connection-writer.js';
+import type { ConnectionWriter, FramePositions } from '../connection-writer.js';
 import { computeGroupDeltas, type GroupDeltas } from './delta.js';
 import { currentEpoch, type Epoch } from './epoch.js';
 import type { Group, Subscriber } from './groups.js';
-import type { GatewayMetrics } from './metrics.js';
+import type { GatewayMetrics } from '../metrics.js';
 import { scheduleUnlessInSlice, type Scheduler } from './scheduler.js';
 import type { HubStats } from './stats.js';
 import { endTrips, takeTrips, type Trip, type Tracing } from './trip-tracing.js';

@@ -11,17 +11,17 @@
  */
 import type { GraphQLFormattedError } from 'graphql';
 import type { WirestreamSchema } from '@wirestream/schema';
-import type { Authenticator } from '../auth/authenticator.js';
-import { GATEWAY_DEFAULTS } from '../defaults.js';
-import { createAccessScopes } from './access-scope.js';
-import type { FramePositions } from './connection-writer.js';
-import type { Hub } from './hub.js';
-import type { Subscriber } from './groups.js';
-import type { CompiledSubscription, OperationCompiler } from './operations.js';
-import { parseResumeRequest, type ResumeRequest } from './resume-request.js';
-import { resolveSnapshotAsk, type SnapshotAsk } from './snapshot-request.js';
+import type { Authenticator } from '../../auth/authenticator.js';
+import { GATEWAY_DEFAULTS } from '../../defaults.js';
+import { createAccessScopes } from '../operations/access-scope.js';
+import type { FramePositions } from '../connection-writer.js';
+import type { Hub } from '../hub.js';
+import type { Subscriber } from '../delivery/groups.js';
+import type { CompiledSubscription, OperationCompiler } from '../operations/operations.js';
+import { parseResumeRequest, type ResumeRequest } from '../recovery/resume-request.js';
+import { resolveSnapshotAsk, type SnapshotAsk } from '../recovery/snapshot-request.js';
 import { advanceCursor, cursorFrom, decodeCursor, encodeCursor, startCursor, type CursorState } from './sse-cursor.js';
-import { runSchemaQuery } from './query.js';
+import { runSchemaQuery } from '../operations/query.js';
 
 /** The core's part of one SSE response; a transport adds its own fields to the same object. */
 export interface SseStream {

@@ -1,4 +1,4 @@
-import type { Authenticator, Principal } from '../auth/authenticator.js';
+import type { Authenticator, Principal } from '../../auth/authenticator.js';
 import type { AccessScope } from './operations.js';
 
 /** Distinct scope sets whose AccessScope is shared between connections. */

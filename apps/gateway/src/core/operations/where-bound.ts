@@ -7,10 +7,10 @@
  */
 import { getNullableType, isEnumType, isObjectType, isScalarType, type GraphQLNamedType, type GraphQLObjectType } from 'graphql';
 import { filterableShape, headerFieldName, HEADERS_FILTER, KEY_FILTER, type SubscriptionRoute, type WirestreamSchema } from '@wirestream/schema';
-import { FILTER_RULES_SETTING, type BoundFilter, type FilterRule } from '../auth/filter-rules.js';
+import { FILTER_RULES_SETTING, type BoundFilter, type FilterRule } from '../../auth/filter-rules.js';
 import { and, ELEMENT, env, FALSE, inList, obj, type Leaf, type WhereNode } from './where.js';
 
-export { parseFilterRules, type BoundFilter, type FilterRule } from '../auth/filter-rules.js';
+export { parseFilterRules, type BoundFilter, type FilterRule } from '../../auth/filter-rules.js';
 
 /** Problems of rules against the schema: a rule no subscription field can apply is a typo; a field-scoped one must apply to its field. */
 export function filterRuleProblems(ws: WirestreamSchema, rules: readonly FilterRule[]): string[] {

@@ -19,7 +19,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { filterClauses, headerFieldName, keyChannels, subscriptionChannels, WHERE_ARGUMENT, type FilterClause, type SubscriptionRoute, type WirestreamSchema } from '@wirestream/schema';
-import { GATEWAY_DEFAULTS } from '../defaults.js';
+import { GATEWAY_DEFAULTS } from '../../defaults.js';
 import {
   checkDocumentLimits,
   checkDocumentNesting,

@@ -18,7 +18,7 @@ import { decodeEnvelope, type Envelope } from '@wirestream/schema';
 import { currentEpoch, type Epoch } from './epoch.js';
 import { queuePayload, type Flusher } from './flush.js';
 import { groupsOnChannel, type Group, type Registry } from './groups.js';
-import type { GatewayMetrics } from './metrics.js';
+import type { GatewayMetrics } from '../metrics.js';
 import { acceptPosition, positionExtensions, type DeliveredMarks } from './positions.js';
 import { renderPayload, type Renderer } from './render.js';
 import type { HubStats } from './stats.js';

@@ -4,15 +4,15 @@
  * (centrifuge's `internal/recovery` is the model: buffer live, read history, merge by position).
  */
 import { decodeEnvelope, type Envelope } from '@wirestream/schema';
-import type { HistoryReader, SnapshotReader } from '../broker/broker.js';
-import { dropCovered, releaseCatchup } from './catchup.js';
-import type { ConnectionWriter } from './connection-writer.js';
-import { currentEpoch, knownEpoch, type Epoch } from './epoch.js';
-import { channelsConfirmed, type Registry, type Subscriber } from './groups.js';
-import { positionExtensions } from './positions.js';
-import { renderPayload, type Renderer } from './render.js';
+import type { HistoryReader, SnapshotReader } from '../../broker/broker.js';
+import { dropCovered, releaseCatchup } from '../delivery/catchup.js';
+import type { ConnectionWriter } from '../connection-writer.js';
+import { currentEpoch, knownEpoch, type Epoch } from '../delivery/epoch.js';
+import { channelsConfirmed, type Registry, type Subscriber } from '../delivery/groups.js';
+import { positionExtensions } from '../delivery/positions.js';
+import { renderPayload, type Renderer } from '../delivery/render.js';
 import type { ResumeRequest } from './resume-request.js';
-import type { HubStats } from './stats.js';
+import type { HubStats } from '../delivery/stats.js';
 
 /**
  * What a subscriber catching up from history or a snapshot needs (resume here, start.ts,

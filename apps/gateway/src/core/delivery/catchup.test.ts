@@ -3,7 +3,7 @@
 // checked per partition until each moved past, then the subscriber is plainly live.
 import { describe, expect, it } from 'vitest';
 import { createCatchup, dropCovered, holdForCatchup, releaseCatchup, type CatchingUp } from './catchup.js';
-import type { ConnectionWriter } from './connection-writer.js';
+import type { ConnectionWriter } from '../connection-writer.js';
 
 interface Conn {
   readonly sent: string[];

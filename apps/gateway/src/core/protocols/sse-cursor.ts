@@ -10,7 +10,7 @@
  * is safe in an `id:` line and in a header, and a client may treat it as opaque. The decoded form is
  * a {@link ResumeRequest}: resuming with a cursor is resuming with `extensions.resume`.
  */
-import type { ResumeRequest } from './resume-request.js';
+import type { ResumeRequest } from '../recovery/resume-request.js';
 
 const VERSION = 'w1';
 /** Longer cursors are refused before parsing (4,096 partitions of 20-digit offsets fit). */

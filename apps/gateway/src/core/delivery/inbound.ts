@@ -14,10 +14,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '@wirestream/telemetry';
-import type { Broker } from '../broker/broker.js';
+import type { Broker } from '../../broker/broker.js';
 import { continueFanout, fanOutOne, fanoutInProgress, type Fanout } from './fanout.js';
 import { continueFlush, flushDue, flushPending, startFlush, type Flusher } from './flush.js';
-import type { GatewayMetrics } from './metrics.js';
+import type { GatewayMetrics } from '../metrics.js';
 import { scheduleSlice, setInSlice, sliceStarted, type Scheduler } from './scheduler.js';
 import type { HubStats } from './stats.js';
 

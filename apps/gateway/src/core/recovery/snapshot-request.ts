@@ -4,7 +4,7 @@
  * a malformed value, a topic without a snapshot, a gateway that cannot read snapshots and too many
  * keys are GraphQL errors naming what to change.
  */
-import type { CompiledSubscription } from './operations.js';
+import type { CompiledSubscription } from '../operations/operations.js';
 
 /** What the hub reads for a subscription that asked for its snapshot. */
 export interface SnapshotAsk {

@@ -8,18 +8,18 @@ import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
 import { CloseCode } from 'graphql-ws';
 import type { WirestreamSchema } from '@wirestream/schema';
 import type { Logger } from '@wirestream/telemetry';
-import type { Authenticator, Principal } from '../auth/authenticator.js';
-import { GATEWAY_DEFAULTS } from '../defaults.js';
-import type { ConnectionWriter } from './connection-writer.js';
-import { parseDeltaRequest } from './delta.js';
-import type { Hub } from './hub.js';
-import type { Subscriber } from './groups.js';
-import type { AccessScope, OperationCompiler } from './operations.js';
+import type { Authenticator, Principal } from '../../auth/authenticator.js';
+import { GATEWAY_DEFAULTS } from '../../defaults.js';
+import type { ConnectionWriter } from '../connection-writer.js';
+import { parseDeltaRequest } from '../delivery/delta.js';
+import type { Hub } from '../hub.js';
+import type { Subscriber } from '../delivery/groups.js';
+import type { AccessScope, OperationCompiler } from '../operations/operations.js';
 import type { RateLimiter } from './rate-limit.js';
-import { parseResumeRequest, parseStartRequest } from './resume-request.js';
-import { resolveSnapshotAsk } from './snapshot-request.js';
-import { createAccessScopes } from './access-scope.js';
-import { runSchemaQuery } from './query.js';
+import { parseResumeRequest, parseStartRequest } from '../recovery/resume-request.js';
+import { resolveSnapshotAsk } from '../recovery/snapshot-request.js';
+import { createAccessScopes } from '../operations/access-scope.js';
+import { runSchemaQuery } from '../operations/query.js';
 
 /**
  * Per-connection state of the protocol. Kept deliberately small: it is paid once per connected

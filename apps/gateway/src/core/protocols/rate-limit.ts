@@ -1,4 +1,4 @@
-import { GATEWAY_DEFAULTS } from '../defaults.js';
+import { GATEWAY_DEFAULTS } from '../../defaults.js';
 
 /**
  * The state of one token bucket: two numbers, meant to live on the connection object itself

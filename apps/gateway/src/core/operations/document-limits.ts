@@ -7,7 +7,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import { GATEWAY_DEFAULTS } from '../defaults.js';
+import { GATEWAY_DEFAULTS } from '../../defaults.js';
 
 /**
  * Bounds on one GraphQL document, checked on the parsed AST **before** `validate()`.

@@ -9,9 +9,9 @@
  * after the read, hence published after the SUBSCRIBE was confirmed: it arrives live. Held or later
  * live payloads at or below them are dropped. The client gets exactly the events after its start.
  */
-import { releaseCatchup } from './catchup.js';
-import { currentEpoch, knownEpoch } from './epoch.js';
-import { channelsConfirmed, type Subscriber } from './groups.js';
+import { releaseCatchup } from '../delivery/catchup.js';
+import { currentEpoch, knownEpoch } from '../delivery/epoch.js';
+import { channelsConfirmed, type Subscriber } from '../delivery/groups.js';
 import type { CatchupContext } from './resume.js';
 
 /** The data-less first `next` of a subscription that asked for its start. */

@@ -1,6 +1,6 @@
 import { execute, type ExecutionResult } from 'graphql';
 import { matchesFilter, type Envelope, type WirestreamSchema } from '@wirestream/schema';
-import type { CompiledSubscription } from './operations.js';
+import type { CompiledSubscription } from '../operations/operations.js';
 import type { HubStats } from './stats.js';
 
 /**

@@ -14,11 +14,11 @@
  *   → signalSnapshotEnd (the data-less end frame, with the start when asked) → releaseCatchup.
  */
 import { decodeEnvelope, type Envelope, type Snapshot, type SnapshotEntry } from '@wirestream/schema';
-import { releaseCatchup } from './catchup.js';
-import { currentEpoch, knownEpoch } from './epoch.js';
-import { channelsConfirmed, type Subscriber } from './groups.js';
-import { offsetAfter, positionExtensions } from './positions.js';
-import { renderPayload } from './render.js';
+import { releaseCatchup } from '../delivery/catchup.js';
+import { currentEpoch, knownEpoch } from '../delivery/epoch.js';
+import { channelsConfirmed, type Subscriber } from '../delivery/groups.js';
+import { offsetAfter, positionExtensions } from '../delivery/positions.js';
+import { renderPayload } from '../delivery/render.js';
 import { createReplayChunks, type CatchupContext } from './resume.js';
 import type { SnapshotAsk } from './snapshot-request.js';
 import type { StartSignal } from './start.js';
