@@ -18,6 +18,7 @@ step "linting (type-aware; module boundaries and the gateway's layers)"
 turbo run lint --output-logs=errors-only
 node scripts/render-config-docs.mjs --check
 depcruise --config .dependency-cruiser.cjs --ignore-known --output-type err apps packages
+node scripts/check-gateway-layers.mjs
 node scripts/render-project-graph.mjs --check
 # The runbook's capacity tables must be what scripts/capacity.mjs computes from bench/results now.
 node scripts/capacity.mjs --check
