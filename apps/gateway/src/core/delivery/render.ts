@@ -70,9 +70,13 @@ function extensionsTail(renderer: Renderer, extensions: Record<string, unknown>)
   return renderer.lastTail;
 }
 
-/** The `next` payload: data and the position, or the errors (with whatever data there is). */
+/**
+ * The `next` payload: the data (whatever there is, with the field errors when a field failed) and always the
+ * event's extensions: a frame with errors still carries its position, so a client's resume point moves past it
+ * (graphql-ws and the SSE cursor read it from there).
+ */
 function serializeResult(result: ExecutionResult, extensions: Record<string, unknown>): string {
-  return JSON.stringify(result.errors ? { errors: result.errors, data: result.data } : { data: result.data, extensions });
+  return JSON.stringify(result.errors ? { errors: result.errors, data: result.data, extensions } : { data: result.data, extensions });
 }
 
 function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
