@@ -10,6 +10,8 @@
 //   - no-restricted-imports: no deep imports into a workspace package, and the gateway's layers.
 import js from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import importX from 'eslint-plugin-import-x';
 import reactHooks from 'eslint-plugin-react-hooks';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
@@ -27,6 +29,9 @@ const { createProjectGraphAsync, readCachedProjectGraph } = await import('nx/src
 // holds a file lock, so parallel lint tasks build it once and the others read it.
 await createProjectGraphAsync({ exitOnError: true });
 readCachedProjectGraph(); // throws if the cache is still missing, rather than linting without the rule
+
+// import-x's TypeScript settings without its legacy resolver setting (`resolver-next` below replaces it).
+const { 'import-x/resolver': _legacyResolver, ...importXTypeScript } = importX.flatConfigs.typescript.settings ?? {};
 
 /** @typedef {{ regex: string, message: string }} Pattern */
 /** @typedef {{ name: string, message: string }} Path */
@@ -151,6 +156,26 @@ export default defineConfig(
       '@nx/enforce-module-boundaries': moduleBoundaries,
       'no-restricted-imports': restrictedImports(),
     },
+  },
+
+  {
+    // Modules do not import each other in a circle (STYLE.md habit 14), in any app or package.
+    // import-x follows value imports only (`import type` is skipped by the rule, whatever its
+    // options); type-only circles are caught by dependency-cruiser (.dependency-cruiser.cjs).
+    files: ['apps/*/src/**/*.{ts,tsx}', 'packages/*/src/**/*.{ts,tsx}'],
+    plugins: { 'import-x': importX },
+    settings: {
+      // import-x's TypeScript settings (which files it parses, with which parser), and the resolver
+      // that maps `./x.js` to x.ts by each project's tsconfig.json.
+      ...importXTypeScript,
+      'import-x/resolver-next': [
+        createTypeScriptImportResolver({
+          project: [`${import.meta.dirname}/apps/*/tsconfig.json`, `${import.meta.dirname}/packages/*/tsconfig.json`],
+          noWarnOnMultipleProjects: true,
+        }),
+      ],
+    },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
 
   {

@@ -1,7 +1,7 @@
 // The measured figures the capacity model (scripts/capacity.mjs) runs on, read from the files the
 // benchmarks wrote: bench/results/*.md (tables as printed by the benches), bench/results/cluster.json
 // when the Redis Cluster bench has written it, plus settings (the gateway's memory limit and the
-// production HPAs' bounds in infra/k8s, the history length default in README's configuration table).
+// production HPAs' bounds in infra/k8s, the history length default in docs/configuration.md's table).
 // No figure is typed in
 // here: each one is located by its file, section, row and column, and a figure that cannot be found
 // stops the script with an error that names all four, so a reworded table fails loudly instead of
@@ -400,7 +400,7 @@ function envelopeFigure(sources) {
 
 /** @param {ReturnType<typeof createSources>} sources */
 function historyLengthFigure(sources) {
-  const file = sources.repo('README.md');
+  const file = sources.repo('docs/configuration.md');
   const match = /^\| `INGEST_HISTORY_LENGTH` \| `(\d+)` \|/m.exec(file.text);
   if (!match) throw new FigureError(`${file.name}: expected the row | \`INGEST_HISTORY_LENGTH\` | \`<default>\` | in the ingest configuration table`);
   return { value: Number(match[1]), unit: 'entries', what: 'history entries kept per partition (setting, default)', source: `${file.name} › config:ingest › INGEST_HISTORY_LENGTH: ${match[1]}` };

@@ -190,7 +190,8 @@ async function exampleSubscriptions() {
   // graphql-js types without importing it here: unwrap lists and non-nulls; object types have fields.
   const named = (type) => (type.ofType ? named(type.ofType) : type);
   const hasFields = (type) => typeof type.getFields === 'function';
-  const path = env.SCHEMA_PATH ?? auctionSchemaPath;
+  // Yours (SCHEMA_PATH, passed through to the apps) before the demo's: `env` holds only what this script sets.
+  const path = process.env.SCHEMA_PATH ?? env.SCHEMA_PATH ?? auctionSchemaPath;
   const wirestream = loadWirestreamSchema(path);
   const subscription = wirestream.schema.getSubscriptionType();
   const examples = [];

@@ -5,7 +5,13 @@ import { relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 
-const [file, statusArg, secondsArg] = process.argv.slice(2);
+// Arguments: the report, vitest's exit status, the seconds taken, then any checks that ran beside
+// the tests as NAME=STATUS (typecheck+lint=0): a failed check counts as one failure.
+const [file, statusArg, secondsArg, ...checkArgs] = process.argv.slice(2);
+const checks = checkArgs.map((arg) => {
+  const at = arg.lastIndexOf('=');
+  return { name: arg.slice(0, at), status: Number(arg.slice(at + 1)) };
+});
 const status = Number(statusArg ?? 1);
 let report;
 if (file && existsSync(file)) report = JSON.parse(readFileSync(file, 'utf8'));
@@ -41,10 +47,14 @@ for (const suite of report.testResults ?? []) {
 }
 
 console.log('\n──────── Wirestream test summary ────────');
+for (const check of checks) {
+  console.log(`  ${check.status === 0 ? '✓' : '✗'} ${check.name.padEnd(22)} ${check.status === 0 ? 'ok' : `failed (exit ${check.status})`}`);
+  if (check.status !== 0) failed++;
+}
 for (const [project, { passed: p, failed: f }] of [...byProject].sort()) {
   console.log(`  ${f > 0 ? '✗' : '✓'} ${project.padEnd(22)} ${String(p).padStart(4)} passed${f > 0 ? `, ${f} failed` : ''}`);
 }
-const ok = status === 0 && failed === 0 && passed > 0;
+const ok = status === 0 && failed === 0 && (passed > 0 || report.testResults?.length === 0);
 console.log(`  ${ok ? 'PASS' : 'FAIL'} in ${secondsArg ?? '?'} s`);
 console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(ok ? 0 : 1);

@@ -1,33 +1,44 @@
 #!/usr/bin/env bash
-# The one test command (README, CI): set up, typecheck, lint (which holds the architecture rules), run every
-# test project (unit, integration against real Kafka/Redis, end-to-end with the built apps) in one
-# vitest run, print one summary line and exit non-zero on any failure.
+# The one test command (README, CI): set up, then typecheck and lint (which hold the architecture rules)
+# beside one vitest run of every test project (unit, integration against real Kafka/Redis, end-to-end
+# with the built apps); print one summary line and exit non-zero on any failure.
+# For day-to-day work on one package: scripts/test-fast.sh (pnpm test:fast).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/bootstrap.sh
 started=$(date +%s)
 bootstrap
 
-step "typechecking (strict, every package)"
-turbo run typecheck --output-logs=errors-only
-
+# Typecheck (strict, every package) and lint run beside the tests, which mostly wait on Kafka: on two
+# cores this hides their minutes instead of adding them before the first test. One turbo task at a
+# time keeps a core for the tests; turbo's cache makes a second run of an unchanged tree instant.
 # ESLint + typescript-eslint (type-aware), Nx's module-boundary rule (apps never import apps, packages
 # never import apps, no relative or deep imports across projects) and the gateway's layer rules:
-# eslint.config.js. A violation fails here.
-step "linting (type-aware; module boundaries and the gateway's layers)"
-turbo run lint --output-logs=errors-only
-node scripts/render-config-docs.mjs --check
-node scripts/render-project-graph.mjs --check
-# The runbook's capacity tables must be what scripts/capacity.mjs computes from bench/results now.
-node scripts/capacity.mjs --check
+# eslint.config.js. A violation fails the run; its output is in .wirestream/checks.log.
+mkdir -p .wirestream
+checks_log=.wirestream/checks.log
+step "typechecking and linting in the background (log: $checks_log)"
+(
+  turbo run typecheck lint --concurrency=1 --output-logs=errors-only \
+    && node scripts/render-config-docs.mjs --check \
+    && depcruise --config .dependency-cruiser.cjs --ignore-known --output-type err apps packages \
+    && node scripts/check-gateway-layers.mjs \
+    && node scripts/render-project-graph.mjs --check \
+    && node scripts/check-links.mjs \
+    && node scripts/capacity.mjs --check # the runbook's capacity tables are what bench/results gives now
+) >"$checks_log" 2>&1 &
+checks_pid=$!
 
 step "running tests (vitest: packages, apps, e2e)"
-mkdir -p .wirestream
 results=.wirestream/test-results.json
 rm -f "$results"
 set +e
 vitest run --reporter=default --reporter=json --outputFile.json="$results" "$@"
 status=$?
+step "waiting for typecheck and lint"
+wait "$checks_pid"
+checks_status=$?
 set -e
+if ((checks_status != 0)); then cat "$checks_log"; else tail -n 4 "$checks_log"; fi
 
-node scripts/test-summary.mjs "$results" "$status" "$(( $(date +%s) - started ))"
+node scripts/test-summary.mjs "$results" "$status" "$(( $(date +%s) - started ))" "typecheck+lint+docs=$checks_status"

@@ -4,17 +4,18 @@ export { createGateway, type Gateway, type GatewayDeps, type GatewayOptions, typ
 export { gatewayConfigSpec } from './config.js';
 // Core: the protocol and the hub on any broker and any writer (unit tests, in-process benchmarks).
 export { createHub, type Hub } from './core/hub.js';
-export type { FlowLimits } from './core/inbound.js';
+export type { FlowLimits } from './core/delivery/inbound.js';
 export type { ConnectionWriter } from './core/connection-writer.js';
-export { createProtocol, createConnectionState, type Connection, type Protocol } from './core/protocol.js';
-export { createLegacyProtocol, parseLegacyMessage, LEGACY_GRAPHQL_WS_PROTOCOL } from './core/legacy-protocol.js';
-export { createRateLimiter } from './core/rate-limit.js';
-export { parseSnapshotRequest, resolveSnapshotAsk, type SnapshotAsk, type SnapshotLimits } from './core/snapshot-request.js';
-export type { SnapshotSignal } from './core/snapshot.js';
-export { createOperationCompiler, type CompiledSubscription } from './core/operations.js';
-export { compileProjector, type Projector, type ProjectableOperation } from './core/projector.js';
-export { compileWhere, normalizeWhere, whereKey, type WhereNode, type WherePredicate } from './core/where.js';
-export { checkDocumentLimits, checkDocumentNesting, resolveDocumentLimits, type DocumentLimits } from './core/document-limits.js';
+export { createProtocol, createConnectionState, type Connection, type Protocol } from './core/protocols/protocol.js';
+export { createLegacyProtocol, parseLegacyMessage, LEGACY_GRAPHQL_WS_PROTOCOL } from './core/protocols/legacy-protocol.js';
+export { createRateLimiter } from './core/protocols/rate-limit.js';
+export { parseSnapshotRequest, resolveSnapshotAsk, type SnapshotAsk, type SnapshotLimits } from './core/recovery/snapshot-request.js';
+export type { SnapshotSignal } from './core/recovery/snapshot.js';
+export { createOperationCompiler, type CompiledSubscription } from './core/operations/operations.js';
+export { compileProjector, type Projector, type ProjectableOperation } from './core/operations/projector.js';
+export { normalizeWhere, whereKey, type WhereNode } from './core/operations/where.js';
+export { compileWhere, type WherePredicate } from './core/operations/where-compile.js';
+export { checkDocumentLimits, checkDocumentNesting, resolveDocumentLimits, type DocumentLimits } from './core/operations/document-limits.js';
 export { createGatewayMetrics, type GatewayMetrics } from './core/metrics.js';
 // Brokers and history.
 export type { Broker, HistoryReader, SnapshotReader } from './broker/broker.js';

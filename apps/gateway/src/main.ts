@@ -14,7 +14,7 @@ import { connectRedis } from './broker/redis-connect.js';
 import { createRedisTicketStore } from './broker/redis-tickets.js';
 import { newTicket, TICKET_PATTERN } from './transport/sse-tickets.js';
 import { gatewayConfigSpec } from './config.js';
-import { filterRuleProblems, parseFilterRules } from './core/where-bound.js';
+import { filterRuleProblems, parseFilterRules } from './core/operations/where-bound.js';
 import { createGatewayMetrics } from './core/metrics.js';
 import { createGateway } from './gateway.js';
 import { loadConsoleSite, type ConsoleSite } from './transport/console.js';

@@ -15,7 +15,7 @@ import {
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { createKeyTransformer } from '@wirestream/transform';
-import { createOperationCompiler } from '../src/core/operations.js';
+import { createOperationCompiler } from '../src/core/operations/operations.js';
 import { compileSubscription, renderBoth } from './render-paths.js';
 
 const ws = loadWirestreamSchema(auctionSchemaPath);

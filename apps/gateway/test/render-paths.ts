@@ -1,9 +1,9 @@
 // Renders one event both ways, through the real seam (renderPayload): with the operation's
 // projector, and with execute alone (the operation without its projector), for the projector tests.
 import type { Envelope, WirestreamSchema } from '@wirestream/schema';
-import type { Group, HubStats } from '../src/core/hub-state.js';
-import type { CompiledSubscription, OperationCompiler, OperationRequest } from '../src/core/operations.js';
-import { renderPayload } from '../src/core/render.js';
+import type { CompiledSubscription, OperationCompiler, OperationRequest } from '../src/core/operations/operations.js';
+import { createRenderer, renderPayload, type Renderer, type RenderTarget } from '../src/core/delivery/render.js';
+import { createHubStats } from '../src/core/delivery/stats.js';
 
 export interface BothPaths {
   /** What renderPayload returns with the projector (the gateway's path). */
@@ -15,7 +15,13 @@ export interface BothPaths {
   readonly op: CompiledSubscription;
 }
 
-const stats = { executions: 0 } as HubStats;
+/** One renderer per schema, as one hub has. */
+const renderers = new WeakMap<WirestreamSchema, Renderer>();
+function rendererOf(ws: WirestreamSchema): Renderer {
+  let renderer = renderers.get(ws);
+  if (renderer === undefined) renderers.set(ws, (renderer = createRenderer(ws, createHubStats())));
+  return renderer;
+}
 
 export function compileSubscription(compiler: OperationCompiler, request: OperationRequest): CompiledSubscription {
   const result = compiler.compile(request);
@@ -30,14 +36,14 @@ export function envelopeOf(topic: string, payload: Record<string, unknown>, offs
 export function renderBoth(ws: WirestreamSchema, op: CompiledSubscription, payload: Record<string, unknown>, context?: object): BothPaths {
   const envelope = envelopeOf(op.route.topic, payload);
   const extensions = { position: { topic: envelope.topic, partition: envelope.partition, offset: envelope.offset } };
-  const rendered = renderSync(renderPayload(ws, stats, groupOf(op, context), envelope, extensions));
-  const executed = renderSync(renderPayload(ws, stats, groupOf({ ...op, projector: undefined }, context), envelope, extensions));
+  const rendered = renderSync(renderPayload(rendererOf(ws), groupOf(op, context), envelope, extensions));
+  const executed = renderSync(renderPayload(rendererOf(ws), groupOf({ ...op, projector: undefined }, context), envelope, extensions));
   return { rendered, executed, projected: op.projector?.project(payload), op };
 }
 
 // renderPayload reads only the operation and the context of a group.
-function groupOf(op: CompiledSubscription, context: object | undefined): Group<unknown> {
-  return { op, context } as unknown as Group<unknown>;
+function groupOf(op: CompiledSubscription, context: object | undefined): RenderTarget {
+  return { op, context };
 }
 
 function renderSync(result: string | Promise<string> | undefined): string | undefined {

@@ -7,9 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { createWirestreamSchema } from '@wirestream/schema';
-import { createOperationCompiler, type AccessScope, type CompiledSubscription } from '../src/core/operations.js';
-import { parseFilterRules, type BoundFilter } from '../src/core/where-bound.js';
-import type { WhereEvent } from '../src/core/where.js';
+import { createOperationCompiler, type AccessScope, type CompiledSubscription } from '../src/core/operations/operations.js';
+import { parseFilterRules, type BoundFilter } from '../src/core/operations/where-bound.js';
+import type { WhereEvent } from '../src/core/operations/where-compile.js';
 
 const ws = createWirestreamSchema(`
 type Subscription { ev: Ev @topic(name: "evs", key: "id", shards: 4, headers: ["tenant", "event-type"]) }

@@ -6,7 +6,9 @@ import type { ChunkTrace, ChunkTracer } from './chunk-tracing.js';
 import { deadLetterBytes, truncateDeadLetter } from './dead-letter.js';
 import type { FlowControl, PauseKind } from './flow-control.js';
 import type { IngestState } from './ingest-state.js';
+import { hasKafkaErrorType } from './kafka-errors.js';
 import type { IngestMetrics } from './metrics.js';
+import type { OffsetGapWatch } from './offset-gaps.js';
 import type { RedisPublisher } from './redis-publisher.js';
 import type { SchemaGate } from './schema-gate.js';
 import type { TopicRoute } from './topic-routes.js';
@@ -29,6 +31,8 @@ export interface BatchProcessorOptions {
   readonly retryBackoffMs: number;
   /** Spans per chunk (decision 0020); undefined when tracing is off: then no tracing code runs. */
   readonly tracer: ChunkTracer | undefined;
+  /** Sees each batch's fetch offset and each commit: offsets skipped by a retention reset are counted and logged. */
+  readonly gaps: OffsetGapWatch;
 }
 
 /** kafkajs's eachBatch: a batch in chunks, each delivered (dead letters, then Redis) before its commit. Plain functions (no `this`). */
@@ -37,10 +41,15 @@ export interface BatchProcessor {
 }
 
 export function createBatchProcessor(options: BatchProcessorOptions): BatchProcessor {
-  const { state, routes, chunks, schemaGate, publisher, flow, logger, metrics, publishChunkSize, dlqSuffix, retryBackoffMs, tracer } = options;
+  const { state, routes, chunks, schemaGate, publisher, flow, logger, metrics, publishChunkSize, dlqSuffix, retryBackoffMs, tracer, gaps } = options;
 
   async function handleBatch(payload: EachBatchPayload): Promise<void> {
     const { topic, partition, messages } = payload.batch;
+    // The committed offsets read at a join, before the first batch is compared with them.
+    const read = gaps.pending();
+    if (read !== undefined) await read;
+    const { fetchedOffset } = payload.batch as { fetchedOffset?: unknown };
+    if (typeof fetchedOffset === 'string') gaps.check(topic, partition, fetchedOffset);
     const route = routes.get(topic);
     if (!route || messages.length === 0 || !state.consumer || !state.producer) return;
 
@@ -116,7 +125,12 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
         return true;
       } catch (err) {
         const kind: PauseKind = deadLettersSent ? 'redis unavailable' : 'dead-letter topic unavailable';
-        if (attempt === 0) logger.warn({ err, topic, partition }, `could not deliver a chunk (${kind}); retrying`);
+        if (attempt === 0 && !deadLettersSent && hasKafkaErrorType(err, 'TOPIC_AUTHORIZATION_FAILED')) {
+          logger.error(
+            { err, topic, partition, deadLetterTopic: topic + dlqSuffix },
+            `Kafka denied writing to the dead-letter topic ${topic + dlqSuffix} (TOPIC_AUTHORIZATION_FAILED): grant the ingest principal Write and Describe on it; until then consumption is paused and nothing is committed`,
+          );
+        } else if (attempt === 0) logger.warn({ err, topic, partition }, `could not deliver a chunk (${kind}); retrying`);
         flow.pause(kind);
         if (!(await flow.waitToRedeliver(payload, backoffMs(attempt, retryBackoffMs)))) return false;
       }
@@ -162,7 +176,9 @@ export function createBatchProcessor(options: BatchProcessorOptions): BatchProce
     payload.resolveOffset(last);
     // Not consumer.commitOffsets(): kafkajs skips that silently once stop() began, which would lose
     // the commit of the batch that stop() waits for. With explicit offsets this commits at once.
-    await payload.commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: (BigInt(last) + 1n).toString() }] }] });
+    const next = BigInt(last) + 1n;
+    await payload.commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: next.toString() }] }] });
+    gaps.committed(topic, partition, next);
     state.stats.commits++;
     // highWatermark is the next offset the partition will get: lag = what is left after `last`.
     metrics?.setLag(topic, partition, Math.max(0, Number(BigInt(highWatermark) - BigInt(last) - 1n)));
@@ -179,10 +195,5 @@ const MAX_TRUNCATIONS = 8;
 
 /** The broker refused a record or batch as too large (kafkajs wraps the protocol error). */
 function isTooLarge(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e !== null && typeof e === 'object' && depth < 10; depth++) {
-    const type = (e as { type?: unknown }).type;
-    if (type === 'MESSAGE_TOO_LARGE' || type === 'RECORD_LIST_TOO_LARGE') return true;
-    e = (e as { originalError?: unknown; cause?: unknown }).originalError ?? (e as { cause?: unknown }).cause;
-  }
-  return false;
+  return hasKafkaErrorType(err, 'MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE');
 }

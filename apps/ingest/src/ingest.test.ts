@@ -54,7 +54,9 @@ const PARTITIONS = 3;
 const SHARDS = 16; // the example schema's @topic default
 const CHANNEL_PREFIX = 'ws';
 /** Produced messages get CreateTime BASE_TS + n, so each envelope's `ts` can be checked exactly. */
-const BASE_TS = Date.UTC(2025, 0, 1, 9, 0, 0);
+// A minute before the run, not a fixed date: the test broker keeps 24 h (log.retention.hours), so
+// records stamped with an older CreateTime can be deleted by retention in the middle of a test.
+const BASE_TS = Date.now() - 60_000;
 const ARRIVAL_TIMEOUT_MS = 20_000; // 20 seconds: includes the first group join of a test
 
 const convert = createEventConverter();

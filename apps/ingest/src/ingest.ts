@@ -11,6 +11,7 @@ import { createFlowControl, type FlowControl } from './flow-control.js';
 import { createIngestState, type IngestState, type IngestStats } from './ingest-state.js';
 import type { IngestMetrics } from './metrics.js';
 import { startLagMonitor } from './lag-monitor.js';
+import { createOffsetGapWatch, type OffsetGapWatch } from './offset-gaps.js';
 import { prepareTopics, type NewTopicSettings } from './prepare-topics.js';
 import type { IngestRedis } from './redis-client.js';
 import { createRedisPublisher } from './redis-publisher.js';
@@ -221,6 +222,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     waitReplicas: redisWaitReplicas,
     waitTimeoutMs: redisWaitTimeoutMs,
   });
+  const gaps = createOffsetGapWatch({ kafka, groupId, topics: schema.topics, logger, metrics });
   const schemaGate = createSchemaGate({ state, logger, retryBackoffMs });
   const chunks = createChunkBuilder({ convert, schemaGate, maxRetries, retryBackoffMs, flow, logger, metrics });
   const batches = createBatchProcessor({
@@ -236,6 +238,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     dlqSuffix,
     retryBackoffMs,
     tracer: deps.tracer === undefined ? undefined : createChunkTracer(deps.tracer, groupId),
+    gaps,
   });
 
   return {
@@ -262,7 +265,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
       // The Java-compatible murmur2 partitioner: dead letters of one key land together, like any Kafka client's.
       state.producer = kafka.producer({ allowAutoTopicCreation: true, createPartitioner: Partitioners.DefaultPartitioner });
       await state.producer.connect();
-      await startConsumer(kafka, state, batches, logger, { groupId, fetchMaxWaitMs, fetchMaxBytesPerPartition, fetchMaxBytes, partitionsConcurrently, fromBeginning, topics: schema.topics, onCrash: deps.onConsumerCrash });
+      await startConsumer(kafka, state, batches, gaps, logger, { groupId, fetchMaxWaitMs, fetchMaxBytesPerPartition, fetchMaxBytes, partitionsConcurrently, fromBeginning, topics: schema.topics, onCrash: deps.onConsumerCrash });
       if (metrics) lagMonitor = startLagMonitor({ kafka, groupId, topics: schema.topics, metrics, logger, intervalMs: LAG_POLL_MS });
       logger.info({ topics: schema.topics, groupId, historyLength, redisMode, redisWaitReplicas }, 'ingest consuming');
     },
@@ -279,6 +282,7 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
       // waiting for Redis gives up after stopGraceMs (see flow-control's waitAlive), which bounds this.
       await state.consumer?.disconnect();
       await state.producer?.disconnect();
+      await gaps.stop();
       logger.info({ ...state.stats }, 'ingest stopped');
     },
   };
@@ -363,7 +367,7 @@ interface ConsumerSettings {
 }
 
 /** Joins the group and hands every batch to the batch processor; offsets are committed by it, after Redis acknowledged. */
-async function startConsumer(kafka: Kafka, state: IngestState, batches: BatchProcessor, logger: Logger, settings: ConsumerSettings): Promise<void> {
+async function startConsumer(kafka: Kafka, state: IngestState, batches: BatchProcessor, gaps: OffsetGapWatch, logger: Logger, settings: ConsumerSettings): Promise<void> {
   const { groupId, fetchMaxWaitMs, fetchMaxBytesPerPartition, fetchMaxBytes, partitionsConcurrently, fromBeginning, topics, onCrash } = settings;
   let everJoined = false;
   const consumer = kafka.consumer({ groupId, allowAutoTopicCreation: true, maxWaitTimeInMs: fetchMaxWaitMs, maxBytesPerPartition: fetchMaxBytesPerPartition, maxBytes: fetchMaxBytes });
@@ -371,6 +375,7 @@ async function startConsumer(kafka: Kafka, state: IngestState, batches: BatchPro
   consumer.on(consumer.events.GROUP_JOIN, (e) => {
     state.joined = true;
     everJoined = true;
+    gaps.joined(e.payload.memberAssignment);
     logger.info({ groupId, memberId: e.payload.memberId, assignment: e.payload.memberAssignment }, 'joined consumer group');
   });
   consumer.on(consumer.events.CRASH, (e) => {
@@ -378,8 +383,14 @@ async function startConsumer(kafka: Kafka, state: IngestState, batches: BatchPro
     logger.error({ err: e.payload.error, restart: e.payload.restart }, 'consumer crashed');
     onCrash?.(e.payload.error, everJoined);
   });
+  // A batch of only transaction markers never reaches eachBatch: kafkajs resolves it itself.
+  consumer.on(consumer.events.START_BATCH_PROCESS, ({ payload }) => {
+    if (payload.batchSize === 0) gaps.committed(payload.topic, payload.partition, BigInt(payload.lastOffset) + 1n);
+  });
   await consumer.connect();
   await consumer.subscribe({ topics: [...topics], fromBeginning });
+  // Before the first fetch: a restarted ingest whose next offsets were deleted meanwhile knows where it stood.
+  await gaps.start();
   await consumer.run({
     autoCommit: false,
     eachBatchAutoResolve: false,

@@ -10,6 +10,8 @@ export interface IngestMetrics {
   };
   /** Sets a partition's lag (high watermark − next offset to process). */
   setLag(topic: string, partition: number, lag: number): void;
+  /** A partition's count of offsets deleted by retention before ingest read them (offset-gaps.ts); bound once per partition. */
+  offsetsLost(topic: string, partition: number): Counter.Internal;
   readonly redisPublishSeconds: Histogram;
   /** Times consumption was paused because Redis (or the dead-letter topic) could not take a chunk. */
   readonly pauses: Counter;
@@ -26,6 +28,12 @@ export function createIngestMetrics(registry: Registry, topics: readonly string[
   const consumed = new Counter({ name: 'wirestream_ingest_consumed_total', help: 'Kafka messages consumed.', labelNames: ['topic'], registers });
   const published = new Counter({ name: 'wirestream_ingest_published_total', help: 'Envelopes published to Redis and acknowledged.', labelNames: ['topic'], registers });
   const deadLettered = new Counter({ name: 'wirestream_ingest_dead_lettered_total', help: 'Messages sent to <topic>.dlq.', labelNames: ['topic'], registers });
+  const offsetsLost = new Counter({
+    name: 'wirestream_ingest_offsets_lost_total',
+    help: 'Offsets skipped because Kafka had deleted them (retention, DeleteRecords) before ingest read them (OFFSET_OUT_OF_RANGE, reset to the default offset). Never read, never published: see docs/operations.md.',
+    labelNames: ['topic', 'partition'],
+    registers,
+  });
   const lag = new Gauge({ name: 'wirestream_ingest_consumer_lag', help: 'Messages between the last processed offset and the high watermark.', labelNames: ['topic', 'partition'], registers });
   const redisPublishSeconds = new Histogram({
     name: 'wirestream_ingest_redis_publish_seconds',
@@ -51,6 +59,7 @@ export function createIngestMetrics(registry: Registry, topics: readonly string[
     ]),
   );
   const lagChildren = new Map<string, Gauge.Internal<string>>();
+  const lostChildren = new Map<string, Counter.Internal>();
 
   return {
     forTopic(topic) {
@@ -69,6 +78,15 @@ export function createIngestMetrics(registry: Registry, topics: readonly string[
         lagChildren.set(key, child);
       }
       child.set(value);
+    },
+    offsetsLost(topic, partition) {
+      const key = `${topic}\u0000${partition}`;
+      let child = lostChildren.get(key);
+      if (!child) {
+        child = offsetsLost.labels(topic, String(partition));
+        lostChildren.set(key, child);
+      }
+      return child;
     },
     redisPublishSeconds,
     pauses,

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import kafkajs, { type Admin, type Kafka } from 'kafkajs';
 import { toError, type Logger } from '@wirestream/telemetry';
+import { hasKafkaErrorType } from './kafka-errors.js';
 
 // A default import: Node's ESM loader does not see ConfigResourceTypes among kafkajs's CommonJS
 // exports, so a named import made the built app (node dist/main.js) fail at start.
@@ -68,7 +69,15 @@ export async function prepareTopics(options: PrepareTopicsOptions): Promise<Prep
     const existing = new Set(await admin.listTopics());
     const missing = topics.map((t) => t + dlqSuffix).filter((t) => !existing.has(t));
     if (missing.length > 0) {
-      await createTopics(admin, missing, { replicationFactor: options.newTopics?.replicationFactor, configEntries: [{ name: 'max.message.bytes', value: String(needed) }] }, isStopped);
+      try {
+        await createTopics(admin, missing, { replicationFactor: options.newTopics?.replicationFactor, configEntries: [{ name: 'max.message.bytes', value: String(needed) }] }, isStopped);
+      } catch (err) {
+        if (!isTopicAuthorizationFailure(err)) throw err;
+        throw aclError(
+          `Kafka denied creating the dead-letter topic${missing.length === 1 ? '' : 's'} ${quoted(missing)} (TOPIC_AUTHORIZATION_FAILED): grant the ingest principal Create, Write, Describe and DescribeConfigs on ${missing.length === 1 ? 'it' : 'them'}, or create ${missing.length === 1 ? 'it' : 'them'} yourself and grant Write, Describe and DescribeConfigs (docs/bring-your-own-kafka.md, infra/kafka/grant-acls.mjs)`,
+          err,
+        );
+      }
       logger.info({ topics: missing, maxMessageBytes: needed }, 'created dead-letter topics');
     }
     const deadLetterLimits = await checkDeadLetterLimits(admin, topics.map((t) => t + dlqSuffix), needed, logger);
@@ -88,6 +97,14 @@ async function waitForSourceTopics(admin: Admin, options: PrepareTopicsOptions):
     const existing = new Set(await admin.listTopics());
     const waitingFor = topics.filter((t) => !existing.has(t));
     if (waitingFor.length === 0) return;
+    // Kafka lists only the topics the principal may Describe: a topic missing from the list may exist.
+    const denied = await deniedTopics(admin, waitingFor);
+    if (denied.length > 0) {
+      throw aclError(
+        `Kafka denied the ingest principal access to topic${denied.length === 1 ? '' : 's'} ${quoted(denied)} (TOPIC_AUTHORIZATION_FAILED): grant it Read and Describe on ${denied.length === 1 ? 'it' : 'them'}${createSourceTopics ? ', and Create (INGEST_CREATE_TOPICS=true)' : ''} (docs/bring-your-own-kafka.md, infra/kafka/grant-acls.mjs)`,
+        undefined,
+      );
+    }
     if (createSourceTopics) {
       await createTopics(admin, waitingFor, { numPartitions: newTopics.partitions, replicationFactor: newTopics.replicationFactor }, isStopped);
       logger.info({ topics: waitingFor, partitions: newTopics.partitions ?? 'broker default', replicationFactor: newTopics.replicationFactor ?? 'broker default' }, 'created source topics (INGEST_CREATE_TOPICS)');
@@ -101,6 +118,40 @@ async function waitForSourceTopics(admin: Admin, options: PrepareTopicsOptions):
     }
     await sleep(TOPIC_POLL_INTERVAL_MS);
   }
+}
+
+/**
+ * The topics among `names` the principal may not Describe: Kafka answers their metadata with
+ * TOPIC_AUTHORIZATION_FAILED whether they exist or not (it does not reveal which), and a topic it
+ * may Describe that does not exist with UNKNOWN_TOPIC_OR_PARTITION. Asked one by one: kafkajs fails
+ * a metadata request on its first topic error.
+ */
+async function deniedTopics(admin: Admin, names: readonly string[]): Promise<string[]> {
+  const denied: string[] = [];
+  for (const topic of names) {
+    try {
+      await admin.fetchTopicMetadata({ topics: [topic] });
+    } catch (err) {
+      if (isTopicAuthorizationFailure(err)) denied.push(topic);
+    }
+  }
+  return denied;
+}
+
+function isTopicAuthorizationFailure(err: unknown): boolean {
+  return hasKafkaErrorType(err, 'TOPIC_AUTHORIZATION_FAILED');
+}
+
+/**
+ * An error main.ts turns into one line and exit 78 (`describeKafkaFailure` reads `aclAdvice`): the
+ * ACL to grant, named with the resource, rather than kafkajs's "Not authorized to access topics".
+ */
+function aclError(advice: string, cause: unknown): Error {
+  return Object.assign(new Error(advice, cause === undefined ? undefined : { cause }), { type: 'TOPIC_AUTHORIZATION_FAILED', aclAdvice: advice, retriable: false });
+}
+
+function quoted(names: readonly string[]): string {
+  return names.map((t) => `"${t}"`).join(', ');
 }
 
 interface TopicSpec {
@@ -170,7 +221,10 @@ async function checkDeadLetterLimits(admin: Admin, deadLetterTopics: readonly st
       resources: deadLetterTopics.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['max.message.bytes'] })),
     });
   } catch (err) {
-    logger.warn({ err, topics: deadLetterTopics }, 'could not read max.message.bytes of the dead-letter topics (DescribeConfigs ACL?): oversized dead letters will be sent truncated');
+    const message = isTopicAuthorizationFailure(err)
+      ? `Kafka denied DescribeConfigs on the dead-letter topic${deadLetterTopics.length === 1 ? '' : 's'} ${quoted(deadLetterTopics)} (TOPIC_AUTHORIZATION_FAILED): grant the ingest principal DescribeConfigs on ${deadLetterTopics.length === 1 ? 'it' : 'them'}; until then ingest cannot read or raise max.message.bytes, and a dead letter the topic refuses as too large is sent truncated`
+      : 'could not read max.message.bytes of the dead-letter topics: a dead letter the topic refuses as too large is sent truncated';
+    logger.warn({ err, topics: deadLetterTopics }, message);
     return limits;
   }
   for (const resource of described.resources) {

@@ -110,6 +110,8 @@ describe('PROTOBUF and JSON_SCHEMA topics (Confluent wire format)', () => {
       { value: goodBid.subarray(0, goodBid.length - 3), code: 'UNDECODABLE', detail: `topic ${p.bidTopic}: the value does not decode with PROTOBUF schema id ${bidId}: ` },
       { value: Buffer.concat([goodBid.subarray(0, 5), Buffer.from([0x02, 0x0e]), goodBid.subarray(6)]), code: 'UNDECODABLE', detail: `topic ${p.bidTopic}: the value does not decode with PROTOBUF schema id ${bidId}: message index 7 is out of range: the schema has 1 top-level messages` },
       { value: avroValue, code: 'UNSUPPORTED_SCHEMA', detail: `topic ${p.bidTopic} is @topic(format: PROTOBUF), but schema id ${avroId} is a AVRO schema` },
+      // A string that is not UTF-8 (byte 0xff inside "lst-1"): undecodable, as in Avro and JSON Schema, not published with U+FFFD.
+      { value: invalidUtf8(goodBid, 'lst-1', 6), code: 'UNDECODABLE', detail: `topic ${p.bidTopic}: the value does not decode with PROTOBUF schema id ${bidId}: a string field is not valid UTF-8` },
     ];
 
     const bidMessages: { key: Buffer; value: Buffer }[] = [];
@@ -125,6 +127,7 @@ describe('PROTOBUF and JSON_SCHEMA topics (Confluent wire format)', () => {
       { value: await listing({ listingId: 'lst-1', title: 'Lamp', priceCents: -5 }), code: 'SCHEMA_VIOLATION', detail: `topic ${p.listingTopic}: the value does not conform to JSON Schema id ${listingId}: at /priceCents: must be >= 0` },
       { value: await listing({ listingId: 'lst-1' }), code: 'SCHEMA_VIOLATION', detail: `at /: must have required property 'title'` },
       { value: Buffer.concat([goodListing.subarray(0, 5), Buffer.from('{"listingId": "lst-1", "title": ')]), code: 'UNDECODABLE', detail: `topic ${p.listingTopic}: the value does not conform to JSON Schema id ${listingId}: the body is not valid JSON: ` },
+      { value: invalidUtf8(goodListing, 'Lamp', 5), code: 'UNDECODABLE', detail: `topic ${p.listingTopic}: the value does not conform to JSON Schema id ${listingId}: the body is not valid UTF-8` },
       { value: Buffer.from(JSON.stringify({ listingId: 'lst-1', title: 'Lamp' })), code: 'NOT_WIRE_FORMAT', detail: `topic ${p.listingTopic} is read as a registry format (@topic(format: JSON_SCHEMA)), but the value starts with byte 123` },
       { value: (() => { const b = Buffer.from(goodListing); b.writeUInt32BE(9999, 1); return b; })(), code: 'UNKNOWN_SCHEMA_ID', detail: `topic ${p.listingTopic}: schema id 9999 is not in the Schema Registry (MockClient)` },
     ];
@@ -140,7 +143,7 @@ describe('PROTOBUF and JSON_SCHEMA topics (Confluent wire format)', () => {
 
     // One key per topic, one partition each: the good envelopes come in offset order, once each.
     const bids = p.of(p.bidTopic);
-    expect(bids.map((e) => e.payload['amount_cents'])).toEqual([1, 2, 3, 4, 5].map((n) => String(9_007_199_254_740_990n + BigInt(n))));
+    expect(bids.map((e) => e.payload['amount_cents'])).toEqual(badBids.map((_, n) => n + 1).map((n) => String(9_007_199_254_740_990n + BigInt(n))));
     expect(bids[0]).toMatchObject({ key: '{"listing_id":"lst-1"}', payload: { listing_id: 'lst-1', placed_at: '2025-12-01T19:30:01Z', status: 'OUTBID', tags: ['t1'] } });
     const listingEnvelopes = p.of(p.listingTopic);
     expect(listingEnvelopes.map((e) => e.payload)).toEqual(badListings.map((_, n) => ({ listing_id: 'lst-1', title: `Lamp ${n}`, price_cents: n })));
@@ -257,4 +260,13 @@ async function readDeadLetters(topic: string, count: number): Promise<{ value: B
   } finally {
     await reader.disconnect();
   }
+}
+
+/** `bytes` with the second byte of `text` (found after `from`) replaced by 0xff, which UTF-8 never has: the same length, no longer UTF-8. */
+function invalidUtf8(bytes: Buffer, text: string, from: number): Buffer {
+  const copy = Buffer.from(bytes);
+  const at = copy.indexOf(text, from);
+  if (at < 0) throw new Error(`${text} is not in the message`);
+  copy[at + 1] = 0xff;
+  return copy;
 }

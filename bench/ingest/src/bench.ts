@@ -30,9 +30,30 @@ const { values: args } = parseArgs({
     json: { type: 'string' },
     'profile-dir': { type: 'string' },
     base: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
   },
   allowPositionals: false,
 });
+
+if (args.help === true) {
+  process.stdout.write(`usage: node bench/ingest/dist/bench.js [options]
+End-to-end ingest throughput against a real Kafka broker and redis-server started for the run.
+  --events N          events preloaded and consumed by each run (default 200000)
+  --partitions N      partitions of each topic (default 6)
+  --variants LIST     comma-separated variants or presets (default knobs)
+  --repeat N          rounds, variants interleaved in each (default 1)
+  --profile LIST      variants to run once more under --cpu-prof
+  --profile-dir DIR   where the CPU profiles go
+  --timeout-s N       give up on a run after N seconds (default 180)
+  --no-warmup         skip the unmeasured warm-up run
+  --json FILE         also write every run as JSON
+  --base DIR          another build of apps/ingest, measured as app-base in the same run
+  -h, --help          this text
+presets: ${Object.entries(PRESETS).map(([name, ids]) => `${name} (${ids.join(', ')})`).join('; ')}
+variants: ${Object.keys(VARIANTS).join(', ')}
+`);
+  process.exit(0);
+}
 
 function positiveInt(name: string, text: string | undefined): number {
   const n = Number(text);

@@ -49,6 +49,24 @@ describe('Kafka security settings', () => {
     expect(security.summary).not.toContain('s3cret');
   });
 
+  it('takes the mechanism in any case, as providers spell it (SCRAM-SHA-512), and names the choices when unknown', async () => {
+    for (const spelled of ['SCRAM-SHA-512', 'Scram-Sha-512', ' scram-sha-512 ']) {
+      const security = await kafka({ KAFKA_SASL_MECHANISM: spelled, KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p' });
+      expect(security.sasl).toEqual({ mechanism: 'scram-sha-512', username: 'u', password: 'p' });
+      expect(security.summary).toBe('plaintext, SASL scram-sha-512 as u');
+    }
+    expect((await kafka({ KAFKA_SASL_MECHANISM: 'OAUTHBEARER', KAFKA_SASL_OAUTHBEARER_TOKEN_FILE: file('token', 'tok') })).sasl).toMatchObject({ mechanism: 'oauthbearer' });
+    expect(await kafka({ KAFKA_SASL_MECHANISM: 'NONE' })).toEqual({ summary: 'plaintext' });
+    let refused: unknown;
+    try {
+      loadConfig(kafkaSecuritySpec, { KAFKA_SASL_MECHANISM: 'SCRAM-SHA-1' });
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect((refused as ConfigError).message).toMatch(/KAFKA_SASL_MECHANISM.*none, plain, scram-sha-256, scram-sha-512, oauthbearer \(any case\)/s);
+  });
+
   it('turns TLS on with the system CAs when only KAFKA_SSL is set', async () => {
     expect(await kafka({ KAFKA_SSL: 'true', KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p' })).toMatchObject({
       ssl: true,

@@ -21,6 +21,8 @@ interface ErrorLike {
   readonly cause?: unknown;
   /** kafkajs's KafkaJSAggregateError (e.g. createTopics) holds one error per topic. */
   readonly errors?: unknown;
+  /** Set by a caller that knows which ACL on which resource was denied: the line to print as it is. */
+  readonly aclAdvice?: unknown;
 }
 
 const UNTRUSTED_BROKER = new Set(['SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID']);
@@ -60,6 +62,8 @@ export function describeKafkaFailure(err: unknown, context: { readonly brokers: 
   if (has(code(REFUSED_CLIENT_CERT))) {
     return { config: true, message: `the broker refused the client certificate (${firstCode(errors, REFUSED_CLIENT_CERT)}): set KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE to a certificate signed by a CA the broker trusts` };
   }
+  const advice = errors.find((e) => typeof e.aclAdvice === 'string')?.aclAdvice;
+  if (typeof advice === 'string') return { config: true, message: advice };
   if (has((e) => e.type === 'TOPIC_AUTHORIZATION_FAILED')) {
     return { config: true, message: 'Kafka denied access to a topic (TOPIC_AUTHORIZATION_FAILED): grant the ingest principal Read and Describe on the topics of the schema, and Write, Describe and Create on their dead-letter topics (Create on the source topics too with INGEST_CREATE_TOPICS; docs/bring-your-own-kafka.md)' };
   }

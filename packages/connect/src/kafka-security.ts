@@ -11,6 +11,15 @@ export const KAFKA_SASL_MECHANISMS = ['none', 'plain', 'scram-sha-256', 'scram-s
 export type KafkaSaslMechanism = (typeof KAFKA_SASL_MECHANISMS)[number];
 
 /**
+ * A SASL mechanism in any case: providers and Kafka itself spell them `SCRAM-SHA-512`, kafkajs wants
+ * `scram-sha-512`. Normalized here, at the edge, so nothing else compares case.
+ */
+function saslMechanism() {
+  const expected = `one of ${KAFKA_SASL_MECHANISMS.join(', ')} (any case)`;
+  return z.string().trim().toLowerCase().pipe(z.enum(KAFKA_SASL_MECHANISMS, { error: `expected ${expected}` })).describe(expected);
+}
+
+/**
  * How a Wirestream process reaches a secured Kafka (every managed offering: MSK, Confluent Cloud,
  * Aiven, Strimzi, Redpanda): TLS with a CA, mutual TLS, SASL PLAIN / SCRAM / OAUTHBEARER. Spread
  * into a service's spec. Secrets can come from files (`<NAME>_FILE`, see @wirestream/config).
@@ -22,7 +31,7 @@ export const kafkaSecuritySpec = defineConfigSpec({
   kafkaSslKeyFile: envVar({ name: 'KAFKA_SSL_KEY_FILE', schema: z.string().trim().min(1), optional: true, description: 'PEM private key of KAFKA_SSL_CERT_FILE.' }),
   kafkaSslKeyPassword: envVar({ name: 'KAFKA_SSL_KEY_PASSWORD', schema: z.string().min(1), optional: true, secret: true, description: 'Passphrase of an encrypted KAFKA_SSL_KEY_FILE.' }),
   kafkaSslServername: envVar({ name: 'KAFKA_SSL_SERVERNAME', schema: z.string().trim().min(1), optional: true, description: 'TLS server name (SNI) to send and verify, when it differs from the broker host.' }),
-  kafkaSaslMechanism: envVar({ name: 'KAFKA_SASL_MECHANISM', schema: z.enum(KAFKA_SASL_MECHANISMS), default: 'none', description: 'SASL: `plain`, `scram-sha-256`, `scram-sha-512` (KAFKA_SASL_USERNAME/PASSWORD) or `oauthbearer` (a token from KAFKA_SASL_OAUTHBEARER_TOKEN_FILE or _COMMAND; MSK IAM: docs/bring-your-own-kafka.md). Use with KAFKA_SSL outside a trusted network.' }),
+  kafkaSaslMechanism: envVar({ name: 'KAFKA_SASL_MECHANISM', schema: saslMechanism(), default: 'none', description: 'SASL: `plain`, `scram-sha-256`, `scram-sha-512` (KAFKA_SASL_USERNAME/PASSWORD) or `oauthbearer` (a token from KAFKA_SASL_OAUTHBEARER_TOKEN_FILE or _COMMAND; MSK IAM: docs/bring-your-own-kafka.md). Use with KAFKA_SSL outside a trusted network.' }),
   kafkaSaslUsername: envVar({ name: 'KAFKA_SASL_USERNAME', schema: z.string().min(1), optional: true, description: 'SASL user (PLAIN, SCRAM).' }),
   kafkaSaslPassword: envVar({ name: 'KAFKA_SASL_PASSWORD', schema: z.string().min(1), optional: true, secret: true, description: 'SASL password (PLAIN, SCRAM).' }),
   kafkaSaslTokenFile: envVar({ name: 'KAFKA_SASL_OAUTHBEARER_TOKEN_FILE', schema: z.string().trim().min(1), optional: true, description: 'OAUTHBEARER: file holding the current token, re-read at every authentication (a sidecar or projected token refreshes it).' }),

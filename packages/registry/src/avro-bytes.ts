@@ -97,10 +97,15 @@ function numberText(value: number): string {
   return Number.isFinite(value) ? String(value) : JSON.stringify(String(value));
 }
 
-/** The shortest decimal that reads back as the same 32-bit float (`3.9`, not `3.9000000953674316`). */
+/**
+ * The shortest decimal that reads back as the same 32-bit float (`3.9`, not `3.9000000953674316`;
+ * `Float.MAX_VALUE` as `3.4028235e+38`, as Java's `Float.toString`): the first of 1 to 9 significant
+ * digits that `Math.fround` rounds back to it (9 always do). Integers below 2^24 are exact as they are.
+ */
 export function floatText(value: number): string {
-  if (!Number.isFinite(value) || Number.isInteger(value)) return numberText(value);
-  for (let digits = 1; digits < 9; digits++) {
+  if (!Number.isFinite(value)) return numberText(value);
+  if (Number.isInteger(value) && Math.abs(value) < 16_777_216) return String(value);
+  for (let digits = 1; digits <= 9; digits++) {
     const text = value.toPrecision(digits);
     if (Math.fround(Number(text)) === value) return String(Number(text));
   }

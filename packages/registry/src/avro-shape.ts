@@ -14,6 +14,11 @@ export interface AvroField extends AvroSlot {
   /** The field's name in the schema (before the key style). */
   readonly name: string;
   readonly doc: string | undefined;
+  /**
+   * Versions of the subject whose record lacks the field (their events publish no such key), when the
+   * shape is read from several versions (`shape-history.ts`); such a field is nullable.
+   */
+  readonly absentIn?: readonly number[];
 }
 
 /** What a value becomes in the published JSON. */
@@ -22,7 +27,8 @@ export type AvroJsonKind = 'boolean' | 'int' | 'long' | 'float' | 'string' | 'nu
 
 export type AvroShape =
   | { readonly kind: 'record'; readonly name: string; readonly doc: string | undefined; readonly fields: AvroField[] }
-  | { readonly kind: 'enum'; readonly name: string; readonly doc: string | undefined; readonly symbols: readonly string[] }
+  /** `open`: a number the schema does not name is published as the number (Protobuf enums, docs/schema.md). */
+  | { readonly kind: 'enum'; readonly name: string; readonly doc: string | undefined; readonly symbols: readonly string[]; readonly open?: boolean }
   | { readonly kind: 'array'; readonly items: AvroSlot }
   | { readonly kind: 'map'; readonly values: AvroSlot }
   /** `type` the Avro type (with its logical type, when valid on it), `json` what it is published as. */

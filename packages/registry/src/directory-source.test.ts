@@ -21,6 +21,25 @@ describe('loadSchemaDirectory', () => {
     return dir;
   }
 
+  it('holds subjects with / (Confluent’s Protobuf import subjects) as folders with %2F, and refuses a % that starts no escape', async () => {
+    const dir = directory({
+      'acme%2Fcommon%2Fmoney.proto/v1.id3.proto': 'syntax = "proto3"; package acme.common; message Money { int64 cents = 1; }',
+      'orders-value/v1.id4.proto': 'syntax = "proto3"; package shop; import "acme/common/money.proto"; message Order { acme.common.Money total = 1; }',
+      'orders-value/v1.id4.references.json': JSON.stringify([{ name: 'acme/common/money.proto', subject: 'acme/common/money.proto', version: 1 }]),
+      '100%25-value/v1.id5.avsc': record('Percent'),
+    });
+    const source = loadSchemaDirectory(dir);
+    expect(source.files.map((f) => `${f.subject}@${f.version}#${f.schema.id}`)).toEqual(['100%-value@1#5', 'acme/common/money.proto@1#3', 'orders-value@1#4']);
+    expect(await source.schemaByVersion('acme/common/money.proto', 1)).toMatchObject({ id: 3, schemaType: 'PROTOBUF' });
+    const bad = directory({ 'acme%zzmoney/v1.id3.avsc': record('Money') });
+    expect(() => loadSchemaDirectory(bad)).toThrow(SchemaDirectoryError);
+    try {
+      loadSchemaDirectory(bad);
+    } catch (err) {
+      expect((err as SchemaDirectoryError).problems).toEqual([`${join(bad, 'acme%zzmoney')}: a % in a subject folder starts an escape, %2F for / or %25 for % (e.g. acme%2Fcommon%2Fmoney.proto for the subject acme/common/money.proto)`]);
+    }
+  });
+
   it('serves schemas by id; one id may be registered under several subjects', async () => {
     const dir = directory({
       'bid-events-value/v1.id11.avsc': record('Bid'),

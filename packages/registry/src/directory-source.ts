@@ -20,6 +20,20 @@ export class SchemaDirectoryError extends Error {
   }
 }
 
+/**
+ * The subject a folder of a schema directory holds: its name, with `%2F` for a `/` (Confluent's Protobuf
+ * serializer registers each import under its path, e.g. `acme/common/money.proto`, which no folder name
+ * can hold) and `%25` for a `%`, as in a URL path segment. Undefined for a `%` that starts no escape.
+ */
+export function subjectOfFolder(folder: string): string | undefined {
+  if (!folder.includes('%')) return folder;
+  try {
+    return decodeURIComponent(folder);
+  } catch {
+    return undefined;
+  }
+}
+
 /** One schema file of a directory: where it is and what it registers. */
 export interface SchemaFile {
   readonly subject: string;
@@ -29,7 +43,8 @@ export interface SchemaFile {
 }
 
 /**
- * Reads a schema directory once: `<dir>/<subject>/v<version>.id<id>.avsc` (or `.proto`, `.json`),
+ * Reads a schema directory once: `<dir>/<subject>/v<version>.id<id>.avsc` (or `.proto`, `.json`; a `/` in
+ * the subject written `%2F`, {@link subjectOfFolder}),
  * e.g. `schemas/bid-events-value/v2.id17.avsc` — schemas by subject, version and id, as a registry
  * holds them, for teams that pin their schemas in files (and for the demo and the tests). Every
  * problem is reported at once: a file name out of that pattern, an id given to two different
@@ -44,7 +59,7 @@ export function loadSchemaDirectory(dir: string, setting?: string): SchemaSource
   const where = setting === undefined ? `schema directory ${dir}` : `${setting} ${dir}`;
   let subjects: string[];
   try {
-    subjects = readdirSync(dir).sort();
+    subjects = readdirSync(dir).sort(); // folder names: the subjects, escaped (subjectOfFolder)
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new SchemaDirectoryError(`${where} cannot be read (${code ?? (err as Error).message}): give a directory of <subject>/v<version>.id<id>.avsc files`, []);
@@ -52,10 +67,15 @@ export function loadSchemaDirectory(dir: string, setting?: string): SchemaSource
   const problems: string[] = [];
   const files: SchemaFile[] = [];
   const byId = new Map<number, SchemaFile>();
-  for (const subject of subjects) {
-    const subjectDir = join(dir, subject);
+  for (const folder of subjects) {
+    const subjectDir = join(dir, folder);
     if (!statSync(subjectDir).isDirectory()) {
       problems.push(`${subjectDir}: not a directory; the directory holds one folder per subject (e.g. bid-events-value/)`);
+      continue;
+    }
+    const subject = subjectOfFolder(folder);
+    if (subject === undefined) {
+      problems.push(`${subjectDir}: a % in a subject folder starts an escape, %2F for / or %25 for % (e.g. acme%2Fcommon%2Fmoney.proto for the subject acme/common/money.proto)`);
       continue;
     }
     const versions = new Map<number, string>();

@@ -2,7 +2,7 @@ export { SCHEMA_TYPES, type RegisteredSchema, type SchemaSource, type SchemaType
 export { resolveReferences, SchemaReferenceError, type ResolvedReference } from './schema-references.js';
 export type { ProtobufShapes } from './protobuf-shape.js';
 export { readJsonSchemaShape, JsonSchemaShapeError } from './json-schema-shape.js';
-export { readSubjectShape, SubjectShapeError } from './subject-shape.js';
+export { readSubjectShape, readSubjectHistory, SubjectShapeError } from './subject-shape.js';
 export { createRegistrySource, createRegistryClient, type RegistryClientOptions } from './registry-source.js';
 export { loadSchemaDirectory, SchemaDirectoryError, type SchemaFile } from './directory-source.js';
 export { readWireHeader, readMessageIndexes, WIRE_MAGIC_BYTE, WIRE_HEADER_BYTES, type WireHeader } from './wire-format.js';

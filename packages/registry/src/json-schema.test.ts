@@ -54,6 +54,8 @@ describe('JSON Schema: the body validated against the registered schema, compile
     ];
     for (const [value, reason] of cases) expect(validator.validate(body(await serialize(value)))).toEqual({ notJson: false, message: reason });
     expect(validator.validate(Buffer.from('{"listingId": "lst-1", '))).toEqual({ notJson: true, message: expect.stringMatching(/^the body is not valid JSON: /) as unknown });
+    // Not UTF-8 (a 0xff inside a string): undecodable, as in Avro and Protobuf, not published with U+FFFD.
+    expect(validator.validate(Buffer.from([...Buffer.from('{"listingId": "ls'), 0xff, ...Buffer.from('", "amountCents": 1}')]))).toEqual({ notJson: true, message: 'the body is not valid UTF-8' });
   });
 
   it('reads draft 2020-12 schemas with ajv’s 2020 validator, as Confluent’s deserializer does', async () => {

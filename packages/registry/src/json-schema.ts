@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { createRequire } from 'node:module';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2019.js';
 
@@ -91,6 +92,8 @@ export function compileJsonSchemaValidator(schemaText: string, references: Reado
   }
   return {
     validate(body) {
+      // JSON text is UTF-8 (RFC 8259): a body that is not is undecodable, as in Avro and Protobuf, not published with U+FFFD.
+      if (!isUtf8(body)) return { notJson: true, message: 'the body is not valid UTF-8' };
       let value: unknown;
       try {
         value = JSON.parse(body.toString('utf8'));

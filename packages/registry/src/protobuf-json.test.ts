@@ -244,6 +244,19 @@ describe('Protobuf â†’ JSON: every mapped type, from bytes written by Confluentâ
     expect(() => decoder.decode(Buffer.from([0x04, 0x09, 0x00]), undefined)).toThrow('the message-index list after the header is cut short or invalid'); // count 2, index -5
     expect(() => decoder.decode(Buffer.from([0x02, 0x0a]), undefined)).toThrow('message index 5 is out of range: the schema has 2 top-level messages');
     expect(() => decoder.decode(Buffer.from([0x80]), undefined)).toThrow('message-index list');
+    // A string that is not UTF-8 (0xff inside "lst-4", a tag inside "x"): undecodable, as in Avro and JSON Schema; bytes fields may hold any byte.
+    const invalid = Buffer.from(bytes);
+    invalid[invalid.indexOf('lst-4', 5) + 1] = 0xff;
+    expect(() => decoder.decode(invalid.subarray(5), undefined)).toThrow(/^a string field is not valid UTF-8 \(at byte \d+\)$/);
+    // proto2 strings too (protobufjs checks only proto3's): one rule for every format.
+    const proto2Client = new MockClient();
+    const proto2 = confluentProtobufSerializer(proto2Client, 'syntax = "proto2";\npackage p2;\nmessage M { optional string s = 1; }\n');
+    const proto2Bytes = Buffer.from(await proto2.serialize('p2', 'p2.M', { s: 'lst-6' }));
+    proto2Bytes[proto2Bytes.indexOf('lst-6', 5) + 1] = 0xff;
+    const proto2Decoder = decoderOf((await registryDecoder(proto2Client, proto2Bytes)).entry);
+    expect(() => proto2Decoder.decode(proto2Bytes.subarray(5), undefined)).toThrow(/^a string field is not valid UTF-8/);
+    const blob = await serializer.serialize('bids', 'demo.auction.BidPlaced', { listingId: 'lst-5', photoThumb: new Uint8Array([0xff, 0xfe]) });
+    expect(JSON.parse(decoder.decode(blob.subarray(5), undefined).json)).toMatchObject({ listing_id: 'lst-5', photo_thumb: '//4=' });
   });
 
   it('refuses a schema it cannot use, with the reason the dead letters will carry', async () => {

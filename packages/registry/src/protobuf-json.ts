@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import protobuf from 'protobufjs';
 import descriptor from 'protobufjs/ext/descriptor.js';
 import type { FieldNamer } from './avro-json.js';
@@ -22,6 +23,24 @@ type ValueWriter = (value: unknown) => string;
  * and a writer compiled per message type turns the decoded message into the payload's JSON text,
  * with the mapping of docs/schema.md. Throws {@link ProtobufSchemaError} for a schema it cannot use.
  */
+/**
+ * protobufjs's Buffer reader, but every `string` field (or map key) that is not valid UTF-8 fails the
+ * decode (UNDECODABLE, as in Avro and JSON Schema), with one message: protobufjs verifies proto3 strings
+ * itself (`stringVerify`, Node's TextDecoder message) and publishes proto2 ones with U+FFFD in place of
+ * their bytes (`string`).
+ */
+class Utf8Reader extends protobuf.BufferReader {
+  override string(): string {
+    const bytes = this.bytes(); // a Buffer slice: BufferReader reads Node Buffers
+    if (!isUtf8(bytes)) throw new Error(`a string field is not valid UTF-8 (at byte ${this.pos - bytes.length})`);
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  }
+
+  override stringVerify(): string {
+    return this.string();
+  }
+}
+
 export function compileProtobufDecoder(schemaText: string, fieldName: FieldNamer, imports?: ReadonlyMap<string, string>): WireDecoder {
   const { messages } = loadProtobufFile(schemaText, imports);
   if (messages.length === 0) throw new ProtobufSchemaError('the .proto file declares no message');
@@ -40,7 +59,7 @@ export function compileProtobufDecoder(schemaText: string, fieldName: FieldNamer
     const found = readMessageIndexes(body, 0);
     if (found === undefined) throw new Error('the message-index list after the header is cut short or invalid');
     const type = messageAt(messages, found.indexes);
-    return { type, message: type.decode(body.subarray(found.bodyOffset)) };
+    return { type, message: type.decode(new Utf8Reader(body.subarray(found.bodyOffset))) };
   }
 
   // The route field of each type, found once (a topic has one).

@@ -85,6 +85,13 @@ describe('wirestream-schema from-registry --schema-dir (the demo’s Avro schema
     expect(noSource.code).toBe(64);
     expect(noSource.stderr).toMatch(/^wirestream-schema: give --registry-url or --schema-dir/);
     expect((await cli('to-registry')).code).toBe(64);
+    // A bad source given as a flag: the problem names the flag, not the variable it stands in for.
+    const badUrl = await cli('from-registry', '--registry-url', 'notaurl', '--topic', 'bid-events', '--field', 'bidPlaced');
+    expect(badUrl.code).toBe(78);
+    expect(badUrl.stderr).toBe('wirestream-schema: 1 problem:\n  - --registry-url: entry 0: expected a URL with scheme http: or https:; received "notaurl"\nFix these flags (or the environment variables named) and run again.\n');
+    const both = await cli('from-registry', '--registry-url', 'http://localhost:1', '--schema-dir', DEMO_SCHEMAS, '--topic', 'bid-events', '--field', 'bidPlaced');
+    expect(both.stderr).toContain('  - --schema-dir: is set together with --registry-url: schemas come from one source');
+    expect(both.stderr).not.toMatch(/SCHEMA_DIR|SCHEMA_REGISTRY_URL|variables \(/);
   });
 });
 
@@ -112,7 +119,7 @@ describe('sdlFromAvro on every Avro type, checked against Confluent’s MockClie
     };
     const sdl = sdlFromAvro({ schema: JSON.stringify(schema), topic: 'orders', field: 'orderPlaced', key: 'order_id', subject: 'shop.Order', keyStyle: 'snake' });
     expect(sdl).toContain('  orderPlaced(order_id: ID): Order @topic(name: "orders", key: "order_id", format: AVRO, subject: "shop.Order")\n');
-    expect(sdl).toContain('"""\nAn order.\nTwo lines of doc.\n"""\ntype Order {\n  order_id: ID!\n  total_cents: Long!\n  item_count: Int!\n  weight_kg: Float\n  placed_at: String!\n  price: String!\n  status: Status!\n  tags: [String]!\n  attributes: JSONObject!\n  payment: AvroUnion\n  lines: [Line!]!\n  wait: AvroDuration!\n}\n');
+    expect(sdl).toContain('"""\nAn order.\nTwo lines of doc.\n"""\ntype Order {\n  order_id: ID!\n  total_cents: Long!\n  item_count: Int!\n  weight_kg: Double\n  placed_at: String!\n  price: String!\n  status: Status!\n  tags: [String]!\n  attributes: JSONObject!\n  payment: AvroUnion\n  lines: [Line!]!\n  wait: AvroDuration!\n}\n');
     expect(sdl).toContain('enum Status {\n  NEW\n  PAID\n}\n');
     const client = new MockClient();
     await client.register('shop.Order', { schemaType: 'AVRO', schema: JSON.stringify(schema) });

@@ -62,13 +62,20 @@ describe('checkSdlAgainstSchemas over Confluent’s MockClient (TopicNameStrateg
     expect(result.errors[0]).toMatchObject({ topic: 'bid-events', subject: 'bid-events-value', field: 'BidEvent.seller_note' });
   });
 
-  it('compares the latest version: a field removed in v2 is an error, one added is a warning', async () => {
+  it('compares every version (decision 0035): a field of an older version stays selectable, one a version lacks must be nullable, one in no version is an error', async () => {
     const v2 = { ...bidPlaced, fields: [...bidPlaced.fields.filter((f) => f.name !== 'note'), { name: 'closesAt', type: ['null', 'string'], default: null }] };
-    const result = await checkSdlAgainstSchemas(sdl(GOOD), await registryWith('bid-events-value', bidPlaced, v2), { keyStyle: 'snake' });
-    expect(result.checked).toEqual(['bid-events-value v2 (id 2)']);
-    expect(messages(result.errors)).toEqual([expect.stringMatching(/^topic bid-events, subject bid-events-value, field BidEvent\.note: not in the registry's latest schema \(version 2, id 2\)/)]);
+    const registry = await registryWith('bid-events-value', bidPlaced, v2);
+    const result = await checkSdlAgainstSchemas(sdl(GOOD), registry, { keyStyle: 'snake' });
+    expect(result.checked).toEqual(['bid-events-value v1 (id 1)', 'bid-events-value v2 (id 2)']);
+    expect(result.errors).toEqual([]);
     expect(messages(result.warnings)).toEqual([
-      "topic bid-events, subject bid-events-value, field BidEvent: the registry's record BidPlaced (version 2, id 2) also has closes_at, which BidEvent does not declare (published, but no client can select them)",
+      "topic bid-events, subject bid-events-value, field BidEvent: the registry's record BidPlaced (versions 1, 2, latest id 2) also has closes_at, which BidEvent does not declare (published, but no client can select them)",
+    ]);
+    const strict = await checkSdlAgainstSchemas(sdl(GOOD.replace('note: String', 'note: String!\n  closes_at: String!\n  seller_note: String')), registry, { keyStyle: 'snake' });
+    expect(messages(strict.errors)).toEqual([expect.stringMatching(/^topic bid-events, subject bid-events-value, field BidEvent\.seller_note: not in any registered version of the subject \(versions 1, 2, latest id 2\), whose record BidPlaced publishes/)]);
+    expect(messages(strict.warnings)).toEqual([
+      'topic bid-events, subject bid-events-value, field BidEvent.note: non-null in the SDL (String!) but version 2 of the subject (versions 1, 2, latest id 2) lacks it: their events, still in the topic, fail to render that field; make it nullable',
+      'topic bid-events, subject bid-events-value, field BidEvent.closes_at: non-null in the SDL (String!) but version 1 of the subject (versions 1, 2, latest id 2) lacks it: their events, still in the topic, fail to render that field; make it nullable',
     ]);
   });
 
@@ -129,15 +136,16 @@ describe('checkSdlAgainstSchemas over a schema directory', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sdl-check-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('reads the highest version of the subject folder', async () => {
+  it('reads every version of the subject folder', async () => {
     mkdirSync(join(dir, 'bid-events-value'));
     writeFileSync(join(dir, 'bid-events-value', 'v1.id1.avsc'), JSON.stringify(bidPlaced));
     const v2 = { ...bidPlaced, fields: bidPlaced.fields.filter((f) => f.name !== 'status') };
     writeFileSync(join(dir, 'bid-events-value', 'v2.id7.avsc'), JSON.stringify(v2));
     const directory = loadSchemaDirectory(dir);
     const result = await checkSdlAgainstSchemas(sdl(GOOD), createDirectorySubjects(directory.files, directory.description), { keyStyle: 'snake' });
-    expect(result.checked).toEqual(['bid-events-value v2 (id 7)']);
-    expect(result.errors.map((e) => e.field)).toEqual(['BidEvent.status']);
+    expect(result.checked).toEqual(['bid-events-value v1 (id 1)', 'bid-events-value v2 (id 7)']);
+    expect(result.errors).toEqual([]);
+    expect(result.warnings.map((e) => e.field)).toEqual(['BidEvent.status']);
   });
 });
 
@@ -170,8 +178,9 @@ const BID_JSON_SCHEMA = {
   },
   $defs: { Money: { type: 'object', required: ['amountCents', 'currencyCode'], properties: { amountCents: { type: 'integer' }, currencyCode: { type: 'string' } } } },
 };
-// int64 is published as a string (Protobuf's JSON mapping): the SDL says String there; a message field may be unset (null).
-const GOOD_PROTO = GOOD.replace('amount_cents: Float!', 'amount_cents: String!').replace('amount: Money!', 'amount: Money');
+// int64 is published as a string (Protobuf's JSON mapping): the SDL says String there; a message field may be unset (null);
+// a Protobuf enum is open (a number it does not name is published as the number): a scalar, as the generator writes it.
+const GOOD_PROTO = GOOD.replace('amount_cents: Float!', 'amount_cents: String!').replace('amount: Money!', 'amount: Money').replace('enum BidStatus { PLACED OUTBID WON }', 'scalar BidStatus');
 
 async function registryOf(subjects: Record<string, { schemaType: 'AVRO' | 'PROTOBUF' | 'JSON'; schema: string }>): Promise<SubjectSchemas> {
   const client = new MockClient();
@@ -193,6 +202,10 @@ describe('checkSdlAgainstSchemas on PROTOBUF and JSON_SCHEMA topics', () => {
     ]);
     expect(messages(bad.warnings)).toEqual([
       'topic bid-events, subject bid-events-value, field BidEvent.note: non-null in the SDL (String!) but nullable in the registry (version 1, id 1): an event with null there fails to render that field; make it nullable',
+    ]);
+    const closedEnum = await checkSdlAgainstSchemas(sdl(GOOD_PROTO.replace('scalar BidStatus', 'enum BidStatus { PLACED OUTBID WON }'), protoTopic), registry, { keyStyle: 'snake' });
+    expect(messages(closedEnum.warnings)).toEqual([
+      "topic bid-events, subject bid-events-value, field BidEvent.status: enum BidStatus in the SDL for the registry's open enum BidStatus (version 1, id 1): a number the enum does not name is published as the number, which fails to render; declare a scalar (as wirestream-schema from-registry writes it)",
     ]);
   });
 

@@ -12,9 +12,9 @@ import {
 } from 'graphql';
 import type { SubscriptionRoute, WirestreamSchema } from '@wirestream/schema';
 import { keyConverter, type KeyStyle } from '@wirestream/transform';
-import { describeShape, type AvroShape, type AvroSlot } from './avro-shape.js';
+import { describeShape, type AvroField, type AvroShape, type AvroSlot } from './avro-shape.js';
 import type { SchemaType } from './schema-source.js';
-import { readSubjectShape, SubjectShapeError } from './subject-shape.js';
+import { readSubjectHistory, SubjectShapeError } from './subject-shape.js';
 import type { SubjectSchema, SubjectSchemas } from './subject-schemas.js';
 
 /** One finding: `error` stops the start (exit 78), `warning` is logged. */
@@ -56,13 +56,14 @@ export function valueSubjectOf(route: Pick<SubscriptionRoute, 'topic' | 'subject
 /**
  * What ingest and the gateway check at start (decision 0019): every field the SDL selects on an
  * `@topic(format: AVRO | PROTOBUF | JSON_SCHEMA)` topic — the payload type's fields, and those of the object types below
- * them — exists in the latest schema of the topic's subject, under its published name (the key
- * style), with a type whose JSON fits the field's GraphQL type.
+ * them — exists in some version of the topic's subject (every registered version is read and merged,
+ * decision 0035), under its published name (the key style), with a type whose JSON fits the field's GraphQL type.
  * - **error** (the start stops, exit 78): a field the schema does not have; a shape that cannot
  *   render (an object where the schema has a scalar, a list where it has none, `Int` for a
  *   `string`); a subject that does not exist or is not Avro.
  * - **warning** (logged, the start goes on): a compatible difference — nullable in the registry but
- *   non-null in the SDL, fields the SDL does not select, `Int` for a `long`, enum symbols the SDL
+ *   non-null in the SDL (or missing from some version), `Float` for a float that may be NaN, a GraphQL
+ *   enum for an open Protobuf enum, fields the SDL does not select, `Int` for a `long`, enum symbols the SDL
  *   enum lacks, a union only some of whose branches fit.
  * A source that cannot answer (registry down) rejects: the caller decides (ingest and the gateway
  * log it and start unchecked, as decoding waits for the registry anyway).
@@ -72,36 +73,36 @@ export async function checkSdlAgainstSchemas(schema: WirestreamSchema, subjects:
   const findings: SdlCheckFinding[] = [];
   const checked: string[] = [];
   const subscription = schema.schema.getSubscriptionType();
-  const seenSubjects = new Map<string, SubjectSchema | null>();
+  const seenSubjects = new Map<string, SubjectSchema[] | null>();
   const keysChecked = new Set<string>();
+  const versionsOf = async (subject: string): Promise<SubjectSchema[] | null> => {
+    let versions = seenSubjects.get(subject);
+    if (versions === undefined) {
+      versions = await subjects.versions(subject);
+      seenSubjects.set(subject, versions);
+      for (const v of versions ?? []) checked.push(`${subject} v${v.version} (id ${v.id})`);
+    }
+    return versions;
+  };
   for (const route of schema.routes.values()) {
     if (subscription === null || subscription === undefined) continue;
     const field = subscription.getFields()[route.fieldName];
     const payloadType = field === undefined ? undefined : getNullableType(field.type);
     if (payloadType === undefined || !isObjectType(payloadType)) continue;
-    const latestOf = async (subject: string): Promise<SubjectSchema | null> => {
-      let latest = seenSubjects.get(subject);
-      if (latest === undefined) {
-        latest = await subjects.latest(subject);
-        seenSubjects.set(subject, latest);
-        if (latest !== null) checked.push(`${subject} v${latest.version} (id ${latest.id})`);
-      }
-      return latest;
-    };
     if (isRegistryFormat(route.format)) {
       const subject = valueSubjectOf(route);
       const add = (level: SdlCheckFinding['level'], coordinate: string, message: string) =>
         findings.push({ level, topic: route.topic, subject, field: coordinate, message: `topic ${route.topic}, subject ${subject}${coordinate === '' ? '' : `, field ${coordinate}`}: ${message}` });
-      const latest = await latestOf(subject);
-      const top = await readLatest(latest, route.format, { subjects, add, preferred: payloadType.name, fallbackName: route.topic });
-      if (top !== undefined && latest !== null) compareObject(payloadType, top.shape, { name, add, version: `version ${latest.version}, id ${latest.id}`, visited: new Set() });
+      const versions = await versionsOf(subject);
+      const top = await readVersions(versions, route.format, { subjects, add, preferred: payloadType.name, fallbackName: route.topic });
+      if (top !== undefined && versions !== null) compareObject(payloadType, top.shape, { name, add, ...labelsOf(versions), visited: new Set() });
     }
     if (route.snapshot && route.keyField !== undefined && isRegistryFormat(route.keyFormat) && !keysChecked.has(route.topic)) {
       keysChecked.add(route.topic);
       const subject = `${route.topic}-key`;
       const add = (level: SdlCheckFinding['level'], coordinate: string, message: string) =>
         findings.push({ level, topic: route.topic, subject, field: coordinate, message: `topic ${route.topic}, subject ${subject}${coordinate === '' ? '' : `, field ${coordinate}`}: ${message}` });
-      await compareKeySchema(payloadType, route.keyField, route.keyFormat, { subjects, add, latestOf, subject });
+      await compareKeySchema(payloadType, route.keyField, route.keyFormat, { subjects, add, versionsOf, subject });
     }
   }
   return { errors: findings.filter((f) => f.level === 'error'), warnings: findings.filter((f) => f.level === 'warning'), checked };
@@ -115,22 +116,36 @@ interface ReadContext {
   readonly fallbackName: string;
 }
 
-/** The latest schema's payload shape, or undefined after adding the error that says why there is none. */
-async function readLatest(latest: SubjectSchema | null, format: string, context: ReadContext): Promise<AvroSlot | undefined> {
+/** `version 2, id 17` (one version) or `versions 1, 2, 3, latest id 17`, and how messages name the schemas compared. */
+function labelsOf(versions: readonly SubjectSchema[]): { version: string; schemas: string } {
+  const latest = versions.at(-1);
+  if (latest === undefined) return { version: '', schemas: 'the registry' };
+  if (versions.length === 1) return { version: `version ${latest.version}, id ${latest.id}`, schemas: `the registry's latest schema (version ${latest.version}, id ${latest.id})` };
+  const version = `versions ${versions.map((v) => v.version).join(', ')}, latest id ${latest.id}`;
+  return { version, schemas: `any registered version of the subject (${version})` };
+}
+
+/**
+ * The payload shape of every version of the subject, merged (decision 0035), or undefined after adding
+ * the error that says why there is none.
+ */
+async function readVersions(versions: readonly SubjectSchema[] | null, format: string, context: ReadContext): Promise<AvroSlot | undefined> {
   const { subjects, add } = context;
-  if (latest === null) {
+  if (versions === null || versions.length === 0) {
     add('error', '', `${subjects.description} has no such subject: register the topic's value schema there, or name its subject with @topic(subject: …)`);
     return undefined;
   }
-  if (latest.schemaType !== SCHEMA_TYPE_OF_FORMAT[format]) {
-    add('error', '', `the latest schema (version ${latest.version}, id ${latest.id}) is ${latest.schemaType}, but @topic says format: ${format}`);
+  const other = [...versions].reverse().find((v) => v.schemaType !== SCHEMA_TYPE_OF_FORMAT[format]);
+  if (other !== undefined) {
+    add('error', '', `${other === versions.at(-1) ? 'the latest schema' : 'schema'} (version ${other.version}, id ${other.id}) is ${other.schemaType}, but @topic says format: ${format}`);
     return undefined;
   }
   try {
-    return await readSubjectShape(latest, subjects, { preferred: context.preferred, fallbackName: context.fallbackName });
+    return await readSubjectHistory(versions, subjects, { preferred: context.preferred, fallbackName: context.fallbackName });
   } catch (err) {
     if (!(err instanceof SubjectShapeError)) throw err;
-    add('error', '', `the latest schema (version ${latest.version}, id ${latest.id}) cannot be read: ${err.message}`);
+    const latest = versions.at(-1) as SubjectSchema;
+    add('error', '', `the schemas (latest version ${latest.version}, id ${latest.id}) cannot be read: ${err.message}`);
     return undefined;
   }
 }
@@ -144,35 +159,38 @@ async function compareKeySchema(
   payloadType: GraphQLObjectType,
   keyField: string,
   keyFormat: string,
-  context: { subjects: SubjectSchemas; add: ReadContext['add']; latestOf: (subject: string) => Promise<SubjectSchema | null>; subject: string },
+  context: { subjects: SubjectSchemas; add: ReadContext['add']; versionsOf: (subject: string) => Promise<SubjectSchema[] | null>; subject: string },
 ): Promise<void> {
   const { add } = context;
   const coordinate = `${payloadType.name}.${keyField}`;
-  const latest = await context.latestOf(context.subject);
-  if (latest === null) {
+  const versions = await context.versionsOf(context.subject);
+  const latest = versions?.at(-1);
+  if (versions === null || latest === undefined) {
     add('warning', coordinate, `@topic(keyFormat: ${keyFormat}, snapshot: true): ${context.subjects.description} has no key subject, so the key schema is not compared with the key field, which deleted events take from the Kafka key`);
     return;
   }
-  if (latest.schemaType !== SCHEMA_TYPE_OF_FORMAT[keyFormat]) {
-    add('error', coordinate, `the key's latest schema (version ${latest.version}, id ${latest.id}) is ${latest.schemaType}, but @topic says keyFormat: ${keyFormat}`);
+  const other = [...versions].reverse().find((v) => v.schemaType !== SCHEMA_TYPE_OF_FORMAT[keyFormat]);
+  if (other !== undefined) {
+    add('error', coordinate, `the key's ${other === latest ? 'latest ' : ''}schema (version ${other.version}, id ${other.id}) is ${other.schemaType}, but @topic says keyFormat: ${keyFormat}`);
     return;
   }
+  const label = versions.length === 1 ? `latest schema (version ${latest.version}, id ${latest.id})` : `schemas (${labelsOf(versions).version})`;
   let top: AvroSlot;
   try {
-    top = await readSubjectShape(latest, context.subjects, { fallbackName: context.subject });
+    top = await readSubjectHistory(versions, context.subjects, { fallbackName: context.subject });
   } catch (err) {
     if (!(err instanceof SubjectShapeError)) throw err;
-    add('error', coordinate, `the key's latest schema (version ${latest.version}, id ${latest.id}) cannot be read: ${err.message}`);
+    add('error', coordinate, `the key's ${label} cannot be read: ${err.message}`);
     return;
   }
-  const version = `version ${latest.version}, id ${latest.id}`;
+  const version = labelsOf(versions).version;
   const field = payloadType.getFields()[keyField];
   if (field === undefined) return; // the loader refuses a key that is not a payload field
   if (top.shape.kind === 'record' || top.shape.kind === 'map' || top.shape.kind === 'array') {
     add(
       'warning',
       coordinate,
-      `the key's latest schema (${version}) is ${describeShape(top.shape)}: a tombstone's deleted event carries its JSON text as ${keyField}, and routes and deletes the snapshot entry by it, not by the value's ${keyField}; key the topic by the ${keyField} value itself (a string key schema, or keyFormat: STRING)`,
+      `the key's ${label} is ${describeShape(top.shape)}: a tombstone's deleted event carries its JSON text as ${keyField}, and routes and deletes the snapshot entry by it, not by the value's ${keyField}; key the topic by the ${keyField} value itself (a string key schema, or keyFormat: STRING)`,
     );
     return;
   }
@@ -184,15 +202,17 @@ async function compareKeySchema(
 interface Context {
   readonly name: (avroName: string) => string;
   readonly add: (level: SdlCheckFinding['level'], coordinate: string, message: string) => void;
-  /** `version 2, id 17`: which schema the messages speak of. */
+  /** `version 2, id 17` (or `versions 1, 2, latest id 17`): which schemas the messages speak of. */
   readonly version: string;
+  /** `the registry's latest schema (version 2, id 17)`, or `any registered version of the subject (…)`. */
+  readonly schemas: string;
   /** `SdlType|record` pairs already compared: recursive types end. */
   readonly visited: Set<string>;
 }
 
 function compareObject(type: GraphQLObjectType, shape: AvroShape, context: Context): void {
   if (shape.kind !== 'record') {
-    context.add('error', type.name, `${type.name} is an object type, but the registry's latest schema (${context.version}) has ${describeShape(shape)} there`);
+    context.add('error', type.name, `${type.name} is an object type, but ${context.schemas} has ${describeShape(shape)} there`);
     return;
   }
   const pair = `${type.name}|${shape.name}`;
@@ -209,7 +229,7 @@ function compareObject(type: GraphQLObjectType, shape: AvroShape, context: Conte
       context.add(
         'error',
         coordinate,
-        `not in the registry's latest schema (${context.version}), whose record ${shape.name} publishes ${published.slice(0, 12).join(', ')}${published.length > 12 ? ', …' : ''}: ` +
+        `not in ${context.schemas}, whose record ${shape.name} publishes ${published.slice(0, 12).join(', ')}${published.length > 12 ? ', …' : ''}: ` +
           'remove the field from the SDL, or register a schema version that has it',
       );
       continue;
@@ -223,7 +243,13 @@ function compareObject(type: GraphQLObjectType, shape: AvroShape, context: Conte
   }
 }
 
-function compareField(field: GraphQLField<unknown, unknown>, avro: AvroSlot, coordinate: string, context: Context): void {
+function compareField(field: GraphQLField<unknown, unknown>, avro: AvroField, coordinate: string, context: Context): void {
+  const absentIn = avro.absentIn ?? [];
+  if (absentIn.length > 0 && isNonNullType(field.type)) {
+    context.add('warning', coordinate, `non-null in the SDL (${String(field.type)}) but version${absentIn.length === 1 ? '' : 's'} ${absentIn.join(', ')} of the subject (${context.version}) lack${absentIn.length === 1 ? 's' : ''} it: their events, still in the topic, fail to render that field; make it nullable`);
+    compareSlot(field.type, { shape: avro.shape, nullable: false }, coordinate, context);
+    return;
+  }
   compareSlot(field.type, avro, coordinate, context);
 }
 
@@ -258,11 +284,18 @@ function compareSlot(type: GraphQLOutputType, avro: AvroSlot, coordinate: string
     return;
   }
   if (isEnumType(inner) && avro.shape.kind === 'enum') {
+    if (avro.shape.open === true) {
+      context.add('warning', coordinate, `enum ${inner.name} in the SDL for the registry's open enum ${avro.shape.name} (${context.version}): a number the enum does not name is published as the number, which fails to render; declare a scalar (as wirestream-schema from-registry writes it)`);
+    }
     const values = new Set(inner.getValues().map((v) => v.name));
     const missing = avro.shape.symbols.filter((s) => !values.has(s));
     if (missing.length > 0) {
       context.add('warning', coordinate, `the registry's enum ${avro.shape.name} (${context.version}) has ${missing.join(', ')}, which enum ${inner.name} lacks: such events fail to render the field`);
     }
+    return;
+  }
+  if (isScalarType(inner) && inner.name === 'Float' && mayBeNonFinite(avro.shape)) {
+    context.add('warning', coordinate, `Float in the SDL for the registry's ${describeShape(avro.shape)} (${context.version}): NaN and ±Infinity are published as the strings "NaN", "Infinity", "-Infinity", which Float fails to render; declare a custom scalar (wirestream-schema from-registry writes scalar Double)`);
     return;
   }
   const fit = fitOf(inner, avro.shape);
@@ -295,6 +328,11 @@ function fitOf(type: GraphQLOutputType, shape: AvroShape): 'ok' | 'warn' | 'no' 
     default:
       return 'ok';
   }
+}
+
+/** Avro and Protobuf floats and doubles (and their wrappers) may hold NaN or ±Infinity; a JSON Schema `number` cannot. */
+function mayBeNonFinite(shape: AvroShape): boolean {
+  return shape.kind === 'primitive' && shape.json === 'float' && shape.type !== 'number';
 }
 
 function jsonOf(shape: AvroShape): string {

@@ -22,19 +22,27 @@ export class SdlFromAvroError extends Error {
   override readonly name = 'SdlFromAvroError';
 }
 
+const specifiedScalarNames = new Set(['Int', 'Float', 'String', 'Boolean', 'ID']);
+
 const GRAPHQL_NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
 
 /** The formats whose schemas SDL is written from (`@topic(format:)`). */
 export type SdlFormat = 'AVRO' | 'PROTOBUF' | 'JSON_SCHEMA';
 
-/** The scalars a shape needs beyond GraphQL's own: `long` (a number that may pass Int), map, union, duration, any JSON. */
-type ScalarRole = 'long' | 'map' | 'union' | 'duration' | 'any';
+/**
+ * The scalars a shape needs beyond GraphQL's own: `long` (a number that may pass Int), `float` (a number
+ * that may be NaN or ±Infinity, published as strings, which `Float` refuses), map, union, duration, any JSON.
+ */
+type ScalarRole = 'long' | 'float' | 'map' | 'union' | 'duration' | 'any';
+
+const DOUBLE: readonly [name: string, description: string] = ['Double', 'A float or double: a JSON number, or one of the strings "NaN", "Infinity", "-Infinity" (GraphQL Float has no such values; docs/schema.md).'];
 
 // Scalars the generated SDL declares when the schema needs them. Declared without a serializer, a
 // GraphQL scalar passes the published JSON through as it is: exact where Int and Float are not.
 const CUSTOM_SCALARS: Readonly<Record<SdlFormat, Readonly<Record<ScalarRole, readonly [name: string, description: string]>>>> = {
   AVRO: {
     long: ['Long', 'An Avro long: a JSON number while exact (|n| ≤ 2^53 − 1), else its digits as a string (docs/schema.md).'],
+    float: DOUBLE,
     map: ['JSONObject', 'An Avro map: an object whose keys are data (kept as written, not renamed by the key style).'],
     duration: ['AvroDuration', 'An Avro duration: {"months", "days", "milliseconds"}.'],
     union: ['AvroUnion', 'An Avro union of several non-null types: the value of its branch, as written.'],
@@ -42,6 +50,7 @@ const CUSTOM_SCALARS: Readonly<Record<SdlFormat, Readonly<Record<ScalarRole, rea
   },
   PROTOBUF: {
     long: ['UInt32', 'A Protobuf uint32 or fixed32: a JSON number from 0 to 4294967295 (GraphQL Int stops at 2^31 − 1).'],
+    float: DOUBLE,
     map: ['JSONObject', 'A Protobuf map, Struct or Empty: an object whose keys are data (kept as written, not renamed by the key style; 64-bit keys as their digits).'],
     duration: ['JSON', 'A google.protobuf.Value (or ListValue item): any JSON value (docs/schema.md).'],
     union: ['JSON', 'A google.protobuf.Value (or ListValue item): any JSON value (docs/schema.md).'],
@@ -49,21 +58,24 @@ const CUSTOM_SCALARS: Readonly<Record<SdlFormat, Readonly<Record<ScalarRole, rea
   },
   JSON_SCHEMA: {
     long: ['Long', 'A JSON Schema integer whose minimum and maximum do not keep it in 32 bits: a JSON number as the producer wrote it.'],
+    // JSON has no NaN or Infinity: a JSON Schema number is always a JSON number, which Float holds.
+    float: ['Float', ''],
     map: ['JSONObject', 'A JSON Schema object without properties: an object of any keys (renamed by the key style, as every key of a JSON body).'],
     duration: ['JSON', 'Any JSON value.'],
     union: ['JSON', 'Any JSON value: one the JSON Schema allows several types for (oneOf, anyOf, a type list), or does not constrain.'],
     any: ['JSON', 'Any JSON value: one the JSON Schema allows several types for (oneOf, anyOf, a type list), or does not constrain.'],
   },
 };
-const SCALAR_NAMES = new Set(Object.values(CUSTOM_SCALARS).flatMap((roles) => Object.values(roles).map(([name]) => name)));
+const SCALAR_NAMES = new Set(Object.values(CUSTOM_SCALARS).flatMap((roles) => Object.values(roles).map(([name]) => name)).filter((name) => name !== 'Float'));
 
 /**
  * Writes SDL for a value schema: an object type per record, an enum per enum (names from the schema;
  * fields named by the key style), nullability from unions with null, lists from arrays, and the
  * Subscription field bound by `@topic(name:, key:, format: AVRO)`. What each Avro type becomes is
  * the JSON mapping of docs/schema.md: strings, bytes and logical types are `String`, `int` is
- * `Int`, `long` the scalar `Long` (exact past 2^31 and 2^53), `float`/`double` `Float`, the key
- * field `ID`. The result passes the start-up check (sdl-check.ts) against the same schema.
+ * `Int`, `long` the scalar `Long` (exact past 2^31 and 2^53), `float`/`double` the scalar `Double`
+ * (NaN and ±Infinity are published as strings), the key field `ID`. The result passes the start-up
+ * check (sdl-check.ts) against the same schema.
  */
 export function sdlFromAvro(options: SdlFromAvroOptions): string {
   let top: AvroSlot;
@@ -103,7 +115,7 @@ export function sdlFromShape(payload: AvroShape, format: SdlFormat, options: Omi
   const topicArguments = [`name: ${JSON.stringify(topic)}`, ...(key === undefined ? [] : [`key: ${JSON.stringify(key)}`]), `format: ${format}`];
   if (subject !== undefined && subject !== `${topic}-value`) topicArguments.push(`subject: ${JSON.stringify(subject)}`);
   const argument = key === undefined ? '' : `(${key}: ID)`;
-  const header = `# Generated by wirestream-schema from-registry from ${subject ?? `${topic}-value`} (key style ${keyStyle}). Edit freely: the start-up check\n# compares every field left here with the subject's latest schema (docs/schema.md).\n`;
+  const header = `# Generated by wirestream-schema from-registry from ${subject ?? `${topic}-value`} (key style ${keyStyle}). Edit freely: the start-up check\n# compares every field left here with every version of the subject (docs/schema.md).\n`;
   const subscription = `type Subscription {\n  ${field}${argument}: ${payloadType} @topic(${topicArguments.join(', ')})\n}\n`;
   return `${header}\n${subscription}\n${writer.blocks.join('\n')}`;
 }
@@ -143,6 +155,11 @@ function createWriter(name: (avroName: string) => string, scalarOf: Readonly<Rec
   };
 
   function blockOf(shape: AvroShape): string {
+    if (shape.kind === 'enum' && shape.open === true) {
+      // An open enum publishes a number it does not name as the number, which no GraphQL enum can render (decision 0035).
+      const doc = `${shape.doc === undefined || shape.doc.trim() === '' ? '' : `${shape.doc.trim()}\n`}One of ${shape.symbols.join(', ')}, or a number the enum does not name (Protobuf enums are open).`;
+      return `${description(doc)}scalar ${names.get(shape) ?? shape.name}\n`;
+    }
     if (shape.kind === 'enum') {
       const bad = shape.symbols.find((s) => !GRAPHQL_NAME.test(s) || ['true', 'false', 'null'].includes(s));
       if (bad !== undefined) throw new SdlFromAvroError(`enum ${shape.name}: symbol ${bad} cannot be a GraphQL enum value`);
@@ -184,13 +201,14 @@ function createWriter(name: (avroName: string) => string, scalarOf: Readonly<Rec
         if (shape.json === 'boolean') return 'Boolean';
         if (shape.json === 'int') return 'Int';
         if (shape.json === 'long') return custom('long');
-        if (shape.json === 'float') return 'Float';
+        if (shape.json === 'float') return custom('float');
         return 'String';
     }
   }
 
   function custom(role: ScalarRole): string {
     const [scalar, doc] = scalarOf[role];
+    if (specifiedScalarNames.has(scalar)) return scalar;
     if (!scalars.has(scalar)) scalars.set(scalar, doc);
     return scalar;
   }

@@ -15,6 +15,7 @@ import {
   createRegistrySubjects,
   createSchemaDecoders,
   loadSchemaDirectory,
+  readSubjectHistory,
   readSubjectShape,
   readWireHeader,
   sdlFromShape,
@@ -135,11 +136,15 @@ describe('wirestream-schema from-registry on a Protobuf subject', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('  orderPlaced(order_id: ID): Order @topic(name: "orders", key: "order_id", format: PROTOBUF)\n');
     expect(run.stdout).toContain(
-      'type Order {\n  order_id: ID!\n  total_cents: String!\n  item_count: UInt32!\n  delta: Int!\n  weight: Float!\n  gift: Boolean!\n  thumb: String!\n  status: Status!\n' +
+      'type Order {\n  order_id: ID!\n  total_cents: String!\n  item_count: UInt32!\n  delta: Int!\n  weight: Double!\n  gift: Boolean!\n  thumb: String!\n  status: Status!\n' +
         '  placed_at: String\n  wait: String\n  max_items: Int\n  attributes: JSONObject\n  anything: JSON\n  prices: JSONObject!\n  lines: [Line!]!\n  tags: [String!]!\n' +
         '  customer: Customer\n  coupon: Int\n  card_token: String\n  wallet_id: String\n}\n',
     );
-    expect(run.stdout).toContain('enum Status {\n  STATUS_UNSPECIFIED\n  PAID\n  SHIPPED\n}\n');
+    // Protobuf enums are open (a number they do not name is published as the number): a scalar that lists the names, once for both fields using it.
+    expect(run.stdout).toContain('"One of STATUS_UNSPECIFIED, PAID, SHIPPED, or a number the enum does not name (Protobuf enums are open)."\nscalar Status\n');
+    expect(run.stdout).toContain('type Line {\n  sku: String!\n  qty: Int!\n  status: Status!\n}\n');
+    expect(run.stdout).not.toContain('Status2');
+    expect(run.stdout).toContain('scalar Double\n');
     expect(run.stdout).toContain('type Customer {\n  customer_id: String!\n  display_name: String!\n}\n');
     expect(run.stdout).toContain('scalar UInt32\n');
     const schema = createWirestreamSchema(run.stdout);
@@ -156,7 +161,51 @@ describe('wirestream-schema from-registry on a Protobuf subject', () => {
     expect(run.stdout).toContain('  lineAdded: Line @topic(name: "orders", format: PROTOBUF)\n');
     const missing = await cli('from-registry', '--schema-dir', dir, '--topic', 'orders', '--field', 'x', '--message', 'Refund');
     expect(missing.code).toBe(78);
-    expect(missing.stderr).toBe('wirestream-schema: subject orders-value (version 1, id 1): the .proto file has no top-level message Refund: one of Order, Line, Customer\n');
+    expect(missing.stderr).toBe('wirestream-schema: subject orders-value (version 1, id 1): the .proto file has no message Refund: one of Order, Line, Customer (a nested message by its path, e.g. Outer.Inner, or its full name)\n');
+  });
+
+  it('nested messages (message indexes like [1, 0]): --message by simple name, path or full name; the check and ingest agree on them', async () => {
+    const proto = `syntax = "proto3";
+package shop;
+message Money { int64 cents = 1; }
+message Order {
+  string order_id = 1;
+  message Refund { string refund_id = 1; Money amount = 2; Reason reason = 3; Reason previous = 4; }
+  enum Reason { REASON_UNSPECIFIED = 0; DAMAGED = 1; }
+  Refund refund = 2;
+}
+`;
+    const client = new MockClient();
+    const serializer = confluentProtobufSerializer(client, proto);
+    const bytes = await serializer.serialize('refunds', 'shop.Order.Refund', { refundId: 'r-1', amount: { cents: 5n }, reason: 1, previous: 9 });
+    // Confluent writes the path of the nested message: [1, 0] (the second top-level message, its first nested one).
+    expect([...bytes.subarray(5, 8)]).toEqual([4, 2, 0]); // zigzag varints: count 2, then 1 and 0
+    const subjects = createRegistrySubjects(client);
+    const versions = await subjects.versions('refunds-value');
+    if (versions === null) throw new Error('not registered');
+    const sdls = [];
+    for (const message of ['Refund', 'Order.Refund', 'shop.Order.Refund']) {
+      const top = await readSubjectHistory(versions, subjects, { message, fallbackName: 'refunds' });
+      sdls.push(sdlFromShape(top.shape, 'PROTOBUF', { topic: 'refunds', field: 'refunded', keyStyle: 'snake' }));
+    }
+    expect(new Set(sdls).size).toBe(1);
+    const sdl = sdls[0] as string;
+    expect(sdl).toContain('type Refund {\n  refund_id: String!\n  amount: Money\n  reason: Reason!\n  previous: Reason!\n}\n');
+    expect(sdl).not.toContain('Reason2');
+    const wirestream = createWirestreamSchema(sdl);
+    expect(await checkSdlAgainstSchemas(wirestream, subjects, { keyStyle: 'snake' })).toEqual({ errors: [], warnings: [], checked: ['refunds-value v1 (id 1)'] });
+    const decoders = createSchemaDecoders({ source: createRegistrySource(client), fieldName: keyConverter('snake') });
+    const header = readWireHeader(bytes);
+    if (!header.ok) throw new Error(header.message);
+    await decoders.load([header.id]);
+    const entry = decoders.entry(header.id);
+    if (entry?.kind !== 'decoder') throw new Error('not a decoder');
+    const payload = JSON.parse(entry.decoder.decode(bytes.subarray(5), undefined).json) as Record<string, unknown>;
+    expect(payload).toEqual({ refund_id: 'r-1', amount: { cents: '5' }, reason: 'DAMAGED', previous: 9 });
+    const document = parse(`subscription { refunded ${selectAll(wirestream.schema.getType('Refund') as GraphQLObjectType)} }`);
+    const result = await execute({ schema: wirestream.schema, document, rootValue: { refunded: payload } });
+    expect(result.errors).toBeUndefined();
+    expect(result.data).toEqual({ refunded: payload });
   });
 
   it('events written by Confluent’s ProtobufSerializer render through the SDL written from the schema it registered (the base64 descriptor), for every key style', async () => {

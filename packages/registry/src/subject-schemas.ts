@@ -4,7 +4,7 @@ import type { SchemaFile } from './directory-source.js';
 import { referencesOf, registryVersion, schemaTypeOf } from './registry-source.js';
 import type { SchemaReference, SchemaType, VersionedSchema } from './schema-source.js';
 
-/** The latest schema of a subject, as the registry holds it. */
+/** A version of a subject (its latest, or any), as the registry holds it. */
 export interface SubjectSchema {
   readonly subject: string;
   readonly version: number;
@@ -24,6 +24,11 @@ export interface SubjectSchemas {
   readonly description: string;
   /** The subject's latest version, or null when the subject does not exist. Rejects when the source could not answer. */
   latest(subject: string): Promise<SubjectSchema | null>;
+  /**
+   * Every registered version of the subject, oldest first (soft-deleted ones left out), or null when the
+   * subject does not exist: records of any of them may still be in the topic. Rejects when the source could not answer.
+   */
+  versions(subject: string): Promise<SubjectSchema[] | null>;
   /** A version of a subject (what a schema reference names), or null when there is none. */
   schemaByVersion(subject: string, version: number): Promise<VersionedSchema | null>;
 }
@@ -43,6 +48,18 @@ export function createRegistrySubjects(client: Client, description = 'Schema Reg
       const schemaType: SchemaType = schemaTypeOf(metadata.schemaType, `subject ${subject}`, description);
       return { subject, version: metadata.version ?? 0, id: metadata.id ?? 0, schemaType, schema: metadata.schema, references: referencesOf(metadata.references) };
     },
+    async versions(subject) {
+      let numbers;
+      try {
+        numbers = await client.getAllVersions(subject);
+      } catch (err) {
+        if (err instanceof RestError && err.status === 404) return null;
+        throw err;
+      }
+      const found = await Promise.all([...numbers].sort((a, b) => a - b).map((version) => registryVersion(client, subject, version, description)));
+      // A version deleted between the two requests is left out, as if it had been deleted before.
+      return found.filter((v): v is SubjectSchema => v !== null);
+    },
     schemaByVersion: (subject, version) => registryVersion(client, subject, version, description),
   };
 }
@@ -61,6 +78,11 @@ export function createDirectorySubjects(files: readonly SchemaFile[], descriptio
       if (file === undefined) return Promise.resolve(null);
       const { id, schemaType, schema, references } = file.schema;
       return Promise.resolve({ subject, version: file.version, id, schemaType, schema, references });
+    },
+    versions(subject) {
+      const found = files.filter((f) => f.subject === subject).sort((a, b) => a.version - b.version);
+      if (found.length === 0) return Promise.resolve(null);
+      return Promise.resolve(found.map((f) => directoryVersion(files, subject, f.version) as SubjectSchema));
     },
     schemaByVersion: (subject, version) => Promise.resolve(directoryVersion(files, subject, version)),
   };

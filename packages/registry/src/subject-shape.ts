@@ -1,6 +1,7 @@
 import { AvroShapeError, readAvroShape, type AvroSlot } from './avro-shape.js';
 import { JsonSchemaShapeError, readJsonSchemaShape } from './json-schema-shape.js';
 import { ProtobufSchemaError } from './schema-errors.js';
+import { mergeVersionSlots } from './shape-history.js';
 import { referenceTexts, resolveReferences, SchemaReferenceError } from './schema-references.js';
 import type { SubjectSchema, SubjectSchemas } from './subject-schemas.js';
 
@@ -10,7 +11,7 @@ export class SubjectShapeError extends Error {
 }
 
 export interface SubjectShapeOptions {
-  /** Protobuf: the message of the file (simple or full name); default the one named like `preferred`, else the first. */
+  /** Protobuf: the message of the file (full name, path in the file, or simple name; nested too): PROTOBUF_MESSAGE_RULE. */
   readonly message?: string | undefined;
   /** Protobuf without `message`: a message of this name is taken when the file has one (the SDL's payload type). */
   readonly preferred?: string | undefined;
@@ -34,8 +35,8 @@ export async function readSubjectShape(schema: SubjectSchema, subjects: Pick<Sub
         // protobufjs is imported with the first Protobuf subject (decision 0031).
         const { readProtobufShapes } = await import('./protobuf-shape.js');
         const shapes = readProtobufShapes(schema.schema, referenceTexts(references));
-        if (options.message !== undefined && !shapes.messages.some((m) => m.name === options.message || options.message?.endsWith(`.${m.name}`))) {
-          throw new SubjectShapeError(`the .proto file has no top-level message ${options.message}: one of ${shapes.messages.map((m) => m.name).join(', ')}`);
+        if (options.message !== undefined && shapes.find(options.message) === undefined) {
+          throw new SubjectShapeError(`the .proto file has no message ${options.message}: one of ${shapes.paths.join(', ')} (a nested message by its path, e.g. Outer.Inner, or its full name)`);
         }
         return { shape: shapes.pick(options.message ?? options.preferred), nullable: false };
       }
@@ -46,4 +47,30 @@ export async function readSubjectShape(schema: SubjectSchema, subjects: Pick<Sub
     if (err instanceof AvroShapeError || err instanceof ProtobufSchemaError || err instanceof JsonSchemaShapeError || err instanceof SchemaReferenceError) throw new SubjectShapeError(err.message);
     throw err;
   }
+}
+
+/**
+ * The payload shape of every version of a subject, merged (`shape-history.ts`, decision 0035): what
+ * events of any version publish. `versions` oldest first, as {@link SubjectSchemas.versions} gives them;
+ * the latest picks the Protobuf message (`message`, else `preferred`, else the file's first that no
+ * other holds) and the older ones take the message of that name when they have it. Throws
+ * {@link SubjectShapeError} naming the version that cannot be read.
+ */
+export async function readSubjectHistory(versions: readonly SubjectSchema[], subjects: Pick<SubjectSchemas, 'schemaByVersion'>, options: SubjectShapeOptions): Promise<AvroSlot> {
+  const latest = versions.at(-1);
+  if (latest === undefined) throw new SubjectShapeError('the subject has no version');
+  const read = async (schema: SubjectSchema, shapeOptions: SubjectShapeOptions): Promise<AvroSlot> => {
+    try {
+      return await readSubjectShape(schema, subjects, shapeOptions);
+    } catch (err) {
+      if (!(err instanceof SubjectShapeError) || schema === latest) throw err;
+      throw new SubjectShapeError(`version ${schema.version} (id ${schema.id}): ${err.message}`);
+    }
+  };
+  const top = await read(latest, options);
+  const preferred = top.shape.kind === 'record' ? top.shape.name : options.preferred;
+  const slots = [];
+  for (const schema of versions.slice(0, -1)) slots.push({ version: schema.version, slot: await read(schema, { preferred, fallbackName: options.fallbackName }) });
+  slots.push({ version: latest.version, slot: top });
+  return mergeVersionSlots(slots);
 }

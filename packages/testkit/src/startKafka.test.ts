@@ -88,7 +88,10 @@ describe('kafkajs 2.2.4 against this broker', () => {
     const groupId = uniqueName('compat-group');
     const admin = kafka.admin();
     // DefaultPartitioner (murmur2, Java-compatible) also silences kafkajs's v2 partitioner warning.
-    const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
+    // Idempotent: a fresh broker may answer one partition of the first Produce with NOT_LEADER while it
+    // writes the others; kafkajs then resends the whole request, and without sequence numbers the
+    // partitions already written got k0/k1 twice (seen once in a busy run).
+    const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false, idempotent: true, maxInFlightRequests: 1 });
     await Promise.all([admin.connect(), producer.connect()]);
     try {
       expect(await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true })).toBe(true);

@@ -1,5 +1,5 @@
 // infra/docker-compose.yml (the laptop stack), checked without Docker: against the Compose
-// specification's JSON schema, and against what the apps actually read (the README's tables).
+// specification's JSON schema, and against what the apps actually read (the tables of docs/configuration.md).
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { posix } from 'node:path';
@@ -33,7 +33,7 @@ const text = readRepoFile('infra/docker-compose.yml');
 const compose = parse(text, { merge: true }) as ComposeFile;
 const services = compose.services;
 
-/** Which README table lists the variables of which compose service. */
+/** Which configuration table lists the variables of which compose service. */
 const appOfService: Readonly<Record<string, ConfigApp>> = { ingest: 'ingest', gateway: 'gateway', 'demo-producer': 'demo-producer' };
 
 function env(service: string): Record<string, string> {
@@ -86,7 +86,7 @@ describe('infra/docker-compose.yml', () => {
   it.each(Object.entries(appOfService))('%s sets only variables its configuration table lists', (service, app) => {
     const table = readConfigTable(app);
     const unknown = Object.keys(env(service)).filter((name) => !table.has(name));
-    expect(unknown, `not in README's config:${app} table`).toEqual([]);
+    expect(unknown, `not in docs/configuration.md's config:${app} table`).toEqual([]);
     for (const variable of table.values()) if (variable.required) expect(env(service), `${variable.name} is required`).toHaveProperty(variable.name);
   });
 

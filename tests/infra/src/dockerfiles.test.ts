@@ -13,7 +13,7 @@ interface ImageSpec {
   readonly port: number | undefined;
 }
 
-// The ingest port is the INGEST_HTTP_PORT contract (default 9464); once the README's table lists
+// The ingest port is the INGEST_HTTP_PORT contract (default 9464); once the configuration table lists
 // the variable, its default must agree.
 const ingestPort = Number(readConfigTable('ingest').get('INGEST_HTTP_PORT')?.defaultValue ?? 9464);
 const gatewayPort = Number(readConfigTable('gateway').get('GATEWAY_PORT')?.defaultValue);

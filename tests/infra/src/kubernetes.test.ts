@@ -11,7 +11,7 @@ import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IService } from 'kubernetes-models/v1/Service';
 import { describe, expect, it } from 'vitest';
 import { capacity, mebibytes, readCapacityNumbers } from './capacity.js';
-import { readConfigTable, type ConfigApp } from './config-tables.js';
+import { CONFIGURATION_PAGE, readConfigTable, type ConfigApp } from './config-tables.js';
 import { parseDockerfile, stageNamed } from './dockerfile.js';
 import { kustomize, kustomizeRendersComponents, kubectlVersion, strictTypeCheck, validateAgainstSchema, type KubeObject } from './kubernetes.js';
 import { readRepoFile, repoPath } from './repo.js';
@@ -176,12 +176,12 @@ describe.each(Object.keys(renders))('infra/k8s %s (kubectl kustomize)', (which) 
       const container = containerOf(objects, app);
       const config = configMapOf(objects, app);
       const secretVariables = new Set(
-        readRepoFile('README.md')
+        readRepoFile(CONFIGURATION_PAGE)
           .split('\n')
           .filter((l) => l.includes('(secret'))
           .map((l) => /`([A-Z0-9_]+)`/.exec(l)?.[1]),
       );
-      expect(Object.keys(config).filter((k) => !table.has(k)), `${app} ConfigMap keys not in README's table`).toEqual([]);
+      expect(Object.keys(config).filter((k) => !table.has(k)), `${app} ConfigMap keys not in its configuration table`).toEqual([]);
       expect(Object.keys(config).filter((k) => secretVariables.has(k)), `${app} secrets in a ConfigMap`).toEqual([]);
       for (const env of container.env ?? []) {
         // A secret may instead be read from a mounted file named by <NAME>_FILE (packages/config).

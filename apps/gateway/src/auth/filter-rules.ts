@@ -1,6 +1,6 @@
 /**
  * The rules of `GATEWAY_JWT_FILTER_RULES` (decision 0025) as the authenticator reads them, and the
- * token's values for them; core/where-bound.ts turns them into filters.
+ * token's values for them; core/operations/where-bound.ts turns them into filters.
  */
 import { HEADERS_FILTER, KEY_FILTER } from '@wirestream/schema';
 

@@ -8,7 +8,7 @@ import {
   type JWTVerifyOptions,
 } from 'jose';
 import { GATEWAY_DEFAULTS } from '../defaults.js';
-import type { AuthResult, Authenticator, JwtAuthOptions, Principal, TenantBinding } from './authenticator.js';
+import type { AuthResult, Authenticator, JwtAuthOptions, Principal, TenantBinding } from './types.js';
 import { checkedJwksUrl, jwksFromFile, jwksFromPem } from './key-sources.js';
 import { parseFilterRules, type BoundFilter, type ClaimValue, type FilterRule } from './filter-rules.js';
 import { settingName } from './settings.js';

@@ -1,5 +1,5 @@
 import type { BoundFilter } from './filter-rules.js';
-import type { FieldRoute, Principal } from './authenticator.js';
+import type { FieldRoute, Principal } from './types.js';
 
 /** Scope sets kept shared between principals with equal scopes: thousands of sockets, a few distinct sets. */
 const MAX_INTERNED_SCOPE_SETS = 1_000;

@@ -1,6 +1,6 @@
 import type { WebSocket } from 'uWebSockets.js';
-import type { Connection } from '../core/protocol.js';
-import type { Subprotocol } from '../core/subprotocols.js';
+import type { Connection } from '../core/protocols/protocol.js';
+import type { Subprotocol } from '../core/protocols/subprotocols.js';
 import type { PendingWrites } from './pending-writes.js';
 
 /** What the transport keeps per socket beside the protocol's state. */

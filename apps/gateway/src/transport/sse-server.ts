@@ -8,8 +8,8 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from '@wirestream/telemetry';
 import type { Authenticator } from '../auth/authenticator.js';
-import { parseSseBody, parseSseQuery } from '../core/sse-params.js';
-import { createSseStreamState, HEARTBEAT, reconnectEvent, type SseParams, type SsePrepared, type SseSessions } from '../core/sse-session.js';
+import { parseSseBody, parseSseQuery } from '../core/protocols/sse-params.js';
+import { createSseStreamState, HEARTBEAT, reconnectEvent, type SseParams, type SsePrepared, type SseSessions } from '../core/protocols/sse-session.js';
 import type { Admission } from './admission.js';
 import { createOriginCheck } from './origin.js';
 import type { SseHttpStream, SseWriter } from './sse-writer.js';

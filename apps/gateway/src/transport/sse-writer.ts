@@ -1,6 +1,6 @@
 import type { HttpResponse } from 'uWebSockets.js';
 import type { ConnectionWriter, FramePositions } from '../core/connection-writer.js';
-import { nextEventHead, reconnectEvent, type SseStream } from '../core/sse-session.js';
+import { nextEventHead, reconnectEvent, type SseStream } from '../core/protocols/sse-session.js';
 import { SLOW_CONSUMER_REASON, type BackpressureLimits } from './backpressure.js';
 import { createFrameScratch, type FrameScratch } from './payload-bytes.js';
 import { compactPending, createPendingWrites, pendFrame, pendFrames, writePending, type PendingSink, type PendingWrites } from './pending-writes.js';

@@ -1,0 +1,99 @@
+/**
+ * A subscriber that is catching up (a resume's replay, its start, its snapshot) holds its live
+ * payloads here until it knows what it already has; then the held payloads past that are sent, and
+ * later live ones are checked the same way until every partition moved on (centrifuge's
+ * `PubSubSync`: the one place where live and history meet, by position). The live flush hands
+ * payloads in ({@link holdForCatchup}); resume.ts, start.ts and snapshot.ts end the hold
+ * ({@link releaseCatchup}). This module writes `catchup`; nothing else does, besides its creation.
+ */
+import type { ConnectionWriter, FramePositions } from '../connection-writer.js';
+import { offsetAfter } from './positions.js';
+
+export interface Catchup {
+  readonly held: HeldPayload[];
+  /**
+   * Set when the replay is done: per partition, the last offset the client already has. A live
+   * event can be replayed from history before its PUBLISH arrives, so live payloads are checked
+   * against it until each partition has moved past it; then the subscriber is plainly live.
+   */
+  covered: Map<number, string> | undefined;
+}
+
+/** A live payload held back while its subscriber catches up. */
+export interface HeldPayload {
+  readonly partition: number;
+  readonly offset: string;
+  readonly payload: string;
+}
+
+/** What a hold needs of a subscriber: where its frames go, and its hold. */
+export interface CatchingUp<C> {
+  readonly conn: C;
+  /** `{"id":<id>,"type":"next","payload":` */
+  readonly head: string;
+  /** Set while it catches up; undefined once it is plainly live. */
+  catchup: Catchup | undefined;
+}
+
+/** A new hold: live payloads wait from now on. */
+export function createCatchup(): Catchup {
+  return { held: [], covered: undefined };
+}
+
+/**
+ * Ends a subscriber's hold: `covered` is, per partition, the last offset the client has (or is
+ * not to get); held and later live payloads at or below it are dropped, the rest sent in order.
+ */
+export function releaseCatchup<C>(writer: ConnectionWriter<C>, subscriber: CatchingUp<C>, covered: Map<number, string>, epoch: string | undefined): void {
+  const { catchup } = subscriber;
+  if (!catchup) return;
+  catchup.covered = covered;
+  sendUncovered(writer, subscriber, catchup, epoch);
+}
+
+/** Forgets held live payloads a replay already sent (they would be filtered out later anyway). */
+export function dropCovered<C>(subscriber: CatchingUp<C>, sent: ReadonlyMap<number, string>): void {
+  const held = subscriber.catchup?.held;
+  if (!held || held.length === 0) return;
+  let kept = 0;
+  for (const item of held) {
+    const have = sent.get(item.partition);
+    if (have === undefined || offsetAfter(item.offset, have)) held[kept++] = item;
+  }
+  held.length = kept;
+}
+
+/** Live payloads of one flush for a subscriber that is catching up: held, then sent past what it has. */
+export function holdForCatchup<C>(
+  writer: ConnectionWriter<C>,
+  subscriber: CatchingUp<C>,
+  catchup: Catchup,
+  payloads: readonly string[],
+  positions: FramePositions,
+): void {
+  const { partitions, offsets } = positions;
+  for (let i = 0; i < payloads.length; i++) {
+    catchup.held.push({ partition: partitions[i] as number, offset: offsets[i] as string, payload: payloads[i] as string });
+  }
+  if (catchup.covered) sendUncovered(writer, subscriber, catchup, positions.epoch);
+}
+
+/** Sends the held payloads the client does not have yet, in order; plain live delivery once every partition moved on. */
+function sendUncovered<C>(writer: ConnectionWriter<C>, subscriber: CatchingUp<C>, catchup: Catchup, epoch: string | undefined): void {
+  const covered = catchup.covered as Map<number, string>;
+  const payloads: string[] = [];
+  const partitions: number[] = [];
+  const offsets: string[] = [];
+  for (const item of catchup.held) {
+    const have = covered.get(item.partition);
+    if (have !== undefined && !offsetAfter(item.offset, have)) continue;
+    // Per partition, offsets only grow: past the covered one, nothing more to check there.
+    covered.delete(item.partition);
+    payloads.push(item.payload);
+    partitions.push(item.partition);
+    offsets.push(item.offset);
+  }
+  catchup.held.length = 0;
+  if (covered.size === 0) subscriber.catchup = undefined;
+  if (payloads.length > 0) writer.sendFrames(subscriber.conn, subscriber.head, payloads, { epoch, partitions, offsets });
+}

@@ -1,0 +1,245 @@
+/**
+ * Local subscribers and what they share (centrifuge's `hub.go`): subscribers share a group per
+ * distinct operation, groups share broker channels, channels are subscribed on first use and
+ * unsubscribed when the last group leaves; topics are counted for their history floor. This module
+ * is the one writer of the registry (groups, channels, topics, the subscriber count) and of each
+ * group's membership; the flush writes a group's pending payloads (flush.ts), delta.ts its base.
+ */
+import { createLazyContext, disposeLazyContext, type LazyFactories } from '@wirestream/context';
+import type { Logger } from '@wirestream/telemetry';
+import type { Broker, HistoryReader } from '../../broker/broker.js';
+import { createCatchup, type CatchingUp } from './catchup.js';
+import type { CompiledSubscription } from '../operations/operations.js';
+
+/** One client subscription (one graphql-ws `id` on one connection). Returned as the handle to remove it. */
+export interface Subscriber<C> extends CatchingUp<C> {
+  readonly id: string;
+  readonly group: Group<C>;
+  /** Asked for delta payloads (`extensions.delta`, allowed by the server): see delta.ts. */
+  readonly delta: boolean;
+  /**
+   * Delta mode: the last payload this subscriber received is the group's {@link Group.deltaBase}
+   * (it received the group's previous payload live), so the next one can be a delta. False for a
+   * new subscriber and whenever it was not written live (catching up): it then gets a full one first.
+   * Written by the flush (flush.ts).
+   */
+  hasBase: boolean;
+}
+
+/**
+ * Subscribers whose operations are identical (same dedup key): one execution per event serves all.
+ * "Group" is the one name of this concept in the code; metrics and docs call the count of groups
+ * "operations" (distinct operations = executions per event).
+ */
+export interface Group<C> {
+  readonly op: CompiledSubscription;
+  readonly subscribers: Set<Subscriber<C>>;
+  /** Payloads (execution results as JSON) of this event-loop turn, in event order, not yet written (flush.ts). */
+  pending: string[];
+  /** Kafka timestamps of `pending`, for the event-to-wire histogram. */
+  pendingTs: number[];
+  /** Positions of `pending` (partition, offset), for subscribers that are catching up. */
+  pendingPartition: number[];
+  pendingOffset: string[];
+  /** Characters of `pending`, for the flush's per-group bound. */
+  pendingChars: number;
+  /** Sum of the subscribers' frame-head lengths, for bytes-out without a per-subscriber loop. */
+  headBytes: number;
+  /** Subscribers in delta mode; deltas are computed (once per event for the group) only while some are. */
+  deltaSubscribers: number;
+  /**
+   * UTF-8 bytes of the group's last payload written live while it had delta subscribers: the base
+   * of the next event's delta (delta.ts). Undefined while no subscriber can hold it.
+   */
+  deltaBase: Uint8Array | undefined;
+  /** Resolver context of this group (lazy: members are built on first use), if factories were given. */
+  readonly context: object | undefined;
+}
+
+/** What every group context offers before any lazy member is built. */
+export interface GroupContextBase {
+  /** The operation's dedup key (document, variables, arguments and scope). */
+  readonly dedupKey: string;
+  readonly fieldName: string;
+  readonly topic: string;
+}
+
+/** A broker channel some group needs. */
+export interface ChannelState<C> {
+  readonly groups: Set<Group<C>>;
+  /** Resolves once the broker confirmed the SUBSCRIBE (live events flow from then on). */
+  readonly ready: Promise<void>;
+  confirmed: boolean;
+}
+
+/** A topic some group listens to. */
+export interface TopicState {
+  groups: number;
+  /**
+   * History's newest offset per partition when the topic gained its first group. A back-fill starts
+   * at the later of this and the delivered mark, so it replays only what was published while someone
+   * listened. Forgotten with the topic's last group.
+   */
+  readonly floor: Promise<Map<number, string>>;
+}
+
+/** The hub's subscribers, groups, channels and topics. */
+export interface Registry<C> {
+  readonly broker: Broker;
+  readonly history: HistoryReader | undefined;
+  readonly logger: Logger;
+  readonly contextFactories: LazyFactories<object, GroupContextBase> | undefined;
+  /** By dedup key. */
+  readonly groups: Map<string, Group<C>>;
+  readonly channels: Map<string, ChannelState<C>>;
+  readonly topics: Map<string, TopicState>;
+  subscribers: number;
+}
+
+export function createRegistry<C>(
+  broker: Broker,
+  history: HistoryReader | undefined,
+  logger: Logger,
+  contextFactories: LazyFactories<object, GroupContextBase> | undefined,
+): Registry<C> {
+  return { broker, history, logger, contextFactories, groups: new Map(), channels: new Map(), topics: new Map(), subscribers: 0 };
+}
+
+/** How a new subscriber joins: its frames' type, delta mode, and whether it holds live payloads at first. */
+export interface JoinOptions {
+  readonly frameType: 'next' | 'data';
+  readonly delta: boolean;
+  /** It catches up first (resume, start, snapshot): live payloads are held from this moment. */
+  readonly catchup: boolean;
+}
+
+/** Adds a subscriber to its operation's group (opening the group, and its channels, if it is the first). */
+export function joinGroup<C>(registry: Registry<C>, conn: C, id: string, op: CompiledSubscription, options: JoinOptions): Subscriber<C> {
+  const group = registry.groups.get(op.dedupKey) ?? openGroup(registry, op);
+  const subscriber: Subscriber<C> = {
+    conn,
+    id,
+    head: `{"id":${JSON.stringify(id)},"type":"${options.frameType}","payload":`,
+    group,
+    catchup: options.catchup ? createCatchup() : undefined,
+    delta: options.delta,
+    hasBase: false,
+  };
+  group.subscribers.add(subscriber);
+  group.headBytes += subscriber.head.length;
+  if (options.delta) group.deltaSubscribers++;
+  registry.subscribers++;
+  return subscriber;
+}
+
+/** Removes a subscriber; its group and channels go with the last one. Idempotent. */
+export function leaveGroup<C>(registry: Registry<C>, subscriber: Subscriber<C>): void {
+  const { group } = subscriber;
+  if (!group.subscribers.delete(subscriber)) return;
+  group.headBytes -= subscriber.head.length;
+  if (subscriber.delta) group.deltaSubscribers--;
+  registry.subscribers--;
+  if (group.subscribers.size === 0) closeGroup(registry, group);
+}
+
+/** The groups listening on a broker channel (undefined when none is). */
+export function groupsOnChannel<C>(registry: Registry<C>, channel: string): Set<Group<C>> | undefined {
+  return registry.channels.get(channel)?.groups;
+}
+
+/** Resolves once every channel of the group is subscribed (or failed): live events flow from then on. */
+export async function channelsConfirmed<C>(registry: Registry<C>, group: Group<C>): Promise<void> {
+  await Promise.all(group.op.channels.map((c) => registry.channels.get(c)?.ready ?? Promise.resolve()));
+}
+
+/** The topics someone listens to now, with their floors (a copy: the back-fill awaits between them). */
+export function listenedTopics<C>(registry: Registry<C>): [string, TopicState][] {
+  return [...registry.topics];
+}
+
+/** Channels whose SUBSCRIBE the broker confirmed. */
+export function confirmedChannels<C>(registry: Registry<C>): number {
+  let confirmed = 0;
+  for (const channel of registry.channels.values()) if (channel.confirmed) confirmed++;
+  return confirmed;
+}
+
+function openGroup<C>(registry: Registry<C>, op: CompiledSubscription): Group<C> {
+  const { fieldName, topic } = op.route;
+  const context = registry.contextFactories ? createLazyContext(registry.contextFactories, { dedupKey: op.dedupKey, fieldName, topic }) : undefined;
+  const group: Group<C> = { op, subscribers: new Set(), pending: [], pendingTs: [], pendingPartition: [], pendingOffset: [], pendingChars: 0, headBytes: 0, deltaSubscribers: 0, deltaBase: undefined, context };
+  registry.groups.set(op.dedupKey, group);
+  retainTopic(registry, topic);
+  for (const channel of op.channels) retainChannel(registry, channel, group);
+  return group;
+}
+
+function closeGroup<C>(registry: Registry<C>, group: Group<C>): void {
+  registry.groups.delete(group.op.dedupKey);
+  releaseTopic(registry, group.op.route.topic);
+  for (const channel of group.op.channels) releaseChannel(registry, channel, group);
+  if (group.context) {
+    disposeLazyContext(group.context).catch((err: unknown) => registry.logger.warn({ err }, 'disposing an operation context failed'));
+  }
+}
+
+/** Counts a group on its topic; the first one reads the topic's history floor. */
+function retainTopic<C>(registry: Registry<C>, topic: string): void {
+  const known = registry.topics.get(topic);
+  if (known) known.groups++;
+  else registry.topics.set(topic, { groups: 1, floor: readFloor(registry, topic) });
+}
+
+/** A topic whose last group leaves forgets its floor (it gets a fresh one on return). */
+function releaseTopic<C>(registry: Registry<C>, topic: string): void {
+  const known = registry.topics.get(topic);
+  if (!known) return;
+  if (--known.groups <= 0) registry.topics.delete(topic);
+}
+
+/** History's newest offset per partition now; empty without history or when it cannot be read. */
+function readFloor<C>(registry: Registry<C>, topic: string): Promise<Map<number, string>> {
+  const { history } = registry;
+  if (!history) return Promise.resolve(new Map<number, string>());
+  // Without history (or with Redis down) the floor is empty: a back-fill then starts at the delivered marks.
+  return history
+    .partitions(topic)
+    .then((partitions) => history.tops(topic, partitions))
+    .catch((err: unknown) => {
+      registry.logger.warn({ err, topic }, 'could not read the history floor of a topic');
+      return new Map<number, string>();
+    });
+}
+
+function retainChannel<C>(registry: Registry<C>, channel: string, group: Group<C>): void {
+  const known = registry.channels.get(channel);
+  if (known) {
+    known.groups.add(group);
+    return;
+  }
+  const floor = registry.topics.get(group.op.route.topic)?.floor ?? Promise.resolve();
+  const entry: ChannelState<C> = {
+    groups: new Set([group]),
+    // The floor is read before SUBSCRIBE so that everything after it is either live or in history.
+    ready: floor
+      .then(() => registry.broker.subscribe(channel))
+      .then(
+        () => {
+          // Still wanted (and not replaced by a later subscribe of the same channel).
+          if (registry.channels.get(channel) === entry) entry.confirmed = true;
+        },
+        (err: unknown) => registry.logger.error({ err, channel }, 'Redis SUBSCRIBE failed'),
+      ),
+    confirmed: false,
+  };
+  registry.channels.set(channel, entry);
+}
+
+function releaseChannel<C>(registry: Registry<C>, channel: string, group: Group<C>): void {
+  const known = registry.channels.get(channel);
+  if (!known) return;
+  known.groups.delete(group);
+  if (known.groups.size > 0) return;
+  registry.channels.delete(channel);
+  registry.broker.unsubscribe(channel).catch((err: unknown) => registry.logger.warn({ err, channel }, 'Redis UNSUBSCRIBE failed'));
+}

@@ -1,0 +1,89 @@
+import { execute, type ExecutionResult } from 'graphql';
+import { matchesFilter, type Envelope, type WirestreamSchema } from '@wirestream/schema';
+import type { CompiledSubscription } from '../operations/operations.js';
+import type { HubStats } from './stats.js';
+
+/**
+ * What renders payloads for one hub: the schema, the executions counter, and the last event's
+ * extensions with their JSON (every group of one event gets the same object, so it is serialized
+ * once per event, not once per group). One per hub: two hubs in a process share nothing.
+ */
+export interface Renderer {
+  readonly schema: WirestreamSchema;
+  readonly stats: HubStats;
+  lastExtensions: Record<string, unknown> | undefined;
+  lastTail: string;
+}
+
+/** What a payload is rendered for: a group's operation and its resolver context. */
+export interface RenderTarget {
+  readonly op: CompiledSubscription;
+  readonly context: object | undefined;
+}
+
+export function createRenderer(schema: WirestreamSchema, stats: HubStats): Renderer {
+  return { schema, stats, lastExtensions: undefined, lastTail: '}' };
+}
+
+/**
+ * A group's payload for one event: rendered and serialized once for all its subscribers;
+ * undefined when the group's filter does not match. The operation's projector writes the JSON
+ * directly when it can (projector.ts: byte-identical to `execute`); otherwise graphql-js executes
+ * it. Default resolvers are synchronous (a string comes back); a custom async resolver still
+ * works, as a promise. `extensions` is serialized once per event: pass one object per event to
+ * every group, and do not change it afterwards.
+ *
+ * A deleted event (a snapshot topic's tombstone, decision 0023) is matched like an event whose
+ * payload has only its key (key filters match it, filters on other fields do not: a deletion cannot
+ * be shown to belong to a caller bound to another field) and is not executed: it is the data-less
+ * `{"extensions":{"deleted":{"key":…},"position":…}}` (decision 0024).
+ */
+export function renderPayload(renderer: Renderer, group: RenderTarget, envelope: Envelope, extensions: Record<string, unknown>): string | Promise<string> | undefined {
+  const { op } = group;
+  if (!matchesFilter(op.filter, envelope.payload)) return undefined;
+  if (op.where !== undefined && !op.where(envelope)) return undefined;
+  if (envelope.deleted === true) return deletedPayload(envelope, extensions);
+  renderer.stats.executions++;
+  if (op.projector !== undefined) {
+    // JSON.stringify({ data, extensions }) of execute's result, written as one flat string.
+    const json = op.projector.project(envelope.payload, '{"data":', extensionsTail(renderer, extensions));
+    if (json !== undefined) return json;
+  }
+  const result = execute({
+    schema: renderer.schema.schema,
+    document: op.document,
+    rootValue: { [op.route.fieldName]: envelope.payload },
+    variableValues: op.variables,
+    operationName: op.operationName,
+    contextValue: group.context,
+  });
+  return isPromise(result) ? result.then((r) => serializeResult(r, extensions)) : serializeResult(result, extensions);
+}
+
+/** `,"extensions":…}` of this event, serialized by its first group only. */
+function extensionsTail(renderer: Renderer, extensions: Record<string, unknown>): string {
+  if (extensions !== renderer.lastExtensions) {
+    const json = JSON.stringify(extensions) as string | undefined;
+    renderer.lastTail = json === undefined ? '}' : ',"extensions":' + json + '}';
+    renderer.lastExtensions = extensions;
+  }
+  return renderer.lastTail;
+}
+
+/**
+ * The `next` payload: the data (whatever there is, with the field errors when a field failed) and always the
+ * event's extensions: a frame with errors still carries its position, so a client's resume point moves past it
+ * (graphql-ws and the SSE cursor read it from there).
+ */
+function serializeResult(result: ExecutionResult, extensions: Record<string, unknown>): string {
+  return JSON.stringify(result.errors ? { errors: result.errors, data: result.data, extensions } : { data: result.data, extensions });
+}
+
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as Promise<T> | undefined)?.then === 'function';
+}
+
+/** The data-less payload of a deleted event: its key and its position, on every transport. */
+function deletedPayload(envelope: Envelope, extensions: Record<string, unknown>): string {
+  return JSON.stringify({ extensions: { deleted: { key: envelope.key }, ...extensions } });
+}

@@ -1,0 +1,34 @@
+/**
+ * The hub's counters (`/stats`, tests, benchmarks). Each counter has one writer, named beside it;
+ * the others read them through `Hub.stats()`.
+ */
+export interface HubStats {
+  /** fanout.ts */
+  eventsIn: number;
+  /** Events re-read from history after a broker reconnect (backfill.ts). */
+  backfilled: number;
+  /** Subscriptions that asked to resume (hub.ts), and those told history could not cover their gap (resume.ts). */
+  resumes: number;
+  resumesNotRecovered: number;
+  /** Events sent from history to resuming subscribers (resume.ts). */
+  replayed: number;
+  /** Subscriptions served a snapshot, and the entries sent to them (snapshot.ts). */
+  snapshots: number;
+  snapshotEntries: number;
+  /** Envelopes dropped because their position was already delivered (ingest re-publishes after a crash or rebalance; fanout.ts). */
+  duplicates: number;
+  /** fanout.ts; snapshot.ts for a snapshot's entries. */
+  badEnvelopes: number;
+  /** render.ts */
+  executions: number;
+  /** flush.ts */
+  framesOut: number;
+  /** Frames of `framesOut` that carried a delta payload instead of the full one (flush.ts). */
+  deltaFramesOut: number;
+  /** Times the broker was paused because the inbound queue passed its bound (inbound.ts). */
+  pauses: number;
+}
+
+export function createHubStats(): HubStats {
+  return { eventsIn: 0, backfilled: 0, resumes: 0, resumesNotRecovered: 0, replayed: 0, snapshots: 0, snapshotEntries: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0, deltaFramesOut: 0, pauses: 0 };
+}

@@ -1,0 +1,176 @@
+/**
+ * GraphQL over Server-Sent Events, the `graphql-sse` protocol's distinct connections mode, without
+ * any HTTP server: a transport hands over what it read from a request (the GraphQL parameters, the
+ * credentials, the `Last-Event-ID`) and writes the text this module renders. One stream is one
+ * subscription, and it is one more subscriber of its operation group in the same hub as the
+ * WebSockets: same compiler and limits, same authenticator, same shared payload per event.
+ *
+ * Each `next` event carries an `id:` with the subscription's cursor (sse-cursor.ts); a client that
+ * reconnects with it as `Last-Event-ID` is resumed by the hub's resume path (resume.ts), exactly
+ * as a WebSocket client sending `extensions.resume`.
+ */
+import type { GraphQLFormattedError } from 'graphql';
+import type { WirestreamSchema } from '@wirestream/schema';
+import type { Authenticator } from '../../auth/authenticator.js';
+import { GATEWAY_DEFAULTS } from '../../defaults.js';
+import { createAccessScopes } from '../operations/access-scope.js';
+import type { FramePositions } from '../connection-writer.js';
+import type { Hub } from '../hub.js';
+import type { Subscriber } from '../delivery/groups.js';
+import type { CompiledSubscription, OperationCompiler } from '../operations/operations.js';
+import { parseResumeRequest, type ResumeRequest } from '../recovery/resume-request.js';
+import { resolveSnapshotAsk, type SnapshotAsk } from '../recovery/snapshot-request.js';
+import { advanceCursor, cursorFrom, decodeCursor, encodeCursor, startCursor, type CursorState } from './sse-cursor.js';
+import { runSchemaQuery } from '../operations/query.js';
+
+/** The core's part of one SSE response; a transport adds its own fields to the same object. */
+export interface SseStream {
+  /** Tells an SSE stream apart from a WebSocket where the hub serves both. */
+  readonly sse: true;
+  closed: boolean;
+  cursor: CursorState;
+  subscriber: Subscriber<SseStream> | undefined;
+  /** When the token expires (ms since epoch), 0 for never; the transport's sweep ends the stream then. */
+  expiresAtMs: number;
+}
+
+/** The GraphQL request of a stream, from a JSON body (POST) or the query string (GET). */
+export interface SseParams {
+  readonly query: string;
+  readonly variables?: Record<string, unknown> | null;
+  readonly operationName?: string | null;
+  readonly extensions?: Record<string, unknown> | null;
+}
+
+export interface SseRequest {
+  readonly params: SseParams;
+  /** What the authenticator verifies, shaped like a `connection_init` payload (`{ authorization }`, `{ token }` or `{}`). */
+  readonly credentials: Record<string, string>;
+  /** The cursor to resume from and where it came from (named in the error when it is bad). */
+  readonly lastEventId?: { readonly value: string; readonly source: string } | undefined;
+}
+
+/** The answer to a request: refused (an HTTP status), events to send then end, or a subscription to attach. */
+export type SsePrepared =
+  | { readonly kind: 'refused'; readonly status: 400 | 401 | 403 | 503; readonly message: string }
+  | { readonly kind: 'events'; readonly events: string }
+  | {
+      readonly kind: 'subscription';
+      readonly operation: CompiledSubscription;
+      readonly resume: ResumeRequest | undefined;
+      /** `extensions.snapshot`: the current values first (ignored when resuming: resume wins). */
+      readonly snapshot?: SnapshotAsk | undefined;
+      readonly expiresAtMs: number;
+    };
+
+export interface SseSessionDeps<S extends SseStream> {
+  readonly schema: WirestreamSchema;
+  readonly compiler: OperationCompiler;
+  readonly hub: Hub<S>;
+  readonly authenticator: Authenticator;
+  /** GATEWAY_SNAPSHOT_MAX_KEYS (session.ts's `snapshotMaxKeys`). @default GATEWAY_DEFAULTS.snapshotMaxKeys */
+  readonly snapshotMaxKeys?: number;
+}
+
+export interface SseSessions<S extends SseStream> {
+  /** Authenticates, compiles and validates a request; nothing is subscribed yet. */
+  prepare(request: SseRequest): Promise<SsePrepared>;
+  /** Subscribes a stream whose response headers are written (events may follow at once). */
+  attach(stream: S, prepared: Extract<SsePrepared, { kind: 'subscription' }>): void;
+  /** The stream ended, for whatever reason: releases its subscription. Idempotent. */
+  detach(stream: S): void;
+}
+
+/** SSE event names of the protocol; `data:` must be present for EventSource to dispatch `complete`. */
+export const COMPLETE_EVENT = 'event: complete\ndata:\n\n';
+/** A comment line: keeps proxies and the connection from timing out; clients ignore it. */
+export const HEARTBEAT = ':\n\n';
+
+export function createSseSessions<S extends SseStream>(deps: SseSessionDeps<S>): SseSessions<S> {
+  const accessFor = createAccessScopes(deps.authenticator);
+  return {
+    prepare: (request) => prepare(deps, accessFor, request),
+    attach(stream, prepared) {
+      stream.cursor = cursorFrom(prepared.resume);
+      stream.expiresAtMs = prepared.expiresAtMs;
+      // Not resuming: the stream learns its starting point first, so its first event already has an
+      // id a client can resume from, covering every partition (architecture.md, the SSE contract).
+      stream.subscriber = deps.hub.subscribe(stream, 'sse', prepared.operation, { resume: prepared.resume, start: prepared.resume === undefined, snapshot: prepared.snapshot });
+    },
+    detach(stream) {
+      stream.closed = true;
+      // The stream was attached as S, so its subscriber is one of S.
+      if (stream.subscriber) deps.hub.unsubscribe(stream.subscriber as Subscriber<S>);
+      stream.subscriber = undefined;
+    },
+  };
+}
+
+/** A fresh stream state (a transport copies these fields onto its own stream object). */
+export function createSseStreamState(): SseStream {
+  return { sse: true, closed: false, cursor: cursorFrom(undefined), subscriber: undefined, expiresAtMs: 0 };
+}
+
+async function prepare<S extends SseStream>(
+  deps: SseSessionDeps<S>,
+  accessFor: ReturnType<typeof createAccessScopes>,
+  request: SseRequest,
+): Promise<SsePrepared> {
+  const resume = resumeOf(request);
+  if (typeof resume === 'string') return { kind: 'refused', status: 400, message: resume };
+  const auth = await deps.authenticator.authenticate(request.credentials);
+  if (!auth.ok) return { kind: 'refused', status: auth.retriable ? 503 : 401, message: auth.reason };
+  const compiled = deps.compiler.compile(request.params, accessFor(auth.principal));
+  // graphql-sse: errors found before execution go through an accepted stream, not a 4xx.
+  if (!compiled.ok) return { kind: 'events', events: errorEvents(compiled.errors) };
+  const { operation } = compiled;
+  if (operation.kind === 'query') {
+    const result = runSchemaQuery(deps.schema, operation);
+    const data = typeof result === 'string' ? { errors: [{ message: result }] } : result;
+    return { kind: 'events', events: `event: next\ndata: ${JSON.stringify(data)}\n\n${COMPLETE_EVENT}` };
+  }
+  const snapshot = resolveSnapshotAsk(request.params.extensions, operation, { maxKeys: deps.snapshotMaxKeys ?? GATEWAY_DEFAULTS.snapshotMaxKeys, available: deps.hub.snapshots });
+  if (typeof snapshot === 'string') return { kind: 'events', events: errorEvents([{ message: snapshot }]) };
+  return { kind: 'subscription', operation, resume, snapshot, expiresAtMs: auth.principal.expiresAtMs ?? 0 };
+}
+
+/** The resume point: `Last-Event-ID` (header or query parameter) first, else `extensions.resume`. */
+function resumeOf(request: SseRequest): ResumeRequest | undefined | string {
+  const { lastEventId } = request;
+  if (lastEventId !== undefined && lastEventId.value !== '') {
+    const decoded = decodeCursor(lastEventId.value);
+    return typeof decoded === 'string' ? `${lastEventId.source} ${decoded}` : decoded;
+  }
+  return parseResumeRequest(request.params.extensions);
+}
+
+function errorEvents(errors: readonly GraphQLFormattedError[]): string {
+  return `event: next\ndata: ${JSON.stringify({ errors })}\n\n${COMPLETE_EVENT}`;
+}
+
+/**
+ * What goes before one payload of a write to a stream: its `id:` line (the cursor after it) and
+ * `event: next` / `data: `. The transport writes the payload itself after it, then `\n\n`. Payloads
+ * without positions (a recovery signal) carry no id: the client keeps its last one. The starting
+ * point's frame sets the cursor to the start's positions, so its id is the stream's first cursor.
+ */
+export function nextEventHead(stream: SseStream, positions: FramePositions | undefined, index: number): string {
+  let id: string | undefined;
+  if (positions?.start !== undefined) {
+    startCursor(stream.cursor, positions.start);
+    id = encodeCursor(stream.cursor);
+  } else if (positions?.epoch !== undefined) {
+    advanceCursor(stream.cursor, positions.epoch, positions.partitions[index] as number, positions.offsets[index] as string);
+    id = encodeCursor(stream.cursor);
+  }
+  return id === undefined ? 'event: next\ndata: ' : 'id: ' + id + '\nevent: next\ndata: ';
+}
+
+/**
+ * The last event of a stream the server ends (slow consumer, drain, expired token, failed resume): a
+ * data-less `next` whose `extensions.reconnect` says why, then the response ends without `complete`,
+ * so the client reconnects (with its `Last-Event-ID`) and loses nothing.
+ */
+export function reconnectEvent(code: string, reason: string): string {
+  return `event: next\ndata: ${JSON.stringify({ extensions: { reconnect: { code, reason } } })}\n\n`;
+}

@@ -1,0 +1,50 @@
+/**
+ * The starting point of a subscription (opt-in with `extensions.start`): the epoch and, per
+ * partition, the offset it is live after, told to the client before any event. A client that keeps
+ * it resumes exactly even for partitions it never received an event on, and when it received nothing.
+ *
+ * How it stays exact: the subscriber holds its live payloads from the moment it joins its group
+ * (like a resume's catch-up); once its channels are confirmed, history's newest offset per partition
+ * is read. Ingest writes history before it publishes, so an event above those offsets was written
+ * after the read, hence published after the SUBSCRIBE was confirmed: it arrives live. Held or later
+ * live payloads at or below them are dropped. The client gets exactly the events after its start.
+ */
+import { releaseCatchup } from '../delivery/catchup.js';
+import { currentEpoch, knownEpoch } from '../delivery/epoch.js';
+import { channelsConfirmed, type Subscriber } from '../delivery/groups.js';
+import type { CatchupContext } from './resume.js';
+
+/** The data-less first `next` of a subscription that asked for its start. */
+export interface StartSignal {
+  /** Absent when the gateway keeps no history (then nothing can be resumed). */
+  readonly epoch?: string;
+  /** Partition → the offset the subscription is live after; a partition absent had no history yet. */
+  readonly positions: Record<string, string>;
+}
+
+/** Fixes and sends the subscriber's start, then releases the live payloads it held meanwhile. */
+export async function announceStart<C>(state: CatchupContext<C>, subscriber: Subscriber<C>): Promise<void> {
+  const { group } = subscriber;
+  const alive = (): boolean => group.subscribers.has(subscriber);
+  await channelsConfirmed(state.registry, group);
+  if (!alive()) return;
+  const positions = await readStart(state, group.op.route.topic);
+  if (!alive()) return;
+  const epoch = currentEpoch(state.epoch);
+  const signal: StartSignal = { ...(epoch !== undefined && state.history ? { epoch } : {}), positions: Object.fromEntries(positions) };
+  state.writer.sendFrames(subscriber.conn, subscriber.head, [JSON.stringify({ extensions: { start: signal } })], {
+    epoch: signal.epoch,
+    partitions: [],
+    offsets: [],
+    start: signal,
+  });
+  releaseCatchup(state.writer, subscriber, positions, currentEpoch(state.epoch));
+}
+
+/** History's newest offset per partition of the topic now (empty without history). */
+async function readStart<C>(state: CatchupContext<C>, topic: string): Promise<Map<number, string>> {
+  const { history } = state;
+  if (!history) return new Map();
+  await knownEpoch(state.epoch);
+  return history.tops(topic, await history.partitions(topic));
+}
