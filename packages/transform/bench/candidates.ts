@@ -4,7 +4,7 @@ import mapKeys from 'lodash/mapKeys.js';
 import mapValues from 'lodash/mapValues.js';
 import memoize from 'lodash/memoize.js';
 import snakeCase from 'lodash/snakeCase.js';
-import { toSnakeCase } from '@wirestream/transform';
+import { toSnakeCase } from '../src/index.js';
 
 type Json = unknown;
 

@@ -6,7 +6,7 @@
  *   tsc -p tsconfig.bench.json && for s in snake lodash none; do BENCH_BASE_DIR=<base checkout> node bench-dist/bench/key-styles.bench.js $s; done
  */
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
-import { createKeyTransformer, KEY_STYLES, type KeyStyle } from '@wirestream/transform';
+import { createKeyTransformer, KEY_STYLES, type KeyStyle } from '../src/index.js';
 import { consume } from './measure.js';
 import { loadBaseRewriter } from './base-rewriter.js';
 

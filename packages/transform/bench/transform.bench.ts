@@ -8,7 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
-import { createKeyTransformer } from '@wirestream/transform';
+import { createKeyTransformer } from '../src/index.js';
 import {
   createRebuildEverything,
   createRegexRewrite,
