@@ -18,13 +18,8 @@ export function createRegistrySource(client: Client, description = 'Schema Regis
   return {
     description,
     async schemaById(id) {
-      let info;
-      try {
-        info = await client.getBySubjectAndId('', id);
-      } catch (err) {
-        if (err instanceof RestError && err.status === 404) return null;
-        throw err;
-      }
+      const info = await orNullWhenNotFound(client.getBySubjectAndId('', id));
+      if (info === null) return null;
       const schema: RegisteredSchema = { id, schemaType: schemaTypeOf(info.schemaType, `schema id ${id}`, description), schema: info.schema, references: referencesOf(info.references) };
       return schema;
     },
@@ -32,15 +27,20 @@ export function createRegistrySource(client: Client, description = 'Schema Regis
   };
 }
 
-/** `GET /subjects/{subject}/versions/{version}`: null on HTTP 404 (no such subject or version). */
-export async function registryVersion(client: Client, subject: string, version: number, description: string): Promise<VersionedSchema | null> {
-  let metadata;
+/** The registry's answer, or null on HTTP 404 (no such id, subject or version); any other failure rejects. */
+export async function orNullWhenNotFound<T>(request: Promise<T>): Promise<T | null> {
   try {
-    metadata = await client.getSchemaMetadata(subject, version, false);
+    return await request;
   } catch (err) {
     if (err instanceof RestError && err.status === 404) return null;
     throw err;
   }
+}
+
+/** `GET /subjects/{subject}/versions/{version}`: null on HTTP 404 (no such subject or version). */
+export async function registryVersion(client: Client, subject: string, version: number, description: string): Promise<VersionedSchema | null> {
+  const metadata = await orNullWhenNotFound(client.getSchemaMetadata(subject, version, false));
+  if (metadata === null) return null;
   return {
     subject,
     version: metadata.version ?? version,

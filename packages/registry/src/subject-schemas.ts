@@ -1,7 +1,6 @@
 import type { Client } from '@confluentinc/schemaregistry/dist/schemaregistry-client.js';
-import { RestError } from '@confluentinc/schemaregistry/dist/rest-error.js';
 import type { SchemaFile } from './directory-source.js';
-import { referencesOf, registryVersion, schemaTypeOf } from './registry-source.js';
+import { orNullWhenNotFound, referencesOf, registryVersion, schemaTypeOf } from './registry-source.js';
 import type { SchemaReference, SchemaType, VersionedSchema } from './schema-source.js';
 
 /** A version of a subject (its latest, or any), as the registry holds it. */
@@ -38,24 +37,14 @@ export function createRegistrySubjects(client: Client, description = 'Schema Reg
   return {
     description,
     async latest(subject) {
-      let metadata;
-      try {
-        metadata = await client.getLatestSchemaMetadata(subject);
-      } catch (err) {
-        if (err instanceof RestError && err.status === 404) return null;
-        throw err;
-      }
+      const metadata = await orNullWhenNotFound(client.getLatestSchemaMetadata(subject));
+      if (metadata === null) return null;
       const schemaType: SchemaType = schemaTypeOf(metadata.schemaType, `subject ${subject}`, description);
       return { subject, version: metadata.version ?? 0, id: metadata.id ?? 0, schemaType, schema: metadata.schema, references: referencesOf(metadata.references) };
     },
     async versions(subject) {
-      let numbers;
-      try {
-        numbers = await client.getAllVersions(subject);
-      } catch (err) {
-        if (err instanceof RestError && err.status === 404) return null;
-        throw err;
-      }
+      const numbers = await orNullWhenNotFound(client.getAllVersions(subject));
+      if (numbers === null) return null;
       const found = await Promise.all([...numbers].sort((a, b) => a - b).map((version) => registryVersion(client, subject, version, description)));
       // A version deleted between the two requests is left out, as if it had been deleted before.
       return found.filter((v): v is SubjectSchema => v !== null);
