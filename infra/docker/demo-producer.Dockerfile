@@ -7,7 +7,10 @@
 # are identical in all three Dockerfiles (only APP differs) and tests/infra runs them for real.
 # The image also holds the terminal client: `node apps/demo/dist/watch.js --url ws://…/graphql`.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node.js 24 LTS on Debian 13 (trixie, glibc 2.41): upstream uWebSockets.js binaries load unmodified
+# (they need glibc >= 2.38; decision 0034). One base for all three images; the set-up, engines and
+# the manifests name the same major (tests/infra checks it).
+ARG NODE_IMAGE=node:24-trixie-slim
 
 FROM ${NODE_IMAGE} AS base
 # Same versions as the root package.json devDependencies (tests/infra checks that they agree).
@@ -31,9 +34,9 @@ COPY --from=pruner /repo/pruned/full/ ./
 COPY tsconfig.base.json ./
 RUN turbo run build --filter="${APP}"
 RUN --mount=type=cache,id=pnpm-store,target=/root/.local/share/pnpm/store pnpm --filter="${APP}" deploy --prod deploy
-# uWebSockets.js ships prebuilt binaries for every platform and Node ABI (~110 MB); keep the one
-# this image's Node loads (glibc, linux-<arch>, ABI of Node 20). A no-op for apps without it.
-RUN find deploy/node_modules/.pnpm -path '*/binaries/uws_*.node' ! -name "uws_linux_$(node -p process.arch)_$(node -p process.versions.modules).node" -delete
+# uWebSockets.js ships prebuilt binaries for every platform and Node ABI (~120 MB); keep the one
+# this image's Node loads (glibc, linux-<arch>, ABI of Node 24). A no-op for apps without it.
+RUN find deploy/node_modules/.pnpm -path '*/uwebsockets.js/uws_*.node' ! -name "uws_linux_$(node -p process.arch)_$(node -p process.versions.modules).node" -delete
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production

@@ -7,13 +7,16 @@
 #           into json/ (manifests + pruned lockfile) and full/ (sources);
 # installer install from the pruned lockfile (cached until a manifest changes), build with turbo,
 #           then `pnpm deploy --prod`: the app with production dependencies only;
-# runtime   node:20-bookworm-slim, non-root, NODE_ENV=production, nothing but dist/ + node_modules.
+# runtime   node:24-trixie-slim, non-root, NODE_ENV=production, nothing but dist/ + node_modules.
 #
 # The three Dockerfiles in this folder share the pruner and installer stages line for line (only
 # APP differs); tests/infra runs those stages for real, without a Docker engine, and then starts
 # the assembled runtime tree. Keep them identical.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node.js 24 LTS on Debian 13 (trixie, glibc 2.41): upstream uWebSockets.js binaries load unmodified
+# (they need glibc >= 2.38; decision 0034). One base for all three images; the set-up, engines and
+# the manifests name the same major (tests/infra checks it).
+ARG NODE_IMAGE=node:24-trixie-slim
 
 FROM ${NODE_IMAGE} AS base
 # Same versions as the root package.json devDependencies (tests/infra checks that they agree).
@@ -37,9 +40,9 @@ COPY --from=pruner /repo/pruned/full/ ./
 COPY tsconfig.base.json ./
 RUN turbo run build --filter="${APP}"
 RUN --mount=type=cache,id=pnpm-store,target=/root/.local/share/pnpm/store pnpm --filter="${APP}" deploy --prod deploy
-# uWebSockets.js ships prebuilt binaries for every platform and Node ABI (~110 MB); keep the one
-# this image's Node loads (glibc, linux-<arch>, ABI of Node 20). A no-op for apps without it.
-RUN find deploy/node_modules/.pnpm -path '*/binaries/uws_*.node' ! -name "uws_linux_$(node -p process.arch)_$(node -p process.versions.modules).node" -delete
+# uWebSockets.js ships prebuilt binaries for every platform and Node ABI (~120 MB); keep the one
+# this image's Node loads (glibc, linux-<arch>, ABI of Node 24). A no-op for apps without it.
+RUN find deploy/node_modules/.pnpm -path '*/uwebsockets.js/uws_*.node' ! -name "uws_linux_$(node -p process.arch)_$(node -p process.versions.modules).node" -delete
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production

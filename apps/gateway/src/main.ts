@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 // Entry point: read config, build real clients, wire, listen, drain on SIGTERM. Logic lives in gateway.ts.
+// First import: refuses to start (exit 78, one line) unless uWebSockets.js is the native addon (decision 0034).
+import './transport/native-uws.js';
 import { buildOrExit, EXIT_CONFIG, loadConfigOrExit } from '@wirestream/config';
 import { redisSecurity } from '@wirestream/connect';
 import { checkSdlAtStart, createSchemaSource } from '@wirestream/registry';

@@ -1,4 +1,3 @@
-import { types } from 'node:util';
 
 /** A thrown value as plain JSON-safe data, for logs and protocol error payloads. */
 export interface SerializedError {
@@ -69,8 +68,9 @@ export function toError(err: unknown): Error {
 }
 
 // `instanceof Error` misses errors created in another realm (vm contexts, some test runners).
+// Error.isError (Node 24; util.types.isNativeError is deprecated) is not in lib ES2022's types yet.
 function isError(value: unknown): value is Error {
-  return value instanceof Error || types.isNativeError(value);
+  return value instanceof Error || (Error as ErrorConstructor & { isError(value: unknown): value is Error }).isError(value);
 }
 
 function describeValue(value: unknown): string {

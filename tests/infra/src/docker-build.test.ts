@@ -56,7 +56,20 @@ function build(image: AppImage): { dockerfile: Dockerfile; runtime: StageResult;
     toolPath: [repoPath('node_modules/.bin')],
     untilStage: 'runtime',
   });
-  return { dockerfile, runtime: results.get('runtime')!, installer: results.get('installer')! };
+  const runtime = results.get('runtime')!;
+  if (image.dir === 'gateway') shimForThisHost(join(runtime.root, runtime.workdir, 'apps', image.dir));
+  return { dockerfile, runtime, installer: results.get('installer')! };
+}
+
+/**
+ * The images' Debian 13 has glibc 2.41 and loads upstream's uWS binary as it is; a host with glibc
+ * < 2.38 (Debian 12) needs the set-up's three-symbol shim to start the runtime tree here (decision
+ * 0034). Applied to the tree after the build, like the host's Node standing in for the base image's;
+ * a no-op on a newer glibc. dockerfiles.test.ts checks that the images themselves patch nothing.
+ */
+function shimForThisHost(appDir: string): void {
+  const run = spawnSync(process.execPath, [repoPath('scripts/uws-native.mjs'), appDir], { encoding: 'utf8', timeout: 60_000 });
+  if (run.status !== 0) throw new Error(`scripts/uws-native.mjs ${appDir}: ${run.stderr}`);
 }
 
 /** Starts the runtime stage's CMD (or another command) as the image would: its WORKDIR, ENV and USER. */
@@ -135,8 +148,8 @@ describe('images (Dockerfile stages run without a Docker engine)', () => {
         expect(output).toContain('Invalid configuration');
         expect(output).toContain(image.badVariable);
         expect(code, output).toBe(78);
-        // uWebSockets.js falls back to a slow pure-JS server, with a warning, when its binary fails.
-        expect(output).not.toMatch(/not compatible|Falling back/);
+        // The gateway refuses to start without uWS's native addon (exit 78 too, but another line).
+        expect(output).not.toContain('native addon');
 
         // Build stages hold ~1 GB of node_modules per app; the runtime tree stays for the next test.
         for (const stage of ['base', 'pruner', 'installer']) rmSync(join(work, image.dir, stage), { recursive: true, force: true });
@@ -158,7 +171,7 @@ describe('images (Dockerfile stages run without a Docker engine)', () => {
         env: new Map([['NODE_ENV', 'production']]),
         user: stageNamed(dockerfile, 'runtime').instructions.find((i) => i.keyword === 'USER')?.args,
       };
-      const binaries = readdirSync(join(runtimeRoot, 'app/apps/gateway/node_modules/uWebSockets.js/binaries'));
+      const binaries = readdirSync(join(runtimeRoot, 'app/apps/gateway/node_modules/uWebSockets.js')).filter((f) => f.endsWith('.node'));
       expect(binaries).toEqual([`uws_linux_${process.arch}_${process.versions.modules}.node`]);
 
       const [port, closedPort] = await Promise.all([freePort(), freePort()]);
@@ -183,7 +196,6 @@ describe('images (Dockerfile stages run without a Docker engine)', () => {
         const { code, output } = await done;
         expect(code, output).toBe(0);
         expect(output).toContain('gateway drained');
-        expect(output).not.toMatch(/not compatible|Falling back/);
       } finally {
         if (child.exitCode === null) child.kill('SIGKILL');
       }

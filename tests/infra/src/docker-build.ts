@@ -228,7 +228,7 @@ function globToRegExp(pattern: string): RegExp {
   return new RegExp(`^${re}(?:/.*)?$`);
 }
 
-/** Version of the Node.js a base image tag names (`node:20-bookworm-slim` → '20'), if any. */
+/** Version of the Node.js a base image tag names (`node:24-trixie-slim` → '24'), if any. */
 export function nodeMajorOfImage(image: string): string | undefined {
   return /^node:(\d+)/.exec(image)?.[1];
 }

@@ -45,15 +45,19 @@ describe.each(images)('infra/docker/$file', ({ file, appDir, port }) => {
   const dockerfile = load(file);
   const manifest = JSON.parse(readFileSync(repoPath('apps', appDir, 'package.json'), 'utf8')) as { name: string; bin?: Record<string, string> };
 
-  it('is multi-stage: base → pruner → installer → runtime, on node:20-bookworm-slim', () => {
+  it('is multi-stage: base → pruner → installer → runtime, on node:24-trixie-slim', () => {
     expect(dockerfile.stages.map((s) => s.name)).toEqual(['base', 'pruner', 'installer', 'runtime']);
     const image = dockerfile.globalArgs.get('NODE_IMAGE');
-    expect(image).toBe('node:20-bookworm-slim');
+    expect(image).toBe('node:24-trixie-slim');
     const vars = new Map([['NODE_IMAGE', image!]]);
-    expect(expandVariables(stageNamed(dockerfile, 'base').from, vars)).toBe('node:20-bookworm-slim');
-    expect(expandVariables(stageNamed(dockerfile, 'runtime').from, vars)).toBe('node:20-bookworm-slim');
+    expect(expandVariables(stageNamed(dockerfile, 'base').from, vars)).toBe('node:24-trixie-slim');
+    expect(expandVariables(stageNamed(dockerfile, 'runtime').from, vars)).toBe('node:24-trixie-slim');
     expect(stageNamed(dockerfile, 'pruner').from).toBe('base');
     expect(stageNamed(dockerfile, 'installer').from).toBe('base');
+  });
+
+  it('loads upstream uWebSockets.js binaries as they are: no shim, no patchelf (glibc 2.41 on Debian 13)', () => {
+    for (const stage of dockerfile.stages) for (const run of runs(stage.instructions)) expect(run).not.toMatch(/patchelf|uws-native|isoc23/);
   });
 
   it(`builds ${manifest.name}: turbo prune --docker, frozen install of the pruned lockfile, build, pnpm deploy --prod`, () => {

@@ -75,7 +75,7 @@ export function createUwsServer(deps: UwsServerDeps, options: UwsServerOptions):
     maxPayloadLength: options.maxPayloadBytes,
     maxBackpressure: options.backpressure.uwsMaxBackpressure,
     // Off: uWS would close with 1006 and no reason; the writer closes with 1013 and a resume hint instead.
-    closeOnBackpressureLimit: 0,
+    closeOnBackpressureLimit: false,
     idleTimeout: options.idleTimeoutSeconds,
     compression: uwsCompression(options.compression),
     sendPingsAutomatically: true,

@@ -127,7 +127,7 @@ function leave(socket: uWS.WebSocket<SocketData>): void {
 const app = uWS.App();
 app.ws<SocketData>('/graphql', {
   maxBackpressure: 1_048_576, // same bound as our gateway
-  closeOnBackpressureLimit: 1,
+  closeOnBackpressureLimit: true,
   idleTimeout: 60,
   upgrade(res, req, context) {
     res.upgrade<SocketData>(
