@@ -1,9 +1,8 @@
 // Import circles, type-only ones included (STYLE.md habit 14). ESLint's import-x/no-cycle holds the
 // value imports in every editor; it skips `import type` by design, so this check (run by the test
 // command, scripts/test.sh) holds the whole graph: a type circle is still two modules that cannot be
-// read, moved or tested one without the other. Circles that exist when a package's owner has not
-// removed them yet are listed in .dependency-cruiser-known-violations.json (`--ignore-known`): a new
-// one fails; regenerate the list with `--output-type baseline` only when removing entries.
+// read, moved or tested one without the other. No circle is waived (there is no baseline of known
+// circles since issue #31 removed the last ones): a new one fails the run.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [

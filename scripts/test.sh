@@ -21,7 +21,7 @@ step "typechecking and linting in the background (log: $checks_log)"
 (
   turbo run typecheck lint --concurrency=1 --output-logs=errors-only \
     && node scripts/render-config-docs.mjs --check \
-    && depcruise --config .dependency-cruiser.cjs --ignore-known --output-type err apps packages \
+    && depcruise --config .dependency-cruiser.cjs --output-type err apps packages \
     && node scripts/check-gateway-layers.mjs \
     && node scripts/render-project-graph.mjs --check \
     && node scripts/check-links.mjs \

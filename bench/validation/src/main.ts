@@ -43,7 +43,7 @@ const outPath = args.out ?? new URL('../../results/validation.md', import.meta.u
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with node --expose-gc (the bench script does): bytes are measured from a clean heap');
 
-/** What the gateway uses today (apps/gateway/src/core/operations.ts): parser token limit. */
+/** What the gateway uses today (apps/gateway/src/core/operations/operations.ts): parser token limit. */
 const MAX_TOKENS = 2_000;
 const schema = loadWirestreamSchema(auctionSchemaPath).schema;
 const limits = resolveDocumentLimits();
@@ -272,7 +272,7 @@ Reading it:
 - **ON refuses everything hostile in under a millisecond**, with a few hundred KiB at most. What is left grows with the
   text length, not with what it expands to: the nesting scan reads every character (ON minus "parse alone" on the big rows),
   and graphql-js lexes ${MAX_TOKENS} tokens, then builds a syntax error whose location lookup scans the text. The gateway refuses
-  texts over 16,384 characters (core/operations.ts \`maxQueryLength\`) before either runs, so the 1,000-alias row (12,920 characters)
+  texts over 16,384 characters (core/operations/operations.ts \`maxQueryLength\`) before either runs, so the 1,000-alias row (12,920 characters)
   is about the largest text that reaches them there.
 - **Depth** is refused before parsing by \`checkDocumentNesting\`: graphql-js parses recursively, overflows the stack near depth
   2,000 without \`maxTokens\` (the depth 2,400 row), and with it needs ${formatMs(results.get('depth 1,000')?.tokensOnly.medianMs ?? Number.NaN)} to refuse depth 1,000

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type avsc from 'avsc';
 import { readExactLong, type AvroLong } from './avro-long.js';
-import type { FieldNamer } from './avro-json.js';
+import type { FieldNamer } from './wire-decoder.js';
 
 /**
  * Avro binary → JSON bytes in one pass, with no intermediate objects: the ingest hot path. Each

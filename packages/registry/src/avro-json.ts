@@ -1,11 +1,8 @@
 import avsc from 'avsc';
 import { compileByteWriter, routeCapturingWriter, writeAscii, writeText, type ByteWriter, type Out, type Reader } from './avro-bytes.js';
-import type { WireDecoder } from './wire-decoder.js';
+import type { FieldNamer, WireDecoder } from './wire-decoder.js';
 import { EXACT_LONG, JSON_LOGICAL_TYPES } from './avro-logical-types.js';
 import { AvroSchemaError } from './schema-errors.js';
-
-/** Renames a record field for the payload (the key style: snake_case by default). */
-export type FieldNamer = (name: string) => string;
 
 /** One Avro writer's schema compiled: Avro body bytes → payload JSON text. */
 export type AvroJsonDecoder = WireDecoder;

@@ -1,7 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RegisteredSchema, SchemaReference, SchemaSource, SchemaType } from './schema-source.js';
-import { directoryVersion } from './subject-schemas.js';
+import type { RegisteredSchema, SchemaReference, SchemaSource, SchemaType, VersionedSchema } from './schema-source.js';
 
 /** `v<version>.id<id>.<ext>`: the version in its subject and the global id, as the registry would give them. */
 const SCHEMA_FILE = /^v([1-9][0-9]{0,8})\.id([1-9][0-9]{0,9})\.(avsc|proto|json)$/;
@@ -133,6 +132,14 @@ export function loadSchemaDirectory(dir: string, setting?: string): SchemaSource
     schemaById: (id) => Promise.resolve(byId.get(id)?.schema ?? null),
     schemaByVersion: (subject, version) => Promise.resolve(directoryVersion(files, subject, version)),
   };
+}
+
+/** Version `version` of `subject` among a schema directory's files. */
+export function directoryVersion(files: readonly SchemaFile[], subject: string, version: number): VersionedSchema | null {
+  const file = files.find((f) => f.subject === subject && f.version === version);
+  if (file === undefined) return null;
+  const { id, schemaType, schema, references } = file.schema;
+  return { subject, version, id, schemaType, schema, references };
 }
 
 /** A references file: a JSON array of `{name, subject, version}`; each problem names the file. */

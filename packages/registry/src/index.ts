@@ -6,14 +6,14 @@ export { readSubjectShape, readSubjectHistory, SubjectShapeError } from './subje
 export { createRegistrySource, createRegistryClient, type RegistryClientOptions } from './registry-source.js';
 export { loadSchemaDirectory, SchemaDirectoryError, type SchemaFile } from './directory-source.js';
 export { readWireHeader, readMessageIndexes, WIRE_MAGIC_BYTE, WIRE_HEADER_BYTES, type WireHeader } from './wire-format.js';
-export type { AvroJsonDecoder, FieldNamer } from './avro-json.js';
+export type { AvroJsonDecoder } from './avro-json.js';
 export { AvroSchemaError, ProtobufSchemaError } from './schema-errors.js';
 export { decimalText, readExactLong, type AvroLong } from './avro-long.js';
 export { loadCodecs, type Codecs } from './load-codecs.js';
 export { createSchemaDecoders, type SchemaDecoders, type SchemaDecodersOptions, type SchemaEntry } from './schema-decoders.js';
 export { schemaSourceSpec, createSchemaSource, type SchemaSourceConfig, type ConfiguredSchemaSource } from './schema-source-config.js';
 export { compileJsonSchemaValidator, JsonSchemaError, type JsonSchemaValidator, type JsonSchemaFailure } from './json-schema.js';
-export type { WireDecoder } from './wire-decoder.js';
+export type { FieldNamer, WireDecoder } from './wire-decoder.js';
 export { createRegistrySubjects, createDirectorySubjects, type SubjectSchema, type SubjectSchemas } from './subject-schemas.js';
 export { readAvroShape, describeShape, AvroShapeError, type AvroShape, type AvroSlot, type AvroField, type AvroJsonKind } from './avro-shape.js';
 export { checkSdlAgainstSchemas, checkSdlAtStart, valueSubjectOf, type SdlCheckFinding, type SdlCheckResult, type SdlCheckOptions, type SdlCheckLog } from './sdl-check.js';

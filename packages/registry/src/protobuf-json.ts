@@ -1,9 +1,8 @@
 import { isUtf8 } from 'node:buffer';
 import protobuf from 'protobufjs';
 import descriptor from 'protobufjs/ext/descriptor.js';
-import type { FieldNamer } from './avro-json.js';
 import { floatText } from './avro-bytes.js';
-import type { WireDecoder } from './wire-decoder.js';
+import type { FieldNamer, WireDecoder } from './wire-decoder.js';
 import { readMessageIndexes } from './wire-format.js';
 import { ProtobufSchemaError } from './schema-errors.js';
 

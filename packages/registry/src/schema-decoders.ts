@@ -1,9 +1,8 @@
-import type { FieldNamer } from './avro-json.js';
 import { compileJsonSchemaValidator, JsonSchemaError, type JsonSchemaValidator } from './json-schema.js';
 import { AvroSchemaError, ProtobufSchemaError } from './schema-errors.js';
 import { referenceTexts, resolveReferences, SchemaReferenceError, type ResolvedReference } from './schema-references.js';
 import type { RegisteredSchema, SchemaSource } from './schema-source.js';
-import type { WireDecoder } from './wire-decoder.js';
+import type { FieldNamer, WireDecoder } from './wire-decoder.js';
 
 /** What a schema id stands for once looked up. */
 export type SchemaEntry =

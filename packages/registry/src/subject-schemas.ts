@@ -1,5 +1,5 @@
 import type { Client } from '@confluentinc/schemaregistry/dist/schemaregistry-client.js';
-import type { SchemaFile } from './directory-source.js';
+import { directoryVersion, type SchemaFile } from './directory-source.js';
 import { orNullWhenNotFound, referencesOf, registryVersion, schemaTypeOf } from './registry-source.js';
 import type { SchemaReference, SchemaType, VersionedSchema } from './schema-source.js';
 
@@ -75,12 +75,4 @@ export function createDirectorySubjects(files: readonly SchemaFile[], descriptio
     },
     schemaByVersion: (subject, version) => Promise.resolve(directoryVersion(files, subject, version)),
   };
-}
-
-/** Version `version` of `subject` among a schema directory's files. */
-export function directoryVersion(files: readonly SchemaFile[], subject: string, version: number): VersionedSchema | null {
-  const file = files.find((f) => f.subject === subject && f.version === version);
-  if (file === undefined) return null;
-  const { id, schemaType, schema, references } = file.schema;
-  return { subject, version, id, schemaType, schema, references };
 }

@@ -1,3 +1,6 @@
+/** Renames a record field for the payload (the key style: snake_case by default): what a decoder is compiled with. */
+export type FieldNamer = (name: string) => string;
+
 /** One writer's schema compiled (Avro or Protobuf): wire-format body bytes → payload JSON text. */
 export interface WireDecoder {
   /** Whether the schema is a record (a Protobuf message always is): only records can be event payloads (keys may be of any type). */

@@ -1,6 +1,6 @@
 export { SchemaError, type SchemaProblem } from './errors.js';
 export { TOPIC_DIRECTIVE_SDL } from './sdl-additions.js';
-export { MAX_SHARDS, MAX_TOPIC_HEADERS, headerFieldName } from './topic-bindings.js';
+export { MAX_SHARDS, MAX_TOPIC_HEADERS, headerFieldName, type SubscriptionRoute } from './topic-bindings.js';
 export {
   TOPIC_FORMATS,
   KEY_FORMATS,
@@ -14,7 +14,6 @@ export {
   createWirestreamSchema,
   loadWirestreamSchema,
   auctionSchemaPath,
-  type SubscriptionRoute,
   type WirestreamSchema,
   type WirestreamSchemaOptions,
 } from './wirestream-schema.js';

@@ -1,5 +1,5 @@
 import { channelName, shardOf, topicChannels } from './channels.js';
-import type { SubscriptionRoute } from './wirestream-schema.js';
+import type { SubscriptionRoute } from './topic-bindings.js';
 
 /**
  * How a subscription's arguments select events (the contract both the gateway and the benchmark

@@ -16,7 +16,41 @@ import {
 import type { SchemaProblem } from './errors.js';
 import { problemAt, problemOfGraphQLError } from './schema-problems.js';
 import { KEY_FORMATS, TOPIC_FORMATS, type KeyFormat, type TopicFormat } from './topic-formats.js';
-import type { SubscriptionRoute } from './wirestream-schema.js';
+
+/** One subscription field bound to a Kafka topic by `@topic`. */
+export interface SubscriptionRoute {
+  /** The Subscription field name, e.g. `listingUpdated`. */
+  readonly fieldName: string;
+  /** The Kafka topic the events come from. */
+  readonly topic: string;
+  /** Payload field that routes an event to a shard (its entity id), if any. */
+  readonly keyField: string | undefined;
+  /** Number of Redis channels the topic is spread over. */
+  readonly shards: number;
+  /** Field arguments; each filters on the payload field of the same name. */
+  readonly filterArgs: readonly string[];
+  /** How the topic's Kafka values are encoded (`@topic(format:)`). @default 'JSON' */
+  readonly format: TopicFormat;
+  /** How the topic's Kafka keys are encoded (`@topic(keyFormat:)`). @default 'STRING' */
+  readonly keyFormat: KeyFormat;
+  /**
+   * The registry subject of the topic's value schema (`@topic(subject:)`), what the start-up check
+   * compares the payload type with; undefined means Confluent's TopicNameStrategy, `<topic>-value`.
+   */
+  readonly subject?: string | undefined;
+  /**
+   * `@topic(snapshot: true)`: ingest keeps the latest envelope per key of the topic in Redis (and
+   * turns a Kafka tombstone into a `deleted` event), so a subscriber can start from the current values
+   * (redis-layout.ts, snapshot.ts; decision 0023). Absent (routes built before it existed) means false.
+   */
+  readonly snapshot?: boolean;
+  /**
+   * `@topic(headers: ["tenant", "event-type"])`: the Kafka headers ingest copies into each envelope
+   * (`h`, as text), which `where: { _headers: { … } }` filters on (decision 0025). Absent or empty:
+   * none, and the topic's envelopes are as before.
+   */
+  readonly headers?: readonly string[];
+}
 
 /** Upper bound on shards per topic: each shard is one Redis channel an unfiltered client listens to. */
 export const MAX_SHARDS = 1024;

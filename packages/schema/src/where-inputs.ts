@@ -13,8 +13,7 @@ import {
 } from 'graphql';
 import type { SchemaProblem } from './errors.js';
 import { problemAt } from './schema-problems.js';
-import { headerFieldName } from './topic-bindings.js';
-import type { SubscriptionRoute } from './wirestream-schema.js';
+import { headerFieldName, type SubscriptionRoute } from './topic-bindings.js';
 
 /**
  * The `where` argument every routed Subscription field gets (issue #16, docs/schema.md): one input

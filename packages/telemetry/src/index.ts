@@ -9,7 +9,8 @@ export {
 export { serializeError, toError, type SerializedError } from './errors.js';
 export { createMemorySink, type LogLine, type MemorySink } from './memory-sink.js';
 export { createMetricsRegistry, Counter, FastHistogram, Gauge, Histogram, Registry, type FastHistogramOptions, type MetricsRegistryOptions } from './metrics.js';
-export { activeTraceFields, formatTraceparent, parseTraceContext, startTracing, traceparentSampled, type StartTracingOptions, type Tracing } from './tracing.js';
+export { activeTraceFields, formatTraceparent, parseTraceContext, startTracing, traceparentSampled } from './tracing.js';
+export type { StartTracingOptions, Tracing } from './tracing-types.js';
 export { OTLP_PROTOCOLS, TRACES_EXPORTERS, TRACES_SAMPLERS, tracingSpec, type TracingConfig } from './tracing-settings.js';
 export type { Attributes, Context, Link, Span, SpanContext, Tracer } from '@opentelemetry/api';
 export { context as otelContext, trace as otelTrace, SpanKind, SpanStatusCode, ROOT_CONTEXT, TraceFlags } from '@opentelemetry/api';

@@ -16,8 +16,8 @@ import {
   TracerProvider,
   type Sampler,
 } from '@opentelemetry/sdk-trace';
-import type { StartTracingOptions, Tracing } from './tracing.js';
 import type { TracingConfig } from './tracing-settings.js';
+import type { StartTracingOptions, Tracing } from './tracing-types.js';
 
 /**
  * The SDK half of startTracing (tracing.ts), for tracing that is on: the tracer provider, the OTLP/HTTP

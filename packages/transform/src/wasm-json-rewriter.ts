@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import type { JsonBytesRewriter } from './json-bytes-rewriter.js';
 import { rawKeyOutput, SLAB_BYTES, writeUtf8, type RawKeyConverter } from './key-bytes.js';
 import type { KeyStyle } from './key-style.js';
+import type { JsonBytesRewriter } from './rewriter-types.js';
 
 /**
  * The JSON key rewriter's fast path in WebAssembly (assembly/json-rewriter.ts, decision 0032): the

@@ -2,8 +2,8 @@
  * GraphQL over SSE on the gateway's own uWS server (graphql-sse, distinct connections mode), on the
  * GraphQL path itself: `POST` with a JSON body or `GET` with the parameters in the query string, with
  * `Accept: text/event-stream` (WebSocket upgrades on the same path go to uws-server.ts). The
- * protocol is in core/sse-session.ts; this module is HTTP: CORS, admission, body limits, tickets,
- * heartbeats, drain. See docs/decisions/0015-graphql-over-sse.md.
+ * protocol is in core/protocols/sse-session.ts; this module is HTTP: CORS, admission, body limits,
+ * tickets, heartbeats, drain. See docs/decisions/0015-graphql-over-sse.md.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from '@wirestream/telemetry';
