@@ -93,6 +93,7 @@ const HELP = `fan-out bench: ours vs naive vs card stack (same run, same N, same
   --node-env VALUE             NODE_ENV of every server process (default: production, as deployed; graphql-js and
                                graphql-ws do extra checks in development)
   --base-gateway DIR           another checkout (e.g. a git worktree of the base commit, built) measured as stack ours-base
+  --base-node PATH             the node binary that runs ours-base (default: this one), for a runtime change
   --gateway-env LIST           extra env for our gateway, e.g. GATEWAY_MAX_PAYLOAD_BYTES=16384,GATEWAY_IDLE_TIMEOUT_SECONDS=120
   --cpu-prof DIR               write a V8 CPU profile of each server process of --cpu-prof-stacks (default: ours) into DIR
   --out DIR                    where fanout.md and the SVGs go (default: bench/results; none for --quick)
@@ -143,6 +144,7 @@ const { values } = parseArgs({
     'cpu-prof': { type: 'string' },
     'gateway-env': { type: 'string' },
     'base-gateway': { type: 'string' },
+    'base-node': { type: 'string' },
     'node-env': { type: 'string', default: 'production' },
     'cpu-prof-stacks': { type: 'string', default: 'ours' },
     'no-write': { type: 'boolean', default: false },
@@ -166,7 +168,7 @@ const list = (value: string | undefined, full: number[], small: number[]): numbe
 const scenarios = new Set(values.scenarios.split(','));
 const stacks = values.stacks.split(',') as StackName[];
 for (const s of stacks) if (!(s in STACK_LABELS)) throw new RangeError(`unknown stack "${s}": use ${Object.keys(STACK_LABELS).join(', ')}`);
-if (values['base-gateway'] !== undefined) useBaseGateway(values['base-gateway']);
+if (values['base-gateway'] !== undefined) useBaseGateway(values['base-gateway'], values['base-node']);
 else if (stacks.includes('ours-base') || stacks.includes('ours-base-sse')) throw new RangeError('--stacks ours-base(-sse) needs --base-gateway <checkout with apps/gateway built>');
 const SCENARIOS = ['field', 'saturation', 'sweep', 'scale', 'burst', 'memory-return', 'heap-limit', 'filters'];
 for (const s of scenarios) if (!SCENARIOS.includes(s)) throw new RangeError(`unknown scenario "${s}": use ${SCENARIOS.join(', ')}`);
@@ -454,7 +456,7 @@ async function main(): Promise<void> {
         'other tenants\' benchmarks may run at the same time): compare ratios within one run, not absolute numbers across runs',
       `- command: \`node bench/fanout/dist/main.js ${process.argv.slice(2).join(' ')}\` (wall time ${minutes} min)`,
       `- gateway measured: \`${gatewayVersion()}\` (apps/gateway/dist as found; build it first)`,
-      ...(values['base-gateway'] === undefined ? [] : [`- base gateway (ours-base): \`${gatewayVersion(values['base-gateway'])}\` in ${values['base-gateway']}`]),
+      ...(values['base-gateway'] === undefined ? [] : [`- base gateway (ours-base): \`${gatewayVersion(values['base-gateway'])}\` in ${values['base-gateway']}, run by ${values['base-node'] ?? process.execPath}`]),
       `- servers: each stack its own \`node --expose-gc\` process (default heap limit), NODE_ENV=${values['node-env']}` +
         (values['gateway-env'] ? `, gateway env ${values['gateway-env']}` : ''),
       `- events: @wirestream/demo-events listing events (seed 42, ${LISTINGS} listings), snake_cased by @wirestream/transform, ` +

@@ -35,18 +35,15 @@ function installHooks(): void {
 }
 
 /**
- * Spawns `node <args>` with `env` added to ours. A detached watchdog SIGKILLs it if this process
+ * Spawns `node <args>` (this process's Node unless `node` names another) with `env` added to ours. A detached watchdog SIGKILLs it if this process
  * dies without running exit handlers (SIGKILL, OOM), so no server outlives the bench.
  *
  * With `cgroupProcs` (a cgroup's `cgroup.procs`), a shell writes its own pid there and then execs
  * node: the process is under that cgroup's limits from its first allocation on.
  */
-export function startNodeProcess(label: string, args: readonly string[], env: Record<string, string>, cgroupProcs?: string): ManagedProcess {
+export function startNodeProcess(label: string, args: readonly string[], env: Record<string, string>, cgroupProcs?: string, node = process.execPath): ManagedProcess {
   installHooks();
-  const [command, argv] =
-    cgroupProcs === undefined
-      ? [process.execPath, args]
-      : ['/bin/sh', ['-c', 'echo $$ > "$0" && exec "$@"', cgroupProcs, process.execPath, ...args]];
+  const [command, argv] = cgroupProcs === undefined ? [node, args] : ['/bin/sh', ['-c', 'echo $$ > "$0" && exec "$@"', cgroupProcs, node, ...args]];
   const child = spawn(command, argv, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

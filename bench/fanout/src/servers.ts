@@ -86,15 +86,20 @@ export interface ServerHandle {
 const require = createRequire(import.meta.url);
 
 let baseGatewayMain: string | undefined;
+/** The Node.js that runs `ours-base` (this process's unless --base-node names another). */
+let baseNode = process.execPath;
 
 /**
  * Measures `ours-base` from another checkout of this repository (e.g. a `git worktree` of the
  * base commit, built): the base-vs-change comparison of a hot-path change, interleaved in one run.
+ * `node` runs it on another Node.js (a runtime change: the base on its own runtime).
  */
-export function useBaseGateway(checkout: string): void {
+export function useBaseGateway(checkout: string, node?: string): void {
   const main = resolve(checkout, 'apps', 'gateway', 'dist', 'main.js');
   if (!existsSync(main)) throw new Error(`--base-gateway ${checkout}: no ${main}; build that checkout first (npx turbo run build --filter=@wirestream/gateway)`);
+  if (node !== undefined && !existsSync(node)) throw new Error(`--base-node ${node}: no such file; give the path of a node binary`);
   baseGatewayMain = main;
+  baseNode = node ?? process.execPath;
 }
 
 /** The built gateway entry point (the devDependency makes turbo build it before this bench). */
@@ -142,7 +147,7 @@ export async function startServer(
       // Last, so --gateway-env cannot turn the comparison into ours vs ours.
       ...(stack === 'ours-no-metrics' ? { GATEWAY_METRICS: 'false' } : {}),
       ...(stack === 'ours-prod' ? PRODUCTION_ENV : {}),
-    }, cgroupProcs);
+    }, cgroupProcs, isBase(stack) ? baseNode : process.execPath);
   } else {
     const file = { naive: 'naive.js', card: 'card-stack.js', bare: 'bare-uws.js', 'bare-corked': 'bare-uws.js', 'bare-projecting': 'bare-uws.js' }[stack];
     proc = startNodeProcess(stack, ['--expose-gc', ...nodeArgs, baselineMain(file)], {
