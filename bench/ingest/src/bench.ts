@@ -30,6 +30,7 @@ const { values: args } = parseArgs({
     json: { type: 'string' },
     'profile-dir': { type: 'string' },
     base: { type: 'string' },
+    'base-node': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
   allowPositionals: false,
@@ -48,6 +49,7 @@ End-to-end ingest throughput against a real Kafka broker and redis-server starte
   --no-warmup         skip the unmeasured warm-up run
   --json FILE         also write every run as JSON
   --base DIR          another build of apps/ingest, measured as app-base in the same run
+  --base-node PATH    the node binary that runs app-base (default: this one), for a runtime change
   -h, --help          this text
 presets: ${Object.entries(PRESETS).map(([name, ids]) => `${name} (${ids.join(', ')})`).join('; ')}
 variants: ${Object.keys(VARIANTS).join(', ')}
@@ -62,7 +64,7 @@ function positiveInt(name: string, text: string | undefined): number {
 }
 // --base: another build of apps/ingest (e.g. a git worktree of the base commit) measured as the
 // baseline `app-base` in the same run, interleaved with this checkout's variants.
-const known: Readonly<Record<string, Variant>> = args.base === undefined ? VARIANTS : { 'app-base': baseVariant(resolve(args.base)), ...VARIANTS };
+const known: Readonly<Record<string, Variant>> = args.base === undefined ? VARIANTS : { 'app-base': baseVariant(resolve(args.base), args['base-node']), ...VARIANTS };
 
 function selectVariants(spec: string): string[] {
   const ids: string[] = [];

@@ -14,6 +14,8 @@ export interface Variant {
   readonly name: string;
   /** Node script to run (absolute path). */
   readonly script: string;
+  /** The node binary that runs it (this process's unless given: a base on its own runtime). */
+  readonly node?: string;
   /** Run apps/ingest rebuilt with these `bench/ingest/patches/*.diff` (see patched-app.ts) instead of `script`. */
   readonly patches?: readonly string[];
   /** Extra environment (INGEST_PUBLISH_CHUNK, BENCH_KAFKAJS_CONSUMER, ...). */
@@ -97,7 +99,7 @@ export async function runOnce(ctx: RunContext, variant: Variant): Promise<RunRes
   const nodeArgs: string[] = [...(variant.nodeArgs ?? [])];
   if (cpuProfileDir !== undefined) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`);
   for (const module of variant.imports ?? []) nodeArgs.push('--import', module);
-  const child = spawn(process.execPath, [...nodeArgs, variant.script], {
+  const child = spawn(variant.node ?? process.execPath, [...nodeArgs, variant.script], {
     env: {
       PATH: process.env['PATH'] ?? '',
       KAFKA_BROKERS: env.broker.brokers.join(','),

@@ -47,8 +47,9 @@ function loop(name: string, file: string, mode: 'publish' | 'consume-only', env:
  * The built app of another checkout (`<appDir>/dist/main.js`, e.g. a git worktree of the base
  * commit), run exactly like `app`: `--base <appDir>` measures it as the baseline of the same run.
  */
-export function baseVariant(appDir: string): Variant {
-  return { ...app(`base: app defaults (${appDir})`), script: join(appDir, 'dist', 'main.js') };
+export function baseVariant(appDir: string, node?: string): Variant {
+  const runtime = node === undefined ? '' : `, ${node}`;
+  return { ...app(`base: app defaults (${appDir}${runtime})`), script: join(appDir, 'dist', 'main.js'), ...(node === undefined ? {} : { node }) };
 }
 
 /** Every process the bench knows how to measure, by id. The first of a selection is its baseline. */
