@@ -26,17 +26,17 @@ afterAll(async () => {
 });
 
 /** Publishes `count` events of about EVENT_BYTES each from offset `from`, history first, as ingest would. */
-async function publishBig(from: number, count: number): Promise<void> {
-  const publisher = new Redis(t.redisServer.url);
+async function publishBig(from: number, count: number, on: TestGateway = t): Promise<void> {
+  const publisher = new Redis(on.redisServer.url);
   const filler = 'x'.repeat(EVENT_BYTES);
-  const channel = channelName('ws', t.topic, shardOf('lst-big', 16));
+  const channel = channelName('ws', on.topic, shardOf('lst-big', 16));
   for (let i = from; i < from + count; i += 100) {
     const pipeline = publisher.pipeline();
     for (let j = i; j < Math.min(i + 100, from + count); j++) {
       const payload = JSON.stringify({ event_id: `big-${j}`, event_type: 'ListingUpdated', listing_id: 'lst-big', occurred_at: filler });
-      const envelope = encodeEnvelope({ topic: t.topic, partition: PARTITION, offset: String(j), key: 'lst-big', ts: Date.now() }, payload);
-      pipeline.call('XADD', ...historyAppendArgs('wsh', t.topic, PARTITION, String(j), channel, envelope));
-      pipeline.sadd(historyPartitionsKey('wsh', t.topic), String(PARTITION));
+      const envelope = encodeEnvelope({ topic: on.topic, partition: PARTITION, offset: String(j), key: 'lst-big', ts: Date.now() }, payload);
+      pipeline.call('XADD', ...historyAppendArgs('wsh', on.topic, PARTITION, String(j), channel, envelope));
+      pipeline.sadd(historyPartitionsKey('wsh', on.topic), String(PARTITION));
       pipeline.publish(channel, envelope);
     }
     await pipeline.exec();
@@ -141,4 +141,36 @@ describe('SSE events waiting in the writer', () => {
     stream.socket.destroy();
     await waitFor(() => t.gateway.stats().subscriptions === 0, { message: 'stream closed' });
   }, 90_000);
+});
+
+describe('the slow-consumer close of an SSE stream', () => {
+  // uWS cuts a response 10 s after a write it had to buffer unless its writable event fires: a reader
+  // that stays paused past that lost the last event (issue 34). The writer keeps the ended stream's
+  // socket for a grace period instead, so the reconnect event reaches a reader that reads again.
+  it('reaches a reader that stays paused 15 s after its stream was ended, then the response ends', async () => {
+    const slow = await startTestGateway({ maxBackpressureBytes: 262_144, socketBufferBytes: SOCKET_BUFFER, sseHeartbeatMs: 60_000 });
+    try {
+      const stream = await openRawStream(Number(new URL(slow.httpBase).port), 'subscription { listingUpdated { occurred_at } }');
+      await waitFor(() => slow.gateway.stats().subscriptions === 1 && slow.gateway.stats().confirmedChannels === 16, { message: 'subscribed' });
+      let closed = false;
+      stream.socket.on('close', () => (closed = true));
+      stream.socket.pause();
+      for (let from = 0; slow.gateway.stats().subscriptions === 1; from += 500) {
+        expect(from, 'the paused stream was never ended as a slow consumer').toBeLessThan(50_000);
+        await publishBig(from, 500, slow);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 15_000));
+      expect(closed).toBe(false);
+      stream.socket.resume();
+      await waitFor(() => closed || stream.chunks.at(-1)?.length === 0, { message: 'the response ended', timeoutMs: 20_000 });
+      expect(stream.chunks.at(-1)?.length, 'the terminating chunk').toBe(0);
+      const blocks = Buffer.concat(stream.chunks).toString('utf8').split('\n\n').filter((b) => b.split('\n').some((l) => l.startsWith('data: ')));
+      const last = JSON.parse(blocks.at(-1)!.split('\n').find((l) => l.startsWith('data: '))!.slice(6)) as { extensions?: { reconnect?: { code?: string } } };
+      expect(last.extensions?.reconnect?.code).toBe('slow_consumer');
+      stream.socket.destroy();
+    } finally {
+      await slow.stop();
+    }
+  }, 120_000);
 });
