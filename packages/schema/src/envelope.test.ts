@@ -107,3 +107,19 @@ describe('envelope', () => {
     expect(envelope.h).toBeUndefined();
   });
 });
+
+describe('decodeEnvelope: integers beyond 2^53 − 1', () => {
+  const envelopeWith = (payload: string): string => encodeEnvelope({ topic: 't', partition: 0, offset: '1', key: 'k', ts: 1 }, payload);
+
+  it('keeps their digits: JSON.stringify writes them as they came', () => {
+    const payload = '{"a":9223372036854775807,"b":[-9223372036854775808,9007199254740993],"c":{"d":18446744073709551615}}';
+    expect(JSON.stringify(decodeEnvelope(envelopeWith(payload)).payload)).toBe(payload);
+  });
+
+  it('leaves safe integers, floats and digits inside strings as JSON.parse gives them', () => {
+    const payload = '{"a":9007199254740991,"b":1.2345678901234567e+25,"c":"12345678901234567890","d":3.4028234663852886e+38,"e":-0.5}';
+    const decoded = decodeEnvelope(envelopeWith(payload)).payload;
+    expect(decoded).toEqual(JSON.parse(payload));
+    expect(JSON.stringify(decoded)).toBe(JSON.stringify(JSON.parse(payload)));
+  });
+});

@@ -42,6 +42,7 @@ import {
 } from 'graphql';
 // Not re-exported by graphql's index; graphql is pinned, and reusing it is what makes the order exact.
 import { collectFields, collectSubfields } from 'graphql/execution/collectFields.js';
+import { isRawJson, rawJson } from './raw-json.js';
 
 /** A compiled operation: writes the `data` JSON of one event, or declines that event. */
 export interface Projector {
@@ -367,10 +368,15 @@ function isPlainString(value: string): boolean {
 }
 const SHORT_STRING = 32;
 
-/** A leaf value off the canonical path (an ID as a number, an Int as a string, an enum): the scalar's own `serialize` decides. */
+/**
+ * A leaf value off the canonical path (an ID as a number, an Int as a string, an enum, a custom
+ * scalar): the scalar's own `serialize` decides. A 64-bit integer beyond 2^53 − 1 comes as raw JSON
+ * (decodeEnvelope keeps its digits): a custom scalar that passes it through (`Long`) writes its digits.
+ */
 function serializedJson(leaf: GraphQLLeafType, value: unknown): string | undefined {
   const type = typeof value;
   // Objects go through graphql-js's valueOf/toJSON rules, and their errors come from graphql-js.
+  if (isRawJson(value)) return rawIntegerJson(leaf, value.rawJSON);
   if (type !== 'string' && type !== 'number' && type !== 'boolean') return undefined;
   let serialized: unknown;
   try {
@@ -379,6 +385,27 @@ function serializedJson(leaf: GraphQLLeafType, value: unknown): string | undefin
     return undefined;
   }
   // JSON.stringify of a primitive alone is what it writes for it inside the result object.
+  if (typeof serialized === 'string' || typeof serialized === 'number' || typeof serialized === 'boolean') return JSON.stringify(serialized);
+  if (isRawJson(serialized)) return serialized.rawJSON;
+  return undefined;
+}
+
+/**
+ * An integer beyond 2^53 − 1, as its digits: a String or ID gets every digit as a string, a Float
+ * the nearest double (as before), an Int is an error (execute says so); a custom scalar's
+ * `serialize` gets the raw value, and one that passes it through (`Long`) writes the digits.
+ */
+function rawIntegerJson(leaf: GraphQLLeafType, digits: string): string | undefined {
+  if (leaf === GraphQLString || leaf === GraphQLID) return `"${digits}"`;
+  if (leaf === GraphQLFloat) return String(Number(digits));
+  if (BUILT_IN_KINDS.has(leaf)) return undefined;
+  let serialized: unknown;
+  try {
+    serialized = leaf.serialize(rawJson(digits));
+  } catch {
+    return undefined;
+  }
+  if (isRawJson(serialized)) return serialized.rawJSON;
   if (typeof serialized === 'string' || typeof serialized === 'number' || typeof serialized === 'boolean') return JSON.stringify(serialized);
   return undefined;
 }

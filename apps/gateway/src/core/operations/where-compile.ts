@@ -5,6 +5,7 @@
  * (for `_key` and `_headers`, read from the envelope wherever they appear).
  */
 import type { Leaf, WhereNode } from './where.js';
+import { isRawJson } from './raw-json.js';
 
 /** What a filter sees of an event: the envelope's payload, Kafka key and copied headers. */
 export interface WhereEvent {
@@ -118,7 +119,7 @@ function compileIn(field: string, values: readonly Leaf[], text: boolean): Test 
   if (!text) return (o) => set.has(o[field]);
   return (o) => {
     const actual = o[field];
-    return typeof actual === 'string' ? set.has(actual) : typeof actual === 'number' && set.has(String(actual));
+    return typeof actual === 'string' ? set.has(actual) : typeof actual === 'number' ? set.has(String(actual)) : isRawJson(actual) && set.has(actual.rawJSON);
   };
 }
 
@@ -127,7 +128,7 @@ function compileComparison(field: string, op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte'
     if (!text) return (o) => o[field] === value;
     return (o) => {
       const actual = o[field];
-      return actual === value || (typeof actual === 'number' && String(actual) === value);
+      return actual === value || (typeof actual === 'number' ? String(actual) === value : isRawJson(actual) && actual.rawJSON === value);
     };
   }
   const kind = typeof value;
@@ -135,7 +136,7 @@ function compileComparison(field: string, op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte'
   const read: Reader = text
     ? (o) => {
         const actual = o[field];
-        return typeof actual === 'string' ? actual : typeof actual === 'number' ? String(actual) : undefined;
+        return typeof actual === 'string' ? actual : typeof actual === 'number' ? String(actual) : isRawJson(actual) ? actual.rawJSON : undefined;
       }
     : (o) => {
         const actual = o[field];
