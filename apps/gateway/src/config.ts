@@ -76,7 +76,8 @@ export const gatewayConfigSpec = defineConfigSpec({
   ...tracingSpec,
 
   // --- Schema Registry / schema directory (issue #14): the gateway decodes nothing, but compares at start the SDL of
-  // @topic(format: AVRO) topics with their subjects' latest schemas (decision 0019), as ingest does; give it ingest's values. ---
+  // wire-format topics with every registered version of their subjects (decisions 0019, 0035), as ingest does; give it
+  // ingest's values. ---
   ...schemaSourceSpec,
   ...keyStyleSpec,
   // --- end of the schema-source block ---

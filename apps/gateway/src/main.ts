@@ -83,8 +83,8 @@ if (ruleProblems.length > 0) {
   process.exit(EXIT_CONFIG);
 }
 if (schema.added.length > 0) logger.info({ added: schema.added }, 'schema: added what the SDL does not declare (docs/schema.md)');
-// The same check as ingest's (decision 0019): every field the SDL selects on an AVRO topic is in its subject's latest
-// schema, or exit 78. Optional here: without SCHEMA_REGISTRY_URL / SCHEMA_DIR it is skipped with a warning (ingest's is not).
+// The same check as ingest's (decisions 0019, 0035): every field the SDL selects on a wire-format topic accepts its
+// subject's values, every registered version of it, or exit 78. Optional here: without SCHEMA_REGISTRY_URL / SCHEMA_DIR it is skipped with a warning (ingest's is not).
 const schemaSource = await buildOrExit(() => createSchemaSource(config));
 const schemaCheckErrors = await checkSdlAtStart(schema, schemaSource?.subjects, { keyStyle: config.keyStyle, log: logger });
 if (schemaCheckErrors.length > 0) {

@@ -37,7 +37,8 @@ const wireTopics = schema.topics.flatMap((topic) => {
 const schemaSource = await buildOrExit(() => createSchemaSource(config, wireTopics.map((t) => `topic ${t.topic} (format ${t.format}, keyFormat ${t.keyFormat})`)));
 const schemaDecoders = schemaSource === undefined ? undefined : createSchemaDecoders({ source: schemaSource.source, fieldName: keyConverter(config.keyStyle), maxSchemas: config.schemaCacheSize });
 if (schemaSource !== undefined) logger.info({ schemas: schemaSource.summary, topics: wireTopics.map((t) => t.topic) }, 'schemas of wire-format topics from');
-// Every field the SDL selects on an AVRO topic must be in its subject's latest schema (decision 0019): a missing one is exit 78.
+// Every field the SDL selects on a wire-format topic must accept its subject's values, every registered version of it
+// (decisions 0019, 0035): a field that does not is exit 78.
 const schemaCheckErrors = await checkSdlAtStart(schema, schemaSource?.subjects, { keyStyle: config.keyStyle, log: logger });
 if (schemaCheckErrors.length > 0) {
   process.stderr.write(`${schemaCheckErrors.join('\n')}\n`);

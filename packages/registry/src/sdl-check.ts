@@ -379,10 +379,10 @@ export async function checkSdlAtStart(schema: WirestreamSchema, subjects: Subjec
   try {
     result = await checkSdlAgainstSchemas(schema, subjects, options);
   } catch (err) {
-    log.warn({ err, source: subjects.description }, 'schema check skipped: the schema source did not answer; the SDL of the AVRO, PROTOBUF and JSON_SCHEMA topics is not compared with their latest schemas');
+    log.warn({ err, source: subjects.description }, 'schema check skipped: the schema source did not answer; the SDL of the AVRO, PROTOBUF and JSON_SCHEMA topics is not compared with their schemas');
     return [];
   }
   for (const warning of result.warnings) log.warn({ topic: warning.topic, subject: warning.subject, field: warning.field }, `schema check: ${warning.message}`);
-  if (result.errors.length === 0) log.info({ subjects: result.checked, warnings: result.warnings.length, keyStyle: options.keyStyle }, 'schema check: the SDL selects only fields the latest schemas have');
+  if (result.errors.length === 0) log.info({ subjects: result.checked, warnings: result.warnings.length, keyStyle: options.keyStyle }, 'schema check: the SDL accepts every registered version of each subject');
   return result.errors.map((e) => `schema check: ${e.message}`);
 }
