@@ -1,4 +1,4 @@
-import { getNullableType, isInputObjectType, printType } from 'graphql';
+import { getNullableType, isInputObjectType, printType, type GraphQLInputObjectType } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { createWirestreamSchema, SchemaError } from './index.js';
 
@@ -63,5 +63,21 @@ type Thing { id: ID!, bids: [Bid!], grid: [[Int]], _key: String }
     expect(() =>
       createWirestreamSchema('type Subscription { a: T @topic(name: "t", headers: ["x"])\n b: T @topic(name: "t") }\ntype T { x: Int }'),
     ).toThrow(/one header list: give both the same @topic\(.*headers:\)/);
+  });
+});
+
+describe('numeric scalars from-registry declares', () => {
+  it('gives Double and Long the ordered operators, another custom scalar equality only', () => {
+    const ws = createWirestreamSchema(`
+      scalar Double
+      scalar Long
+      scalar Money
+      type Tick { id: ID!, price: Double, volume: Long, cost: Money }
+      type Subscription { ticks: Tick @topic(name: "ticks") }
+    `);
+    const fieldsOf = (name: string): string[] => Object.keys((ws.schema.getType(name) as GraphQLInputObjectType).getFields());
+    expect(fieldsOf('DoubleComparison')).toEqual(['eq', 'ne', 'in', 'nin', 'gt', 'gte', 'lt', 'lte', 'exists']);
+    expect(fieldsOf('LongComparison')).toEqual(['eq', 'ne', 'in', 'nin', 'gt', 'gte', 'lt', 'lte', 'exists']);
+    expect(fieldsOf('MoneyComparison')).toEqual(['eq', 'ne', 'in', 'nin', 'exists']);
   });
 });

@@ -41,11 +41,15 @@ const RESERVED_FILTERS: readonly string[] = [...WHERE_COMBINATORS, KEY_FILTER, H
  * filter (`<Type>Where` or `<Leaf>Comparison`), `has` a leaf list's value, `isEmpty` and `exists` a Boolean.
  */
 export const LIST_OPERATORS: readonly string[] = ['some', 'every', 'none', 'has', 'isEmpty', 'exists'];
-/** Comparisons of ordered leaves (String, Int, Float, ID): `gt`… compare numbers as numbers, strings (and IDs) as text. */
+/**
+ * Comparisons of ordered leaves (String, Int, Float, ID, and the numeric scalars `from-registry`
+ * declares: Double, Long): `gt`… compare numbers as numbers, strings (and IDs) as text. A value of
+ * another kind than the filter's ("NaN" in a Double, a Long past 2^53) does not match an order.
+ */
 export const ORDERED_OPERATORS: readonly string[] = ['eq', 'ne', 'in', 'nin', 'gt', 'gte', 'lt', 'lte', 'exists'];
 /** Comparisons of every other leaf (Boolean, enums, custom scalars). */
 export const EQUALITY_OPERATORS: readonly string[] = ['eq', 'ne', 'in', 'nin', 'exists'];
-const ORDERED_LEAVES = new Set(['String', 'Int', 'Float', 'ID']);
+const ORDERED_LEAVES = new Set(['String', 'Int', 'Float', 'ID', 'Double', 'Long']);
 
 /** The input type of a `where` on payloads of `typeName`. */
 export function whereInputName(typeName: string): string {
