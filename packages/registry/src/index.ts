@@ -18,5 +18,6 @@ export { createRegistrySubjects, createDirectorySubjects, type SubjectSchema, ty
 export { readAvroShape, describeShape, AvroShapeError, type AvroShape, type AvroSlot, type AvroField, type AvroJsonKind } from './avro-shape.js';
 export { checkSdlAgainstSchemas, checkSdlAtStart, valueSubjectOf, type SdlCheckFinding, type SdlCheckResult, type SdlCheckOptions, type SdlCheckLog } from './sdl-check.js';
 export { keyStyleSpec, type KeyStyleConfig } from './key-style-config.js';
-export { sdlFromAvro, sdlFromShape, SdlFromAvroError, type SdlFromAvroOptions, type SdlFormat } from './sdl-from-avro.js';
+export { sdlFromAvro, sdlFromShape, sdlPartsFromShape, SdlFromAvroError, type SdlFromAvroOptions, type SdlFormat } from './sdl-from-avro.js';
+export { mergeSdlParts, renderSdl, SdlCollisionError, type SdlCollision, type SdlParts, type SdlType } from './sdl-parts.js';
 export { runSchemaCli, SCHEMA_CLI_USAGE, type CliIo } from './schema-cli.js';

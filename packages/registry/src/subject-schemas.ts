@@ -28,6 +28,8 @@ export interface SubjectSchemas {
    * subject does not exist: records of any of them may still be in the topic. Rejects when the source could not answer.
    */
   versions(subject: string): Promise<SubjectSchema[] | null>;
+  /** Every subject the source holds, sorted (`wirestream-schema from-registry --all`). Rejects when the source could not answer. */
+  subjects(): Promise<string[]>;
   /** A version of a subject (what a schema reference names), or null when there is none. */
   schemaByVersion(subject: string, version: number): Promise<VersionedSchema | null>;
 }
@@ -49,6 +51,7 @@ export function createRegistrySubjects(client: Client, description = 'Schema Reg
       // A version deleted between the two requests is left out, as if it had been deleted before.
       return found.filter((v): v is SubjectSchema => v !== null);
     },
+    subjects: async () => [...(await client.getAllSubjects())].sort(),
     schemaByVersion: (subject, version) => registryVersion(client, subject, version, description),
   };
 }
@@ -73,6 +76,7 @@ export function createDirectorySubjects(files: readonly SchemaFile[], descriptio
       if (found.length === 0) return Promise.resolve(null);
       return Promise.resolve(found.map((f) => directoryVersion(files, subject, f.version) as SubjectSchema));
     },
+    subjects: () => Promise.resolve([...new Set(files.map((f) => f.subject))].sort()),
     schemaByVersion: (subject, version) => Promise.resolve(directoryVersion(files, subject, version)),
   };
 }
