@@ -92,9 +92,6 @@ export default defineConfig(
     'infra/kafka/lib/',
     'infra/kafka/target/',
     'bench/results/', // data only
-    // Emitted by a stray `tsc` once and committed; the source is vitest.config.ts beside them.
-    'bench/loadgen/vitest.config.js',
-    'bench/loadgen/vitest.config.d.ts',
   ]),
 
   {

@@ -10,7 +10,7 @@ import { DELTA_PAYLOAD_PREFIX, createDeltaReader } from '@wirestream/delta';
 import { channelName, encodeEnvelope, historyAppendArgs, historyPartitionsKey, shardOf } from '@wirestream/schema';
 import { createKeyTransformer } from '@wirestream/transform';
 import { waitFor } from '@wirestream/testkit';
-import { collect, startTestGateway, type ExecutionResult, type TestGateway } from './support.js';
+import { collect, startTestGateway, type ExecutionResult, type TestGateway } from './support/gateway.js';
 
 /** Every field of ListingEvent (what dashboards select): ~2 KB payloads. */
 const FULL =

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { channelName, encodeEnvelope, encodeEnvelopeBatch, shardOf } from '@wirestream/schema';
 import { waitFor } from '@wirestream/testkit';
-import { collect, startTestGateway, type ExecutionResult, type TestGateway } from './support.js';
+import { collect, startTestGateway, type ExecutionResult, type TestGateway } from './support/gateway.js';
 
 const UNFILTERED = 'subscription { listingUpdated { listing_id event_id } }';
 const PARTITION = 1;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { channelName, encodeEnvelope, historyAppendArgs, historyPartitionsKey, shardOf } from '@wirestream/schema';
 import { waitFor } from '@wirestream/testkit';
-import { collect, startTestGateway, type ExecutionResult, type TestGateway } from './support.js';
+import { collect, startTestGateway, type ExecutionResult, type TestGateway } from './support/gateway.js';
 
 const EVENTS = 3_000;
 const OPERATIONS = 60; // distinct operations, so that processing a burst takes a while

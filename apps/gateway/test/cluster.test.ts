@@ -11,7 +11,7 @@ import { createRedisLayout, encodeEnvelope, encodeEnvelopeBatch, HISTORY_ALREADY
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import { startRedisCluster, uniqueName, waitFor, type RedisCluster } from '@wirestream/testkit';
 import { connectRedis, createGateway, type Gateway, type RedisConnections } from '../src/index.js';
-import { collect, schemaFor, type ExecutionResult } from './support.js';
+import { collect, schemaFor, type ExecutionResult } from './support/gateway.js';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { GraphQLObjectType } from 'graphql';
 import { waitFor } from '@wirestream/testkit';
-import { collect, startTestGateway, type TestGateway } from './support.js';
+import { collect, startTestGateway, type TestGateway } from './support/gateway.js';
 
 interface Labels {
   label(eventType: string): string;

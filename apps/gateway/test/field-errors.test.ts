@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { GraphQLObjectType } from 'graphql';
 import { waitFor } from '@wirestream/testkit';
-import { collect, rawSocket, startTestGateway, type TestGateway } from './support.js';
-import { openSse } from './sse-support.js';
+import { collect, rawSocket, startTestGateway, type TestGateway } from './support/gateway.js';
+import { openSse } from './support/sse.js';
 
 const QUERY = 'subscription { listingUpdated { listing_id event_type } }';
 

@@ -4,7 +4,7 @@ import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { waitFor } from '@wirestream/testkit';
-import { collect, rawSocket, startTestGateway, type TestGateway } from './support.js';
+import { collect, rawSocket, startTestGateway, type TestGateway } from './support/gateway.js';
 
 const SEED = Number(process.env['FUZZ_SEED'] ?? 20261129);
 const ITERATIONS = Number(process.env['FUZZ_ITERATIONS'] ?? 20_000);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@wirestream/testkit';
 import { createMetricsRegistry } from '@wirestream/telemetry';
 import { createGatewayMetrics } from '../src/index.js';
-import { collect, LISTING, rawSocket, refusedUpgrade, startTestGateway, type ExecutionResult, type TestGateway } from './support.js';
+import { collect, LISTING, rawSocket, refusedUpgrade, startTestGateway, type ExecutionResult, type TestGateway } from './support/gateway.js';
 
 let t: TestGateway;
 let gateway: TestGateway['gateway'];

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT } from 'jose';
 import { waitFor } from '@wirestream/testkit';
-import { collect, rawSocket, startTestGateway, type TestGateway } from './support.js';
+import { collect, rawSocket, startTestGateway, type TestGateway } from './support/gateway.js';
 import { createAuthenticator } from '../src/index.js';
 
 const SECRET = 'a-test-secret-that-is-at-least-32-bytes-long';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '@wirestream/testkit';
-import { LISTING, rawSocket, startTestGateway, type TestGateway } from './support.js';
+import { LISTING, rawSocket, startTestGateway, type TestGateway } from './support/gateway.js';
 
 let t: TestGateway | undefined;
 afterEach(async () => {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { encodeEnvelope, shardOf } from '@wirestream/schema';
 import { waitFor } from '@wirestream/testkit';
-import { rawSocket, startTestGateway, type TestGateway } from './support.js';
+import { rawSocket, startTestGateway, type TestGateway } from './support/gateway.js';
 
 let t: TestGateway;
 

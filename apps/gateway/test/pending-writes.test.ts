@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { channelName, encodeEnvelope, shardOf } from '@wirestream/schema';
 import { waitFor } from '@wirestream/testkit';
-import { rawSocket, startTestGateway, type TestGateway } from './support.js';
+import { rawSocket, startTestGateway, type TestGateway } from './support/gateway.js';
 
 const LIMIT = 64 * 1024 * 1024; // 64 MiB: nothing here is a slow consumer
 const EVENT_BYTES = 8_000;

@@ -16,7 +16,7 @@ import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { createKeyTransformer } from '@wirestream/transform';
 import { createOperationCompiler } from '../src/core/operations/operations.js';
-import { compileSubscription, renderBoth } from './render-paths.js';
+import { compileSubscription, renderBoth } from './support/render-paths.js';
 
 const ws = loadWirestreamSchema(auctionSchemaPath);
 // The gateway's document limits would refuse some generated documents (many directives): the property is about rendering.

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { channelName, encodeEnvelope, encodeEnvelopeBatch, historyAppendArgs, historyBatchArgs, historyPartitionsKey, historyStreamKey, shardOf } from '@wirestream/schema';
 import { waitFor } from '@wirestream/testkit';
-import { collect, rawSocket, startTestGateway, type ExecutionResult, type TestGateway } from './support.js';
+import { collect, rawSocket, startTestGateway, type ExecutionResult, type TestGateway } from './support/gateway.js';
 
 const QUERY = 'subscription { listingUpdated { listing_id event_id } }';
 

@@ -1,14 +1,14 @@
 // Snapshot, then stream (decision 0024) over a real redis-server written as ingest writes it
-// (snapshot-support.ts): the seam under concurrent publishing (0 gap, 0 duplicate, each key's latest
+// (support/snapshot.ts): the seam under concurrent publishing (0 gap, 0 duplicate, each key's latest
 // state), key filters, the whole topic and its cap, tombstones, every transport, the limits.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
 import { shardOf } from '@wirestream/schema';
 import { startRedis, waitFor, type RedisServer } from '@wirestream/testkit';
-import { rawSocket } from './support.js';
-import { openSse } from './sse-support.js';
-import { checkView, classify, startSnapshotGateway, type Seen, type SnapshotGateway } from './snapshot-support.js';
+import { rawSocket } from './support/gateway.js';
+import { openSse } from './support/sse.js';
+import { checkView, classify, startSnapshotGateway, type Seen, type SnapshotGateway } from './support/snapshot.js';
 
 const QUERY = 'subscription($where: ListingEventWhere) { listingUpdated(where: $where) { listing_id occurred_at } }';
 const PARTITIONS = 2;

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT } from 'jose';
 import { waitFor } from '@wirestream/testkit';
 import { createAuthenticator } from '../src/index.js';
-import { startTestGateway, type TestGateway } from './support.js';
-import { openSse } from './sse-support.js';
+import { startTestGateway, type TestGateway } from './support/gateway.js';
+import { openSse } from './support/sse.js';
 
 const SECRET = 'a-test-secret-of-at-least-32-bytes!!';
 const AUDIENCE = 'wirestream-test';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { channelName, encodeEnvelope, historyAppendArgs, historyPartitionsKey, shardOf } from '@wirestream/schema';
 import { waitFor } from '@wirestream/testkit';
-import { startTestGateway, type TestGateway } from './support.js';
+import { startTestGateway, type TestGateway } from './support/gateway.js';
 
 const LIMIT = 64 * 1024 * 1024; // 64 MiB: nothing here is a slow consumer
 const SOCKET_BUFFER = 8_192; // GATEWAY_SOCKET_BUFFER_BYTES, the default

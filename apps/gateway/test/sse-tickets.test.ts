@@ -6,8 +6,8 @@ import { Redis } from 'ioredis';
 import { SignJWT } from 'jose';
 import { startRedis, waitFor, type RedisServer } from '@wirestream/testkit';
 import { createAuthenticator, createRedisTicketStore, newTicket, TICKET_PATTERN } from '../src/index.js';
-import { startTestGateway, type TestGateway } from './support.js';
-import { openSse } from './sse-support.js';
+import { startTestGateway, type TestGateway } from './support/gateway.js';
+import { openSse } from './support/sse.js';
 
 const SECRET = 'a-test-secret-of-at-least-32-bytes!!';
 const AUDIENCE = 'wirestream-test';

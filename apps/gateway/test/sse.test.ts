@@ -2,8 +2,8 @@
 // subscriber of the same operation group, cursors in `id:`, Last-Event-ID resume, hostile input.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@wirestream/testkit';
-import { collect, startTestGateway, type TestGateway } from './support.js';
-import { openSse, positionOf, type SseResponse } from './sse-support.js';
+import { collect, startTestGateway, type TestGateway } from './support/gateway.js';
+import { openSse, positionOf, type SseResponse } from './support/sse.js';
 
 const QUERY = 'subscription { listingUpdated { listing_id event_id } }';
 

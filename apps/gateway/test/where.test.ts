@@ -4,7 +4,7 @@ import { SignJWT } from 'jose';
 import { createEnvelopeHeadEncoder, shardOf, type RecordHeaders } from '@wirestream/schema';
 import { waitFor } from '@wirestream/testkit';
 import { createAuthenticator } from '../src/index.js';
-import { collect, startTestGateway, type ExecutionResult, type TestGateway } from './support.js';
+import { collect, startTestGateway, type ExecutionResult, type TestGateway } from './support/gateway.js';
 
 let t: TestGateway;
 

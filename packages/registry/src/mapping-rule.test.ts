@@ -4,7 +4,7 @@ import { createWirestreamSchema } from '@wirestream/schema';
 import { createKeyTransformer, keyConverter } from '@wirestream/transform';
 import { execute, getNamedType, parse, type GraphQLObjectType } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { selectAll } from './test-support/cli.js';
+import { selectAll } from '../test/support/cli.js';
 import { checkSdlAgainstSchemas, createRegistrySource, createRegistrySubjects, createSchemaDecoders, readSubjectHistory, readWireHeader, sdlFromShape, type SdlFormat } from './index.js';
 
 // The rule of decision 0035: the SDL the generator writes accepts every value the mapping publishes, for

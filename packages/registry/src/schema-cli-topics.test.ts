@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createWirestreamSchema } from '@wirestream/schema';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cli } from './test-support/cli.js';
+import { cli } from '../test/support/cli.js';
 import { checkSdlAgainstSchemas, createDirectorySubjects, loadSchemaDirectory } from './index.js';
 
 // `wirestream-schema from-registry` for several topics at once: one SDL, each shared type once.

@@ -5,7 +5,7 @@ import { createWirestreamSchema } from '@wirestream/schema';
 import { keyConverter } from '@wirestream/transform';
 import { execute, parse, type GraphQLObjectType } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { cli, selectAll } from './test-support/cli.js';
+import { cli, selectAll } from '../test/support/cli.js';
 import { loadCodecs, checkSdlAgainstSchemas, createDirectorySubjects, createRegistrySubjects, loadSchemaDirectory, sdlFromAvro } from './index.js';
 
 // The decoders that need avsc/protobufjs come through the index's loader (decision 0031).

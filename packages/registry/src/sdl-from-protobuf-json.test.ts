@@ -7,7 +7,7 @@ import { createWirestreamSchema } from '@wirestream/schema';
 import { createKeyTransformer, keyConverter } from '@wirestream/transform';
 import { execute, parse, type GraphQLObjectType } from 'graphql';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cli, selectAll } from './test-support/cli.js';
+import { cli, selectAll } from '../test/support/cli.js';
 import {
   checkSdlAgainstSchemas,
   createDirectorySubjects,

@@ -2,7 +2,7 @@ import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createKeyTransformer, TransformError } from './index.js';
-import { mutatedJson } from './test-support/mutated-json.js';
+import { mutatedJson } from '../test/support/mutated-json.js';
 
 function errorOf(fn: () => unknown): TransformError {
   try {

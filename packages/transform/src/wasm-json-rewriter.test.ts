@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createJsonBytesRewriter } from './json-bytes-rewriter.js';
 import type { JsonBytesRewriter } from './rewriter-types.js';
-import { mutatedJson } from './test-support/mutated-json.js';
+import { mutatedJson } from '../test/support/mutated-json.js';
 import type { KeyStyle } from './key-style.js';
 import { MAX_INPUT_BYTES } from './wasm-json-rewriter.js';
 

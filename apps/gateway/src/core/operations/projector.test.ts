@@ -3,8 +3,8 @@ import { GraphQLObjectType } from 'graphql';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { auctionSchemaPath, createWirestreamSchema, loadWirestreamSchema, type WirestreamSchema } from '@wirestream/schema';
 import { createKeyTransformer } from '@wirestream/transform';
-import { FULL_LISTING, FULL_BID } from '../../../test/selections.js';
-import { compileSubscription, renderBoth, type BothPaths } from '../../../test/render-paths.js';
+import { FULL_LISTING, FULL_BID } from '../../../test/support/selections.js';
+import { compileSubscription, renderBoth, type BothPaths } from '../../../test/support/render-paths.js';
 import { createOperationCompiler, type OperationRequest } from './operations.js';
 
 const auction = loadWirestreamSchema(auctionSchemaPath);

@@ -2,7 +2,7 @@ import { Command, Redis } from 'ioredis';
 import { encodeEnvelopeBatch, historyBatchArgs } from '@wirestream/schema';
 import { startRedis, type RedisServer } from '@wirestream/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeCommand, encodeCommandPieces, publishHead, PUBLISH_TAIL, sendEncoded, sendEncodedBytes } from './encoded-command.js';
+import { encodeCommand, encodeCommandPieces, publishHead, PUBLISH_TAIL, sendEncoded, sendEncodedBytes } from '../src/encoded-command.js';
 
 let server: RedisServer;
 let redis: Redis;

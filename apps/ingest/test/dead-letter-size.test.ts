@@ -10,8 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { createWirestreamSchema } from '@wirestream/schema';
 import { createLogger, createMemorySink, createMetricsRegistry, type MemorySink } from '@wirestream/telemetry';
 import { createTopics, uniqueName, waitFor } from '@wirestream/testkit';
-import { createIngest, createIngestMetrics, DEAD_LETTER_HEADERS, DEAD_LETTER_TRUNCATION_HEADERS, kafkaLogCreator, type Ingest } from './index.js';
-import { useKafkaRedis } from '../test-support/kafka-redis.js';
+import { createIngest, createIngestMetrics, DEAD_LETTER_HEADERS, DEAD_LETTER_TRUNCATION_HEADERS, kafkaLogCreator, type Ingest } from '../src/index.js';
+import { useKafkaRedis } from './support/kafka-redis.js';
 
 const servers = useKafkaRedis('dlq-size-test', { producer: { allowAutoTopicCreation: false } });
 

@@ -46,8 +46,8 @@ import {
   type EventConverter,
   type Ingest,
   type IngestOptions,
-} from './index.js';
-import { useKafkaRedis } from '../test-support/kafka-redis.js';
+} from '../src/index.js';
+import { useKafkaRedis } from './support/kafka-redis.js';
 
 const servers = useKafkaRedis('ingest-test');
 const PARTITIONS = 3;

@@ -17,7 +17,7 @@ import {
 } from '@wirestream/schema';
 import { createLogger, createMemorySink, type MemorySink } from '@wirestream/telemetry';
 import { startRedis, uniqueName, waitFor, type RedisServer } from '@wirestream/testkit';
-import { createGateway, createRedisBroker, createRedisHistory, createRedisSnapshots, type Gateway, type GatewayDeps, type GatewayOptions } from '../src/index.js';
+import { createGateway, createRedisBroker, createRedisHistory, createRedisSnapshots, type Gateway, type GatewayDeps, type GatewayOptions } from '../../src/index.js';
 
 export type ExecutionResult = FormattedExecutionResult<Record<string, unknown>, unknown>;
 

@@ -16,8 +16,8 @@ import { createEnvelopeBatchAssembler, createWirestreamSchema, decodeEnvelope, t
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import { toSnakeCase } from '@wirestream/transform';
 import { createTopics, freePort, uniqueName, waitFor } from '@wirestream/testkit';
-import { createIngest, DEAD_LETTER_HEADERS, kafkaLogCreator, type Ingest } from './index.js';
-import { useKafkaRedis } from '../test-support/kafka-redis.js';
+import { createIngest, DEAD_LETTER_HEADERS, kafkaLogCreator, type Ingest } from '../src/index.js';
+import { useKafkaRedis } from './support/kafka-redis.js';
 
 const servers = useKafkaRedis('wire-test');
 

@@ -22,7 +22,7 @@ import {
 } from '@wirestream/schema';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import { startRedis, uniqueName, waitFor, type RedisServer } from '@wirestream/testkit';
-import { createGateway, createRedisBroker, createRedisHistory, createRedisSnapshots, type Gateway, type GatewayOptions } from '../src/index.js';
+import { createGateway, createRedisBroker, createRedisHistory, createRedisSnapshots, type Gateway, type GatewayOptions } from '../../src/index.js';
 
 export const PREFIX = 'wsh';
 

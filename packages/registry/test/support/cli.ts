@@ -1,6 +1,6 @@
 /** Shared by the registry's tests (not built into dist): the schema CLI run in process, and a full selection. */
 import { getNamedType, isObjectType, type GraphQLObjectType } from 'graphql';
-import { runSchemaCli } from '../index.js';
+import { runSchemaCli } from '../../src/index.js';
 
 /** Runs `wirestream-schema` with `argv` in this process and collects what it printed. */
 export async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -35,10 +35,10 @@ import {
   type KafkaBroker,
   type RedisCluster,
 } from '@wirestream/testkit';
-import { ingestConfigSpec } from './config.js';
-import { NOT_STORED_YET, PUBLISH_IF_STORED_SCRIPT } from './publish-if-stored.js';
+import { ingestConfigSpec } from '../src/config.js';
+import { NOT_STORED_YET, PUBLISH_IF_STORED_SCRIPT } from '../src/publish-if-stored.js';
 // The public entry, like any embedder of ingest.
-import { createIngest, createIngestMetrics, createIngestRedis, kafkaLogCreator, type Ingest, type IngestOptions } from './index.js';
+import { createIngest, createIngestMetrics, createIngestRedis, kafkaLogCreator, type Ingest, type IngestOptions } from '../src/index.js';
 
 const PARTITIONS = 3;
 const SHARDS = 16; // the example schema's @topic default

@@ -13,8 +13,8 @@ import { createEnvelopeBatchAssembler, createWirestreamSchema, decodeEnvelope, t
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import { toSnakeCase } from '@wirestream/transform';
 import { confluentProtobufSerializer, createTopics, freePort, uniqueName, waitFor } from '@wirestream/testkit';
-import { createIngest, DEAD_LETTER_HEADERS, kafkaLogCreator } from './index.js';
-import { useKafkaRedis } from '../test-support/kafka-redis.js';
+import { createIngest, DEAD_LETTER_HEADERS, kafkaLogCreator } from '../src/index.js';
+import { useKafkaRedis } from './support/kafka-redis.js';
 
 const servers = useKafkaRedis('formats-test');
 

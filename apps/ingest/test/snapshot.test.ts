@@ -21,8 +21,8 @@ import {
 } from '@wirestream/schema';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import { createTopics, startRedisCluster, uniqueName, waitFor, type RedisCluster } from '@wirestream/testkit';
-import { createEventConverter, createIngest, createIngestRedis, DEAD_LETTER_HEADERS, kafkaLogCreator, type EventConverter, type Ingest, type IngestOptions, type IngestRedis } from './index.js';
-import { useKafkaRedis } from '../test-support/kafka-redis.js';
+import { createEventConverter, createIngest, createIngestRedis, DEAD_LETTER_HEADERS, kafkaLogCreator, type EventConverter, type Ingest, type IngestOptions, type IngestRedis } from '../src/index.js';
+import { useKafkaRedis } from './support/kafka-redis.js';
 
 const servers = useKafkaRedis('snapshot-test');
 
