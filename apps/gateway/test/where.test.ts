@@ -107,7 +107,8 @@ describe('where on the Kafka key, headers and list fields (decision 0025)', () =
     const byKey = collect(h.connect(), BY_WHERE, { w: { _key: { in: ['k-1', 'k-2'] } } });
     const byLists = collect(h.connect(), BY_WHERE, { w: { listing: { category_path: { has: 'lamps' }, recent_bids: { some: { amount: { amount_cents: { gte: 1000 } } } } } } });
     const every = collect(h.connect(), BY_WHERE, { w: { listing: { recent_bids: { every: { amount: { amount_cents: { gte: 1000 } } } }, category_path: { isEmpty: false } } } });
-    await waitFor(() => h.gateway.stats().groups === 5, { message: 'five groups' });
+    // Live delivery starts when Redis confirms a shard's channel: an event published before that is history's, and history is off here.
+    await waitFor(() => h.gateway.stats().groups === 5 && h.gateway.stats().confirmedChannels === h.gateway.stats().channels, { message: 'five groups on confirmed channels' });
 
     const before = offset;
     await publishEvent(h, 'lst-1', { key: 'k-1', headers: { tenant: Buffer.from('acme'), 'event-type': Buffer.from('BidPlaced') } }); // 0
