@@ -2,10 +2,11 @@
 // (Avro, Protobuf, JSON Schema), three versions of each subject with the writer switching between them,
 // values drawn by fast-check from each type's extremes → Kafka → the built ingest → Redis → the built
 // gateway → the official graphql-ws client, through the SDL `wirestream-schema from-registry` writes for
-// the three subjects at once, selecting every field. Each frame: data, no error, its position, every
-// value as docs/schema.md's mapping says.
+// the three subjects at once, selecting every field; Avro and Protobuf take a type by schema reference
+// from another subject. Each frame: data, no error, its position, every value as docs/schema.md's
+// mapping says.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AvroSerializer, JsonSerializer, MockClient, SerdeType } from '@confluentinc/schemaregistry';
@@ -72,7 +73,9 @@ function draw<T>(arbitrary: fc.Arbitrary<T>, count: number, seed: number): T[] {
 }
 
 // ---- Avro: three versions of one record; v2 adds a field and an enum symbol, v3 drops `tags` and adds `rank`.
-const AVRO_INNER = { type: 'record', name: 'Inner', fields: [{ name: 'label', type: 'string' }, { name: 'weight', type: ['null', 'float'], default: null }] };
+// `Inner` is registered under its own subject and referenced by name (a schema reference).
+const AVRO_INNER = { type: 'record', name: 'Inner', namespace: 'e2e.common', fields: [{ name: 'label', type: 'string' }, { name: 'weight', type: ['null', 'float'], default: null }] };
+const AVRO_INNER_REFERENCE = { name: 'e2e.common.Inner', subject: 'e2e.common.Inner', version: 1 };
 const avroVersion = (v: 1 | 2 | 3) => ({
   type: 'record',
   name: 'Reading',
@@ -85,7 +88,7 @@ const avroVersion = (v: 1 | 2 | 3) => ({
     { name: 'small', type: 'float' },
     { name: 'state', type: { type: 'enum', name: 'State', symbols: v === 1 ? ['ON', 'OFF'] : ['ON', 'OFF', 'DIM'] } },
     ...(v === 3 ? [] : [{ name: 'tags', type: { type: 'array', items: 'string' } }]),
-    { name: 'inner', type: AVRO_INNER },
+    { name: 'inner', type: 'e2e.common.Inner' },
     { name: 'note', type: ['null', 'string'], default: null },
     ...(v === 1 ? [] : [{ name: 'extra', type: ['null', 'long'], default: null }]),
     ...(v === 3 ? [{ name: 'rank', type: 'int', default: 0 }] : []),
@@ -94,7 +97,8 @@ const avroVersion = (v: 1 | 2 | 3) => ({
 
 async function avroRecords(client: MockClient, topic: string): Promise<Written[]> {
   const ids: number[] = [];
-  for (const v of [1, 2, 3] as const) ids.push(await client.register(`${topic}-value`, { schemaType: 'AVRO', schema: JSON.stringify(avroVersion(v)) }));
+  await client.register(AVRO_INNER_REFERENCE.subject, { schemaType: 'AVRO', schema: JSON.stringify(AVRO_INNER) });
+  for (const v of [1, 2, 3] as const) ids.push(await client.register(`${topic}-value`, { schemaType: 'AVRO', schema: JSON.stringify(avroVersion(v)), references: [AVRO_INNER_REFERENCE] }));
   const writers = ids.map((id) => new AvroSerializer(client, SerdeType.VALUE, { useSchemaId: id }));
   const record = fc.record({
     version: fc.constantFrom(1, 2, 3),
@@ -142,16 +146,22 @@ async function avroRecords(client: MockClient, topic: string): Promise<Written[]
 }
 
 // ---- Protobuf (proto3): v2 adds a Struct and an enum value, v3 a float and a nested message.
+// `Inner` comes from an imported file, which Confluent's serializer registers as the subject
+// `e2e/common/inner.proto` (a `/` in a subject: `%2F` in the schema directory) and references.
+const PROTO_INNER = `syntax = "proto3";
+package e2e.common;
+message Inner { string label = 1; uint32 big = 2; }
+`;
 const protoVersion = (v: 1 | 2 | 3) => `syntax = "proto3";
 package e2e.proto;
+import "e2e/common/inner.proto";
 ${v === 1 ? '' : 'import "google/protobuf/struct.proto";'}
 message Reading {
   string reading_id = 1; int32 count = 2; int64 total = 3; double ratio = 4; State state = 5;
-  repeated string tags = 6; Inner inner = 7; optional string note = 8; map<string, int32> scores = 9;
+  repeated string tags = 6; e2e.common.Inner inner = 7; optional string note = 8; map<string, int32> scores = 9;
   ${v === 1 ? '' : 'google.protobuf.Struct attrs = 10;'}
   ${v === 3 ? 'float small = 11; message Part { string name = 1; } repeated Part parts = 12;' : ''}
 }
-message Inner { string label = 1; uint32 big = 2; }
 enum State { STATE_UNSPECIFIED = 0; ON = 1; OFF = 2; ${v === 1 ? '' : 'DIM = 3;'} }
 `;
 
@@ -160,7 +170,7 @@ const STATE_NAMES = ['STATE_UNSPECIFIED', 'ON', 'OFF', 'DIM'];
 async function protobufRecords(client: MockClient, topic: string): Promise<Written[]> {
   const writers = [];
   for (const v of [1, 2, 3] as const) {
-    const writer = confluentProtobufSerializer(client, protoVersion(v), { fileName: 'reading.proto' });
+    const writer = confluentProtobufSerializer(client, protoVersion(v), { fileName: 'reading.proto', imports: { 'e2e/common/inner.proto': PROTO_INNER } });
     await writer.serialize(topic, 'e2e.proto.Reading', {}); // registers this version under <topic>-value, in order
     writers.push(writer);
   }
@@ -292,8 +302,10 @@ async function writeSchemaDirectory(client: MockClient, dir: string): Promise<vo
     mkdirSync(folder, { recursive: true });
     for (const version of await client.getAllVersions(subject)) {
       const meta = await client.getSchemaMetadata(subject, version);
-      if ((meta.references ?? []).length > 0) throw new Error(`${subject} v${version} has references: this test writes none`);
-      writeFileSync(join(folder, `v${version}.id${meta.id ?? 0}.${extension[(meta.schemaType ?? 'AVRO') as keyof typeof extension]}`), meta.schema);
+      const file = `v${version}.id${meta.id ?? 0}`;
+      writeFileSync(join(folder, `${file}.${extension[(meta.schemaType ?? 'AVRO') as keyof typeof extension]}`), meta.schema);
+      const references = (meta.references ?? []).map(({ name, subject: s, version: n }) => ({ name, subject: s, version: n }));
+      if (references.length > 0) writeFileSync(join(folder, `${file}.references.json`), JSON.stringify(references));
     }
   }
 }
@@ -345,6 +357,9 @@ describe('registry formats from the serializer to a graphql-ws client', () => {
     };
     const schemaDir = join(dir, 'schemas');
     await writeSchemaDirectory(registry, schemaDir);
+    // The referenced subjects are in the directory, and the topics' versions name them.
+    expect(readdirSync(schemaDir).sort()).toEqual([`${topics.avro}-value`, 'e2e%2Fcommon%2Finner.proto', 'e2e.common.Inner', `${topics.json}-value`, `${topics.proto}-value`].sort());
+    for (const topic of [topics.avro, topics.proto]) expect(readdirSync(join(schemaDir, `${topic}-value`)).filter((f) => f.endsWith('.references.json'))).toHaveLength(3);
 
     // One SDL for the three subjects, as a user would write it: the three formats each write Reading, Inner and State.
     const cli = join(findRepoRoot(), 'packages', 'registry', 'dist', 'bin', 'wirestream-schema.js');
