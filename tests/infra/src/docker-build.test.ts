@@ -6,12 +6,12 @@
 // The gateway is also started for real: /healthz, /readyz, the image's HEALTHCHECK and a drain.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyBuildContext, nodeMajorOfImage, runBuild, type StageResult } from './docker-build.js';
 import { parseDockerfile, stageNamed, type Dockerfile } from './dockerfile.js';
+import { freePort } from '@wirestream/testkit';
 import { readRepoFile, repoPath, repoRoot } from './repo.js';
 
 const BUILD_TIMEOUT_MS = 240_000; // install + build + deploy of one app: ~30 s alone, more under load
@@ -204,16 +204,6 @@ describe('images (Dockerfile stages run without a Docker engine)', () => {
   );
 });
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 async function waitForStatus(url: string, status: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;

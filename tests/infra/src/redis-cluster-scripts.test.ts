@@ -4,9 +4,9 @@
 // on new addresses (every pod rescheduled) can be played too.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { freePort as testkitFreePort } from '@wirestream/testkit';
 import { repoPath } from './repo.js';
 
 const component = repoPath('infra/k8s/components/redis-cluster');
@@ -20,16 +20,16 @@ interface Node {
   output: string;
 }
 
-/** A port the kernel just handed out and released (bound again at once by the node). */
+/** Ports handed to this file's nodes: testkit's freePort checks a port is free now, not that it was not handed out already. */
+const handedOut = new Set<number>();
 async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
+  for (;;) {
+    const port = await testkitFreePort();
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 function redisCli(host: string, port: number, ...args: string[]): string {
