@@ -29,7 +29,7 @@ import {
   type VariablesLimits,
 } from './document-limits.js';
 import { compileProjector, type ProjectableOperation, type Projector } from './projector.js';
-import { and, normalizeWhere, pinnedKeys, TRUE, whereKey, whereLimitViolation, type WhereLimits, type WhereNode } from './where.js';
+import { and, KAFKA_KEY, keyPin, normalizeWhere, pinnedKeys, TRUE, whereKey, whereLimitViolation, type KeyPin, type WhereLimits, type WhereNode } from './where.js';
 import { compileWhere, type WherePredicate } from './where-compile.js';
 import { boundWhere, type BoundFilter } from './where-bound.js';
 
@@ -58,6 +58,12 @@ export interface CompiledSubscription {
    * snapshot reads (snapshot-request.ts).
    */
   readonly snapshotKeys: readonly string[] | undefined;
+  /**
+   * The routing keys every event it matches has, and where they are read (its key argument's, else
+   * the payload key field or the Kafka key its `where` pins); undefined: any key. The hub indexes its
+   * group by them, so that an event costs a lookup, not a test of every group (decision 0039).
+   */
+  readonly pin: KeyPin | undefined;
   /** Subscriptions with equal keys receive byte-identical payloads and share one execution per event. */
   readonly dedupKey: string;
   /**
@@ -254,10 +260,12 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
     const dedupKey = [projectorKey, canonicalJson(route.filterArgs.includes(WHERE_ARGUMENT) ? args : equalityArgs), where.key, access.key].join('\u0000');
     const projector = projectorFor(projectorKey, { document, operationName, variables, fieldName: route.fieldName });
     const keyArg = route.keyField === undefined ? undefined : args[route.keyField];
-    const snapshotKeys = typeof keyArg === 'string' || typeof keyArg === 'number' ? [String(keyArg)] : where.pinned;
+    const keyed = typeof keyArg === 'string' || typeof keyArg === 'number';
+    const snapshotKeys = keyed ? [String(keyArg)] : where.pinned;
+    const pin = keyed ? { on: route.keyField ?? KAFKA_KEY, keys: [String(keyArg)] } : where.pin;
     return {
       ok: true,
-      operation: { kind: 'subscription', document, operationName, variables, route, filter, where: where.predicate, channels, snapshotKeys, dedupKey, projector },
+      operation: { kind: 'subscription', document, operationName, variables, route, filter, where: where.predicate, channels, snapshotKeys, pin, dedupKey, projector },
     };
   }
 
@@ -294,6 +302,8 @@ type WhereOutcome =
       readonly keys: readonly string[] | undefined;
       /** Every pinned key (an `in` list is bounded by GATEWAY_MAX_FILTER_IN_LIST): what a snapshot reads. */
       readonly pinned: readonly string[] | undefined;
+      /** The key field's (or else the Kafka key's) pinned values: what the hub indexes the group by. */
+      readonly pin: KeyPin | undefined;
     };
 
 /**
@@ -314,7 +324,7 @@ function createWhereCompiler(ws: WirestreamSchema, whereLimits: WhereLimits, max
     const value = args[WHERE_ARGUMENT];
     const payloadType = getNullableType(ws.schema.getSubscriptionType()?.getFields()[route.fieldName]?.type);
     const own = generated && !route.filterArgs.includes(WHERE_ARGUMENT) && value !== undefined && value !== null && isObjectType(payloadType);
-    if (!own && bound.k === 'true') return { key: '', predicate: undefined, keys: undefined, pinned: undefined };
+    if (!own && bound.k === 'true') return { key: '', predicate: undefined, keys: undefined, pinned: undefined, pin: undefined };
     if (own) {
       const violation = whereLimitViolation(value, payloadType, whereLimits);
       if (violation !== undefined) return { error: violation };
@@ -335,7 +345,7 @@ function createWhereCompiler(ws: WirestreamSchema, whereLimits: WhereLimits, max
     // At most one key per shard is worth naming: more than `shards` keys may still be every shard.
     const keys = pinnedKeys(node, route.keyField, route.shards);
     const pinned = pinnedKeys(node, route.keyField, Number.MAX_SAFE_INTEGER);
-    return { key, predicate, keys, pinned };
+    return { key, predicate, keys, pinned, pin: keyPin(node, route.keyField) };
   };
 }
 
