@@ -129,11 +129,12 @@ interface ParsedDocument {
   /** Normalized text (printed AST), the document part of the dedup key. */
   readonly normalized?: string;
   /**
-   * The document part of the dedup key: the printed AST without the root fields' `where` (its
-   * normalized tree stands in for it) and without the variables only it used.
+   * The document part of the dedup key and the projector's key: the printed AST without the root
+   * fields' arguments (their coerced values and the `where`'s normalized tree stand in for them) and
+   * without the variables only they used.
    */
   readonly keyText?: string;
-  /** Variables the document uses outside `where`: their values are part of the dedup key. */
+  /** Variables the document uses outside its root fields' arguments: their values are part of the dedup key. */
   readonly keyVariables?: readonly string[];
 }
 
@@ -180,7 +181,7 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
           const document = parse(query, { noLocation: true, maxLexicalTokens: maxTokens });
           const shape = checkDocumentLimits(document, limits);
           const errors = shape.length > 0 ? shape : validate(ws.schema, document).map((e) => e.toJSON());
-          entry = errors.length > 0 ? { errors } : { document, normalized: print(document), ...withoutWhere(document) };
+          entry = errors.length > 0 ? { errors } : { document, normalized: print(document), ...withoutRootArguments(document) };
         } catch (err) {
           entry = { errors: [toFormatted(err)] };
         }
@@ -369,13 +370,25 @@ function rootField(document: DocumentNode, operation: OperationDefinitionNode): 
 }
 
 /**
- * The document without the `where` argument of its operations' root fields, printed, and the
- * variables it still uses: two operations that differ only in how they write an equal filter
- * (keys or `in` values in another order, inline or in a variable) get one dedup key.
+ * The document without the arguments of its operations' root fields (and the `where` of a root field
+ * in a fragment), printed, and the variables it still uses. The arguments are in the dedup key as
+ * their coerced values (and `where` as its normalized tree), so two operations that differ only in
+ * how they write equal arguments (a literal or a variable, keys or `in` values in another order) get
+ * one dedup key; and operations that differ only in their root field's arguments (each client its
+ * own key: unicast) share one projector, which never reads them (decision 0039).
  */
-function withoutWhere(document: DocumentNode): { readonly keyText: string; readonly keyVariables: readonly string[] } {
+function withoutRootArguments(document: DocumentNode): { readonly keyText: string; readonly keyVariables: readonly string[] } {
   let depth = 0;
+  let inOperation = false;
   const stripped = visit(document, {
+    OperationDefinition: {
+      enter() {
+        inOperation = true;
+      },
+      leave() {
+        inOperation = false;
+      },
+    },
     SelectionSet: {
       enter() {
         depth++;
@@ -383,6 +396,10 @@ function withoutWhere(document: DocumentNode): { readonly keyText: string; reado
       leave() {
         depth--;
       },
+    },
+    Field(node) {
+      // Only an operation's own root field: a fragment's depth-1 fields may be of any type.
+      return inOperation && depth === 1 && node.arguments !== undefined && node.arguments.length > 0 ? { ...node, arguments: [] } : undefined;
     },
     Argument(node) {
       // Depth 1: an argument of a field directly in an operation's selection set (its root field).
