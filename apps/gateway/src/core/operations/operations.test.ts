@@ -45,6 +45,12 @@ describe('createOperationCompiler', () => {
     expect(new Set([a.dedupKey, b.dedupKey]).size).toBe(2);
     // A literal and a variable of equal value are one operation.
     expect(c.dedupKey).toBe(a.dedupKey);
+    // Operations that differ only in their key share one document too, unless they declare other variables.
+    expect(b.document).toBe(a.document);
+    expect(c.document).not.toBe(a.document);
+    const required = compiled(compiler.compile({ query: 'subscription($id: ID!) { listingUpdated(listing_id: $id) { listing_id event_type } }', variables: { id: 'lst-4' } }));
+    expect(required.projector).toBe(a.projector);
+    expect(required.document).not.toBe(a.document);
     // A variable the selection uses still tells projectors apart.
     const query = 'subscription($id: ID, $s: Boolean!) { listingUpdated(listing_id: $id) { listing_id event_type @skip(if: $s) } }';
     const shown = compiled(compiler.compile({ query, variables: { id: 'lst-1', s: false } }));

@@ -155,8 +155,9 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
   const limits = resolveDocumentLimits(options.documentLimits);
   const cache = new Map<string, ParsedDocument>();
   // Projectors by document, operation name and variables (what they depend on), bounded like the
-  // documents: one compile per distinct operation, not per subscribe. null: execute serves it.
-  const projectors = new Map<string, Projector | null>();
+  // documents: one compile per distinct operation, not per subscribe. With each, the document it was
+  // compiled from. null: execute serves it.
+  const projectors = new Map<string, { readonly projector: Projector; readonly document: DocumentNode } | null>();
   const whereOf = createWhereCompiler(ws, { maxClauses: limits.maxFilterClauses, maxDepth: limits.maxFilterDepth, maxInList: limits.maxFilterInList }, maxCachedDocuments);
 
   function parseAndValidate(query: string): ParsedDocument {
@@ -259,28 +260,36 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
     const projectorKey = [parsed.keyText ?? parsed.normalized, operationName ?? '', canonicalJson(keyVariables)].join('\u0000');
     const { [WHERE_ARGUMENT]: _where, ...equalityArgs } = args;
     const dedupKey = [projectorKey, canonicalJson(route.filterArgs.includes(WHERE_ARGUMENT) ? args : equalityArgs), where.key, access.key].join('\u0000');
-    const projector = projectorFor(projectorKey, { document, operationName, variables, fieldName: route.fieldName });
+    const projected = projectorFor(projectorKey, { document, operationName, variables, fieldName: route.fieldName });
+    // A projected operation keeps the document its projector was compiled from when it declares the
+    // same variables: the two differ at most in the root field's arguments, which are applied above
+    // (filter, where, channels) and which execute, used then only for an event graphql-js reports
+    // errors for, does not read (the root field has the default resolver, or there would be no
+    // projector). Thousands of operations that differ only in their key hold one document, not one each.
+    const projector = projected?.projector;
+    const shared = projected !== undefined && sameVariableDefinitions(projected.document, document, operationName) ? projected.document : document;
     const keyArg = route.keyField === undefined ? undefined : args[route.keyField];
     const keyed = typeof keyArg === 'string' || typeof keyArg === 'number';
     const snapshotKeys = keyed ? [String(keyArg)] : where.pinned;
     const pin = keyed ? { on: route.keyField ?? KAFKA_KEY, keys: [String(keyArg)] } : where.pin;
     return {
       ok: true,
-      operation: { kind: 'subscription', document, operationName, variables, route, filter, where: where.predicate, channels, snapshotKeys, pin, dedupKey, projector },
+      operation: { kind: 'subscription', document: shared, operationName, variables, route, filter, where: where.predicate, channels, snapshotKeys, pin, dedupKey, projector },
     };
   }
 
-  function projectorFor(key: string, operation: ProjectableOperation): Projector | undefined {
-    let projector = projectors.get(key);
-    if (projector === undefined) {
-      projector = compileProjector(ws.schema, operation).projector ?? null;
-      projectors.set(key, projector);
+  function projectorFor(key: string, operation: ProjectableOperation): { readonly projector: Projector; readonly document: DocumentNode } | undefined {
+    let projected = projectors.get(key);
+    if (projected === undefined) {
+      const { projector } = compileProjector(ws.schema, operation);
+      projected = projector === undefined ? null : { projector, document: operation.document };
+      projectors.set(key, projected);
       if (projectors.size > maxCachedDocuments) {
         const oldest = projectors.keys().next().value;
         if (oldest !== undefined) projectors.delete(oldest);
       }
     }
-    return projector ?? undefined;
+    return projected ?? undefined;
   }
 
   return {
@@ -419,6 +428,13 @@ function withoutRootArguments(document: DocumentNode): { readonly keyText: strin
     },
   });
   return { keyText: print(unused), keyVariables: [...used].sort() };
+}
+
+/** Whether two documents' operations declare the same variables (names, types, defaults, in order). */
+function sameVariableDefinitions(a: DocumentNode, b: DocumentNode, operationName: string | undefined): boolean {
+  if (a === b) return true;
+  const printed = (document: DocumentNode): string => (getOperationAST(document, operationName)?.variableDefinitions ?? []).map((definition) => print(definition)).join(',');
+  return printed(a) === printed(b);
 }
 
 /** JSON with sorted object keys, so `{a,b}` and `{b,a}` variables dedup together. */
