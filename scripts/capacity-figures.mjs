@@ -253,6 +253,14 @@ function gatewayFigures(sources) {
   const [sweepRow] = rowsWhere(projector, sweep, (c) => c('stack') === 'ours', 'stack "ours" (the change)');
   const perExecution = cellOf(projector, sweep, sweepRow, 'µs per extra op (1 → 1,000)', 'ours');
 
+  // CPU per delivered event when every event goes to one socket with its own operation (issue 37):
+  // measured, not derived. The unicast scenario's 10,000 sockets each following its own key, the
+  // change's median over the run's complete repetitions: event in, route, render, write.
+  const unicastFile = sources.result('unicast.md');
+  const unicastTable = findTable(unicastFile, 'Unicast:', ['stack', 'keys = sockets', 'CPU µs / event median']);
+  const [unicastRow] = rowsWhere(unicastFile, unicastTable, (c) => c('stack') === 'ours' && c('keys = sockets') === '10,000', 'stack "ours" at 10,000 keys');
+  const perUnicastEvent = cellOf(unicastFile, unicastTable, unicastRow, 'CPU µs / event median', 'ours, 10,000 keys');
+
   // Sockets at the ceiling: the scale scenario's processes (each its own sockets). Their memory ran
   // before the writer's queue (decision 0028): the probe's rows below are the current code's.
   const scale = sources.result('fanout-scale.md');
@@ -286,6 +294,12 @@ function gatewayFigures(sources) {
       unit: 'µs',
       what: 'gateway CPU per extra distinct operation per event (the projector, 2,000 sockets, 1 → 1,000 operations)',
       source: perExecution.source,
+    },
+    gatewayUsPerUnicastEvent: {
+      value: perUnicastEvent.value,
+      unit: 'µs',
+      what: 'gateway CPU per delivered event, unicast (10,000 sockets each following its own key: one execution and one delivery per event)',
+      source: perUnicastEvent.source,
     },
     gatewayMaxSockets: { ...pick(largest.sockets), unit: 'sockets', what: 'subscribed sockets one gateway process held, every event delivered (the most measured)' },
     ...probeMemoryFigures(sources),

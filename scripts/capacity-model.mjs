@@ -39,9 +39,9 @@ export function unitCapacities(f, headroom) {
       plannedSockets: Math.floor(heldSockets * usable),
       // One event loop per pod: one core (the pod's CPU request) is all it can use.
       deliveriesPerCore: 1e6 / f.gatewayUsPerDelivery.value,
-      unicastDeliveriesPerCore: 1e6 / (f.gatewayUsPerDelivery.value + f.gatewayUsPerExecution.value),
+      unicastDeliveriesPerCore: 1e6 / f.gatewayUsPerUnicastEvent.value,
       plannedDeliveries: (1e6 * usable) / f.gatewayUsPerDelivery.value,
-      plannedUnicastDeliveries: (1e6 * usable) / (f.gatewayUsPerDelivery.value + f.gatewayUsPerExecution.value),
+      plannedUnicastDeliveries: (1e6 * usable) / f.gatewayUsPerUnicastEvent.value,
       // Events/s in at the planned socket count when each event goes to every socket of the pod
       // through one operation: one execution and plannedSockets deliveries per event.
       plannedBroadcastEvents: (1e6 * usable) / (Math.floor(heldSockets * usable) * f.gatewayUsPerDelivery.value + f.gatewayUsPerExecution.value),
@@ -143,7 +143,10 @@ export function plan(f, units, scenario, shape) {
 
 /**
  * CPU per delivery on a gateway when it is one of `pods`: the delivery itself, plus one execution
- * per distinct operation shared by the sockets of this pod that receive the event.
+ * per distinct operation shared by the sockets of this pod that receive the event, plus what the
+ * event itself costs the pod (read, parse, route), shared by the sockets that receive it there. That
+ * last part is what the measured unicast figure (one socket per event) has beyond a delivery and an
+ * execution; for unicast the sum is the measured figure itself.
  * @param {ReturnType<typeof import('./capacity-figures.mjs').readFigures>} f
  * @param {number} pods
  * @param {number} socketsPerEvent
@@ -153,5 +156,6 @@ function gatewayCpu(f, pods, socketsPerEvent, socketsPerOperation) {
   const gateways = gatewaysPerEvent(pods, socketsPerEvent);
   const socketsPerEventOnPod = socketsPerEvent / gateways;
   const socketsPerExecution = Math.max(1, Math.min(socketsPerOperation, socketsPerEventOnPod));
-  return { gateways, usPerDelivery: f.gatewayUsPerDelivery.value + f.gatewayUsPerExecution.value / socketsPerExecution };
+  const usPerEvent = Math.max(0, f.gatewayUsPerUnicastEvent.value - f.gatewayUsPerDelivery.value - f.gatewayUsPerExecution.value);
+  return { gateways, usPerDelivery: f.gatewayUsPerDelivery.value + f.gatewayUsPerExecution.value / socketsPerExecution + usPerEvent / Math.max(1, socketsPerEventOnPod) };
 }

@@ -244,7 +244,7 @@ function renderUnits({ figures, units, options }) {
     [
       ['gateway pod: sockets', `${int(Math.min(figures.gatewayMaxSockets.value, g.memorySockets))} (memory allows ${int(g.memorySockets)})`, int(g.plannedSockets), `bound by the ${g.socketBound}; memory: (limit − idle RSS) ÷ peak bytes per socket`],
       ['gateway pod: deliveries/s per core, shared operations', int(g.deliveriesPerCore), int(g.plannedDeliveries), '`gatewayUsPerDelivery`'],
-      ['gateway pod: deliveries/s per core, unicast', int(g.unicastDeliveriesPerCore), int(g.plannedUnicastDeliveries), '`gatewayUsPerDelivery` + `gatewayUsPerExecution`'],
+      ['gateway pod: deliveries/s per core, unicast', int(g.unicastDeliveriesPerCore), int(g.plannedUnicastDeliveries), '`gatewayUsPerUnicastEvent` (measured: bench/results/unicast.md)'],
       ['gateway pod: events/s in, each to all its planned sockets', '', num(g.plannedBroadcastEvents), 'planned sockets × `gatewayUsPerDelivery` + one execution'],
       ['gateway pod: events/s in, unicast', '', int(g.plannedUnicastDeliveries), 'one delivery and one execution per event'],
       ['ingest pod: events/s per core', int(units.ingest.eventsPerCore), int(units.ingest.plannedEvents), `\`ingestUsPerEvent\` (${figures.ingestUsPerEvent.value.toFixed(1)} µs CPU per event)`],

@@ -44,6 +44,7 @@ import { burstSpec } from './burst.js';
 import { burstSection, heapLimitSection, memoryReturnSection } from './burst-sections.js';
 import { DEFAULT_UNBOUNDED_ENV } from './heap-limit.js';
 import { filtersSection } from './filters.js';
+import { unicastSection, type UnicastOptions } from './unicast.js';
 import { DEFAULT_MEMORY_VARIANTS, memoryReturnSpec } from './memory-return.js';
 import { timelineChart } from './svg.js';
 import { BARE_PROJECTING, runSweep, sweepSection, type SweepOptions } from './sweep.js';
@@ -79,6 +80,11 @@ const HELP = `fan-out bench: ours vs naive vs card stack (same run, same N, same
                                D each with its own where matching every event; D each matching ~10 % (interleaved
                                with --repeat); then the compiled predicate alone in process (--filter-micro-rounds R,
                                default 7; 0 skips) → filters.md
+  --unicast-sockets LIST       unicast (issue 37, opt-in): socket counts, each socket following its own key (default
+                               1000,10000,19000), next to --unicast-reference-keys K sockets on K keys (default 200)
+  --unicast-events E           default 20000       --unicast-batch B   events per chunk of ingest's batch form (default 64;
+                               0: one PUBLISH per event)   --unicast-rate EV/S  default 2000 (0: back-to-back)
+                               stacks: ours-base (with --base-gateway) and ours, interleaved with --repeat → unicast.md
   --settle-seconds S           memory-return: RSS every 1 s for S s after the last delivery (default 60)
   --memory-variants LIST       memory-return: each gateway stack of --stacks (default ours; e.g. ours-base-sse,ours-sse)
                                once per env variant, ';' between variants, ',' within one,
@@ -125,6 +131,11 @@ const { values } = parseArgs({
     'filter-ops': { type: 'string' },
     'filter-events': { type: 'string' },
     'filter-micro-rounds': { type: 'string' },
+    'unicast-sockets': { type: 'string' },
+    'unicast-reference-keys': { type: 'string' },
+    'unicast-events': { type: 'string' },
+    'unicast-batch': { type: 'string' },
+    'unicast-rate': { type: 'string' },
     'memory-variants': { type: 'string', default: DEFAULT_MEMORY_VARIANTS },
     'heap-budget-mib': { type: 'string', default: '512' },
     'heap-old-space-mib': { type: 'string', default: '256' },
@@ -170,7 +181,7 @@ const stacks = values.stacks.split(',') as StackName[];
 for (const s of stacks) if (!(s in STACK_LABELS)) throw new RangeError(`unknown stack "${s}": use ${Object.keys(STACK_LABELS).join(', ')}`);
 if (values['base-gateway'] !== undefined) useBaseGateway(values['base-gateway'], values['base-node']);
 else if (stacks.includes('ours-base') || stacks.includes('ours-base-sse')) throw new RangeError('--stacks ours-base(-sse) needs --base-gateway <checkout with apps/gateway built>');
-const SCENARIOS = ['field', 'saturation', 'sweep', 'scale', 'burst', 'memory-return', 'heap-limit', 'filters'];
+const SCENARIOS = ['field', 'saturation', 'sweep', 'scale', 'burst', 'memory-return', 'heap-limit', 'filters', 'unicast'];
 for (const s of scenarios) if (!SCENARIOS.includes(s)) throw new RangeError(`unknown scenario "${s}": use ${SCENARIOS.join(', ')}`);
 const repeat = Number(values.repeat);
 if (!Number.isInteger(repeat) || repeat < 1) throw new RangeError(`--repeat must be a positive integer, got ${values.repeat}`);
@@ -245,6 +256,17 @@ const filterOptions = {
   microRounds: num(values['filter-micro-rounds'], 7, 3),
 };
 if (filterOptions.operations < 2) throw new RangeError(`--filter-ops must be at least 2 (per extra operation is against one), got ${filterOptions.operations}`);
+const unicastOptions: UnicastOptions = {
+  sockets: list(values['unicast-sockets'], [1_000, 10_000, 19_000], [1_000]),
+  referenceKeys: num(values['unicast-reference-keys'], 200, 200),
+  events: num(values['unicast-events'], 20_000, 2_000),
+  batch: num(values['unicast-batch'], 64, 64),
+  ratePerSecond: num(values['unicast-rate'], 2_000, 0),
+  stacks: values['base-gateway'] === undefined ? ['ours'] : ['ours-base', 'ours'],
+  repeat,
+  drainTimeoutMs: drainOverride ?? 60_000,
+  workers,
+};
 const settleMs = num(values['settle-seconds'], 60, 10) * 1_000;
 const heapOptions = {
   budgetBytes: num(values['heap-budget-mib'], 512, 512) * 1_048_576,
@@ -283,7 +305,7 @@ const scaleAddresses = (sockets: number): string[] => {
 const onlyOf = (...names: string[]): boolean => [...scenarios].every((s) => names.includes(s));
 const reportBase =
   values.report ??
-  (onlyOf('filters') ? 'filters' : onlyOf('scale') ? 'fanout-scale' : onlyOf('memory-return') ? 'memory-return' : onlyOf('burst', 'heap-limit') ? 'burst' : 'fanout');
+  (onlyOf('filters') ? 'filters' : onlyOf('unicast') ? 'unicast' : onlyOf('scale') ? 'fanout-scale' : onlyOf('memory-return') ? 'memory-return' : onlyOf('burst', 'heap-limit') ? 'burst' : 'fanout');
 if (!/^[A-Za-z0-9_.-]+$/.test(reportBase)) throw new RangeError(`--report must be a plain file name (letters, digits, _ . -), got "${reportBase}"`);
 const reportName = `${reportBase}${quick ? '-quick' : ''}`;
 /** NAME-scenario.svg, or NAME.svg when the report is already named after the scenario (fanout-scale). */
@@ -427,6 +449,7 @@ async function main(): Promise<void> {
     }
     await runIssue18(ctx, sections, svgs);
     if (scenarios.has('filters')) sections.push(await filtersSection(ctx, schema, filterOptions));
+    if (scenarios.has('unicast')) sections.push(await unicastSection(ctx, unicastOptions));
     if (scenarios.has('sweep')) {
       log(`\n## Distinct operations sweep (${sweepOptions.stacks.join(', ')})\n`);
       const { markdown, svg } = sweepSection(await runSweep(ctx, sweepOptions), sweepOptions, svgNameOf('sweep'));

@@ -11,7 +11,7 @@
 import type { Redis } from 'ioredis';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { randomBytes } from 'node:crypto';
-import { channelName, createEnvelopeHeadEncoder, encodeEnvelopeTrace, shardOf, type SubscriptionRoute } from '@wirestream/schema';
+import { channelName, createEnvelopeHeadEncoder, encodeEnvelopeBatch, encodeEnvelopeTrace, shardOf, type SubscriptionRoute } from '@wirestream/schema';
 import { createKeyTransformer } from '@wirestream/transform';
 import { isoWithMicros, type BenchClock } from '@wirestream/loadgen';
 
@@ -22,6 +22,8 @@ const OCCURRED_AT = '"occurred_at":"';
 interface PreparedEvent {
   readonly key: string;
   readonly channel: string;
+  /** The key shard of `channel`. */
+  readonly shard: number;
   readonly partition: number;
   /** Payload JSON up to and after the `occurred_at` value. */
   readonly before: string;
@@ -38,14 +40,17 @@ export interface EventCorpus {
   payloadOf(i: number): Record<string, unknown>;
 }
 
-/** Prepares `count` listing events (seed 42, `listings` distinct ids), untimed. */
-export function prepareEvents(count: number, route: SubscriptionRoute, prefix: string, listings: number): EventCorpus {
+/**
+ * Prepares `count` listing events (seed 42, `listings` distinct ids), untimed. `keyOf(i)`: event i's
+ * listing id (the unicast scenario spreads events evenly over its keys); default: the generator's pick.
+ */
+export function prepareEvents(count: number, route: SubscriptionRoute, prefix: string, listings: number, keyOf?: (i: number) => string): EventCorpus {
   const generator = createAuctionEventGenerator({ seed: 42, listings });
   const transformer = createKeyTransformer();
   const events: PreparedEvent[] = [];
   let bytes = 0;
   for (let i = 0; i < count; i++) {
-    const event = generator.listingEvent();
+    const event = generator.listingEvent(keyOf?.(i));
     const json = JSON.stringify(transformer.transform(event.value));
     const at = json.indexOf(OCCURRED_AT);
     const valueStart = at + OCCURRED_AT.length;
@@ -54,6 +59,7 @@ export function prepareEvents(count: number, route: SubscriptionRoute, prefix: s
     events.push({
       key: event.key,
       channel: channelName(prefix, route.topic, shardOf(event.key, route.shards)),
+      shard: shardOf(event.key, route.shards),
       partition: shardOf(event.key, PARTITIONS),
       before: json.slice(0, valueStart),
       after: json.slice(valueEnd),
@@ -96,20 +102,30 @@ export interface PublishOptions {
    * own trace, as ingest writes the events it traced (decision 0020). @default 0
    */
   readonly tracedShare?: number;
+  /**
+   * Ingest's batch form (decision 0012): events gathered per Kafka partition into chunks of this
+   * many, each chunk published as one part per key shard (`encodeEnvelopeBatch`). A chunk goes out
+   * when it is full (and every partial chunk after the last event). @default 0: one PUBLISH per event
+   */
+  readonly batch?: number;
 }
 
 /** Publishes and resolves after Redis acknowledged the last PUBLISH, with the shared-clock time of the first publish. */
 export async function publishEvents(options: PublishOptions): Promise<{ firstPublishUs: number; lastPublishUs: number }> {
-  const { redis, corpus, topic, clock, offsetBase, count, ratePerSecond, tracedShare = 0 } = options;
+  const { redis, corpus, topic, clock, offsetBase, count, ratePerSecond, tracedShare = 0, batch = 0 } = options;
   const encodeHead = createEnvelopeHeadEncoder(topic);
   const traced = (i: number): boolean => tracedShare > 0 && Math.floor((i + 1) * tracedShare) > Math.floor(i * tracedShare);
-  const publishOne = (i: number): Promise<number> => {
+  const envelopeOf = (i: number): string => {
     const event = corpus.events[i] as PreparedEvent;
     const nowUs = clock.nowUs();
     const payload = event.before + isoWithMicros(nowUs) + event.after;
     const trace = traced(i) ? encodeEnvelopeTrace(`00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`) : undefined;
-    const envelope = encodeHead(event.partition, String(offsetBase + i), event.key, Math.floor(nowUs / 1_000), trace) + payload + '}';
-    return redis.publish(event.channel, envelope);
+    return encodeHead(event.partition, String(offsetBase + i), event.key, Math.floor(nowUs / 1_000), trace) + payload + '}';
+  };
+  const chunks = batch > 0 ? createChunker(redis, corpus, offsetBase, batch, envelopeOf) : undefined;
+  const publishOne = (i: number): Promise<number> => {
+    if (chunks !== undefined) return chunks.add(i);
+    return redis.publish((corpus.events[i] as PreparedEvent).channel, envelopeOf(i));
   };
   const firstPublishUs = clock.nowUs();
   let last: Promise<number> = Promise.resolve(0);
@@ -125,7 +141,50 @@ export async function publishEvents(options: PublishOptions): Promise<{ firstPub
       last = publishOne(i);
     }
   }
+  if (chunks !== undefined) last = chunks.flushAll();
   const lastPublishUs = clock.nowUs();
   await last;
   return { firstPublishUs, lastPublishUs };
+}
+
+/**
+ * Ingest's batch form for the bench: events gathered per partition, a full chunk published at once as
+ * one part per shard on that shard's channel (the channel of any of its events: they share the shard).
+ */
+function createChunker(redis: Redis, corpus: EventCorpus, offsetBase: number, size: number, envelopeOf: (i: number) => string) {
+  const open = new Map<number, number[]>();
+  const publishChunk = (partition: number, indexes: readonly number[]): Promise<number> => {
+    const channels = new Map<number, string>();
+    const shards = indexes.map((i) => {
+      const event = corpus.events[i] as PreparedEvent;
+      channels.set(event.shard, event.channel);
+      return event.shard;
+    });
+    const parts = encodeEnvelopeBatch(
+      partition,
+      indexes.map((i) => String(offsetBase + i)),
+      shards,
+      indexes.map((i) => Buffer.from(envelopeOf(i))),
+    );
+    let last: Promise<number> = Promise.resolve(0);
+    for (const part of parts) last = redis.publish(channels.get(part.shard) as string, part.bytes);
+    return last;
+  };
+  return {
+    add(i: number): Promise<number> {
+      const { partition } = corpus.events[i] as PreparedEvent;
+      let chunk = open.get(partition);
+      if (chunk === undefined) open.set(partition, (chunk = []));
+      chunk.push(i);
+      if (chunk.length < size) return Promise.resolve(0);
+      open.delete(partition);
+      return publishChunk(partition, chunk);
+    },
+    flushAll(): Promise<number> {
+      let last: Promise<number> = Promise.resolve(0);
+      for (const [partition, chunk] of open) last = publishChunk(partition, chunk);
+      open.clear();
+      return last;
+    },
+  };
 }

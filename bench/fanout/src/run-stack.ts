@@ -40,6 +40,8 @@ export interface RunSpec {
   readonly wire?: { readonly deflate?: boolean; readonly delta?: boolean };
   /** Share of events whose envelope carries a sampled traceparent, as ingest writes them when it traces (tracing.ts). @default 0 */
   readonly tracedShare?: number;
+  /** Events per chunk in ingest's batch form (publisher.ts); 0: one PUBLISH per event. @default 0 */
+  readonly batch?: number;
   /**
    * With `plan.operations`: how many of the `events` published each operation matches (same
    * index), counted by the scenario from the corpus with its own reference evaluation.
@@ -378,6 +380,7 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
       count: spec.events,
       ratePerSecond: spec.ratePerSecond,
       ...(spec.tracedShare === undefined ? {} : { tracedShare: spec.tracedShare }),
+      ...(spec.batch === undefined ? {} : { batch: spec.batch }),
     });
     mark('drain');
     const perFilterKey = corpus.countByKey(spec.plan.filterKeys, spec.events);

@@ -16,6 +16,13 @@ const SCRATCH_KEEP_BYTES = 4 * 1024 * 1024;
 export interface FrameScratch {
   /** The payloads as UTF-8, encoded once per distinct array (the last one is kept). */
   bytesOf(payloads: readonly string[]): readonly Buffer[];
+  /**
+   * Whether this is the first socket of a group write (`payloads` not seen just before): its frame
+   * is then laid out from the text, which saves encoding the payloads into buffers of their own when
+   * no second socket comes (one subscriber per group: unicast). A second socket of the same array
+   * gets them encoded once ({@link bytesOf}). Marks the array seen.
+   */
+  firstUse(payloads: readonly string[]): boolean;
   /** Clears the frame being laid out. */
   reset(): void;
   /** Appends text as UTF-8 (`ascii`: the caller knows it is ASCII, which skips the encoder). */
@@ -34,6 +41,7 @@ export interface FrameScratch {
 
 export function createFrameScratch(): FrameScratch {
   let encodedFor: readonly string[] | undefined;
+  let seenFor: readonly string[] | undefined;
   let encoded: Buffer[] = [];
   let scratch = Buffer.allocUnsafe(SCRATCH_BYTES);
   let length = 0;
@@ -53,6 +61,11 @@ export function createFrameScratch(): FrameScratch {
       }
       return encoded;
     },
+    firstUse(payloads) {
+      if (payloads === encodedFor || payloads === seenFor) return false;
+      seenFor = payloads;
+      return true;
+    },
     reset() {
       length = 0;
     },
@@ -61,7 +74,9 @@ export function createFrameScratch(): FrameScratch {
         room(value.length);
         length += scratch.write(value, length, 'latin1');
       } else {
-        room(Buffer.byteLength(value, 'utf8'));
+        // UTF-8 takes at most 3 bytes per UTF-16 unit: when that fits, the text is not measured first
+        // (Buffer.byteLength is a pass over a payload as long as the write itself).
+        if (length + value.length * 3 > scratch.length) room(Buffer.byteLength(value, 'utf8'));
         length += scratch.write(value, length, 'utf8');
       }
     },

@@ -57,6 +57,15 @@ export function createUwsWriter(limits: BackpressureLimits, onSlowConsumer: () =
     return ws.send(scratch.frame(), false, compress);
   };
 
+  /** {@link sendFrame} from the payload's text: one UTF-8 encoding straight into the scratch buffer. */
+  const sendTextFrame = (ws: Socket, head: string, payload: string): number => {
+    scratch.reset();
+    scratch.text(head, false);
+    scratch.text(payload, false);
+    scratch.byte(CLOSE_BRACE);
+    return ws.send(scratch.frame(), false, compress);
+  };
+
   // The cork callbacks read these instead of closing over them: no closure allocated per socket per flush.
   let corkSocket: Socket | undefined;
   let corkHead = '';
@@ -147,6 +156,13 @@ export function createUwsWriter(limits: BackpressureLimits, onSlowConsumer: () =
     },
     sendFrames(ws, head, payloads) {
       if (ws.closed || payloads.length === 0) return;
+      if (payloads.length === 1 && !ws.pending && scratch.firstUse(payloads)) {
+        // The group's first socket, one frame: laid out from the text (a group of one encodes nothing twice).
+        const status = sendTextFrame(ws, head, payloads[0] as string);
+        if (status !== SEND_SUCCESS) afterBackpressure(ws, status);
+        scratch.shrink();
+        return;
+      }
       const bodies = scratch.bytesOf(payloads);
       if (ws.pending) {
         pendFrames(ws.pending, head, bodies, 0);

@@ -17,7 +17,7 @@ import type { Logger } from '@wirestream/telemetry';
 import { decodeEnvelope, type Envelope } from '@wirestream/schema';
 import { currentEpoch, type Epoch } from './epoch.js';
 import { queuePayload, type Flusher } from './flush.js';
-import { groupsOnChannel, type Group, type Registry } from './groups.js';
+import { channelState, groupsForEvent, type Group, type Registry } from './groups.js';
 import type { GatewayMetrics } from '../metrics.js';
 import { acceptPosition, positionExtensions, type DeliveredMarks } from './positions.js';
 import { renderPayload, type Renderer } from './render.js';
@@ -68,8 +68,8 @@ export function createFanout<C>(deps: FanoutDeps<C>): Fanout<C> {
  * Without a deadline (a back-fill, which paces itself per message) it renders every group.
  */
 export function fanOutMessage<C>(fanout: Fanout<C>, channel: string, text: string, deadline = Infinity): void {
-  const groups = groupsOnChannel(fanout.registry, channel);
-  if (!groups) return;
+  const state = channelState(fanout.registry, channel);
+  if (!state) return;
   fanout.stats.eventsIn++;
   fanout.metrics?.eventsIn.inc();
   let envelope: Envelope;
@@ -84,15 +84,18 @@ export function fanOutMessage<C>(fanout: Fanout<C>, channel: string, text: strin
     fanout.stats.duplicates++;
     return;
   }
+  // The groups pinned to the event's key and those that pin none: not every group of the channel (decision 0039).
+  const groups = groupsForEvent(state, envelope);
+  const count = 'size' in groups ? groups.size : groups.length;
   const extensions = positionExtensions(envelope, currentEpoch(fanout.epoch));
   const { tracing } = fanout;
   // Only an event that carries a trace looks further (a property read per event otherwise).
-  const trip = envelope.tp === undefined || tracing === undefined ? undefined : startTrip<C>(tracing, envelope, groups.size);
+  const trip = envelope.tp === undefined || tracing === undefined ? undefined : startTrip<C>(tracing, envelope, count);
   let rendered = 0;
   for (const group of groups) {
     renderGroup(fanout, group, envelope, extensions, trip);
     rendered++;
-    if (rendered % GROUPS_PER_CLOCK_CHECK === 0 && rendered < groups.size && performance.now() >= deadline) {
+    if (rendered % GROUPS_PER_CLOCK_CHECK === 0 && rendered < count && performance.now() >= deadline) {
       fanout.inProgress = { envelope, extensions, groups: [...groups].slice(rendered), next: 0, trip };
       return;
     }

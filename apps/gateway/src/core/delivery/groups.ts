@@ -10,6 +10,8 @@ import type { Logger } from '@wirestream/telemetry';
 import type { Broker, HistoryReader } from '../../broker/broker.js';
 import { createCatchup, type CatchingUp } from './catchup.js';
 import type { CompiledSubscription } from '../operations/operations.js';
+import { KAFKA_KEY } from '../operations/where.js';
+import type { WhereEvent } from '../operations/where-compile.js';
 
 /** One client subscription (one graphql-ws `id` on one connection). Returned as the handle to remove it. */
 export interface Subscriber<C> extends CatchingUp<C> {
@@ -66,7 +68,15 @@ export interface GroupContextBase {
 
 /** A broker channel some group needs. */
 export interface ChannelState<C> {
+  /** Every group on the channel. */
   readonly groups: Set<Group<C>>;
+  /** The groups that pin no routing key: every event of the channel is tested against each. */
+  readonly unpinned: Set<Group<C>>;
+  /**
+   * The groups that pin routing keys (decision 0039), by where the key is read (a payload field's
+   * name, or KAFKA_KEY), then by key: an event finds them by its key, one lookup per pin field.
+   */
+  readonly pinned: Map<string, Map<string, Group<C>[]>>;
   /** Resolves once the broker confirmed the SUBSCRIBE (live events flow from then on). */
   readonly ready: Promise<void>;
   confirmed: boolean;
@@ -142,9 +152,39 @@ export function leaveGroup<C>(registry: Registry<C>, subscriber: Subscriber<C>):
   if (group.subscribers.size === 0) closeGroup(registry, group);
 }
 
-/** The groups listening on a broker channel (undefined when none is). */
-export function groupsOnChannel<C>(registry: Registry<C>, channel: string): Set<Group<C>> | undefined {
-  return registry.channels.get(channel)?.groups;
+/** A broker channel's state (undefined when no group listens on it). */
+export function channelState<C>(registry: Registry<C>, channel: string): ChannelState<C> | undefined {
+  return registry.channels.get(channel);
+}
+
+/**
+ * The groups of the channel an event can match (decision 0039): those pinned to its key, then those
+ * that pin none; every group is still filtered in full (render.ts), the index only leaves out groups
+ * that cannot match. A key read from a payload field is compared as text, as the filters do: a
+ * string is itself, a number its decimal text; any other value (null, a list, a 64-bit integer kept
+ * as digits…) tests every group, as before the index. No array is made when one list serves.
+ */
+export function groupsForEvent<C>(state: ChannelState<C>, event: WhereEvent): ReadonlySet<Group<C>> | readonly Group<C>[] {
+  if (state.pinned.size === 0) return state.unpinned;
+  let found: readonly Group<C>[] | undefined;
+  let more: Group<C>[] | undefined;
+  for (const [on, byKey] of state.pinned) {
+    const value = on === KAFKA_KEY ? event.key : event.payload[on];
+    let key: string;
+    if (typeof value === 'string') key = value;
+    else if (typeof value === 'number') key = String(value);
+    else if (on === KAFKA_KEY) continue; // a null Kafka key: no `_key` comparison matches it
+    else return state.groups;
+    const groups = byKey.get(key);
+    if (groups === undefined) continue;
+    if (found === undefined) found = groups;
+    else (more ??= [...found]).push(...groups);
+  }
+  if (found === undefined) return state.unpinned;
+  if (state.unpinned.size === 0 && more === undefined) return found;
+  const all = more ?? [...found];
+  for (const group of state.unpinned) all.push(group);
+  return all;
 }
 
 /** Resolves once every channel of the group is subscribed (or failed): live events flow from then on. */
@@ -214,12 +254,14 @@ function readFloor<C>(registry: Registry<C>, topic: string): Promise<Map<number,
 function retainChannel<C>(registry: Registry<C>, channel: string, group: Group<C>): void {
   const known = registry.channels.get(channel);
   if (known) {
-    known.groups.add(group);
+    addToChannel(known, group);
     return;
   }
   const floor = registry.topics.get(group.op.route.topic)?.floor ?? Promise.resolve();
   const entry: ChannelState<C> = {
-    groups: new Set([group]),
+    groups: new Set(),
+    unpinned: new Set(),
+    pinned: new Map(),
     // The floor is read before SUBSCRIBE so that everything after it is either live or in history.
     ready: floor
       .then(() => registry.broker.subscribe(channel))
@@ -232,14 +274,51 @@ function retainChannel<C>(registry: Registry<C>, channel: string, group: Group<C
       ),
     confirmed: false,
   };
+  addToChannel(entry, group);
   registry.channels.set(channel, entry);
 }
 
 function releaseChannel<C>(registry: Registry<C>, channel: string, group: Group<C>): void {
   const known = registry.channels.get(channel);
   if (!known) return;
-  known.groups.delete(group);
+  removeFromChannel(known, group);
   if (known.groups.size > 0) return;
   registry.channels.delete(channel);
   registry.broker.unsubscribe(channel).catch((err: unknown) => registry.logger.warn({ err, channel }, 'Redis UNSUBSCRIBE failed'));
+}
+
+/** Adds a group to a channel's groups and to its routing: under each key it pins, or with the unpinned. */
+function addToChannel<C>(state: ChannelState<C>, group: Group<C>): void {
+  state.groups.add(group);
+  const { pin } = group.op;
+  if (pin === undefined) {
+    state.unpinned.add(group);
+    return;
+  }
+  let byKey = state.pinned.get(pin.on);
+  if (byKey === undefined) state.pinned.set(pin.on, (byKey = new Map<string, Group<C>[]>()));
+  for (const key of pin.keys) {
+    const groups = byKey.get(key);
+    if (groups === undefined) byKey.set(key, [group]);
+    else if (!groups.includes(group)) groups.push(group);
+  }
+}
+
+function removeFromChannel<C>(state: ChannelState<C>, group: Group<C>): void {
+  state.groups.delete(group);
+  const { pin } = group.op;
+  if (pin === undefined) {
+    state.unpinned.delete(group);
+    return;
+  }
+  const byKey = state.pinned.get(pin.on);
+  if (byKey === undefined) return;
+  for (const key of pin.keys) {
+    const groups = byKey.get(key);
+    const at = groups === undefined ? -1 : groups.indexOf(group);
+    if (groups === undefined || at < 0) continue;
+    if (groups.length === 1) byKey.delete(key);
+    else groups.splice(at, 1);
+  }
+  if (byKey.size === 0) state.pinned.delete(pin.on);
 }

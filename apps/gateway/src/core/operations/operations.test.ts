@@ -32,6 +32,33 @@ describe('createOperationCompiler', () => {
     ]);
   });
 
+  it('shares one projector between operations that differ only in their root field arguments, each its own dedup key', () => {
+    const compiler = createOperationCompiler(schema);
+    const a = compiled(compiler.compile({ query: 'subscription { listingUpdated(listing_id: "lst-1") { listing_id event_type } }' }));
+    const b = compiled(compiler.compile({ query: 'subscription { listingUpdated(listing_id: "lst-2") { listing_id event_type } }' }));
+    const c = compiled(compiler.compile({ query: 'subscription($id: ID) { listingUpdated(listing_id: $id) { listing_id event_type } }', variables: { id: 'lst-1' } }));
+    const other = compiled(compiler.compile({ query: 'subscription { listingUpdated(listing_id: "lst-1") { listing_id } }' }));
+    expect(a.projector).toBeDefined();
+    expect(b.projector).toBe(a.projector);
+    expect(c.projector).toBe(a.projector);
+    expect(other.projector).not.toBe(a.projector);
+    expect(new Set([a.dedupKey, b.dedupKey]).size).toBe(2);
+    // A literal and a variable of equal value are one operation.
+    expect(c.dedupKey).toBe(a.dedupKey);
+    // Operations that differ only in their key share one document too, unless they declare other variables.
+    expect(b.document).toBe(a.document);
+    expect(c.document).not.toBe(a.document);
+    const required = compiled(compiler.compile({ query: 'subscription($id: ID!) { listingUpdated(listing_id: $id) { listing_id event_type } }', variables: { id: 'lst-4' } }));
+    expect(required.projector).toBe(a.projector);
+    expect(required.document).not.toBe(a.document);
+    // A variable the selection uses still tells projectors apart.
+    const query = 'subscription($id: ID, $s: Boolean!) { listingUpdated(listing_id: $id) { listing_id event_type @skip(if: $s) } }';
+    const shown = compiled(compiler.compile({ query, variables: { id: 'lst-1', s: false } }));
+    const hidden = compiled(compiler.compile({ query, variables: { id: 'lst-2', s: true } }));
+    expect(compiled(compiler.compile({ query, variables: { id: 'lst-3', s: false } })).projector).toBe(shown.projector);
+    expect(hidden.projector).not.toBe(shown.projector);
+  });
+
   it('looks through fragments for the root field', () => {
     const op = compiled(
       createOperationCompiler(schema).compile({

@@ -29,7 +29,7 @@ import {
   type VariablesLimits,
 } from './document-limits.js';
 import { compileProjector, type ProjectableOperation, type Projector } from './projector.js';
-import { and, normalizeWhere, pinnedKeys, TRUE, whereKey, whereLimitViolation, type WhereLimits, type WhereNode } from './where.js';
+import { and, KAFKA_KEY, keyPin, normalizeWhere, pinnedKeys, TRUE, whereKey, whereLimitViolation, type KeyPin, type WhereLimits, type WhereNode } from './where.js';
 import { compileWhere, type WherePredicate } from './where-compile.js';
 import { boundWhere, type BoundFilter } from './where-bound.js';
 
@@ -58,6 +58,12 @@ export interface CompiledSubscription {
    * snapshot reads (snapshot-request.ts).
    */
   readonly snapshotKeys: readonly string[] | undefined;
+  /**
+   * The routing keys every event it matches has, and where they are read (its key argument's, else
+   * the payload key field or the Kafka key its `where` pins); undefined: any key. The hub indexes its
+   * group by them, so that an event costs a lookup, not a test of every group (decision 0039).
+   */
+  readonly pin: KeyPin | undefined;
   /** Subscriptions with equal keys receive byte-identical payloads and share one execution per event. */
   readonly dedupKey: string;
   /**
@@ -123,11 +129,12 @@ interface ParsedDocument {
   /** Normalized text (printed AST), the document part of the dedup key. */
   readonly normalized?: string;
   /**
-   * The document part of the dedup key: the printed AST without the root fields' `where` (its
-   * normalized tree stands in for it) and without the variables only it used.
+   * The document part of the dedup key and the projector's key: the printed AST without the root
+   * fields' arguments (their coerced values and the `where`'s normalized tree stand in for them) and
+   * without the variables only they used.
    */
   readonly keyText?: string;
-  /** Variables the document uses outside `where`: their values are part of the dedup key. */
+  /** Variables the document uses outside its root fields' arguments: their values are part of the dedup key. */
   readonly keyVariables?: readonly string[];
 }
 
@@ -148,8 +155,9 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
   const limits = resolveDocumentLimits(options.documentLimits);
   const cache = new Map<string, ParsedDocument>();
   // Projectors by document, operation name and variables (what they depend on), bounded like the
-  // documents: one compile per distinct operation, not per subscribe. null: execute serves it.
-  const projectors = new Map<string, Projector | null>();
+  // documents: one compile per distinct operation, not per subscribe. With each, the document it was
+  // compiled from. null: execute serves it.
+  const projectors = new Map<string, { readonly projector: Projector; readonly document: DocumentNode } | null>();
   const whereOf = createWhereCompiler(ws, { maxClauses: limits.maxFilterClauses, maxDepth: limits.maxFilterDepth, maxInList: limits.maxFilterInList }, maxCachedDocuments);
 
   function parseAndValidate(query: string): ParsedDocument {
@@ -174,7 +182,7 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
           const document = parse(query, { noLocation: true, maxLexicalTokens: maxTokens });
           const shape = checkDocumentLimits(document, limits);
           const errors = shape.length > 0 ? shape : validate(ws.schema, document).map((e) => e.toJSON());
-          entry = errors.length > 0 ? { errors } : { document, normalized: print(document), ...withoutWhere(document) };
+          entry = errors.length > 0 ? { errors } : { document, normalized: print(document), ...withoutRootArguments(document) };
         } catch (err) {
           entry = { errors: [toFormatted(err)] };
         }
@@ -252,26 +260,36 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
     const projectorKey = [parsed.keyText ?? parsed.normalized, operationName ?? '', canonicalJson(keyVariables)].join('\u0000');
     const { [WHERE_ARGUMENT]: _where, ...equalityArgs } = args;
     const dedupKey = [projectorKey, canonicalJson(route.filterArgs.includes(WHERE_ARGUMENT) ? args : equalityArgs), where.key, access.key].join('\u0000');
-    const projector = projectorFor(projectorKey, { document, operationName, variables, fieldName: route.fieldName });
+    const projected = projectorFor(projectorKey, { document, operationName, variables, fieldName: route.fieldName });
+    // A projected operation keeps the document its projector was compiled from when it declares the
+    // same variables: the two differ at most in the root field's arguments, which are applied above
+    // (filter, where, channels) and which execute, used then only for an event graphql-js reports
+    // errors for, does not read (the root field has the default resolver, or there would be no
+    // projector). Thousands of operations that differ only in their key hold one document, not one each.
+    const projector = projected?.projector;
+    const shared = projected !== undefined && sameVariableDefinitions(projected.document, document, operationName) ? projected.document : document;
     const keyArg = route.keyField === undefined ? undefined : args[route.keyField];
-    const snapshotKeys = typeof keyArg === 'string' || typeof keyArg === 'number' ? [String(keyArg)] : where.pinned;
+    const keyed = typeof keyArg === 'string' || typeof keyArg === 'number';
+    const snapshotKeys = keyed ? [String(keyArg)] : where.pinned;
+    const pin = keyed ? { on: route.keyField ?? KAFKA_KEY, keys: [String(keyArg)] } : where.pin;
     return {
       ok: true,
-      operation: { kind: 'subscription', document, operationName, variables, route, filter, where: where.predicate, channels, snapshotKeys, dedupKey, projector },
+      operation: { kind: 'subscription', document: shared, operationName, variables, route, filter, where: where.predicate, channels, snapshotKeys, pin, dedupKey, projector },
     };
   }
 
-  function projectorFor(key: string, operation: ProjectableOperation): Projector | undefined {
-    let projector = projectors.get(key);
-    if (projector === undefined) {
-      projector = compileProjector(ws.schema, operation).projector ?? null;
-      projectors.set(key, projector);
+  function projectorFor(key: string, operation: ProjectableOperation): { readonly projector: Projector; readonly document: DocumentNode } | undefined {
+    let projected = projectors.get(key);
+    if (projected === undefined) {
+      const { projector } = compileProjector(ws.schema, operation);
+      projected = projector === undefined ? null : { projector, document: operation.document };
+      projectors.set(key, projected);
       if (projectors.size > maxCachedDocuments) {
         const oldest = projectors.keys().next().value;
         if (oldest !== undefined) projectors.delete(oldest);
       }
     }
-    return projector ?? undefined;
+    return projected ?? undefined;
   }
 
   return {
@@ -294,6 +312,8 @@ type WhereOutcome =
       readonly keys: readonly string[] | undefined;
       /** Every pinned key (an `in` list is bounded by GATEWAY_MAX_FILTER_IN_LIST): what a snapshot reads. */
       readonly pinned: readonly string[] | undefined;
+      /** The key field's (or else the Kafka key's) pinned values: what the hub indexes the group by. */
+      readonly pin: KeyPin | undefined;
     };
 
 /**
@@ -314,7 +334,7 @@ function createWhereCompiler(ws: WirestreamSchema, whereLimits: WhereLimits, max
     const value = args[WHERE_ARGUMENT];
     const payloadType = getNullableType(ws.schema.getSubscriptionType()?.getFields()[route.fieldName]?.type);
     const own = generated && !route.filterArgs.includes(WHERE_ARGUMENT) && value !== undefined && value !== null && isObjectType(payloadType);
-    if (!own && bound.k === 'true') return { key: '', predicate: undefined, keys: undefined, pinned: undefined };
+    if (!own && bound.k === 'true') return { key: '', predicate: undefined, keys: undefined, pinned: undefined, pin: undefined };
     if (own) {
       const violation = whereLimitViolation(value, payloadType, whereLimits);
       if (violation !== undefined) return { error: violation };
@@ -335,7 +355,7 @@ function createWhereCompiler(ws: WirestreamSchema, whereLimits: WhereLimits, max
     // At most one key per shard is worth naming: more than `shards` keys may still be every shard.
     const keys = pinnedKeys(node, route.keyField, route.shards);
     const pinned = pinnedKeys(node, route.keyField, Number.MAX_SAFE_INTEGER);
-    return { key, predicate, keys, pinned };
+    return { key, predicate, keys, pinned, pin: keyPin(node, route.keyField) };
   };
 }
 
@@ -359,13 +379,25 @@ function rootField(document: DocumentNode, operation: OperationDefinitionNode): 
 }
 
 /**
- * The document without the `where` argument of its operations' root fields, printed, and the
- * variables it still uses: two operations that differ only in how they write an equal filter
- * (keys or `in` values in another order, inline or in a variable) get one dedup key.
+ * The document without the arguments of its operations' root fields (and the `where` of a root field
+ * in a fragment), printed, and the variables it still uses. The arguments are in the dedup key as
+ * their coerced values (and `where` as its normalized tree), so two operations that differ only in
+ * how they write equal arguments (a literal or a variable, keys or `in` values in another order) get
+ * one dedup key; and operations that differ only in their root field's arguments (each client its
+ * own key: unicast) share one projector, which never reads them (decision 0039).
  */
-function withoutWhere(document: DocumentNode): { readonly keyText: string; readonly keyVariables: readonly string[] } {
+function withoutRootArguments(document: DocumentNode): { readonly keyText: string; readonly keyVariables: readonly string[] } {
   let depth = 0;
+  let inOperation = false;
   const stripped = visit(document, {
+    OperationDefinition: {
+      enter() {
+        inOperation = true;
+      },
+      leave() {
+        inOperation = false;
+      },
+    },
     SelectionSet: {
       enter() {
         depth++;
@@ -373,6 +405,10 @@ function withoutWhere(document: DocumentNode): { readonly keyText: string; reado
       leave() {
         depth--;
       },
+    },
+    Field(node) {
+      // Only an operation's own root field: a fragment's depth-1 fields may be of any type.
+      return inOperation && depth === 1 && node.arguments !== undefined && node.arguments.length > 0 ? { ...node, arguments: [] } : undefined;
     },
     Argument(node) {
       // Depth 1: an argument of a field directly in an operation's selection set (its root field).
@@ -392,6 +428,13 @@ function withoutWhere(document: DocumentNode): { readonly keyText: string; reado
     },
   });
   return { keyText: print(unused), keyVariables: [...used].sort() };
+}
+
+/** Whether two documents' operations declare the same variables (names, types, defaults, in order). */
+function sameVariableDefinitions(a: DocumentNode, b: DocumentNode, operationName: string | undefined): boolean {
+  if (a === b) return true;
+  const printed = (document: DocumentNode): string => (getOperationAST(document, operationName)?.variableDefinitions ?? []).map((definition) => print(definition)).join(',');
+  return printed(a) === printed(b);
 }
 
 /** JSON with sorted object keys, so `{a,b}` and `{b,a}` variables dedup together. */

@@ -290,6 +290,31 @@ export function pinnedKeys(node: WhereNode, keyField: string | undefined, max: n
   return undefined;
 }
 
+/** {@link KeyPin.on} of a filter that pins the Kafka key (`_key`): no payload field is so named (SDL names have no `@`). */
+export const KAFKA_KEY = '@key';
+
+/**
+ * The routing-key values every event a subscription matches has, and where they are read: a payload
+ * field (`on`: its name, the route's key field) or the Kafka key (`on`: {@link KAFKA_KEY}). The hub
+ * finds the subscription's group from an event's key through this (decision 0039).
+ */
+export interface KeyPin {
+  readonly on: string;
+  readonly keys: readonly string[];
+}
+
+/**
+ * What a filter pins: the route's key field if it pins it, else the Kafka key if it pins that (a
+ * route without a key field shards by the Kafka key; with one, `_key` still narrows the groups an
+ * event can match, not the channels). Undefined: it pins neither.
+ */
+export function keyPin(node: WhereNode, keyField: string | undefined): KeyPin | undefined {
+  const onField = keyField === undefined ? undefined : pinnedKeys(node, keyField, Number.MAX_SAFE_INTEGER);
+  if (onField !== undefined) return { on: keyField as string, keys: onField };
+  const onKafkaKey = pinnedKeys(node, undefined, Number.MAX_SAFE_INTEGER);
+  return onKafkaKey === undefined ? undefined : { on: KAFKA_KEY, keys: onKafkaKey };
+}
+
 function isLeaf(type: GraphQLNamedType): boolean {
   return isScalarType(type) || isEnumType(type);
 }

@@ -1,0 +1,68 @@
+// The channel index (decision 0039): a group is filed under the keys it pins as it opens and taken
+// out as it closes; an event finds the groups of its key and those that pin none.
+import { describe, expect, it } from 'vitest';
+import { auctionSchemaPath, loadWirestreamSchema, type Envelope } from '@wirestream/schema';
+import { createLogger, createMemorySink } from '@wirestream/telemetry';
+import type { Broker } from '../../broker/broker.js';
+import { createOperationCompiler, type CompiledSubscription } from '../operations/operations.js';
+import { channelState, createRegistry, groupsForEvent, joinGroup, leaveGroup, type Group } from './groups.js';
+
+const schema = loadWirestreamSchema(auctionSchemaPath);
+const compiler = createOperationCompiler(schema);
+const JOIN = { frameType: 'next', delta: false, catchup: false } as const;
+/** The registry only asks the broker to (un)subscribe channels. */
+const broker: Broker = { attach: () => undefined, subscribe: () => Promise.resolve(), unsubscribe: () => Promise.resolve(), pause: () => undefined, resume: () => undefined, isReady: () => true, status: () => 'ready' };
+
+function op(query: string, variables?: Record<string, unknown>): CompiledSubscription {
+  const result = compiler.compile({ query, ...(variables ? { variables } : {}) });
+  if (!result.ok || result.operation.kind !== 'subscription') throw new Error(`does not compile: ${JSON.stringify(result)}`);
+  return result.operation;
+}
+
+const event = (listingId: unknown, key: string | null = null): Envelope => ({ v: 1, topic: 'listing-events', partition: 0, offset: '1', key, ts: 0, payload: { listing_id: listingId } });
+
+describe('the channel index', () => {
+  const byArg = op('subscription { listingUpdated(listing_id: "lst-a") { listing_id } }');
+  const byWhere = op('subscription($w: ListingEventWhere) { listingUpdated(where: $w) { listing_id } }', { w: { listing_id: { in: ['lst-a', 'lst-b'] } } });
+  const all = op('subscription { listingUpdated { listing_id } }');
+
+  it('files a group under the keys it pins, finds it by an event key, and forgets it with its last subscriber', () => {
+    const registry = createRegistry<string>(broker, undefined, createLogger({ name: 'groups-test', destination: createMemorySink() }), undefined);
+    const [channel] = byArg.channels;
+    expect(byArg.pin).toEqual({ on: 'listing_id', keys: ['lst-a'] });
+    expect(byWhere.pin).toEqual({ on: 'listing_id', keys: ['lst-a', 'lst-b'] });
+    expect(all.pin).toBeUndefined();
+    const a = joinGroup(registry, 'c1', '1', byArg, JOIN);
+    const b = joinGroup(registry, 'c2', '1', byWhere, JOIN);
+    const c = joinGroup(registry, 'c3', '1', all, JOIN);
+    const state = channelState(registry, channel as string);
+    if (state === undefined) throw new Error('no channel state');
+    const found = (listingId: unknown): Group<string>[] => [...groupsForEvent(state, event(listingId))];
+    expect(found('lst-a')).toEqual([a.group, b.group, c.group]);
+    expect(found('lst-b')).toEqual([b.group, c.group]);
+    expect(found('lst-z')).toEqual([c.group]);
+    // Not text nor a number: every group is tested, as without the index.
+    expect(found(null)).toHaveLength(3);
+    expect(found(['lst-a'])).toHaveLength(3);
+    leaveGroup(registry, b);
+    expect(found('lst-b')).toEqual([c.group]);
+    expect(state.pinned.get('listing_id')?.has('lst-b')).toBe(false);
+    leaveGroup(registry, a);
+    expect(state.pinned.size).toBe(0);
+    expect(found('lst-a')).toEqual([c.group]);
+    leaveGroup(registry, c);
+    expect(channelState(registry, channel as string)).toBeUndefined();
+  });
+
+  it('reads a `_key` pin from the Kafka key, and a null Kafka key finds none of those groups', () => {
+    const byKafkaKey = op('subscription($w: ListingEventWhere) { listingUpdated(where: $w) { listing_id } }', { w: { _key: { eq: 'k1' } } });
+    expect(byKafkaKey.pin).toEqual({ on: '@key', keys: ['k1'] });
+    const registry = createRegistry<string>(broker, undefined, createLogger({ name: 'groups-test', destination: createMemorySink() }), undefined);
+    const s = joinGroup(registry, 'c1', '1', byKafkaKey, JOIN);
+    const state = channelState(registry, byKafkaKey.channels[0] as string);
+    if (state === undefined) throw new Error('no channel state');
+    expect([...groupsForEvent(state, event('lst-a', 'k1'))]).toEqual([s.group]);
+    expect([...groupsForEvent(state, event('k1', 'k2'))]).toEqual([]);
+    expect([...groupsForEvent(state, event('k1', null))]).toEqual([]);
+  });
+});
