@@ -22,8 +22,11 @@ import { createInbound, inboundStats, onBrokerMessage, runSlice, type FlowLimits
 import type { GatewayMetrics } from './metrics.js';
 import type { CompiledSubscription } from './operations/operations.js';
 import { createRenderer } from './delivery/render.js';
-import { catchUp, type CatchupContext } from './recovery/resume.js';
+import type { CatchupContext } from './recovery/replay.js';
+import { catchUp } from './recovery/resume.js';
 import type { ResumeRequest } from './recovery/resume-request.js';
+import { replayFromTime } from './recovery/since.js';
+import type { SinceRequest } from './recovery/since-request.js';
 import { createScheduler } from './delivery/scheduler.js';
 import { sendSnapshot } from './recovery/snapshot.js';
 import type { SnapshotAsk } from './recovery/snapshot-request.js';
@@ -73,6 +76,11 @@ export interface HubSnapshot extends Readonly<HubStats> {
 export interface SubscribeOptions {
   /** Replay history after these positions first (resume.ts). */
   readonly resume?: ResumeRequest | undefined;
+  /**
+   * Replay history from this time first, then live (since.ts); ignored with `resume` (a position wins
+   * over a time). The session refuses it with `snapshot`. @default undefined (none)
+   */
+  readonly since?: SinceRequest | undefined;
   /** Delta payloads where it holds the base (delta.ts). @default false */
   readonly delta?: boolean | undefined;
   /** Tell the client its starting point (epoch, positions) before any event (start.ts); ignored with `resume`. @default false */
@@ -129,7 +137,7 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
   const backfill = createBackfill<C>({ history, logger, stats, epoch, registry, inbound, fanout });
   const slice = { inbound, fanout, flusher };
   scheduler.run = () => runSlice(slice);
-  const parts: HubParts<C> = { logger, writer, stats, registry, inbound, catchups: { writer, history, snapshots, stats, epoch, renderer, registry } };
+  const parts: HubParts<C> = { logger, writer, stats, registry, inbound, catchups: { writer, history, snapshots, stats, epoch, renderer, registry, metrics } };
   broker.attach({
     message: (channel, text) => onBrokerMessage(inbound, channel, text),
     lost: () => onBrokerLost(backfill),
@@ -149,14 +157,21 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
 function addSubscriber<C>(parts: HubParts<C>, conn: C, id: string, op: CompiledSubscription, options: SubscribeOptions): Subscriber<C> {
   const { resume, delta = false, frameType = 'next' } = options;
   const start = resume === undefined && options.start === true;
-  const snapshotAsk = resume === undefined ? options.snapshot : undefined;
-  const subscriber = joinGroup(parts.registry, conn, id, op, { frameType, delta, catchup: resume !== undefined || start || snapshotAsk !== undefined });
+  const since = resume === undefined ? options.since : undefined;
+  const snapshotAsk = resume === undefined && since === undefined ? options.snapshot : undefined;
+  const catchup = resume !== undefined || start || since !== undefined || snapshotAsk !== undefined;
+  const subscriber = joinGroup(parts.registry, conn, id, op, { frameType, delta, catchup });
   const { catchups, logger, writer } = parts;
   if (resume) {
     parts.stats.resumes++;
     catchUp(catchups, subscriber, resume).catch((err: unknown) => {
       logger.error({ err }, 'resume from history failed');
       writer.close(conn, 1011, 'resume from history failed: reconnect and resume again');
+    });
+  } else if (since) {
+    replayFromTime(catchups, subscriber, since, start).catch((err: unknown) => {
+      logger.error({ err }, 'replay from a time failed');
+      writer.close(conn, 1011, 'replay from history failed: reconnect and subscribe again');
     });
   } else if (snapshotAsk) {
     sendSnapshot(catchups, subscriber, snapshotAsk, start).catch((err: unknown) => {

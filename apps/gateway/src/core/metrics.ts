@@ -31,6 +31,8 @@ export interface GatewayMetrics {
   readonly redisReconnects: Counter;
   /** Times reading from Redis was paused because the inbound queue passed GATEWAY_INBOUND_MAX_BYTES. */
   readonly redisPaused: Counter;
+  /** Subscriptions replayed from a time (`extensions.since`), by whether history reached back (`recovered`). */
+  readonly replaysByTime: Counter<'recovered'>;
   /** Messages received from clients, by subprotocol (`protocol` label): bind a child per protocol once. */
   readonly clientMessagesIn: Counter<'protocol'>;
   /** Registers scrape-time gauges reading live counts (no per-event cost). */
@@ -68,6 +70,12 @@ export function createGatewayMetrics(registry: Registry): GatewayMetrics {
     }),
     redisReconnects: new Counter({ name: 'wirestream_gateway_redis_reconnects_total', help: 'Redis subscriber reconnection attempts.', registers }),
     clientMessagesIn: new Counter({ name: 'wirestream_gateway_client_messages_in_total', help: 'WebSocket messages received from clients, by subprotocol.', labelNames: ['protocol'] as const, registers }),
+    replaysByTime: new Counter({
+      name: 'wirestream_gateway_replays_by_time_total',
+      help: 'Subscriptions replayed from a time (extensions.since); recovered="false" when history did not reach back that far.',
+      labelNames: ['recovered'] as const,
+      registers,
+    }),
     redisPaused: new Counter({ name: 'wirestream_gateway_redis_paused_total', help: 'Times reading from Redis paused because the inbound queue passed GATEWAY_INBOUND_MAX_BYTES.', registers }),
     observeGauges(reader) {
       read = reader;

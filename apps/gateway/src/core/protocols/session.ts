@@ -17,6 +17,7 @@ import type { Subscriber } from '../delivery/groups.js';
 import type { AccessScope, OperationCompiler } from '../operations/operations.js';
 import type { RateLimiter } from './rate-limit.js';
 import { parseResumeRequest, parseStartRequest } from '../recovery/resume-request.js';
+import { parseSinceRequest } from '../recovery/since-request.js';
 import { resolveSnapshotAsk } from '../recovery/snapshot-request.js';
 import { createAccessScopes } from '../operations/access-scope.js';
 import { runSchemaQuery } from '../operations/query.js';
@@ -197,9 +198,11 @@ export function startSubscription<C extends Connection<C>>(state: SessionState<C
   if (typeof delta === 'string') return { kind: 'errors', errors: [{ message: delta }] };
   const start = parseStartRequest(payload.extensions);
   if (typeof start === 'string') return { kind: 'errors', errors: [{ message: start }] };
+  const since = parseSinceRequest(payload.extensions);
+  if (typeof since === 'string') return { kind: 'errors', errors: [{ message: since }] };
   const snapshot = resolveSnapshotAsk(payload.extensions, operation, { maxKeys: state.snapshotMaxKeys, available: state.hub.snapshots });
   if (typeof snapshot === 'string') return { kind: 'errors', errors: [{ message: snapshot }] };
-  subscriptions.set(id, state.hub.subscribe(conn, id, operation, { resume, delta: delta && state.allowDelta, start, snapshot, frameType }));
+  subscriptions.set(id, state.hub.subscribe(conn, id, operation, { resume, since, delta: delta && state.allowDelta, start, snapshot, frameType }));
   return { kind: 'subscribed' };
 }
 
