@@ -82,6 +82,13 @@ export interface SubscribeOptions {
    * topic); after a reconnect the subscription resumes instead (the gateway lets resume win). @default false
    */
   readonly snapshot?: boolean;
+  /**
+   * Replay from a time first (`extensions.since`, RFC 3339): the events from the first one at or after
+   * it on each partition, then live. `onRecovery` says first whether history reached back that far
+   * (`recovered: false` with `oldest` when not). After a reconnect the subscription resumes from its
+   * positions instead (the gateway lets resume win). Not with `snapshot`. @default undefined (live only)
+   */
+  readonly since?: Date | string;
 }
 
 /** Ends the subscription; `resumeState()` is what it would resume from now. */
@@ -242,9 +249,14 @@ function subscribeWith<Data>(
   subscribeOptions: SubscribeOptions = {},
 ): WirestreamSubscription {
   const { client, active, onRecovery } = ctx;
-  const { delta = false, resumeFrom, snapshot = false } = subscribeOptions;
+  const { delta = false, resumeFrom, snapshot = false, since } = subscribeOptions;
   const tracker = createPositionTracker(resumeFrom);
-  const userExtensions = { ...request.extensions, ...(delta ? { delta: DELTA_FOSSIL } : {}), ...(snapshot ? { snapshot: true } : {}) };
+  const userExtensions = {
+    ...request.extensions,
+    ...(delta ? { delta: DELTA_FOSSIL } : {}),
+    ...(snapshot ? { snapshot: true } : {}),
+    ...(since === undefined ? {} : { since: since instanceof Date ? since.toISOString() : since }),
+  };
   const entry: Active = {
     payload: { ...request, extensions: { ...userExtensions, ...tracker.requestExtensions() } },
     userExtensions,
