@@ -153,6 +153,7 @@ const gateway = createGateway(
     maxQueryLength: config.maxQueryLength,
     maxTokens: config.maxTokens,
     snapshotMaxKeys: config.snapshotMaxKeys,
+    conflateMaxKeys: config.conflateMaxKeys,
     documentLimits: {
       maxDepth: config.maxDepth,
       maxAliases: config.maxAliases,

@@ -14,6 +14,7 @@ import type { Broker, HistoryReader, SnapshotReader } from '../broker/broker.js'
 import { GATEWAY_DEFAULTS } from '../defaults.js';
 import { createBackfill, onBrokerLost, onBrokerReady } from './recovery/backfill.js';
 import type { ConnectionWriter } from './connection-writer.js';
+import { createConflator } from './delivery/conflation.js';
 import { createEpoch, knownEpoch } from './delivery/epoch.js';
 import { createFanout } from './delivery/fanout.js';
 import { createFlusher } from './delivery/flush.js';
@@ -59,6 +60,11 @@ export interface HubDeps<C> {
   readonly snapshots?: SnapshotReader | undefined;
   /** Time slices and the inbound bound (inbound.ts). @default GATEWAY_DEFAULTS.sliceMs, .flushDelayMs, .maxInboundBytes */
   readonly flow?: FlowLimits | undefined;
+  /**
+   * GATEWAY_CONFLATE_MAX_KEYS: distinct keys a conflating subscriber may have waiting before the
+   * slow-consumer close applies (conflation.ts). @default GATEWAY_DEFAULTS.conflateMaxKeys
+   */
+  readonly conflateMaxKeys?: number | undefined;
   /** OpenTelemetry tracer: spans for events whose envelope carries a sampled trace (trip-tracing.ts). @default undefined (none) */
   readonly tracer?: Tracer | undefined;
 }
@@ -81,6 +87,11 @@ export interface SubscribeOptions {
    * over a time). The session refuses it with `snapshot`. @default undefined (none)
    */
   readonly since?: SinceRequest | undefined;
+  /**
+   * Latest-value conflation while its connection lags (conflation.ts): the newest payload of each key
+   * waits, not every event. Its payloads are full (no delta mode). @default false
+   */
+  readonly conflate?: boolean | undefined;
   /** Delta payloads where it holds the base (delta.ts). @default false */
   readonly delta?: boolean | undefined;
   /** Tell the client its starting point (epoch, positions) before any event (start.ts); ignored with `resume`. @default false */
@@ -131,7 +142,8 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
   const registry = createRegistry<C>(broker, history, logger, deps.contextFactories);
   const renderer = createRenderer(schema, stats);
   const tracing = createTracing<C>(deps.tracer);
-  const flusher = createFlusher<C>({ writer, metrics, stats, epoch, scheduler, tracing, flushDelayMs: flow.flushDelayMs });
+  const conflator = createConflator<C>({ writer, stats, metrics, epoch, maxKeys: deps.conflateMaxKeys ?? GATEWAY_DEFAULTS.conflateMaxKeys });
+  const flusher = createFlusher<C>({ writer, metrics, stats, epoch, scheduler, tracing, conflator, flushDelayMs: flow.flushDelayMs });
   const fanout = createFanout<C>({ logger, metrics, stats, registry, epoch, renderer, tracing, flusher });
   const inbound = createInbound({ broker, logger, metrics, stats, flow, scheduler });
   const backfill = createBackfill<C>({ history, logger, stats, epoch, registry, inbound, fanout });
@@ -155,12 +167,14 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
 }
 
 function addSubscriber<C>(parts: HubParts<C>, conn: C, id: string, op: CompiledSubscription, options: SubscribeOptions): Subscriber<C> {
-  const { resume, delta = false, frameType = 'next' } = options;
+  const { resume, frameType = 'next' } = options;
+  const conflate = options.conflate === true;
+  const delta = options.delta === true && !conflate;
   const start = resume === undefined && options.start === true;
   const since = resume === undefined ? options.since : undefined;
   const snapshotAsk = resume === undefined && since === undefined ? options.snapshot : undefined;
   const catchup = resume !== undefined || start || since !== undefined || snapshotAsk !== undefined;
-  const subscriber = joinGroup(parts.registry, conn, id, op, { frameType, delta, catchup });
+  const subscriber = joinGroup(parts.registry, conn, id, op, { frameType, delta, catchup, conflate });
   const { catchups, logger, writer } = parts;
   if (resume) {
     parts.stats.resumes++;

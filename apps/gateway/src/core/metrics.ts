@@ -31,6 +31,8 @@ export interface GatewayMetrics {
   readonly redisReconnects: Counter;
   /** Times reading from Redis was paused because the inbound queue passed GATEWAY_INBOUND_MAX_BYTES. */
   readonly redisPaused: Counter;
+  /** Events replaced by a newer one of the same key in a lagging conflating subscriber's queue. */
+  readonly conflatedEvents: Counter;
   /** Subscriptions replayed from a time (`extensions.since`), by whether history reached back (`recovered`). */
   readonly replaysByTime: Counter<'recovered'>;
   /** Messages received from clients, by subprotocol (`protocol` label): bind a child per protocol once. */
@@ -70,6 +72,11 @@ export function createGatewayMetrics(registry: Registry): GatewayMetrics {
     }),
     redisReconnects: new Counter({ name: 'wirestream_gateway_redis_reconnects_total', help: 'Redis subscriber reconnection attempts.', registers }),
     clientMessagesIn: new Counter({ name: 'wirestream_gateway_client_messages_in_total', help: 'WebSocket messages received from clients, by subprotocol.', labelNames: ['protocol'] as const, registers }),
+    conflatedEvents: new Counter({
+      name: 'wirestream_gateway_conflated_events_total',
+      help: 'Events not sent because a newer one of the same key replaced them in a lagging conflating subscriber\'s queue (extensions.conflate).',
+      registers,
+    }),
     replaysByTime: new Counter({
       name: 'wirestream_gateway_replays_by_time_total',
       help: 'Subscriptions replayed from a time (extensions.since); recovered="false" when history did not reach back that far.',

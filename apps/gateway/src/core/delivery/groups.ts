@@ -9,10 +9,11 @@ import { createLazyContext, disposeLazyContext, type LazyFactories } from '@wire
 import type { Logger } from '@wirestream/telemetry';
 import type { Broker, HistoryReader } from '../../broker/broker.js';
 import { createCatchup, type CatchingUp } from './catchup.js';
+import { createConflationState, type Conflating } from './conflation.js';
 import type { CompiledSubscription } from '../operations/operations.js';
 
 /** One client subscription (one graphql-ws `id` on one connection). Returned as the handle to remove it. */
-export interface Subscriber<C> extends CatchingUp<C> {
+export interface Subscriber<C> extends CatchingUp<C>, Conflating<C> {
   readonly id: string;
   readonly group: Group<C>;
   /** Asked for delta payloads (`extensions.delta`, allowed by the server): see delta.ts. */
@@ -41,6 +42,8 @@ export interface Group<C> {
   /** Positions of `pending` (partition, offset), for subscribers that are catching up. */
   pendingPartition: number[];
   pendingOffset: string[];
+  /** Routing keys of `pending` (the envelopes' `key`), for conflating subscribers (conflation.ts). */
+  pendingKey: (string | null)[];
   /** Characters of `pending`, for the flush's per-group bound. */
   pendingChars: number;
   /** Sum of the subscribers' frame-head lengths, for bytes-out without a per-subscriber loop. */
@@ -111,6 +114,8 @@ export interface JoinOptions {
   readonly delta: boolean;
   /** It catches up first (resume, start, snapshot): live payloads are held from this moment. */
   readonly catchup: boolean;
+  /** Latest-value conflation when its connection lags (conflation.ts). @default false */
+  readonly conflate?: boolean | undefined;
 }
 
 /** Adds a subscriber to its operation's group (opening the group, and its channels, if it is the first). */
@@ -124,6 +129,7 @@ export function joinGroup<C>(registry: Registry<C>, conn: C, id: string, op: Com
     catchup: options.catchup ? createCatchup() : undefined,
     delta: options.delta,
     hasBase: false,
+    conflation: options.conflate === true ? createConflationState() : undefined,
   };
   group.subscribers.add(subscriber);
   group.headBytes += subscriber.head.length;
@@ -167,7 +173,7 @@ export function confirmedChannels<C>(registry: Registry<C>): number {
 function openGroup<C>(registry: Registry<C>, op: CompiledSubscription): Group<C> {
   const { fieldName, topic } = op.route;
   const context = registry.contextFactories ? createLazyContext(registry.contextFactories, { dedupKey: op.dedupKey, fieldName, topic }) : undefined;
-  const group: Group<C> = { op, subscribers: new Set(), pending: [], pendingTs: [], pendingPartition: [], pendingOffset: [], pendingChars: 0, headBytes: 0, deltaSubscribers: 0, deltaBase: undefined, context };
+  const group: Group<C> = { op, subscribers: new Set(), pending: [], pendingTs: [], pendingPartition: [], pendingOffset: [], pendingKey: [], pendingChars: 0, headBytes: 0, deltaSubscribers: 0, deltaBase: undefined, context };
   registry.groups.set(op.dedupKey, group);
   retainTopic(registry, topic);
   for (const channel of op.channels) retainChannel(registry, channel, group);

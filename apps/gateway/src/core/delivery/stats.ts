@@ -18,6 +18,8 @@ export interface HubStats {
   /** Subscriptions served a snapshot, and the entries sent to them (snapshot.ts). */
   snapshots: number;
   snapshotEntries: number;
+  /** Events a newer one of the same key replaced in a lagging conflating subscriber's queue (conflation.ts). */
+  conflated: number;
   /** Envelopes dropped because their position was already delivered (ingest re-publishes after a crash or rebalance; fanout.ts). */
   duplicates: number;
   /** fanout.ts; snapshot.ts for a snapshot's entries. */
@@ -33,5 +35,5 @@ export interface HubStats {
 }
 
 export function createHubStats(): HubStats {
-  return { eventsIn: 0, backfilled: 0, resumes: 0, resumesNotRecovered: 0, replaysByTime: 0, replaysByTimeNotRecovered: 0, replayed: 0, snapshots: 0, snapshotEntries: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0, deltaFramesOut: 0, pauses: 0 };
+  return { eventsIn: 0, backfilled: 0, resumes: 0, resumesNotRecovered: 0, replaysByTime: 0, replaysByTimeNotRecovered: 0, replayed: 0, snapshots: 0, snapshotEntries: 0, conflated: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0, deltaFramesOut: 0, pauses: 0 };
 }

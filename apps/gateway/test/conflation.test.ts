@@ -1,0 +1,105 @@
+// Latest-value conflation in the hub on the real in-process bus: a connection without room keeps the
+// newest payload per key (shared strings), gets them in offset order per partition with
+// `extensions.conflated`, is never closed below the key bound, and is closed past it.
+import { describe, expect, it } from 'vitest';
+import { auctionSchemaPath, channelName, encodeEnvelope, loadWirestreamSchema, shardOf } from '@wirestream/schema';
+import { createLogger, createMemorySink } from '@wirestream/telemetry';
+import { waitFor } from '@wirestream/testkit';
+import { createHub, createMemoryBus, createOperationCompiler, type CompiledSubscription, type ConnectionWriter } from '../src/index.js';
+
+const schema = loadWirestreamSchema(auctionSchemaPath);
+const TOPIC = 'listing-events';
+const compiler = createOperationCompiler(schema);
+const result = compiler.compile({ query: 'subscription { listingUpdated { listing_id event_type } }' });
+if (!result.ok || result.operation.kind !== 'subscription') throw new Error('does not compile');
+const ALL: CompiledSubscription = result.operation;
+
+interface Frame {
+  payload: { data?: { listingUpdated: { listing_id: string; event_type: string } }; extensions?: { position?: { partition: number; offset: string }; conflated?: number } };
+}
+interface TestConn {
+  readonly frames: Frame[];
+  /** The connection takes frames (false: its buffer is full). */
+  room: boolean;
+  closed: { code: number; reason: string } | undefined;
+}
+const conn = (): TestConn => ({ frames: [], room: true, closed: undefined });
+
+function setup(conflateMaxKeys = 10_000) {
+  const bus = createMemoryBus();
+  const writer: ConnectionWriter<TestConn> = {
+    send: (c, frame) => void c.frames.push(JSON.parse(frame) as Frame),
+    sendFrames(c, head, payloads) {
+      for (const payload of payloads) c.frames.push(JSON.parse(head + payload + '}') as Frame);
+    },
+    close(c, code, reason) {
+      c.closed = { code, reason };
+    },
+    hasRoom: (c) => c.room,
+    replayChunkBytes: 4_096,
+  };
+  const hub = createHub<TestConn>({ schema, broker: bus.broker, history: bus.history, logger: createLogger({ name: 'conflation-test', destination: createMemorySink() }), writer, conflateMaxKeys });
+  const offset = new Map<number, number>();
+  const publish = (listingId: string, partition = 0): string => {
+    const next = offset.get(partition) ?? 0;
+    offset.set(partition, next + 1);
+    const at = String(next);
+    const text = encodeEnvelope({ topic: TOPIC, partition, offset: at, key: listingId, ts: Date.now() }, JSON.stringify({ listing_id: listingId, event_type: `e${partition}-${at}` }));
+    bus.publish(channelName('ws', TOPIC, shardOf(listingId, 16)), text, { topic: TOPIC, partition, offset: at });
+    return at;
+  };
+  return { hub, publish };
+}
+
+const positions = (c: TestConn): string[] => c.frames.flatMap((f) => (f.payload.extensions?.position ? [`${f.payload.extensions.position.partition}:${f.payload.extensions.position.offset}`] : []));
+
+describe('latest-value conflation (extensions.conflate)', () => {
+  it('keeps the newest payload per key while the connection has no room, then sends them in offset order with the count', async () => {
+    const { hub, publish } = setup();
+    const dashboard = conn();
+    const feed = conn();
+    hub.subscribe(dashboard, 'd', ALL, { conflate: true });
+    hub.subscribe(feed, 'f', ALL);
+    await waitFor(() => hub.stats().confirmedChannels === 16, { message: 'channels confirmed' });
+    publish('a');
+    await waitFor(() => dashboard.frames.length === 1, { message: 'a live frame while there is room' });
+    dashboard.room = false;
+    // 0:1 a, 0:2 b, 0:3 a, 0:4 c, 0:5 a, 1:0 d, 1:1 d, 0:6 b
+    for (const [key, partition] of [['a', 0], ['b', 0], ['a', 0], ['c', 0], ['a', 0], ['d', 1], ['d', 1], ['b', 0]] as const) publish(key, partition);
+    await waitFor(() => feed.frames.length === 9, { message: 'the plain subscriber got every event' });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(dashboard.frames).toHaveLength(1);
+    expect(dashboard.closed).toBeUndefined();
+    dashboard.room = true;
+    await waitFor(() => dashboard.frames.length === 5, { message: 'one frame per key once room came' });
+    // Per partition in offset order: c@4, a@5, b@6; d@1. Each with how many of its key it replaced.
+    const sent = dashboard.frames.slice(1).map((f) => `${f.payload.data?.listingUpdated.listing_id}@${f.payload.extensions?.position?.partition}:${f.payload.extensions?.position?.offset}/${f.payload.extensions?.conflated ?? 0}`);
+    expect(sent).toEqual(['c@0:4/0', 'a@0:5/2', 'b@0:6/1', 'd@1:1/1']);
+    expect(hub.stats().conflated).toBe(4);
+    // Live again: frames flow as they come.
+    publish('a');
+    await waitFor(() => dashboard.frames.length === 6, { message: 'live again' });
+    expect(positions(dashboard).at(-1)).toBe('0:7');
+  });
+
+  it('is never closed below its key bound however many events wait; past it, the slow-consumer close', async () => {
+    const { hub, publish } = setup(50);
+    const dashboard = conn();
+    hub.subscribe(dashboard, 'd', ALL, { conflate: true });
+    await waitFor(() => hub.stats().confirmedChannels === 16, { message: 'channels confirmed' });
+    dashboard.room = false;
+    for (let i = 0; i < 5_000; i++) publish(`lst-${i % 50}`);
+    await waitFor(() => hub.stats().eventsIn === 5_000, { message: 'every event in' });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(dashboard.closed).toBeUndefined();
+    dashboard.room = true;
+    await waitFor(() => dashboard.frames.length === 50, { message: "every key's latest value" });
+    expect(dashboard.frames.map((f) => f.payload.data?.listingUpdated.event_type).sort()).toEqual(Array.from({ length: 50 }, (_, i) => `e0-${4_950 + i}`).sort());
+    expect(dashboard.frames.every((f) => f.payload.extensions?.conflated === 99)).toBe(true);
+    dashboard.room = false;
+    publish('one-key-too-many');
+    for (let i = 0; i < 50; i++) publish(`lst-${i}`);
+    await waitFor(() => dashboard.closed !== undefined, { message: 'closed past the bound' });
+    expect(dashboard.closed).toMatchObject({ code: 1013, reason: expect.stringContaining('GATEWAY_CONFLATE_MAX_KEYS') as unknown });
+  });
+});
