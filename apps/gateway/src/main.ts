@@ -154,6 +154,7 @@ const gateway = createGateway(
     maxTokens: config.maxTokens,
     snapshotMaxKeys: config.snapshotMaxKeys,
     conflateMaxKeys: config.conflateMaxKeys,
+    maxRateCeiling: config.maxRateCeiling,
     documentLimits: {
       maxDepth: config.maxDepth,
       maxAliases: config.maxAliases,

@@ -19,18 +19,23 @@ interface Frame {
 }
 interface TestConn {
   readonly frames: Frame[];
+  /** performance.now() of each frame. */
+  readonly times: number[];
   /** The connection takes frames (false: its buffer is full). */
   room: boolean;
   closed: { code: number; reason: string } | undefined;
 }
-const conn = (): TestConn => ({ frames: [], room: true, closed: undefined });
+const conn = (): TestConn => ({ frames: [], times: [], room: true, closed: undefined });
 
-function setup(conflateMaxKeys = 10_000) {
+function setup(conflateMaxKeys = 10_000, maxRateCeiling = 1_000) {
   const bus = createMemoryBus();
   const writer: ConnectionWriter<TestConn> = {
     send: (c, frame) => void c.frames.push(JSON.parse(frame) as Frame),
     sendFrames(c, head, payloads) {
-      for (const payload of payloads) c.frames.push(JSON.parse(head + payload + '}') as Frame);
+      for (const payload of payloads) {
+        c.frames.push(JSON.parse(head + payload + '}') as Frame);
+        c.times.push(performance.now());
+      }
     },
     close(c, code, reason) {
       c.closed = { code, reason };
@@ -38,7 +43,7 @@ function setup(conflateMaxKeys = 10_000) {
     hasRoom: (c) => c.room,
     replayChunkBytes: 4_096,
   };
-  const hub = createHub<TestConn>({ schema, broker: bus.broker, history: bus.history, logger: createLogger({ name: 'conflation-test', destination: createMemorySink() }), writer, conflateMaxKeys });
+  const hub = createHub<TestConn>({ schema, broker: bus.broker, history: bus.history, logger: createLogger({ name: 'conflation-test', destination: createMemorySink() }), writer, conflateMaxKeys, maxRateCeiling });
   const offset = new Map<number, number>();
   const publish = (listingId: string, partition = 0): string => {
     const next = offset.get(partition) ?? 0;
@@ -102,4 +107,49 @@ describe('latest-value conflation (extensions.conflate)', () => {
     await waitFor(() => dashboard.closed !== undefined, { message: 'closed past the bound' });
     expect(dashboard.closed).toMatchObject({ code: 1013, reason: expect.stringContaining('GATEWAY_CONFLATE_MAX_KEYS') as unknown });
   });
+
+  it('maxRate 2 at 1,000 events/s: at most 2 frames a second (give or take one), and every key ends at its last value', async () => {
+    const { hub, publish } = setup();
+    const capped = conn();
+    hub.subscribe(capped, 'c', ALL, { maxRate: 2 });
+    await waitFor(() => hub.stats().confirmedChannels === 16, { message: 'channels confirmed' });
+    const last = new Map<string, string>();
+    const started = performance.now();
+    for (let tick = 0; performance.now() - started < 2_500; tick++) {
+      for (let i = 0; i < 10; i++) {
+        const key = `k${(tick * 10 + i) % 3}`;
+        last.set(key, `e0-${publish(key)}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const valueOf = (key: string): string | undefined => [...capped.frames].reverse().find((f) => f.payload.data?.listingUpdated.listing_id === key)?.payload.data?.listingUpdated.event_type;
+    await waitFor(() => [...last].every(([key, value]) => valueOf(key) === value), { timeoutMs: 5_000, message: 'every key at its last value' });
+    const perSecond = Math.max(...capped.times.map((t) => capped.times.filter((u) => u >= t && u < t + 1_000).length));
+    expect(perSecond).toBeLessThanOrEqual(3);
+    expect(capped.frames.length).toBeLessThan(12);
+    expect(hub.stats().rateCapped).toBeGreaterThan(1_000);
+    expect(positionsRise(capped)).toBe(true);
+  });
+
+  it('lowers a maxRate above the server ceiling to it', async () => {
+    const { hub, publish } = setup(10_000, 1);
+    const capped = conn();
+    hub.subscribe(capped, 'c', ALL, { maxRate: 500 });
+    await waitFor(() => hub.stats().confirmedChannels === 16, { message: 'channels confirmed' });
+    for (let i = 0; i < 3; i++) publish(`k${i}`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(capped.frames).toHaveLength(1);
+  });
 });
+
+/** Per partition, offsets strictly rising. */
+function positionsRise(c: TestConn): boolean {
+  const last = new Map<number, number>();
+  return c.frames.every((f) => {
+    const position = f.payload.extensions?.position;
+    if (!position) return true;
+    const before = last.get(position.partition) ?? -1;
+    last.set(position.partition, Number(position.offset));
+    return Number(position.offset) > before;
+  });
+}

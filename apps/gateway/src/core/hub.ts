@@ -65,6 +65,8 @@ export interface HubDeps<C> {
    * slow-consumer close applies (conflation.ts). @default GATEWAY_DEFAULTS.conflateMaxKeys
    */
   readonly conflateMaxKeys?: number | undefined;
+  /** GATEWAY_MAX_RATE_CEILING: the highest `extensions.maxRate` (frames per second); a higher one is lowered to it. @default GATEWAY_DEFAULTS.maxRateCeiling */
+  readonly maxRateCeiling?: number | undefined;
   /** OpenTelemetry tracer: spans for events whose envelope carries a sampled trace (trip-tracing.ts). @default undefined (none) */
   readonly tracer?: Tracer | undefined;
 }
@@ -92,6 +94,8 @@ export interface SubscribeOptions {
    * waits, not every event. Its payloads are full (no delta mode). @default false
    */
   readonly conflate?: boolean | undefined;
+  /** At most this many frames per second, the newest value of each key winning between frames (implies `conflate`). @default undefined (no cap) */
+  readonly maxRate?: number | undefined;
   /** Delta payloads where it holds the base (delta.ts). @default false */
   readonly delta?: boolean | undefined;
   /** Tell the client its starting point (epoch, positions) before any event (start.ts); ignored with `resume`. @default false */
@@ -127,6 +131,7 @@ interface HubParts<C> {
   readonly registry: Registry<C>;
   readonly inbound: Inbound;
   readonly catchups: CatchupContext<C>;
+  readonly maxRateCeiling: number;
 }
 
 /**
@@ -149,7 +154,9 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
   const backfill = createBackfill<C>({ history, logger, stats, epoch, registry, inbound, fanout });
   const slice = { inbound, fanout, flusher };
   scheduler.run = () => runSlice(slice);
-  const parts: HubParts<C> = { logger, writer, stats, registry, inbound, catchups: { writer, history, snapshots, stats, epoch, renderer, registry, metrics } };
+  const parts: HubParts<C> = { logger, writer, stats, registry, inbound, catchups: { writer, history, snapshots, stats, epoch, renderer, registry, metrics },
+    maxRateCeiling: deps.maxRateCeiling ?? GATEWAY_DEFAULTS.maxRateCeiling,
+  };
   broker.attach({
     message: (channel, text) => onBrokerMessage(inbound, channel, text),
     lost: () => onBrokerLost(backfill),
@@ -168,13 +175,14 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
 
 function addSubscriber<C>(parts: HubParts<C>, conn: C, id: string, op: CompiledSubscription, options: SubscribeOptions): Subscriber<C> {
   const { resume, frameType = 'next' } = options;
-  const conflate = options.conflate === true;
+  const maxRate = options.maxRate === undefined ? undefined : Math.min(options.maxRate, parts.maxRateCeiling);
+  const conflate = options.conflate === true || maxRate !== undefined;
   const delta = options.delta === true && !conflate;
   const start = resume === undefined && options.start === true;
   const since = resume === undefined ? options.since : undefined;
   const snapshotAsk = resume === undefined && since === undefined ? options.snapshot : undefined;
   const catchup = resume !== undefined || start || since !== undefined || snapshotAsk !== undefined;
-  const subscriber = joinGroup(parts.registry, conn, id, op, { frameType, delta, catchup, conflate });
+  const subscriber = joinGroup(parts.registry, conn, id, op, { frameType, delta, catchup, conflate, maxRate });
   const { catchups, logger, writer } = parts;
   if (resume) {
     parts.stats.resumes++;

@@ -33,6 +33,8 @@ export interface GatewayMetrics {
   readonly redisPaused: Counter;
   /** Events replaced by a newer one of the same key in a lagging conflating subscriber's queue. */
   readonly conflatedEvents: Counter;
+  /** Events not sent because a rate cap (extensions.maxRate) let a newer one of the same key replace them. */
+  readonly rateCappedEvents: Counter;
   /** Subscriptions replayed from a time (`extensions.since`), by whether history reached back (`recovered`). */
   readonly replaysByTime: Counter<'recovered'>;
   /** Messages received from clients, by subprotocol (`protocol` label): bind a child per protocol once. */
@@ -75,6 +77,11 @@ export function createGatewayMetrics(registry: Registry): GatewayMetrics {
     conflatedEvents: new Counter({
       name: 'wirestream_gateway_conflated_events_total',
       help: 'Events not sent because a newer one of the same key replaced them in a lagging conflating subscriber\'s queue (extensions.conflate).',
+      registers,
+    }),
+    rateCappedEvents: new Counter({
+      name: 'wirestream_gateway_rate_capped_events_total',
+      help: 'Events not sent because a subscription\'s rate cap (extensions.maxRate) let a newer one of the same key replace them while it waited for its turn.',
       registers,
     }),
     replaysByTime: new Counter({

@@ -12,16 +12,23 @@
  * skipped was superseded by what it got). A frame that superseded others carries
  * `extensions.conflated`: how many events of its key it replaced.
  *
+ * A rate cap (`extensions.maxRate: N`) is the same queue, always used: at most one frame every 1/N s
+ * (a poll may send what its 10 ms owed), so at most N frames in any second, give or take one;
+ * between frames the newest value of each key wins.
+ *
  * This module writes every {@link ConflationState} and the {@link Conflator}; the flush hands
  * payloads in ({@link conflateFrames}).
  */
+import { performance } from 'node:perf_hooks';
 import type { ConnectionWriter, FramePositions } from '../connection-writer.js';
 import { currentEpoch, type Epoch } from './epoch.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { HubStats } from './stats.js';
 
-/** How often waiting queues look for room in their connections. */
+/** How often waiting queues look for room in their connections (and rate-capped ones for their turn). */
 const POLL_MS = 10;
+/** The slowest rate cap: a frame a minute. */
+const MIN_RATE = 1 / 60;
 /** `'"conflated":'`: spliced into a payload's extensions (the last member of every payload). */
 const CONFLATED_FIELD = ',"conflated":';
 
@@ -39,6 +46,10 @@ export interface ConflationState {
   size: number;
   /** Closed for more than the bound: nothing more is queued. */
   closed: boolean;
+  /** A rate cap's time between frames (ms); 0 without one. */
+  readonly intervalMs: number;
+  /** performance.now() before which a rate-capped queue sends nothing more. */
+  nextAtMs: number;
 }
 
 /** What conflation needs of a subscriber (groups.ts's Subscriber is one). */
@@ -68,9 +79,22 @@ export function createConflator<C>(deps: ConflatorDeps<C>): Conflator<C> {
   return { ...deps, waiting: new Set(), timer: undefined };
 }
 
-/** A new subscriber's (empty) queue. */
-export function createConflationState(): ConflationState {
-  return { partitions: new Map(), size: 0, closed: false };
+/** A new subscriber's (empty) queue; with `maxRate` (frames per second), a rate-capped one. */
+export function createConflationState(maxRate?: number): ConflationState {
+  return { partitions: new Map(), size: 0, closed: false, intervalMs: maxRate === undefined ? 0 : 1_000 / maxRate, nextAtMs: 0 };
+}
+
+/**
+ * Validates `extensions.maxRate` of a subscribe payload (external input): frames per second, a
+ * positive number (a fraction is a frame every few seconds). Returns undefined when absent, an error
+ * message naming the field when malformed. The server's ceiling applies after (hub.ts).
+ */
+export function parseMaxRateRequest(extensions: unknown): number | undefined | string {
+  if (extensions === null || typeof extensions !== 'object') return undefined;
+  const maxRate = (extensions as Record<string, unknown>)['maxRate'];
+  if (maxRate === undefined || maxRate === null) return undefined;
+  if (typeof maxRate === 'number' && Number.isFinite(maxRate) && maxRate >= MIN_RATE) return maxRate;
+  return `extensions.maxRate must be a number of frames per second of at least ${MIN_RATE}, got ${JSON.stringify(maxRate)?.slice(0, 40) ?? typeof maxRate}`;
 }
 
 /**
@@ -103,7 +127,7 @@ export function conflateFrames<C>(conflator: Conflator<C>, subscriber: Conflatin
   const state = subscriber.conflation as ConflationState;
   if (state.closed) return;
   const { writer } = conflator;
-  if (state.size === 0 && frames.chars <= writer.replayChunkBytes && writer.hasRoom(subscriber.conn)) {
+  if (state.size === 0 && state.intervalMs === 0 && frames.chars <= writer.replayChunkBytes && writer.hasRoom(subscriber.conn)) {
     writer.sendFrames(subscriber.conn, subscriber.head, frames.payloads, frames.positions);
     return;
   }
@@ -113,7 +137,10 @@ export function conflateFrames<C>(conflator: Conflator<C>, subscriber: Conflatin
   for (let i = 0; i < payloads.length; i++) {
     replaced += enqueue(state, positions.partitions[i] as number, keys[i] ?? null, positions.offsets[i] as string, payloads[i] as string);
   }
-  if (replaced > 0) {
+  if (replaced > 0 && state.intervalMs > 0) {
+    conflator.stats.rateCapped += replaced;
+    conflator.metrics?.rateCappedEvents.inc(replaced);
+  } else if (replaced > 0) {
     conflator.stats.conflated += replaced;
     conflator.metrics?.conflatedEvents.inc(replaced);
   }
@@ -162,7 +189,8 @@ function forget<C>(conflator: Conflator<C>, subscriber: Conflating<C>, state: Co
 function drain<C>(conflator: Conflator<C>, subscriber: Conflating<C>): void {
   const state = subscriber.conflation as ConflationState;
   const { writer } = conflator;
-  while (state.size > 0 && writer.hasRoom(subscriber.conn)) {
+  let allowed = allowance(state);
+  while (state.size > 0 && allowed > 0 && writer.hasRoom(subscriber.conn)) {
     const payloads: string[] = [];
     const partitions: number[] = [];
     const offsets: string[] = [];
@@ -175,11 +203,13 @@ function drain<C>(conflator: Conflator<C>, subscriber: Conflating<C>): void {
         chars += slot.payload.length + subscriber.head.length;
         slots.delete(name);
         state.size--;
-        if (chars >= writer.replayChunkBytes) break;
+        if (chars >= writer.replayChunkBytes || payloads.length >= allowed) break;
       }
       if (slots.size === 0) state.partitions.delete(partition);
-      if (chars >= writer.replayChunkBytes) break;
+      if (chars >= writer.replayChunkBytes || payloads.length >= allowed) break;
     }
+    allowed -= payloads.length;
+    spend(state, payloads.length);
     writer.sendFrames(subscriber.conn, subscriber.head, payloads, { epoch: currentEpoch(conflator.epoch), partitions, offsets });
   }
   if (state.size === 0) conflator.waiting.delete(subscriber);
@@ -187,6 +217,23 @@ function drain<C>(conflator: Conflator<C>, subscriber: Conflating<C>): void {
     conflator.waiting.add(subscriber);
     conflator.timer ??= setTimeout(() => poll(conflator), POLL_MS);
   }
+}
+
+/** Frames a queue may send now: any number without a rate cap; with one, what is owed since its last frame. */
+function allowance(state: ConflationState): number {
+  if (state.intervalMs === 0) return Infinity;
+  const now = performance.now();
+  if (now < state.nextAtMs) return 0;
+  // What the poll's own period owed, no more: an idle queue does not save up a burst.
+  const base = Math.max(state.nextAtMs, now - POLL_MS);
+  return 1 + Math.floor((now - base) / state.intervalMs);
+}
+
+/** A rate-capped queue sent `frames`: its next frame is due that many intervals later. */
+function spend(state: ConflationState, frames: number): void {
+  if (state.intervalMs === 0) return;
+  const now = performance.now();
+  state.nextAtMs = Math.max(state.nextAtMs, now - POLL_MS) + frames * state.intervalMs;
 }
 
 /** The timer: every waiting queue whose connection has room now is written; stops when none waits. */

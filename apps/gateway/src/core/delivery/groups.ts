@@ -116,6 +116,8 @@ export interface JoinOptions {
   readonly catchup: boolean;
   /** Latest-value conflation when its connection lags (conflation.ts). @default false */
   readonly conflate?: boolean | undefined;
+  /** With `conflate`: at most this many frames per second (conflation.ts). @default undefined (no cap) */
+  readonly maxRate?: number | undefined;
 }
 
 /** Adds a subscriber to its operation's group (opening the group, and its channels, if it is the first). */
@@ -129,7 +131,7 @@ export function joinGroup<C>(registry: Registry<C>, conn: C, id: string, op: Com
     catchup: options.catchup ? createCatchup() : undefined,
     delta: options.delta,
     hasBase: false,
-    conflation: options.conflate === true ? createConflationState() : undefined,
+    conflation: options.conflate === true ? createConflationState(options.maxRate) : undefined,
   };
   group.subscribers.add(subscriber);
   group.headBytes += subscriber.head.length;

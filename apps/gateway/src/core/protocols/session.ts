@@ -11,7 +11,7 @@ import type { Logger } from '@wirestream/telemetry';
 import type { Authenticator, Principal } from '../../auth/authenticator.js';
 import { GATEWAY_DEFAULTS } from '../../defaults.js';
 import type { ConnectionWriter } from '../connection-writer.js';
-import { parseConflateRequest } from '../delivery/conflation.js';
+import { parseConflateRequest, parseMaxRateRequest } from '../delivery/conflation.js';
 import { parseDeltaRequest } from '../delivery/delta.js';
 import type { Hub } from '../hub.js';
 import type { Subscriber } from '../delivery/groups.js';
@@ -203,9 +203,11 @@ export function startSubscription<C extends Connection<C>>(state: SessionState<C
   if (typeof since === 'string') return { kind: 'errors', errors: [{ message: since }] };
   const conflate = parseConflateRequest(payload.extensions);
   if (typeof conflate === 'string') return { kind: 'errors', errors: [{ message: conflate }] };
+  const maxRate = parseMaxRateRequest(payload.extensions);
+  if (typeof maxRate === 'string') return { kind: 'errors', errors: [{ message: maxRate }] };
   const snapshot = resolveSnapshotAsk(payload.extensions, operation, { maxKeys: state.snapshotMaxKeys, available: state.hub.snapshots });
   if (typeof snapshot === 'string') return { kind: 'errors', errors: [{ message: snapshot }] };
-  subscriptions.set(id, state.hub.subscribe(conn, id, operation, { resume, since, conflate, delta: delta && state.allowDelta, start, snapshot, frameType }));
+  subscriptions.set(id, state.hub.subscribe(conn, id, operation, { resume, since, conflate, maxRate, delta: delta && state.allowDelta, start, snapshot, frameType }));
   return { kind: 'subscribed' };
 }
 

@@ -21,7 +21,7 @@ import type { CompiledSubscription, OperationCompiler } from '../operations/oper
 import { parseResumeRequest, type ResumeRequest } from '../recovery/resume-request.js';
 import { parseSinceRequest, type SinceRequest } from '../recovery/since-request.js';
 import { resolveSnapshotAsk, type SnapshotAsk } from '../recovery/snapshot-request.js';
-import { parseConflateRequest } from '../delivery/conflation.js';
+import { parseConflateRequest, parseMaxRateRequest } from '../delivery/conflation.js';
 import { advanceCursor, cursorFrom, decodeCursor, encodeCursor, startCursor, type CursorState } from './sse-cursor.js';
 import { runSchemaQuery } from '../operations/query.js';
 
@@ -64,6 +64,8 @@ export type SsePrepared =
       readonly since?: SinceRequest | undefined;
       /** `extensions.conflate`: the latest value of each key while the stream lags. */
       readonly conflate?: boolean | undefined;
+      /** `extensions.maxRate`: at most this many events a second. */
+      readonly maxRate?: number | undefined;
       /** `extensions.snapshot`: the current values first (ignored when resuming: resume wins). */
       readonly snapshot?: SnapshotAsk | undefined;
       readonly expiresAtMs: number;
@@ -106,6 +108,7 @@ export function createSseSessions<S extends SseStream>(deps: SseSessionDeps<S>):
         start: prepared.resume === undefined,
         since: prepared.since,
         conflate: prepared.conflate,
+        maxRate: prepared.maxRate,
         snapshot: prepared.snapshot,
       });
     },
@@ -145,9 +148,11 @@ async function prepare<S extends SseStream>(
   if (typeof since === 'string') return { kind: 'events', events: errorEvents([{ message: since }]) };
   const conflate = parseConflateRequest(request.params.extensions);
   if (typeof conflate === 'string') return { kind: 'events', events: errorEvents([{ message: conflate }]) };
+  const maxRate = parseMaxRateRequest(request.params.extensions);
+  if (typeof maxRate === 'string') return { kind: 'events', events: errorEvents([{ message: maxRate }]) };
   const snapshot = resolveSnapshotAsk(request.params.extensions, operation, { maxKeys: deps.snapshotMaxKeys ?? GATEWAY_DEFAULTS.snapshotMaxKeys, available: deps.hub.snapshots });
   if (typeof snapshot === 'string') return { kind: 'events', events: errorEvents([{ message: snapshot }]) };
-  return { kind: 'subscription', operation, resume, since, conflate, snapshot, expiresAtMs: auth.principal.expiresAtMs ?? 0 };
+  return { kind: 'subscription', operation, resume, since, conflate, maxRate, snapshot, expiresAtMs: auth.principal.expiresAtMs ?? 0 };
 }
 
 /** The resume point: `Last-Event-ID` (header or query parameter) first, else `extensions.resume`. */
