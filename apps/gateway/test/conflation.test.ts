@@ -111,7 +111,7 @@ describe('latest-value conflation (extensions.conflate)', () => {
   it('maxRate 2 at 1,000 events/s: at most 2 frames a second (give or take one), and every key ends at its last value', async () => {
     const { hub, publish } = setup();
     const capped = conn();
-    hub.subscribe(capped, 'c', ALL, { maxRate: 2 });
+    hub.subscribe(capped, 'c', ALL, { maxRate: 2, start: true });
     await waitFor(() => hub.stats().confirmedChannels === 16, { message: 'channels confirmed' });
     const last = new Map<string, string>();
     const started = performance.now();

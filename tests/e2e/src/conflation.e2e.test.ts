@@ -37,11 +37,11 @@ const latest = new Map<string, number>();
 
 const partitionOf = (key: string): number => Number(key.slice(4)) % PARTITIONS;
 
-async function send(count: number): Promise<void> {
+async function send(count: number, keys = KEYS): Promise<void> {
   for (let done = 0; done < count; done += 1_000) {
     const messages = Array.from({ length: Math.min(1_000, count - done) }, () => {
       const s = seq++;
-      const key = `lst-${s % KEYS}`;
+      const key = `lst-${s % keys}`;
       latest.set(key, s);
       return { key, partition: partitionOf(key), value: JSON.stringify({ listingId: key, seq: s, pad: PAD }) };
     });
@@ -62,6 +62,8 @@ interface Received {
   readonly partition: number;
   readonly offset: string;
   readonly conflated: number;
+  /** When it arrived (ms). */
+  readonly at: number;
 }
 
 /** A raw graphql-transport-ws client (so its TCP socket can be paused) with `extensions`. */
@@ -77,7 +79,7 @@ function rawClient(extensions: Record<string, unknown>, to = port) {
     if (message.type !== 'next') return;
     const changed = message.payload?.data?.priceChanged;
     const position = message.payload?.extensions?.['position'] as { partition: number; offset: string } | undefined;
-    if (changed && position) received.push({ key: changed.listing_id, seq: changed.seq, partition: position.partition, offset: position.offset, conflated: Number(message.payload?.extensions?.['conflated'] ?? 0) });
+    if (changed && position) received.push({ key: changed.listing_id, seq: changed.seq, partition: position.partition, offset: position.offset, conflated: Number(message.payload?.extensions?.['conflated'] ?? 0), at: performance.now() });
     else signals.push(message.payload?.extensions);
   });
   ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init' })));
@@ -192,5 +194,26 @@ describe('latest-value conflation, end to end', () => {
     resumed.ws.close();
     feed.ws.close();
     baselineFeed.ws.close();
+  });
+
+  it('maxRate 2 on a topic at 1,000 events/s: at most 2 frames a second (give or take one), every key final value arrives', async () => {
+    const capped = rawClient({ maxRate: 2, start: true });
+    await waitFor(() => capped.signals.length === 1, { message: 'subscribed (start received)' });
+    latest.clear();
+    const firstSeq = seq;
+    const started = performance.now();
+    while (performance.now() - started < 3_000) {
+      const tick = performance.now();
+      await send(100, 3); // three keys, 100 events every 100 ms
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 100 - (performance.now() - tick))));
+    }
+    const sent = seq - firstSeq;
+    await waitFor(() => [...latest].every(([key, s]) => capped.received.some((r) => r.key === key && r.seq === s)), { timeoutMs: 10_000, message: "every key's final value" });
+    const times = capped.received.map((r) => r.at);
+    const perSecond = Math.max(...times.map((t) => times.filter((u) => u >= t && u < t + 1_000).length));
+    console.info(`[e2e] maxRate 2: ${capped.received.length} frames for ${sent} events over ${((performance.now() - started) / 1_000).toFixed(1)} s; at most ${perSecond} in any second`);
+    expect(perSecond).toBeLessThanOrEqual(3);
+    expect(rising(capped.received)).toBe(true);
+    capped.ws.close();
   });
 });

@@ -14,7 +14,7 @@ import type { Broker, HistoryReader, SnapshotReader } from '../broker/broker.js'
 import { GATEWAY_DEFAULTS } from '../defaults.js';
 import { createBackfill, onBrokerLost, onBrokerReady } from './recovery/backfill.js';
 import type { ConnectionWriter } from './connection-writer.js';
-import { createConflator } from './delivery/conflation.js';
+import { createConflationState, createConflator, type Conflator } from './delivery/conflation.js';
 import { createEpoch, knownEpoch } from './delivery/epoch.js';
 import { createFanout } from './delivery/fanout.js';
 import { createFlusher } from './delivery/flush.js';
@@ -132,6 +132,7 @@ interface HubParts<C> {
   readonly inbound: Inbound;
   readonly catchups: CatchupContext<C>;
   readonly maxRateCeiling: number;
+  readonly conflator: Conflator<C>;
 }
 
 /**
@@ -148,7 +149,7 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
   const renderer = createRenderer(schema, stats);
   const tracing = createTracing<C>(deps.tracer);
   const conflator = createConflator<C>({ writer, stats, metrics, epoch, maxKeys: deps.conflateMaxKeys ?? GATEWAY_DEFAULTS.conflateMaxKeys });
-  const flusher = createFlusher<C>({ writer, metrics, stats, epoch, scheduler, tracing, conflator, flushDelayMs: flow.flushDelayMs });
+  const flusher = createFlusher<C>({ writer, metrics, stats, epoch, scheduler, tracing, flushDelayMs: flow.flushDelayMs });
   const fanout = createFanout<C>({ logger, metrics, stats, registry, epoch, renderer, tracing, flusher });
   const inbound = createInbound({ broker, logger, metrics, stats, flow, scheduler });
   const backfill = createBackfill<C>({ history, logger, stats, epoch, registry, inbound, fanout });
@@ -156,6 +157,7 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
   scheduler.run = () => runSlice(slice);
   const parts: HubParts<C> = { logger, writer, stats, registry, inbound, catchups: { writer, history, snapshots, stats, epoch, renderer, registry, metrics },
     maxRateCeiling: deps.maxRateCeiling ?? GATEWAY_DEFAULTS.maxRateCeiling,
+    conflator,
   };
   broker.attach({
     message: (channel, text) => onBrokerMessage(inbound, channel, text),
@@ -182,7 +184,12 @@ function addSubscriber<C>(parts: HubParts<C>, conn: C, id: string, op: CompiledS
   const since = resume === undefined ? options.since : undefined;
   const snapshotAsk = resume === undefined && since === undefined ? options.snapshot : undefined;
   const catchup = resume !== undefined || start || since !== undefined || snapshotAsk !== undefined;
-  const subscriber = joinGroup(parts.registry, conn, id, op, { frameType, delta, catchup, conflate, maxRate });
+  const subscriber = joinGroup(parts.registry, conn, id, op, {
+    frameType,
+    delta,
+    catchup,
+    conflation: conflate ? createConflationState(parts.conflator, maxRate) : undefined,
+  });
   const { catchups, logger, writer } = parts;
   if (resume) {
     parts.stats.resumes++;

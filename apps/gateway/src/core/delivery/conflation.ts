@@ -40,7 +40,9 @@ interface Slot {
 }
 
 /** A conflating subscriber's queue: per partition, per key, in offset order. Written only here. */
-export interface ConflationState {
+export interface ConflationState<C> {
+  /** The hub's conflation, which writes it (so the flush and a catch-up's release both can hand frames in). */
+  readonly conflator: Conflator<C>;
   readonly partitions: Map<number, Map<string, Slot>>;
   /** Distinct keys waiting (slots). */
   size: number;
@@ -58,7 +60,7 @@ export interface Conflating<C> {
   readonly head: string;
   readonly group: { readonly subscribers: ReadonlySet<unknown> };
   /** Set when the subscription asked for conflation. */
-  readonly conflation: ConflationState | undefined;
+  readonly conflation: ConflationState<C> | undefined;
 }
 
 /** The hub's conflation: the queues waiting for room and the one timer that looks for it. */
@@ -80,8 +82,8 @@ export function createConflator<C>(deps: ConflatorDeps<C>): Conflator<C> {
 }
 
 /** A new subscriber's (empty) queue; with `maxRate` (frames per second), a rate-capped one. */
-export function createConflationState(maxRate?: number): ConflationState {
-  return { partitions: new Map(), size: 0, closed: false, intervalMs: maxRate === undefined ? 0 : 1_000 / maxRate, nextAtMs: 0 };
+export function createConflationState<C>(conflator: Conflator<C>, maxRate?: number): ConflationState<C> {
+  return { conflator, partitions: new Map(), size: 0, closed: false, intervalMs: maxRate === undefined ? 0 : 1_000 / maxRate, nextAtMs: 0 };
 }
 
 /**
@@ -123,8 +125,9 @@ export interface ConflateFrames {
  * A conflating subscriber's frames of one flush: written as they are while nothing waits and the
  * connection has room for them; else queued (newest per key) and written as room comes.
  */
-export function conflateFrames<C>(conflator: Conflator<C>, subscriber: Conflating<C>, frames: ConflateFrames): void {
-  const state = subscriber.conflation as ConflationState;
+export function conflateFrames<C>(subscriber: Conflating<C>, frames: ConflateFrames): void {
+  const state = subscriber.conflation as ConflationState<C>;
+  const { conflator } = state;
   if (state.closed) return;
   const { writer } = conflator;
   if (state.size === 0 && state.intervalMs === 0 && frames.chars <= writer.replayChunkBytes && writer.hasRoom(subscriber.conn)) {
@@ -149,7 +152,7 @@ export function conflateFrames<C>(conflator: Conflator<C>, subscriber: Conflatin
 }
 
 /** Puts one payload in its key's slot (moved to the back of its partition); 1 when it replaced one. */
-function enqueue(state: ConflationState, partition: number, key: string | null, offset: string, payload: string): number {
+function enqueue<C>(state: ConflationState<C>, partition: number, key: string | null, offset: string, payload: string): number {
   let slots = state.partitions.get(partition);
   if (!slots) state.partitions.set(partition, (slots = new Map<string, Slot>()));
   // An event without a key supersedes nothing: its own slot.
@@ -169,14 +172,14 @@ function enqueue(state: ConflationState, partition: number, key: string | null, 
 }
 
 /** Past the bound: the slow-consumer policy of everyone (close, resume from the last position). */
-function closeSlow<C>(conflator: Conflator<C>, subscriber: Conflating<C>, state: ConflationState): void {
+function closeSlow<C>(conflator: Conflator<C>, subscriber: Conflating<C>, state: ConflationState<C>): void {
   state.closed = true;
   forget(conflator, subscriber, state);
   conflator.metrics?.slowConsumers.inc();
   conflator.writer.close(subscriber.conn, 1013, `slow consumer: more than ${conflator.maxKeys} keys waiting (GATEWAY_CONFLATE_MAX_KEYS): reconnect and resume`);
 }
 
-function forget<C>(conflator: Conflator<C>, subscriber: Conflating<C>, state: ConflationState): void {
+function forget<C>(conflator: Conflator<C>, subscriber: Conflating<C>, state: ConflationState<C>): void {
   state.partitions.clear();
   state.size = 0;
   conflator.waiting.delete(subscriber);
@@ -187,7 +190,7 @@ function forget<C>(conflator: Conflator<C>, subscriber: Conflating<C>, state: Co
  * room; what is left waits for the timer. Partition by partition, in offset order within each.
  */
 function drain<C>(conflator: Conflator<C>, subscriber: Conflating<C>): void {
-  const state = subscriber.conflation as ConflationState;
+  const state = subscriber.conflation as ConflationState<C>;
   const { writer } = conflator;
   let allowed = allowance(state);
   while (state.size > 0 && allowed > 0 && writer.hasRoom(subscriber.conn)) {
@@ -220,7 +223,7 @@ function drain<C>(conflator: Conflator<C>, subscriber: Conflating<C>): void {
 }
 
 /** Frames a queue may send now: any number without a rate cap; with one, what is owed since its last frame. */
-function allowance(state: ConflationState): number {
+function allowance<C>(state: ConflationState<C>): number {
   if (state.intervalMs === 0) return Infinity;
   const now = performance.now();
   if (now < state.nextAtMs) return 0;
@@ -230,7 +233,7 @@ function allowance(state: ConflationState): number {
 }
 
 /** A rate-capped queue sent `frames`: its next frame is due that many intervals later. */
-function spend(state: ConflationState, frames: number): void {
+function spend<C>(state: ConflationState<C>, frames: number): void {
   if (state.intervalMs === 0) return;
   const now = performance.now();
   state.nextAtMs = Math.max(state.nextAtMs, now - POLL_MS) + frames * state.intervalMs;
@@ -240,7 +243,7 @@ function spend(state: ConflationState, frames: number): void {
 function poll<C>(conflator: Conflator<C>): void {
   conflator.timer = undefined;
   for (const subscriber of [...conflator.waiting]) {
-    const state = subscriber.conflation as ConflationState;
+    const state = subscriber.conflation as ConflationState<C>;
     if (!subscriber.group.subscribers.has(subscriber)) forget(conflator, subscriber, state);
     else drain(conflator, subscriber);
   }

@@ -20,7 +20,7 @@ import { performance } from 'node:perf_hooks';
 import type { Envelope } from '@wirestream/schema';
 import { holdForCatchup } from './catchup.js';
 import type { ConnectionWriter, FramePositions } from '../connection-writer.js';
-import { conflateFrames, type Conflator } from './conflation.js';
+import { conflateFrames } from './conflation.js';
 import { computeGroupDeltas, type GroupDeltas } from './delta.js';
 import { currentEpoch, type Epoch } from './epoch.js';
 import type { Group, Subscriber } from './groups.js';
@@ -44,8 +44,6 @@ export interface Flusher<C> {
   readonly epoch: Epoch;
   readonly scheduler: Scheduler;
   readonly tracing: Tracing<C> | undefined;
-  /** Queues of conflating subscribers whose connection lags (conflation.ts). */
-  readonly conflator: Conflator<C>;
   /** Longest a rendered payload waits for its flush while messages are still queued (`GATEWAY_FLUSH_DELAY_MS`). */
   readonly flushDelayMs: number;
   /** Groups with payloads waiting for a flush. */
@@ -60,7 +58,7 @@ export interface Flusher<C> {
   lastFlushMs: number;
 }
 
-export type FlusherDeps<C> = Pick<Flusher<C>, 'writer' | 'metrics' | 'stats' | 'epoch' | 'scheduler' | 'tracing' | 'conflator' | 'flushDelayMs'>;
+export type FlusherDeps<C> = Pick<Flusher<C>, 'writer' | 'metrics' | 'stats' | 'epoch' | 'scheduler' | 'tracing' | 'flushDelayMs'>;
 
 export function createFlusher<C>(deps: FlusherDeps<C>): Flusher<C> {
   return { ...deps, dirty: [], pendingSince: 0, pendingLargest: 0, flushing: undefined, lastFlushMs: 0 };
@@ -153,7 +151,7 @@ export function continueFlush<C>(flusher: Flusher<C>, deadline: number): boolean
     const { subscribers, group } = job;
     while (job.next < subscribers.length) {
       const subscriber = subscribers[job.next++] as Subscriber<C>;
-      if (group.subscribers.has(subscriber)) writeSubscriber(flusher, job, subscriber);
+      if (group.subscribers.has(subscriber)) writeSubscriber(flusher.writer, job, subscriber);
       if (++writes % CLOCK_EVERY === 0 && performance.now() >= deadline) return false;
     }
     countDeliveries(flusher, job);
@@ -199,17 +197,16 @@ function takeGroup<C>(group: Group<C>, epoch: string | undefined): GroupWrite<C>
  * One subscriber's frames of this flush: held back while it replays history; as deltas when it asked
  * for them and has the group's previous payload (else the full payloads, which become its base).
  */
-function writeSubscriber<C>(flusher: Flusher<C>, job: GroupWrite<C>, subscriber: Subscriber<C>): void {
+function writeSubscriber<C>(writer: ConnectionWriter<C>, job: GroupWrite<C>, subscriber: Subscriber<C>): void {
   const { deltas } = job;
-  const { writer } = flusher;
   if (subscriber.catchup !== undefined) {
     // Held and replayed payloads are full; the first live one after the catch-up is full too.
     subscriber.hasBase = false;
-    holdForCatchup(writer, subscriber, subscriber.catchup, job.payloads, job.positions);
+    holdForCatchup(writer, subscriber, subscriber.catchup, job.payloads, job.positions, job.keys);
   } else if (subscriber.conflation !== undefined) {
     // Conflated frames are full payloads (a delta's base would be a payload it may never get).
     subscriber.hasBase = false;
-    conflateFrames(flusher.conflator, subscriber, job);
+    conflateFrames(subscriber, job);
   } else if (deltas === undefined || !subscriber.delta) {
     writer.sendFrames(subscriber.conn, subscriber.head, job.payloads, job.positions);
   } else if (subscriber.hasBase && deltas.withBase !== undefined) {

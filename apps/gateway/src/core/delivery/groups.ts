@@ -9,13 +9,15 @@ import { createLazyContext, disposeLazyContext, type LazyFactories } from '@wire
 import type { Logger } from '@wirestream/telemetry';
 import type { Broker, HistoryReader } from '../../broker/broker.js';
 import { createCatchup, type CatchingUp } from './catchup.js';
-import { createConflationState, type Conflating } from './conflation.js';
+import type { ConflationState, Conflating } from './conflation.js';
 import type { CompiledSubscription } from '../operations/operations.js';
 
 /** One client subscription (one graphql-ws `id` on one connection). Returned as the handle to remove it. */
 export interface Subscriber<C> extends CatchingUp<C>, Conflating<C> {
   readonly id: string;
   readonly group: Group<C>;
+  /** Its queue when it asked for latest-value conflation or a rate cap (conflation.ts writes it). */
+  readonly conflation: ConflationState<C> | undefined;
   /** Asked for delta payloads (`extensions.delta`, allowed by the server): see delta.ts. */
   readonly delta: boolean;
   /**
@@ -109,19 +111,17 @@ export function createRegistry<C>(
 }
 
 /** How a new subscriber joins: its frames' type, delta mode, and whether it holds live payloads at first. */
-export interface JoinOptions {
+export interface JoinOptions<C> {
   readonly frameType: 'next' | 'data';
   readonly delta: boolean;
   /** It catches up first (resume, start, snapshot): live payloads are held from this moment. */
   readonly catchup: boolean;
-  /** Latest-value conflation when its connection lags (conflation.ts). @default false */
-  readonly conflate?: boolean | undefined;
-  /** With `conflate`: at most this many frames per second (conflation.ts). @default undefined (no cap) */
-  readonly maxRate?: number | undefined;
+  /** Its queue when it asked for latest-value conflation or a rate cap (conflation.ts). @default undefined */
+  readonly conflation?: ConflationState<C> | undefined;
 }
 
 /** Adds a subscriber to its operation's group (opening the group, and its channels, if it is the first). */
-export function joinGroup<C>(registry: Registry<C>, conn: C, id: string, op: CompiledSubscription, options: JoinOptions): Subscriber<C> {
+export function joinGroup<C>(registry: Registry<C>, conn: C, id: string, op: CompiledSubscription, options: JoinOptions<C>): Subscriber<C> {
   const group = registry.groups.get(op.dedupKey) ?? openGroup(registry, op);
   const subscriber: Subscriber<C> = {
     conn,
@@ -131,7 +131,7 @@ export function joinGroup<C>(registry: Registry<C>, conn: C, id: string, op: Com
     catchup: options.catchup ? createCatchup() : undefined,
     delta: options.delta,
     hasBase: false,
-    conflation: options.conflate === true ? createConflationState(options.maxRate) : undefined,
+    conflation: options.conflation,
   };
   group.subscribers.add(subscriber);
   group.headBytes += subscriber.head.length;
