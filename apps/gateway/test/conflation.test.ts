@@ -2,7 +2,8 @@
 // newest payload per key (shared strings), gets them in offset order per partition with
 // `extensions.conflated`, is never closed below the key bound, and is closed past it.
 import { describe, expect, it } from 'vitest';
-import { auctionSchemaPath, channelName, encodeEnvelope, loadWirestreamSchema, shardOf } from '@wirestream/schema';
+import { readFileSync } from 'node:fs';
+import { auctionSchemaPath, channelName, createWirestreamSchema, encodeEnvelope, loadWirestreamSchema, shardOf, type WirestreamSchema } from '@wirestream/schema';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import { waitFor } from '@wirestream/testkit';
 import { createHub, createMemoryBus, createOperationCompiler, type CompiledSubscription, type ConnectionWriter } from '../src/index.js';
@@ -27,7 +28,7 @@ interface TestConn {
 }
 const conn = (): TestConn => ({ frames: [], times: [], room: true, closed: undefined });
 
-function setup(conflateMaxKeys = 10_000, maxRateCeiling = 1_000) {
+function setup(conflateMaxKeys = 10_000, maxRateCeiling = 1_000, withSchema: WirestreamSchema = schema) {
   const bus = createMemoryBus();
   const writer: ConnectionWriter<TestConn> = {
     send: (c, frame) => void c.frames.push(JSON.parse(frame) as Frame),
@@ -43,7 +44,7 @@ function setup(conflateMaxKeys = 10_000, maxRateCeiling = 1_000) {
     hasRoom: (c) => c.room,
     replayChunkBytes: 4_096,
   };
-  const hub = createHub<TestConn>({ schema, broker: bus.broker, history: bus.history, logger: createLogger({ name: 'conflation-test', destination: createMemorySink() }), writer, conflateMaxKeys, maxRateCeiling });
+  const hub = createHub<TestConn>({ schema: withSchema, broker: bus.broker, history: bus.history, logger: createLogger({ name: 'conflation-test', destination: createMemorySink() }), writer, conflateMaxKeys, maxRateCeiling });
   const offset = new Map<number, number>();
   const publish = (listingId: string, partition = 0): string => {
     const next = offset.get(partition) ?? 0;
@@ -140,7 +141,31 @@ describe('latest-value conflation (extensions.conflate)', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(capped.frames).toHaveLength(1);
   });
+
+  it('@topic(conflate: true) makes it the field default; extensions.conflate: false opts out', async () => {
+    const sdl = readFileSync(auctionSchemaPath, 'utf8')
+      .replace('keyFormat: TopicKeyFormat = STRING) on FIELD_DEFINITION', 'keyFormat: TopicKeyFormat = STRING, conflate: Boolean = false) on FIELD_DEFINITION')
+      .replace('@topic(name: "listing-events", key: "listing_id")', '@topic(name: "listing-events", key: "listing_id", conflate: true)');
+    const conflating = createWirestreamSchema(sdl);
+    expect(conflating.routes.get('listingUpdated')?.conflate).toBe(true);
+    const compiled = createOperationCompiler(conflating).compile({ query: 'subscription { listingUpdated { listing_id event_type } }' });
+    if (!compiled.ok || compiled.operation.kind !== 'subscription') throw new Error('does not compile');
+    const { hub, publish } = setup(10_000, 1_000, conflating);
+    const byDefault = conn();
+    const optedOut = conn();
+    hub.subscribe(byDefault, 'd', compiled.operation);
+    hub.subscribe(optedOut, 'o', compiled.operation, { conflate: false });
+    await waitFor(() => hub.stats().confirmedChannels === 16, { message: 'channels confirmed' });
+    byDefault.room = false;
+    optedOut.room = false;
+    for (let i = 0; i < 10; i++) publish('a');
+    await waitFor(() => optedOut.frames.length === 10, { message: 'the opted-out one gets every event' });
+    byDefault.room = true;
+    await waitFor(() => byDefault.frames.length === 1, { message: 'the default one the latest' });
+    expect(byDefault.frames[0]?.payload.extensions?.conflated).toBe(9);
+  });
 });
+
 
 /** Per partition, offsets strictly rising. */
 function positionsRise(c: TestConn): boolean {

@@ -91,7 +91,7 @@ export interface SubscribeOptions {
   readonly since?: SinceRequest | undefined;
   /**
    * Latest-value conflation while its connection lags (conflation.ts): the newest payload of each key
-   * waits, not every event. Its payloads are full (no delta mode). @default false
+   * waits, not every event. Its payloads are full (no delta mode). @default the field's `@topic(conflate:)`
    */
   readonly conflate?: boolean | undefined;
   /** At most this many frames per second, the newest value of each key winning between frames (implies `conflate`). @default undefined (no cap) */
@@ -178,7 +178,8 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
 function addSubscriber<C>(parts: HubParts<C>, conn: C, id: string, op: CompiledSubscription, options: SubscribeOptions): Subscriber<C> {
   const { resume, frameType = 'next' } = options;
   const maxRate = options.maxRate === undefined ? undefined : Math.min(options.maxRate, parts.maxRateCeiling);
-  const conflate = options.conflate === true || maxRate !== undefined;
+  // `@topic(conflate: true)` is the field's default; `extensions.conflate: false` opts out.
+  const conflate = (options.conflate ?? op.route.conflate === true) || maxRate !== undefined;
   const delta = options.delta === true && !conflate;
   const start = resume === undefined && options.start === true;
   const since = resume === undefined ? options.since : undefined;
