@@ -130,7 +130,9 @@ export function conflateFrames<C>(subscriber: Conflating<C>, frames: ConflateFra
   const { conflator } = state;
   if (state.closed) return;
   const { writer } = conflator;
-  if (state.size === 0 && state.intervalMs === 0 && frames.chars <= writer.replayChunkBytes && writer.hasRoom(subscriber.conn)) {
+  // With room (at most the transport's high-water mark waiting) a write of up to two replay chunks
+  // stays under the slow-consumer limit (four high-water marks; a chunk is at most one).
+  if (state.size === 0 && state.intervalMs === 0 && frames.chars <= 2 * writer.replayChunkBytes && writer.hasRoom(subscriber.conn)) {
     writer.sendFrames(subscriber.conn, subscriber.head, frames.payloads, frames.positions);
     return;
   }
@@ -208,7 +210,6 @@ function drain<C>(conflator: Conflator<C>, subscriber: Conflating<C>): void {
         state.size--;
         if (chars >= writer.replayChunkBytes || payloads.length >= allowed) break;
       }
-      if (slots.size === 0) state.partitions.delete(partition);
       if (chars >= writer.replayChunkBytes || payloads.length >= allowed) break;
     }
     allowed -= payloads.length;
