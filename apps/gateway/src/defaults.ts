@@ -75,6 +75,8 @@ export const GATEWAY_DEFAULTS = Object.freeze({
   maxFilterInList: 100,
   // snapshots (issue #16): a dashboard's whole topic of 10,000 listings in one subscription
   snapshotMaxKeys: 10_000,
+  conflateMaxKeys: 10_000, // distinct keys a conflating subscriber may have waiting before it is closed as slow
+  maxRateCeiling: 1_000, // frames per second: the highest extensions.maxRate a subscription gets
 
   // ---- authentication (jwt mode) ----
   jwtAllowAnonymous: false,

@@ -135,6 +135,10 @@ export interface GatewayOptions {
   readonly maxTokens?: number;
   /** Entries of a whole-topic snapshot at most, and keys a subscription may ask the snapshot of (GATEWAY_SNAPSHOT_MAX_KEYS). */
   readonly snapshotMaxKeys?: number;
+  /** Distinct keys a conflating subscriber (`extensions.conflate`) may have waiting before it is closed as slow (GATEWAY_CONFLATE_MAX_KEYS). */
+  readonly conflateMaxKeys?: number;
+  /** The highest `extensions.maxRate` (frames per second); a higher one is lowered to it (GATEWAY_MAX_RATE_CEILING). */
+  readonly maxRateCeiling?: number;
   /** Depth, aliases, fields, directives, introspection: checked before validation. */
   readonly documentLimits?: DocumentLimits;
   /** The built web console (`loadConsoleSite`), served under `/console/`. @default undefined (no console) */
@@ -183,7 +187,7 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
   const sseWriter = createSseWriter(backpressure, slowConsumer, (stream) => sse?.ended(stream), frameScratch);
   const flow = { sliceMs: o.sliceMs, flushDelayMs: o.flushDelayMs, maxInboundBytes: o.maxInboundBytes };
   // One hub for every transport: an SSE stream is one more subscriber of its operation group.
-  const hub = createHub<Socket | SseHttpStream>({ schema, broker, history, snapshots, logger, writer: withSseStreams(writer, sseWriter), metrics: metrics?.series, contextFactories, flow, tracer });
+  const hub = createHub<Socket | SseHttpStream>({ schema, broker, history, snapshots, logger, writer: withSseStreams(writer, sseWriter), metrics: metrics?.series, contextFactories, flow, tracer, conflateMaxKeys: o.conflateMaxKeys, maxRateCeiling: o.maxRateCeiling });
   const protocolDeps = { schema, compiler, hub, writer, authenticator, subscribeRateLimiter, logger };
   const protocolOptions = {
     connectionInitWaitTimeoutMs: o.connectionInitWaitTimeoutMs,

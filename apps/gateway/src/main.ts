@@ -153,6 +153,8 @@ const gateway = createGateway(
     maxQueryLength: config.maxQueryLength,
     maxTokens: config.maxTokens,
     snapshotMaxKeys: config.snapshotMaxKeys,
+    conflateMaxKeys: config.conflateMaxKeys,
+    maxRateCeiling: config.maxRateCeiling,
     documentLimits: {
       maxDepth: config.maxDepth,
       maxAliases: config.maxAliases,

@@ -71,6 +71,30 @@ const waitUntil = async (check: () => boolean, what: string): Promise<void> => {
 const quick = { webSocketImpl: WebSocket, retryWait: () => new Promise<void>((resolve) => setTimeout(resolve, 10)) };
 
 describe('createWirestreamClient', () => {
+  it('sends since, conflate and maxRate, and keeps them beside the resume after a reconnect (the gateway lets resume win)', async () => {
+    const server = await startServer((conn, { id, payload }) => {
+      if (payload.extensions?.['start'] === true) {
+        conn.next(id, { extensions: { recovery: { recovered: false, epoch: 'e1', reason: 'retention', partitions: [0], oldest: '2026-12-04T09:00:05.000Z' } } });
+        conn.next(id, { extensions: { start: { epoch: 'e1', positions: { '0': '4' } } } });
+        conn.next(id, event(0, '5'));
+        setTimeout(() => conn.socket.close(1001, 'Going away'), 20);
+      } else conn.next(id, { extensions: { recovery: { recovered: true, epoch: 'e1' } } });
+    });
+    closers.push(server.close);
+    const client = createWirestreamClient({ url: server.url, ...quick });
+    closers.push(() => client.dispose());
+    const recoveries: Recovery[] = [];
+    const stop = client.subscribe({ query: 'subscription { s }' }, { next: () => {}, error: () => {}, complete: () => {}, onRecovery: (r) => recoveries.push(r) }, { since: new Date('2026-12-04T09:00:00Z'), conflate: true, maxRate: 2 });
+    closers.push(() => Promise.resolve(stop()));
+    await waitUntil(() => recoveries.length === 2, 'both recovery signals');
+    const wanted = { since: '2026-12-04T09:00:00.000Z', conflate: true, maxRate: 2 };
+    expect(server.connections.map((c) => c.subscribes.map((x) => x.payload.extensions))).toEqual([
+      [{ ...wanted, start: true }],
+      [{ ...wanted, resume: { epoch: 'e1', positions: { '0': '5' } } }],
+    ]);
+    expect(recoveries[0]).toMatchObject({ recovered: false, oldest: '2026-12-04T09:00:05.000Z' });
+  });
+
   it('asks for the start, hides the signals, drops duplicates, and resumes after a 1001 with start + last offsets', async () => {
     const server = await startServer((conn, { id, payload }) => {
       if (payload.extensions?.['start'] === true) {

@@ -82,6 +82,24 @@ export interface SubscribeOptions {
    * topic); after a reconnect the subscription resumes instead (the gateway lets resume win). @default false
    */
   readonly snapshot?: boolean;
+  /**
+   * Replay from a time first (`extensions.since`, RFC 3339): the events from the first one at or after
+   * it on each partition, then live. `onRecovery` says first whether history reached back that far
+   * (`recovered: false` with `oldest` when not). After a reconnect the subscription resumes from its
+   * positions instead (the gateway lets resume win). Not with `snapshot`. @default undefined (live only)
+   */
+  readonly since?: Date | string;
+  /**
+   * Latest-value conflation (`extensions.conflate: true`): while the connection lags, the gateway
+   * keeps the newest event of each key instead of every event, and does not close it as slow below
+   * its key bound; a frame that replaced others carries `extensions.conflated`. @default false
+   */
+  readonly conflate?: boolean;
+  /**
+   * At most this many events a second (`extensions.maxRate`); between them the newest value of each
+   * key wins (conflation). The gateway lowers it to its ceiling. @default undefined (no cap)
+   */
+  readonly maxRate?: number;
 }
 
 /** Ends the subscription; `resumeState()` is what it would resume from now. */
@@ -242,9 +260,16 @@ function subscribeWith<Data>(
   subscribeOptions: SubscribeOptions = {},
 ): WirestreamSubscription {
   const { client, active, onRecovery } = ctx;
-  const { delta = false, resumeFrom, snapshot = false } = subscribeOptions;
+  const { delta = false, resumeFrom, snapshot = false, since, conflate = false, maxRate } = subscribeOptions;
   const tracker = createPositionTracker(resumeFrom);
-  const userExtensions = { ...request.extensions, ...(delta ? { delta: DELTA_FOSSIL } : {}), ...(snapshot ? { snapshot: true } : {}) };
+  const userExtensions = {
+    ...request.extensions,
+    ...(delta ? { delta: DELTA_FOSSIL } : {}),
+    ...(snapshot ? { snapshot: true } : {}),
+    ...(since === undefined ? {} : { since: since instanceof Date ? since.toISOString() : since }),
+    ...(conflate ? { conflate: true } : {}),
+    ...(maxRate === undefined ? {} : { maxRate }),
+  };
   const entry: Active = {
     payload: { ...request, extensions: { ...userExtensions, ...tracker.requestExtensions() } },
     userExtensions,

@@ -149,4 +149,17 @@ describe('createPositionTracker', () => {
       message: 'extensions.snapshot.positions["0"] must be an offset as a decimal string, got 12',
     });
   });
+
+  it('a replay from a time: the recovery signal (with oldest), then the start where the replay begins, then events; resumes from those', () => {
+    const tracker = createPositionTracker();
+    const recovery = { recovered: false, epoch: EPOCH, reason: 'history does not reach back', partitions: [1], oldest: '2026-12-04T09:00:15.000Z' };
+    expect(tracker.accept({ extensions: { recovery } })).toEqual({ kind: 'recovery', recovery });
+    expect(tracker.accept(start({ '0': '116' }))).toMatchObject({ kind: 'start' });
+    expect(tracker.accept(event(0, '117')).kind).toBe('event');
+    expect(tracker.requestExtensions()).toEqual({ resume: { epoch: EPOCH, positions: { '0': '117' } } });
+    expect(tracker.accept({ extensions: { recovery: { recovered: false, epoch: EPOCH, oldest: 15 } } })).toEqual({
+      kind: 'malformed',
+      message: 'extensions.recovery.oldest must be a time string, got 15',
+    });
+  });
 });

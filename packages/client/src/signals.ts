@@ -23,6 +23,11 @@ export interface Recovery {
   readonly reason?: string;
   /** The partitions with a gap (retention), when known. */
   readonly partitions?: readonly number[];
+  /**
+   * A replay from a time (`since`) that history does not reach: the earliest time (RFC 3339) from
+   * which it holds every partition named; the events start at their oldest retained ones.
+   */
+  readonly oldest?: string;
 }
 
 /** The data-less `next` that ends a snapshot (`extensions.snapshot: true` asked): what was sent, and the seam. */
@@ -102,7 +107,7 @@ export function parseStart(value: unknown): Start | Malformed | undefined {
 export function parseRecovery(value: unknown): Recovery | Malformed | undefined {
   if (value === undefined) return undefined;
   if (!isRecord(value)) return { malformed: `extensions.recovery must be an object { recovered, epoch, reason?, partitions? }, got ${preview(value)}` };
-  const { recovered, epoch, reason, partitions } = value;
+  const { recovered, epoch, reason, partitions, oldest } = value;
   if (typeof recovered !== 'boolean') return { malformed: `extensions.recovery.recovered must be a boolean, got ${preview(recovered)}` };
   const bad = epochProblem('extensions.recovery.epoch', epoch);
   if (bad) return bad;
@@ -110,11 +115,13 @@ export function parseRecovery(value: unknown): Recovery | Malformed | undefined 
   if (partitions !== undefined && !(Array.isArray(partitions) && partitions.every((p) => Number.isInteger(p) && (p as number) >= 0))) {
     return { malformed: `extensions.recovery.partitions must be an array of partition numbers, got ${preview(partitions)}` };
   }
+  if (oldest !== undefined && typeof oldest !== 'string') return { malformed: `extensions.recovery.oldest must be a time string, got ${preview(oldest)}` };
   return {
     recovered,
     ...(epoch === undefined ? {} : { epoch: epoch as string }),
     ...(reason === undefined ? {} : { reason }),
     ...(partitions === undefined ? {} : { partitions: [...(partitions as number[])] }),
+    ...(oldest === undefined ? {} : { oldest }),
   };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createEnvelopeHeadEncoder, decodeEnvelope, encodeDeletedEnvelope, encodeEnvelope, encodeEnvelopeTrace, EnvelopeError } from './index.js';
+import { createEnvelopeHeadEncoder, decodeEnvelope, encodeDeletedEnvelope, encodeEnvelope, encodeEnvelopeTrace, envelopeTimestamp, EnvelopeError } from './index.js';
 
 describe('envelope', () => {
   it('round-trips, keeping int64 offsets exact', () => {
@@ -121,5 +121,14 @@ describe('decodeEnvelope: integers beyond 2^53 − 1', () => {
     const decoded = decodeEnvelope(envelopeWith(payload)).payload;
     expect(decoded).toEqual(JSON.parse(payload));
     expect(JSON.stringify(decoded)).toBe(JSON.stringify(JSON.parse(payload)));
+  });
+});
+
+describe('envelopeTimestamp', () => {
+  it('reads the head ts without parsing the payload, whatever the key or payload hold', () => {
+    const text = encodeEnvelope({ topic: 't', partition: 0, offset: '7', key: 'k,"ts":1', ts: 1_700_000_000_123 }, '{"ts":5,"x":",\\"ts\\":9"}');
+    expect(envelopeTimestamp(text)).toBe(1_700_000_000_123);
+    expect(envelopeTimestamp('{"v":1,"topic":"t","partition":0,"offset":"1","key":null,"ts":-1,"payload":{}}')).toBe(-1);
+    expect(envelopeTimestamp('not json')).toBeNaN();
   });
 });

@@ -212,3 +212,25 @@ function expect(e: Record<string, unknown>, field: string, ok: boolean, expected
     throw new EnvelopeError(`envelope.${field} must be ${expected}, got ${JSON.stringify(e[field]) ?? 'undefined'}`);
   }
 }
+
+const TS_FIELD = ',"ts":';
+
+/**
+ * The Kafka timestamp (ms) of an envelope's text without parsing its payload: the first `,"ts":`
+ * is the head's own (topic and key are JSON strings, whose quotes are escaped, and the payload comes
+ * after `ts`). Falls back to {@link decodeEnvelope} for a text of another layout; NaN when it has none.
+ * For replays by time, which probe a few entries per partition (the gateway's `entryFrom`).
+ */
+export function envelopeTimestamp(text: string): number {
+  const at = text.indexOf(TS_FIELD);
+  if (at >= 0) {
+    let end = at + TS_FIELD.length;
+    while (end < text.length && text.charCodeAt(end) >= 48 && text.charCodeAt(end) <= 57) end++;
+    if (end > at + TS_FIELD.length) return Number(text.slice(at + TS_FIELD.length, end));
+  }
+  try {
+    return decodeEnvelope(text).ts;
+  } catch {
+    return Number.NaN;
+  }
+}

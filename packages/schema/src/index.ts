@@ -18,7 +18,7 @@ export {
   type WirestreamSchemaOptions,
 } from './wirestream-schema.js';
 export { DEFAULT_CHANNEL_PREFIX, shardOf, channelName, topicChannels } from './channels.js';
-export { encodeEnvelope, encodeDeletedEnvelope, encodeEnvelopeHead, encodeEnvelopeTrace, createEnvelopeHeadEncoder, decodeEnvelope, EnvelopeError, type Envelope, type EnvelopeMeta, type EnvelopeHeadEncoder, type RecordHeaders } from './envelope.js';
+export { encodeEnvelope, encodeDeletedEnvelope, encodeEnvelopeHead, encodeEnvelopeTrace, createEnvelopeHeadEncoder, decodeEnvelope, envelopeTimestamp, EnvelopeError, type Envelope, type EnvelopeMeta, type EnvelopeHeadEncoder, type RecordHeaders } from './envelope.js';
 export {
   PUBLISH_FORMATS,
   encodeEnvelopeBatch,

@@ -10,7 +10,7 @@ import { KEY_FORMAT_ENUM, KEY_FORMAT_ENUM_SDL, KEY_FORMATS, TOPIC_FORMAT_ENUM, T
 
 /** The directive that binds a Subscription field to a Kafka topic; see docs/schema.md. */
 export const TOPIC_DIRECTIVE_SDL =
-  `directive @topic(name: String!, key: String, shards: Int = 16, format: ${TOPIC_FORMAT_ENUM} = JSON, keyFormat: ${KEY_FORMAT_ENUM} = STRING, subject: String, snapshot: Boolean = false, headers: [String!]) on FIELD_DEFINITION`;
+  `directive @topic(name: String!, key: String, shards: Int = 16, format: ${TOPIC_FORMAT_ENUM} = JSON, keyFormat: ${KEY_FORMAT_ENUM} = STRING, subject: String, snapshot: Boolean = false, headers: [String!], conflate: Boolean = false) on FIELD_DEFINITION`;
 
 // GraphQL requires a query root even for a subscriptions-only API (without it every operation is
 // refused with "Query root type must be provided"); the gateway answers `topics` from the root value.
@@ -18,7 +18,7 @@ const QUERY_ROOT_SDL = 'type Query {\n  "Names of the Kafka topics this schema s
 
 // @topic's arguments as the routing reads them. A declaration of the user's own must have exactly
 // these (only the defaults of `shards`, `format` and `keyFormat` may differ), or routes would read
-// arguments it does not have; `format`, `keyFormat`, `subject`, `snapshot` and `headers` may be left out (declarations written
+// arguments it does not have; `format`, `keyFormat`, `subject`, `snapshot`, `headers` and `conflate` may be left out (declarations written
 // before they existed): the topic is then JSON with string keys, its subject `<topic>-value`.
 const TOPIC_ARGUMENT_TYPES: ReadonlyMap<string, string> = new Map([
   ['name', 'String!'],
@@ -31,6 +31,7 @@ const OPTIONAL_TOPIC_ARGUMENT_TYPES: ReadonlyMap<string, string> = new Map([
   ['subject', 'String'],
   ['snapshot', 'Boolean'],
   ['headers', '[String!]'],
+  ['conflate', 'Boolean'],
 ]);
 const FORMAT_ENUMS: readonly { readonly name: string; readonly values: readonly string[]; readonly sdl: string }[] = [
   { name: TOPIC_FORMAT_ENUM, values: TOPIC_FORMATS, sdl: TOPIC_FORMAT_ENUM_SDL },

@@ -45,6 +45,12 @@ export interface SubscriptionRoute {
    */
   readonly snapshot?: boolean;
   /**
+   * `@topic(conflate: true)`: the field's subscriptions get latest-value conflation unless they say
+   * `extensions.conflate: false` (the gateway's conflation.ts; a keyed state topic's usual default).
+   * Absent means false.
+   */
+  readonly conflate?: boolean;
+  /**
    * `@topic(headers: ["tenant", "event-type"])`: the Kafka headers ingest copies into each envelope
    * (`h`, as text), which `where: { _headers: { … } }` filters on (decision 0025). Absent or empty:
    * none, and the topic's envelopes are as before.
@@ -110,6 +116,7 @@ function routeOf(
   const keyFormat = (values['keyFormat'] ?? 'STRING') as KeyFormat;
   const subject = values['subject'];
   const snapshot = values['snapshot'] === true;
+  const conflate = values['conflate'] === true;
   const headers = Array.isArray(values['headers']) ? [...new Set(values['headers'] as string[])] : [];
   const argument = (name: string) => directive?.arguments?.find((a) => a.name.value === name)?.value;
   let ok = true;
@@ -157,7 +164,7 @@ function routeOf(
     }
   }
   if (!ok || typeof topic !== 'string' || typeof shards !== 'number') return undefined;
-  return Object.freeze({ fieldName: field.name, topic, keyField, shards, filterArgs: Object.freeze(filterArgs), format, keyFormat, subject: typeof subject === 'string' ? subject : undefined, snapshot, ...(headers.length > 0 ? { headers: Object.freeze(headers) } : {}) });
+  return Object.freeze({ fieldName: field.name, topic, keyField, shards, filterArgs: Object.freeze(filterArgs), format, keyFormat, subject: typeof subject === 'string' ? subject : undefined, snapshot, ...(conflate ? { conflate } : {}), ...(headers.length > 0 ? { headers: Object.freeze(headers) } : {}) });
 }
 
 /** Longest header name `@topic(headers:)` takes. */

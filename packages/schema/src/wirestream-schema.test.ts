@@ -62,6 +62,7 @@ type Subscription { changed(id: ID): E @topic(name: "e-events", key: "id") }`;
       'subject: String',
       'snapshot: Boolean',
       'headers: [String!]',
+      'conflate: Boolean',
     ]);
   });
 
@@ -140,6 +141,16 @@ describe('createWirestreamSchema: formats per topic', () => {
       '4:3 Subscription.b: reads topic "t" with key "id", 16 shards, format JSON, keyFormat STRING and snapshot false, but Subscription.a reads it with key "id", 16 shards, format JSON, keyFormat STRING and snapshot true; one topic has one routing, one encoding and one snapshot setting: give both the same @topic(key:, shards:, format:, keyFormat:, snapshot:)',
     ]);
     expect(problemsOf(`${types}type Subscription {\n  a: E @topic(name: "a", snapshot: "yes")\n}`)[0]).toMatch(/snapshot a Boolean/);
+  });
+
+  it('reads conflate into the route (absent unless asked); fields of one topic may differ on it', () => {
+    const ws = createWirestreamSchema(`${types}type Subscription {
+  a: E @topic(name: "t", key: "id", conflate: true)
+  b: E @topic(name: "t", key: "id")
+}`);
+    expect(ws.routes.get('a')?.conflate).toBe(true);
+    expect(ws.routes.get('b')?.conflate).toBeUndefined();
+    expect(problemsOf(`${types}type Subscription {\n  a: E @topic(name: "a", conflate: 1)\n}`)[0]).toMatch(/Argument "conflate" has invalid value 1/);
   });
 
   it('reads subject into the route (the registry subject the start-up check reads); undefined means <topic>-value', () => {

@@ -61,6 +61,30 @@ export interface HistoryReader {
   lostAfter(topic: string, partition: number, afterOffset: string): Promise<boolean>;
   /** Entries after `afterOffset` (from the oldest retained when undefined), oldest first, in pages. */
   read(topic: string, partition: number, afterOffset: string | undefined): AsyncGenerator<HistoryEntry[]>;
+  /**
+   * Where a replay from a time starts on one partition: the first event whose Kafka timestamp is at
+   * or after `sinceMs`, found by a binary search over offsets (a few reads, whatever the length), so
+   * it takes timestamps as not going back within a partition (Kafka's LogAppendTime, and CreateTime
+   * from ordinary producers; an event stamped out of order can move the seam by its neighbours).
+   */
+  entryFrom(topic: string, partition: number, sinceMs: number): Promise<TimeSeek>;
+}
+
+/** Where a replay from a time starts on one partition ({@link HistoryReader.entryFrom}). */
+export interface TimeSeek {
+  /**
+   * Read after this offset ({@link HistoryReader.read}) to get the first event at or after the time:
+   * the offset just before it (the partition's newest when every event is older). Undefined: from the
+   * oldest retained event (it is at or after the time already, or the partition has none).
+   */
+  readonly after: string | undefined;
+  /**
+   * History may have lost events at or after the time: it was trimmed, and its oldest retained event
+   * is not older than the time (what was trimmed may have been too).
+   */
+  readonly lost: boolean;
+  /** Kafka timestamp (ms) of the oldest retained event; undefined when the partition holds none. */
+  readonly oldestMs: number | undefined;
 }
 
 /**

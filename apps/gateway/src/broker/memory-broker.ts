@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { HistoryEntry } from '@wirestream/schema';
+import { envelopeTimestamp, type HistoryEntry } from '@wirestream/schema';
 import type { Broker, BrokerListener, HistoryReader } from './broker.js';
 
 /** Where one event sits in Kafka: what ingest stores it under in history. */
@@ -146,6 +146,18 @@ export function createMemoryBus(options: MemoryBusOptions = {}): MemoryBus {
       const first = stream.entries[0];
       const oldest = first ? BigInt(first.offset) : stream.lastOffset + 1n;
       return Promise.resolve(oldest > BigInt(afterOffset) + 1n);
+    },
+    entryFrom(topic, partition, sinceMs) {
+      const stream = streamOf(topic, partition);
+      const entries = stream?.entries ?? [];
+      const oldest = entries[0];
+      if (!stream || !oldest) return Promise.resolve({ after: undefined, lost: false, oldestMs: undefined });
+      const oldestMs = envelopeTimestamp(oldest.envelope);
+      if (oldestMs >= sinceMs) return Promise.resolve({ after: undefined, lost: stream.added > entries.length, oldestMs });
+      const at = entries.findIndex((e) => envelopeTimestamp(e.envelope) >= sinceMs);
+      // The event just before the first at or after the time (the newest when all are older).
+      const before = entries[at < 0 ? entries.length - 1 : at - 1] as HistoryEntry;
+      return Promise.resolve({ after: before.offset, lost: false, oldestMs });
     },
     async *read(topic, partition, afterOffset) {
       const entries = streamOf(topic, partition)?.entries ?? [];

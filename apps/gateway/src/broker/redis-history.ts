@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { createRedisLayout, firstOffsetOfHistoryEntry, historyEntryId, historyEpochCommand, offsetOfHistoryId, parseHistoryEntries, type HistoryEntry, type RedisLayout } from '@wirestream/schema';
-import type { HistoryReader } from './broker.js';
+import { createRedisLayout, envelopeTimestamp, firstOffsetOfHistoryEntry, historyEntryId, historyEpochCommand, offsetOfHistoryId, parseHistoryEntries, type HistoryEntry, type RedisLayout } from '@wirestream/schema';
+import type { HistoryReader, TimeSeek } from './broker.js';
 
 /** Events per XRANGE round trip: large enough to amortize it, small enough to yield between pages. */
 const PAGE = 500;
@@ -45,29 +45,18 @@ export function createRedisHistory(redis: Redis | Cluster, layoutOrPrefix: Redis
     },
 
     async lostAfter(topic, partition, afterOffset) {
-      let info: unknown[];
-      try {
-        info = (await redis.call('XINFO', 'STREAM', layout.streamKey(topic, partition))) as unknown[];
-      } catch (err) {
-        if (String(err).includes('no such key')) return true;
-        throw err;
-      }
-      const field = (name: string): unknown => {
-        const at = info.indexOf(name);
-        return at >= 0 ? info[at + 1] : undefined;
-      };
+      const info = await streamInfo(redis, layout.streamKey(topic, partition));
+      if (!info) return true;
       const after = BigInt(afterOffset);
-      const offsetOf = (id: unknown): bigint => BigInt(offsetOfHistoryId(typeof id === 'string' ? id : '0-0'));
       // XDEL leaves its mark here (Redis ≥ 7.0); trimming does not.
-      if (offsetOf(field('max-deleted-entry-id')) > after) return true;
-      const length = Number(field('length') ?? 0);
-      const added = Number(field('entries-added') ?? length);
-      if (added <= length) return false; // nothing was ever trimmed
-      const first = field('first-entry') as [string, string[]] | null | undefined;
+      if (info.maxDeleted > after) return true;
+      if (!info.trimmed) return false; // nothing was ever trimmed
       // Trimmed entries all precede the oldest retained event; everything trimmed when none is left.
-      const oldest = first ? BigInt(firstOffsetOfHistoryEntry(first[0], first[1])) : offsetOf(field('last-generated-id')) + 1n;
+      const oldest = info.first ? BigInt(firstOffsetOfHistoryEntry(info.first[0], info.first[1])) : info.lastGenerated + 1n;
       return oldest > after + 1n;
     },
+
+    entryFrom: (topic, partition, sinceMs) => entryFrom(redis, layout.streamKey(topic, partition), sinceMs),
 
     async *read(topic, partition, afterOffset) {
       const key = layout.streamKey(topic, partition);
@@ -95,4 +84,89 @@ export function createRedisHistory(redis: Redis | Cluster, layoutOrPrefix: Redis
       }
     },
   };
+}
+
+/** A stream entry as XRANGE and XINFO answer it. */
+type RawEntry = [id: string, fields: string[]];
+
+/** What `XINFO STREAM` says of a stream that matters to readers. */
+interface StreamInfo {
+  /** Entries were trimmed (`entries-added` above `length`). */
+  readonly trimmed: boolean;
+  /** Offset of `max-deleted-entry-id` (XDEL leaves its mark there; trimming does not). */
+  readonly maxDeleted: bigint;
+  readonly lastGenerated: bigint;
+  readonly first: RawEntry | undefined;
+  readonly last: RawEntry | undefined;
+}
+
+/** `XINFO STREAM` of one stream; undefined when it does not exist. */
+async function streamInfo(redis: Redis | Cluster, key: string): Promise<StreamInfo | undefined> {
+  let info: unknown[];
+  try {
+    info = (await redis.call('XINFO', 'STREAM', key)) as unknown[];
+  } catch (err) {
+    if (String(err).includes('no such key')) return undefined;
+    throw err;
+  }
+  const field = (name: string): unknown => {
+    const at = info.indexOf(name);
+    return at >= 0 ? info[at + 1] : undefined;
+  };
+  const offsetOf = (id: unknown): bigint => BigInt(offsetOfHistoryId(typeof id === 'string' ? id : '0-0'));
+  const length = Number(field('length') ?? 0);
+  const added = Number(field('entries-added') ?? length);
+  return {
+    trimmed: added > length,
+    maxDeleted: offsetOf(field('max-deleted-entry-id')),
+    lastGenerated: offsetOf(field('last-generated-id')),
+    first: (field('first-entry') as RawEntry | null | undefined) ?? undefined,
+    last: (field('last-entry') as RawEntry | null | undefined) ?? undefined,
+  };
+}
+
+/** Kafka timestamp of an event (NaN, which compares as older than any time, when unreadable). */
+const timestampOf = (entry: HistoryEntry): number => envelopeTimestamp(entry.envelope);
+
+/** The newest event timestamp an entry of either form holds (its last event's). */
+function newestTimestamp(events: readonly HistoryEntry[]): number {
+  const last = events[events.length - 1];
+  return last ? timestampOf(last) : Number.NaN;
+}
+
+/**
+ * {@link HistoryReader.entryFrom} on one stream: XINFO gives the oldest and newest entries; between
+ * them a binary search over offsets, one `XRANGE <mid>-0 + COUNT 1` per step (about 20 steps for a
+ * million offsets), finds the first entry holding an event at or after the time. An entry is one
+ * event or one ingest chunk; within it, the first event at or after the time.
+ */
+async function entryFrom(redis: Redis | Cluster, key: string, sinceMs: number): Promise<TimeSeek> {
+  const info = await streamInfo(redis, key);
+  const first = info?.first ? parseHistoryEntries(info.first[0], info.first[1]) : [];
+  const last = info?.last ? parseHistoryEntries(info.last[0], info.last[1]) : [];
+  const oldest = first[0];
+  const newest = last[last.length - 1];
+  if (!info?.first || !info.last || !oldest || !newest) return { after: undefined, lost: false, oldestMs: undefined };
+  const oldestMs = timestampOf(oldest);
+  if (oldestMs >= sinceMs) return { after: undefined, lost: info.trimmed, oldestMs };
+  if (!(timestampOf(newest) >= sinceMs)) return { after: newest.offset, lost: false, oldestMs };
+  let found = last;
+  if (newestTimestamp(first) >= sinceMs) found = first;
+  else {
+    let lo = BigInt(offsetOfHistoryId(info.first[0])) + 1n;
+    let hi = BigInt(offsetOfHistoryId(info.last[0]));
+    while (lo < hi) {
+      const mid = (lo + hi) / 2n;
+      const entry = ((await redis.xrange(key, `${mid}-0`, '+', 'COUNT', 1)) as RawEntry[])[0];
+      if (!entry) break;
+      const events = parseHistoryEntries(entry[0], entry[1]);
+      if (newestTimestamp(events) >= sinceMs) {
+        hi = mid;
+        found = events;
+      } else lo = BigInt(offsetOfHistoryId(entry[0])) + 1n;
+    }
+  }
+  const at = found.find((event) => timestampOf(event) >= sinceMs) ?? newest;
+  const before = BigInt(at.offset) - 1n;
+  return { after: before >= 0n ? String(before) : undefined, lost: false, oldestMs };
 }

@@ -14,6 +14,7 @@ import type { Broker, HistoryReader, SnapshotReader } from '../broker/broker.js'
 import { GATEWAY_DEFAULTS } from '../defaults.js';
 import { createBackfill, onBrokerLost, onBrokerReady } from './recovery/backfill.js';
 import type { ConnectionWriter } from './connection-writer.js';
+import { createConflationState, createConflator, type Conflator } from './delivery/conflation.js';
 import { createEpoch, knownEpoch } from './delivery/epoch.js';
 import { createFanout } from './delivery/fanout.js';
 import { createFlusher } from './delivery/flush.js';
@@ -22,8 +23,11 @@ import { createInbound, inboundStats, onBrokerMessage, runSlice, type FlowLimits
 import type { GatewayMetrics } from './metrics.js';
 import type { CompiledSubscription } from './operations/operations.js';
 import { createRenderer } from './delivery/render.js';
-import { catchUp, type CatchupContext } from './recovery/resume.js';
+import type { CatchupContext } from './recovery/replay.js';
+import { catchUp } from './recovery/resume.js';
 import type { ResumeRequest } from './recovery/resume-request.js';
+import { replayFromTime } from './recovery/since.js';
+import type { SinceRequest } from './recovery/since-request.js';
 import { createScheduler } from './delivery/scheduler.js';
 import { sendSnapshot } from './recovery/snapshot.js';
 import type { SnapshotAsk } from './recovery/snapshot-request.js';
@@ -56,6 +60,13 @@ export interface HubDeps<C> {
   readonly snapshots?: SnapshotReader | undefined;
   /** Time slices and the inbound bound (inbound.ts). @default GATEWAY_DEFAULTS.sliceMs, .flushDelayMs, .maxInboundBytes */
   readonly flow?: FlowLimits | undefined;
+  /**
+   * GATEWAY_CONFLATE_MAX_KEYS: distinct keys a conflating subscriber may have waiting before the
+   * slow-consumer close applies (conflation.ts). @default GATEWAY_DEFAULTS.conflateMaxKeys
+   */
+  readonly conflateMaxKeys?: number | undefined;
+  /** GATEWAY_MAX_RATE_CEILING: the highest `extensions.maxRate` (frames per second); a higher one is lowered to it. @default GATEWAY_DEFAULTS.maxRateCeiling */
+  readonly maxRateCeiling?: number | undefined;
   /** OpenTelemetry tracer: spans for events whose envelope carries a sampled trace (trip-tracing.ts). @default undefined (none) */
   readonly tracer?: Tracer | undefined;
 }
@@ -73,6 +84,18 @@ export interface HubSnapshot extends Readonly<HubStats> {
 export interface SubscribeOptions {
   /** Replay history after these positions first (resume.ts). */
   readonly resume?: ResumeRequest | undefined;
+  /**
+   * Replay history from this time first, then live (since.ts); ignored with `resume` (a position wins
+   * over a time). The session refuses it with `snapshot`. @default undefined (none)
+   */
+  readonly since?: SinceRequest | undefined;
+  /**
+   * Latest-value conflation while its connection lags (conflation.ts): the newest payload of each key
+   * waits, not every event. Its payloads are full (no delta mode). @default the field's `@topic(conflate:)`
+   */
+  readonly conflate?: boolean | undefined;
+  /** At most this many frames per second, the newest value of each key winning between frames (implies `conflate`). @default undefined (no cap) */
+  readonly maxRate?: number | undefined;
   /** Delta payloads where it holds the base (delta.ts). @default false */
   readonly delta?: boolean | undefined;
   /** Tell the client its starting point (epoch, positions) before any event (start.ts); ignored with `resume`. @default false */
@@ -108,6 +131,8 @@ interface HubParts<C> {
   readonly registry: Registry<C>;
   readonly inbound: Inbound;
   readonly catchups: CatchupContext<C>;
+  readonly maxRateCeiling: number;
+  readonly conflator: Conflator<C>;
 }
 
 /**
@@ -123,13 +148,17 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
   const registry = createRegistry<C>(broker, history, logger, deps.contextFactories);
   const renderer = createRenderer(schema, stats);
   const tracing = createTracing<C>(deps.tracer);
+  const conflator = createConflator<C>({ writer, stats, metrics, epoch, maxKeys: deps.conflateMaxKeys ?? GATEWAY_DEFAULTS.conflateMaxKeys });
   const flusher = createFlusher<C>({ writer, metrics, stats, epoch, scheduler, tracing, flushDelayMs: flow.flushDelayMs });
   const fanout = createFanout<C>({ logger, metrics, stats, registry, epoch, renderer, tracing, flusher });
   const inbound = createInbound({ broker, logger, metrics, stats, flow, scheduler });
   const backfill = createBackfill<C>({ history, logger, stats, epoch, registry, inbound, fanout });
   const slice = { inbound, fanout, flusher };
   scheduler.run = () => runSlice(slice);
-  const parts: HubParts<C> = { logger, writer, stats, registry, inbound, catchups: { writer, history, snapshots, stats, epoch, renderer, registry } };
+  const parts: HubParts<C> = { logger, writer, stats, registry, inbound, catchups: { writer, history, snapshots, stats, epoch, renderer, registry, metrics },
+    maxRateCeiling: deps.maxRateCeiling ?? GATEWAY_DEFAULTS.maxRateCeiling,
+    conflator,
+  };
   broker.attach({
     message: (channel, text) => onBrokerMessage(inbound, channel, text),
     lost: () => onBrokerLost(backfill),
@@ -147,16 +176,32 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
 }
 
 function addSubscriber<C>(parts: HubParts<C>, conn: C, id: string, op: CompiledSubscription, options: SubscribeOptions): Subscriber<C> {
-  const { resume, delta = false, frameType = 'next' } = options;
+  const { resume, frameType = 'next' } = options;
+  const maxRate = options.maxRate === undefined ? undefined : Math.min(options.maxRate, parts.maxRateCeiling);
+  // `@topic(conflate: true)` is the field's default; `extensions.conflate: false` opts out.
+  const conflate = (options.conflate ?? op.route.conflate === true) || maxRate !== undefined;
+  const delta = options.delta === true && !conflate;
   const start = resume === undefined && options.start === true;
-  const snapshotAsk = resume === undefined ? options.snapshot : undefined;
-  const subscriber = joinGroup(parts.registry, conn, id, op, { frameType, delta, catchup: resume !== undefined || start || snapshotAsk !== undefined });
+  const since = resume === undefined ? options.since : undefined;
+  const snapshotAsk = resume === undefined && since === undefined ? options.snapshot : undefined;
+  const catchup = resume !== undefined || start || since !== undefined || snapshotAsk !== undefined;
+  const subscriber = joinGroup(parts.registry, conn, id, op, {
+    frameType,
+    delta,
+    catchup,
+    conflation: conflate ? createConflationState(parts.conflator, maxRate) : undefined,
+  });
   const { catchups, logger, writer } = parts;
   if (resume) {
     parts.stats.resumes++;
     catchUp(catchups, subscriber, resume).catch((err: unknown) => {
       logger.error({ err }, 'resume from history failed');
       writer.close(conn, 1011, 'resume from history failed: reconnect and resume again');
+    });
+  } else if (since) {
+    replayFromTime(catchups, subscriber, since, start).catch((err: unknown) => {
+      logger.error({ err }, 'replay from a time failed');
+      writer.close(conn, 1011, 'replay from history failed: reconnect and subscribe again');
     });
   } else if (snapshotAsk) {
     sendSnapshot(catchups, subscriber, snapshotAsk, start).catch((err: unknown) => {

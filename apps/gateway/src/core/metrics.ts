@@ -31,6 +31,12 @@ export interface GatewayMetrics {
   readonly redisReconnects: Counter;
   /** Times reading from Redis was paused because the inbound queue passed GATEWAY_INBOUND_MAX_BYTES. */
   readonly redisPaused: Counter;
+  /** Events replaced by a newer one of the same key in a lagging conflating subscriber's queue. */
+  readonly conflatedEvents: Counter;
+  /** Events not sent because a rate cap (extensions.maxRate) let a newer one of the same key replace them. */
+  readonly rateCappedEvents: Counter;
+  /** Subscriptions replayed from a time (`extensions.since`), by whether history reached back (`recovered`). */
+  readonly replaysByTime: Counter<'recovered'>;
   /** Messages received from clients, by subprotocol (`protocol` label): bind a child per protocol once. */
   readonly clientMessagesIn: Counter<'protocol'>;
   /** Registers scrape-time gauges reading live counts (no per-event cost). */
@@ -68,6 +74,22 @@ export function createGatewayMetrics(registry: Registry): GatewayMetrics {
     }),
     redisReconnects: new Counter({ name: 'wirestream_gateway_redis_reconnects_total', help: 'Redis subscriber reconnection attempts.', registers }),
     clientMessagesIn: new Counter({ name: 'wirestream_gateway_client_messages_in_total', help: 'WebSocket messages received from clients, by subprotocol.', labelNames: ['protocol'] as const, registers }),
+    conflatedEvents: new Counter({
+      name: 'wirestream_gateway_conflated_events_total',
+      help: 'Events not sent because a newer one of the same key replaced them in a lagging conflating subscriber\'s queue (extensions.conflate).',
+      registers,
+    }),
+    rateCappedEvents: new Counter({
+      name: 'wirestream_gateway_rate_capped_events_total',
+      help: 'Events not sent because a subscription\'s rate cap (extensions.maxRate) let a newer one of the same key replace them while it waited for its turn.',
+      registers,
+    }),
+    replaysByTime: new Counter({
+      name: 'wirestream_gateway_replays_by_time_total',
+      help: 'Subscriptions replayed from a time (extensions.since); recovered="false" when history did not reach back that far.',
+      labelNames: ['recovered'] as const,
+      registers,
+    }),
     redisPaused: new Counter({ name: 'wirestream_gateway_redis_paused_total', help: 'Times reading from Redis paused because the inbound queue passed GATEWAY_INBOUND_MAX_BYTES.', registers }),
     observeGauges(reader) {
       read = reader;

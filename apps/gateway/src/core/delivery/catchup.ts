@@ -7,6 +7,7 @@
  * ({@link releaseCatchup}). This module writes `catchup`; nothing else does, besides its creation.
  */
 import type { ConnectionWriter, FramePositions } from '../connection-writer.js';
+import { conflateFrames, type Conflating } from './conflation.js';
 import { offsetAfter } from './positions.js';
 
 export interface Catchup {
@@ -24,6 +25,8 @@ export interface HeldPayload {
   readonly partition: number;
   readonly offset: string;
   readonly payload: string;
+  /** Its routing key, for a conflating subscriber's queue. */
+  readonly key: string | null;
 }
 
 /** What a hold needs of a subscriber: where its frames go, and its hold. */
@@ -33,6 +36,9 @@ export interface CatchingUp<C> {
   readonly head: string;
   /** Set while it catches up; undefined once it is plainly live. */
   catchup: Catchup | undefined;
+  /** A conflating or rate-capped subscriber: what it is released goes through its queue (conflation.ts). */
+  readonly conflation?: Conflating<C>['conflation'];
+  readonly group?: Conflating<C>['group'];
 }
 
 /** A new hold: live payloads wait from now on. */
@@ -70,10 +76,11 @@ export function holdForCatchup<C>(
   catchup: Catchup,
   payloads: readonly string[],
   positions: FramePositions,
+  keys: readonly (string | null)[] = [],
 ): void {
   const { partitions, offsets } = positions;
   for (let i = 0; i < payloads.length; i++) {
-    catchup.held.push({ partition: partitions[i] as number, offset: offsets[i] as string, payload: payloads[i] as string });
+    catchup.held.push({ partition: partitions[i] as number, offset: offsets[i] as string, payload: payloads[i] as string, key: keys[i] ?? null });
   }
   if (catchup.covered) sendUncovered(writer, subscriber, catchup, positions.epoch);
 }
@@ -84,6 +91,8 @@ function sendUncovered<C>(writer: ConnectionWriter<C>, subscriber: CatchingUp<C>
   const payloads: string[] = [];
   const partitions: number[] = [];
   const offsets: string[] = [];
+  const keys: (string | null)[] = [];
+  let chars = 0;
   for (const item of catchup.held) {
     const have = covered.get(item.partition);
     if (have !== undefined && !offsetAfter(item.offset, have)) continue;
@@ -92,8 +101,14 @@ function sendUncovered<C>(writer: ConnectionWriter<C>, subscriber: CatchingUp<C>
     payloads.push(item.payload);
     partitions.push(item.partition);
     offsets.push(item.offset);
+    keys.push(item.key);
+    chars += item.payload.length;
   }
   catchup.held.length = 0;
   if (covered.size === 0) subscriber.catchup = undefined;
-  if (payloads.length > 0) writer.sendFrames(subscriber.conn, subscriber.head, payloads, { epoch, partitions, offsets });
+  if (payloads.length === 0) return;
+  const { conflation, group } = subscriber;
+  if (conflation !== undefined && group !== undefined) {
+    conflateFrames({ conn: subscriber.conn, head: subscriber.head, conflation, group }, { payloads, keys, positions: { epoch, partitions, offsets }, chars });
+  } else writer.sendFrames(subscriber.conn, subscriber.head, payloads, { epoch, partitions, offsets });
 }

@@ -20,6 +20,7 @@ import { performance } from 'node:perf_hooks';
 import type { Envelope } from '@wirestream/schema';
 import { holdForCatchup } from './catchup.js';
 import type { ConnectionWriter, FramePositions } from '../connection-writer.js';
+import { conflateFrames } from './conflation.js';
 import { computeGroupDeltas, type GroupDeltas } from './delta.js';
 import { currentEpoch, type Epoch } from './epoch.js';
 import type { Group, Subscriber } from './groups.js';
@@ -73,6 +74,7 @@ export function queuePayload<C>(flusher: Flusher<C>, group: Group<C>, json: stri
   group.pendingTs.push(envelope.ts);
   group.pendingPartition.push(envelope.partition);
   group.pendingOffset.push(envelope.offset);
+  group.pendingKey.push(envelope.key);
   group.pendingChars += json.length;
   if (group.pendingChars > flusher.pendingLargest) flusher.pendingLargest = group.pendingChars;
   scheduleUnlessInSlice(flusher.scheduler);
@@ -90,6 +92,9 @@ export interface GroupWrite<C> {
   readonly timestamps: readonly number[];
   readonly partitions: readonly number[];
   readonly offsets: readonly string[];
+  /** Routing keys and characters of the payloads, for conflating subscribers. */
+  readonly keys: readonly (string | null)[];
+  readonly chars: number;
   /** The same positions (and the epoch) as handed to the writer: one object per group write. */
   readonly positions: FramePositions;
   readonly subscribers: readonly Subscriber<C>[];
@@ -170,6 +175,8 @@ function takeGroup<C>(group: Group<C>, epoch: string | undefined): GroupWrite<C>
     timestamps: group.pendingTs,
     partitions: group.pendingPartition,
     offsets: group.pendingOffset,
+    keys: group.pendingKey,
+    chars: group.pendingChars,
     positions: { epoch, partitions: group.pendingPartition, offsets: group.pendingOffset },
     subscribers: [...group.subscribers],
     next: 0,
@@ -181,6 +188,7 @@ function takeGroup<C>(group: Group<C>, epoch: string | undefined): GroupWrite<C>
   group.pendingTs = [];
   group.pendingPartition = [];
   group.pendingOffset = [];
+  group.pendingKey = [];
   group.pendingChars = 0;
   return job;
 }
@@ -194,7 +202,11 @@ function writeSubscriber<C>(writer: ConnectionWriter<C>, job: GroupWrite<C>, sub
   if (subscriber.catchup !== undefined) {
     // Held and replayed payloads are full; the first live one after the catch-up is full too.
     subscriber.hasBase = false;
-    holdForCatchup(writer, subscriber, subscriber.catchup, job.payloads, job.positions);
+    holdForCatchup(writer, subscriber, subscriber.catchup, job.payloads, job.positions, job.keys);
+  } else if (subscriber.conflation !== undefined) {
+    // Conflated frames are full payloads (a delta's base would be a payload it may never get).
+    subscriber.hasBase = false;
+    conflateFrames(subscriber, job);
   } else if (deltas === undefined || !subscriber.delta) {
     writer.sendFrames(subscriber.conn, subscriber.head, job.payloads, job.positions);
   } else if (subscriber.hasBase && deltas.withBase !== undefined) {

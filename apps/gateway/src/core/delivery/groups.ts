@@ -9,14 +9,17 @@ import { createLazyContext, disposeLazyContext, type LazyFactories } from '@wire
 import type { Logger } from '@wirestream/telemetry';
 import type { Broker, HistoryReader } from '../../broker/broker.js';
 import { createCatchup, type CatchingUp } from './catchup.js';
+import type { ConflationState, Conflating } from './conflation.js';
 import type { CompiledSubscription } from '../operations/operations.js';
 import { KAFKA_KEY } from '../operations/where.js';
 import type { WhereEvent } from '../operations/where-compile.js';
 
 /** One client subscription (one graphql-ws `id` on one connection). Returned as the handle to remove it. */
-export interface Subscriber<C> extends CatchingUp<C> {
+export interface Subscriber<C> extends CatchingUp<C>, Conflating<C> {
   readonly id: string;
   readonly group: Group<C>;
+  /** Its queue when it asked for latest-value conflation or a rate cap (conflation.ts writes it). */
+  readonly conflation: ConflationState<C> | undefined;
   /** Asked for delta payloads (`extensions.delta`, allowed by the server): see delta.ts. */
   readonly delta: boolean;
   /**
@@ -43,6 +46,8 @@ export interface Group<C> {
   /** Positions of `pending` (partition, offset), for subscribers that are catching up. */
   pendingPartition: number[];
   pendingOffset: string[];
+  /** Routing keys of `pending` (the envelopes' `key`), for conflating subscribers (conflation.ts). */
+  pendingKey: (string | null)[];
   /** Characters of `pending`, for the flush's per-group bound. */
   pendingChars: number;
   /** Sum of the subscribers' frame-head lengths, for bytes-out without a per-subscriber loop. */
@@ -116,15 +121,17 @@ export function createRegistry<C>(
 }
 
 /** How a new subscriber joins: its frames' type, delta mode, and whether it holds live payloads at first. */
-export interface JoinOptions {
+export interface JoinOptions<C> {
   readonly frameType: 'next' | 'data';
   readonly delta: boolean;
   /** It catches up first (resume, start, snapshot): live payloads are held from this moment. */
   readonly catchup: boolean;
+  /** Its queue when it asked for latest-value conflation or a rate cap (conflation.ts). @default undefined */
+  readonly conflation?: ConflationState<C> | undefined;
 }
 
 /** Adds a subscriber to its operation's group (opening the group, and its channels, if it is the first). */
-export function joinGroup<C>(registry: Registry<C>, conn: C, id: string, op: CompiledSubscription, options: JoinOptions): Subscriber<C> {
+export function joinGroup<C>(registry: Registry<C>, conn: C, id: string, op: CompiledSubscription, options: JoinOptions<C>): Subscriber<C> {
   const group = registry.groups.get(op.dedupKey) ?? openGroup(registry, op);
   const subscriber: Subscriber<C> = {
     conn,
@@ -134,6 +141,7 @@ export function joinGroup<C>(registry: Registry<C>, conn: C, id: string, op: Com
     catchup: options.catchup ? createCatchup() : undefined,
     delta: options.delta,
     hasBase: false,
+    conflation: options.conflation,
   };
   group.subscribers.add(subscriber);
   group.headBytes += subscriber.head.length;
@@ -207,7 +215,7 @@ export function confirmedChannels<C>(registry: Registry<C>): number {
 function openGroup<C>(registry: Registry<C>, op: CompiledSubscription): Group<C> {
   const { fieldName, topic } = op.route;
   const context = registry.contextFactories ? createLazyContext(registry.contextFactories, { dedupKey: op.dedupKey, fieldName, topic }) : undefined;
-  const group: Group<C> = { op, subscribers: new Set(), pending: [], pendingTs: [], pendingPartition: [], pendingOffset: [], pendingChars: 0, headBytes: 0, deltaSubscribers: 0, deltaBase: undefined, context };
+  const group: Group<C> = { op, subscribers: new Set(), pending: [], pendingTs: [], pendingPartition: [], pendingOffset: [], pendingKey: [], pendingChars: 0, headBytes: 0, deltaSubscribers: 0, deltaBase: undefined, context };
   registry.groups.set(op.dedupKey, group);
   retainTopic(registry, topic);
   for (const channel of op.channels) retainChannel(registry, channel, group);

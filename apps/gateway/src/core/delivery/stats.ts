@@ -10,11 +10,18 @@ export interface HubStats {
   /** Subscriptions that asked to resume (hub.ts), and those told history could not cover their gap (resume.ts). */
   resumes: number;
   resumesNotRecovered: number;
-  /** Events sent from history to resuming subscribers (resume.ts). */
+  /** Subscriptions replayed from a time (`extensions.since`), and those told history does not reach back (since.ts). */
+  replaysByTime: number;
+  replaysByTimeNotRecovered: number;
+  /** Events sent from history to resuming subscribers and replays by time (replay.ts). */
   replayed: number;
   /** Subscriptions served a snapshot, and the entries sent to them (snapshot.ts). */
   snapshots: number;
   snapshotEntries: number;
+  /** Events a newer one of the same key replaced in a lagging conflating subscriber's queue (conflation.ts). */
+  conflated: number;
+  /** The same, for subscriptions with a rate cap (extensions.maxRate): events their cap skipped (conflation.ts). */
+  rateCapped: number;
   /** Envelopes dropped because their position was already delivered (ingest re-publishes after a crash or rebalance; fanout.ts). */
   duplicates: number;
   /** fanout.ts; snapshot.ts for a snapshot's entries. */
@@ -30,5 +37,5 @@ export interface HubStats {
 }
 
 export function createHubStats(): HubStats {
-  return { eventsIn: 0, backfilled: 0, resumes: 0, resumesNotRecovered: 0, replayed: 0, snapshots: 0, snapshotEntries: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0, deltaFramesOut: 0, pauses: 0 };
+  return { eventsIn: 0, backfilled: 0, resumes: 0, resumesNotRecovered: 0, replaysByTime: 0, replaysByTimeNotRecovered: 0, replayed: 0, snapshots: 0, snapshotEntries: 0, conflated: 0, rateCapped: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0, deltaFramesOut: 0, pauses: 0 };
 }

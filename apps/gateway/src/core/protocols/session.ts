@@ -11,12 +11,14 @@ import type { Logger } from '@wirestream/telemetry';
 import type { Authenticator, Principal } from '../../auth/authenticator.js';
 import { GATEWAY_DEFAULTS } from '../../defaults.js';
 import type { ConnectionWriter } from '../connection-writer.js';
+import { parseConflateRequest, parseMaxRateRequest } from '../delivery/conflation.js';
 import { parseDeltaRequest } from '../delivery/delta.js';
 import type { Hub } from '../hub.js';
 import type { Subscriber } from '../delivery/groups.js';
 import type { AccessScope, OperationCompiler } from '../operations/operations.js';
 import type { RateLimiter } from './rate-limit.js';
 import { parseResumeRequest, parseStartRequest } from '../recovery/resume-request.js';
+import { parseSinceRequest } from '../recovery/since-request.js';
 import { resolveSnapshotAsk } from '../recovery/snapshot-request.js';
 import { createAccessScopes } from '../operations/access-scope.js';
 import { runSchemaQuery } from '../operations/query.js';
@@ -197,9 +199,15 @@ export function startSubscription<C extends Connection<C>>(state: SessionState<C
   if (typeof delta === 'string') return { kind: 'errors', errors: [{ message: delta }] };
   const start = parseStartRequest(payload.extensions);
   if (typeof start === 'string') return { kind: 'errors', errors: [{ message: start }] };
+  const since = parseSinceRequest(payload.extensions);
+  if (typeof since === 'string') return { kind: 'errors', errors: [{ message: since }] };
+  const conflate = parseConflateRequest(payload.extensions);
+  if (typeof conflate === 'string') return { kind: 'errors', errors: [{ message: conflate }] };
+  const maxRate = parseMaxRateRequest(payload.extensions);
+  if (typeof maxRate === 'string') return { kind: 'errors', errors: [{ message: maxRate }] };
   const snapshot = resolveSnapshotAsk(payload.extensions, operation, { maxKeys: state.snapshotMaxKeys, available: state.hub.snapshots });
   if (typeof snapshot === 'string') return { kind: 'errors', errors: [{ message: snapshot }] };
-  subscriptions.set(id, state.hub.subscribe(conn, id, operation, { resume, delta: delta && state.allowDelta, start, snapshot, frameType }));
+  subscriptions.set(id, state.hub.subscribe(conn, id, operation, { resume, since, conflate, maxRate, delta: delta && state.allowDelta, start, snapshot, frameType }));
   return { kind: 'subscribed' };
 }
 

@@ -18,13 +18,20 @@ export function parseSseBody(text: string): SseParams | string {
   return checkParams(query, operationName, variables, extensions);
 }
 
-/** Reads the parameters of a GET from its query string (without the leading `?`). */
+/**
+ * Reads the parameters of a GET from its query string (without the leading `?`). `since` (a replay
+ * from a time, for an EventSource URL) is `extensions.since`: giving both is refused.
+ */
 export function parseSseQuery(search: URLSearchParams): SseParams | string {
   const variables = jsonParam(search, 'variables');
   if (typeof variables === 'string') return variables;
   const extensions = jsonParam(search, 'extensions');
   if (typeof extensions === 'string') return extensions;
-  return checkParams(search.get('query') ?? undefined, search.get('operationName') ?? undefined, variables.value, extensions.value);
+  const params = checkParams(search.get('query') ?? undefined, search.get('operationName') ?? undefined, variables.value, extensions.value);
+  const since = search.get('since');
+  if (typeof params === 'string' || since === null) return params;
+  if (params.extensions?.['since'] !== undefined) return 'since is given twice: as the since query parameter and in extensions.since; keep one';
+  return { ...params, extensions: { ...params.extensions, since } };
 }
 
 function jsonParam(search: URLSearchParams, name: string): { value: unknown } | string {

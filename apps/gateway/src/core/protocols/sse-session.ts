@@ -19,7 +19,9 @@ import type { Hub } from '../hub.js';
 import type { Subscriber } from '../delivery/groups.js';
 import type { CompiledSubscription, OperationCompiler } from '../operations/operations.js';
 import { parseResumeRequest, type ResumeRequest } from '../recovery/resume-request.js';
+import { parseSinceRequest, type SinceRequest } from '../recovery/since-request.js';
 import { resolveSnapshotAsk, type SnapshotAsk } from '../recovery/snapshot-request.js';
+import { parseConflateRequest, parseMaxRateRequest } from '../delivery/conflation.js';
 import { advanceCursor, cursorFrom, decodeCursor, encodeCursor, startCursor, type CursorState } from './sse-cursor.js';
 import { runSchemaQuery } from '../operations/query.js';
 
@@ -58,6 +60,12 @@ export type SsePrepared =
       readonly kind: 'subscription';
       readonly operation: CompiledSubscription;
       readonly resume: ResumeRequest | undefined;
+      /** `extensions.since` (or `?since=`): history from that time first (ignored when resuming: resume wins). */
+      readonly since?: SinceRequest | undefined;
+      /** `extensions.conflate`: the latest value of each key while the stream lags. */
+      readonly conflate?: boolean | undefined;
+      /** `extensions.maxRate`: at most this many events a second. */
+      readonly maxRate?: number | undefined;
       /** `extensions.snapshot`: the current values first (ignored when resuming: resume wins). */
       readonly snapshot?: SnapshotAsk | undefined;
       readonly expiresAtMs: number;
@@ -95,7 +103,14 @@ export function createSseSessions<S extends SseStream>(deps: SseSessionDeps<S>):
       stream.expiresAtMs = prepared.expiresAtMs;
       // Not resuming: the stream learns its starting point first, so its first event already has an
       // id a client can resume from, covering every partition (architecture.md, the SSE contract).
-      stream.subscriber = deps.hub.subscribe(stream, 'sse', prepared.operation, { resume: prepared.resume, start: prepared.resume === undefined, snapshot: prepared.snapshot });
+      stream.subscriber = deps.hub.subscribe(stream, 'sse', prepared.operation, {
+        resume: prepared.resume,
+        start: prepared.resume === undefined,
+        since: prepared.since,
+        conflate: prepared.conflate,
+        maxRate: prepared.maxRate,
+        snapshot: prepared.snapshot,
+      });
     },
     detach(stream) {
       stream.closed = true;
@@ -129,9 +144,15 @@ async function prepare<S extends SseStream>(
     const data = typeof result === 'string' ? { errors: [{ message: result }] } : result;
     return { kind: 'events', events: `event: next\ndata: ${JSON.stringify(data)}\n\n${COMPLETE_EVENT}` };
   }
+  const since = parseSinceRequest(request.params.extensions);
+  if (typeof since === 'string') return { kind: 'events', events: errorEvents([{ message: since }]) };
+  const conflate = parseConflateRequest(request.params.extensions);
+  if (typeof conflate === 'string') return { kind: 'events', events: errorEvents([{ message: conflate }]) };
+  const maxRate = parseMaxRateRequest(request.params.extensions);
+  if (typeof maxRate === 'string') return { kind: 'events', events: errorEvents([{ message: maxRate }]) };
   const snapshot = resolveSnapshotAsk(request.params.extensions, operation, { maxKeys: deps.snapshotMaxKeys ?? GATEWAY_DEFAULTS.snapshotMaxKeys, available: deps.hub.snapshots });
   if (typeof snapshot === 'string') return { kind: 'events', events: errorEvents([{ message: snapshot }]) };
-  return { kind: 'subscription', operation, resume, snapshot, expiresAtMs: auth.principal.expiresAtMs ?? 0 };
+  return { kind: 'subscription', operation, resume, since, conflate, maxRate, snapshot, expiresAtMs: auth.principal.expiresAtMs ?? 0 };
 }
 
 /** The resume point: `Last-Event-ID` (header or query parameter) first, else `extensions.resume`. */

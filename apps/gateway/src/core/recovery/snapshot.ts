@@ -19,7 +19,7 @@ import { currentEpoch, knownEpoch } from '../delivery/epoch.js';
 import { channelsConfirmed, type Subscriber } from '../delivery/groups.js';
 import { offsetAfter, positionExtensions } from '../delivery/positions.js';
 import { renderPayload } from '../delivery/render.js';
-import { createReplayChunks, type CatchupContext } from './resume.js';
+import { createReplayChunks, type CatchupContext } from './replay.js';
 import type { SnapshotAsk } from './snapshot-request.js';
 import type { StartSignal } from './start.js';
 

@@ -12,7 +12,7 @@
 import { releaseCatchup } from '../delivery/catchup.js';
 import { currentEpoch, knownEpoch } from '../delivery/epoch.js';
 import { channelsConfirmed, type Subscriber } from '../delivery/groups.js';
-import type { CatchupContext } from './resume.js';
+import type { CatchupContext } from './replay.js';
 
 /** The data-less first `next` of a subscription that asked for its start. */
 export interface StartSignal {
@@ -30,6 +30,12 @@ export async function announceStart<C>(state: CatchupContext<C>, subscriber: Sub
   if (!alive()) return;
   const positions = await readStart(state, group.op.route.topic);
   if (!alive()) return;
+  sendStart(state, subscriber, positions);
+  releaseCatchup(state.writer, subscriber, positions, currentEpoch(state.epoch));
+}
+
+/** Sends the data-less start frame: `positions` are, per partition, the offset the subscription is live after. */
+export function sendStart<C>(state: CatchupContext<C>, subscriber: Subscriber<C>, positions: ReadonlyMap<number, string>): void {
   const epoch = currentEpoch(state.epoch);
   const signal: StartSignal = { ...(epoch !== undefined && state.history ? { epoch } : {}), positions: Object.fromEntries(positions) };
   state.writer.sendFrames(subscriber.conn, subscriber.head, [JSON.stringify({ extensions: { start: signal } })], {
@@ -38,7 +44,6 @@ export async function announceStart<C>(state: CatchupContext<C>, subscriber: Sub
     offsets: [],
     start: signal,
   });
-  releaseCatchup(state.writer, subscriber, positions, currentEpoch(state.epoch));
 }
 
 /** History's newest offset per partition of the topic now (empty without history). */
