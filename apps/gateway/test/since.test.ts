@@ -14,8 +14,8 @@ import {
   shardOf,
 } from '@wirestream/schema';
 import { waitFor } from '@wirestream/testkit';
-import { collect, rawSocket, startTestGateway, type ExecutionResult, type TestGateway } from './support.js';
-import { openSse } from './sse-support.js';
+import { collect, rawSocket, startTestGateway, type ExecutionResult, type TestGateway } from './support/gateway.js';
+import { openSse } from './support/sse.js';
 
 const QUERY = 'subscription { listingUpdated { listing_id event_id } }';
 /** Event timestamps of the tests: one second apart from here. */
