@@ -42,6 +42,7 @@ export const GATEWAY_DEFAULTS = Object.freeze({
   sliceMs: 10, // processing budget before yielding to the event loop
   flushDelayMs: 1_000, // longest a payload waits for its write while messages are queued
   maxInboundBytes: 16_777_216, // 16 MiB of queued envelopes pauses reading from Redis
+  maxRendersInFlight: 1_024, // renders awaiting a resolver or look-up; at the bound reading from Redis pauses
 
   // ---- admission ----
   allowedOrigins: ['*'] as string[],

@@ -105,6 +105,11 @@ export interface GatewayOptions {
    */
   readonly maxInboundBytes?: number;
   /**
+   * Renders waiting on a custom resolver or a look-up, at once; at the bound no new event is taken,
+   * the inbound queue fills and reading from Redis pauses (core/delivery/async-renders.ts).
+   */
+  readonly maxRendersInFlight?: number;
+  /**
    * permessage-deflate offered to clients: `off` or `shared` (uWS's shared compressor: no memory
    * per socket, each frame compressed alone). Costs CPU per socket per frame (compression.ts).
    */
@@ -183,7 +188,7 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
   const sseWriter = createSseWriter(backpressure, slowConsumer, (stream) => sse?.ended(stream), frameScratch);
   const flow = { sliceMs: o.sliceMs, flushDelayMs: o.flushDelayMs, maxInboundBytes: o.maxInboundBytes };
   // One hub for every transport: an SSE stream is one more subscriber of its operation group.
-  const hub = createHub<Socket | SseHttpStream>({ schema, broker, history, snapshots, logger, writer: withSseStreams(writer, sseWriter), metrics: metrics?.series, contextFactories, flow, tracer });
+  const hub = createHub<Socket | SseHttpStream>({ schema, broker, history, snapshots, logger, writer: withSseStreams(writer, sseWriter), metrics: metrics?.series, contextFactories, flow, tracer, maxRendersInFlight: o.maxRendersInFlight });
   const protocolDeps = { schema, compiler, hub, writer, authenticator, subscribeRateLimiter, logger };
   const protocolOptions = {
     connectionInitWaitTimeoutMs: o.connectionInitWaitTimeoutMs,

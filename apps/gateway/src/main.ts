@@ -130,6 +130,7 @@ const gateway = createGateway(
     sliceMs: config.sliceMs,
     flushDelayMs: config.flushDelayMs,
     maxInboundBytes: config.maxInboundBytes,
+    maxRendersInFlight: config.maxRendersInFlight,
     maxBackpressureBytes: config.maxBackpressureBytes,
     socketBufferBytes: config.socketBufferBytes,
     idleTimeoutSeconds: config.idleTimeoutSeconds,

@@ -13,6 +13,7 @@ import type { Logger, Tracer } from '@wirestream/telemetry';
 import type { Broker, HistoryReader, SnapshotReader } from '../broker/broker.js';
 import { GATEWAY_DEFAULTS } from '../defaults.js';
 import { createBackfill, onBrokerLost, onBrokerReady } from './recovery/backfill.js';
+import { createAsyncRenders } from './delivery/async-renders.js';
 import type { ConnectionWriter } from './connection-writer.js';
 import { createEpoch, knownEpoch } from './delivery/epoch.js';
 import { createFanout } from './delivery/fanout.js';
@@ -56,6 +57,12 @@ export interface HubDeps<C> {
   readonly snapshots?: SnapshotReader | undefined;
   /** Time slices and the inbound bound (inbound.ts). @default GATEWAY_DEFAULTS.sliceMs, .flushDelayMs, .maxInboundBytes */
   readonly flow?: FlowLimits | undefined;
+  /**
+   * Renders that return a promise (a custom resolver, a look-up) in flight at once; at the bound
+   * no new message is taken and reading from Redis pauses (async-renders.ts).
+   * @default GATEWAY_DEFAULTS.maxRendersInFlight
+   */
+  readonly maxRendersInFlight?: number | undefined;
   /** OpenTelemetry tracer: spans for events whose envelope carries a sampled trace (trip-tracing.ts). @default undefined (none) */
   readonly tracer?: Tracer | undefined;
 }
@@ -124,10 +131,12 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
   const renderer = createRenderer(schema, stats);
   const tracing = createTracing<C>(deps.tracer);
   const flusher = createFlusher<C>({ writer, metrics, stats, epoch, scheduler, tracing, flushDelayMs: flow.flushDelayMs });
-  const fanout = createFanout<C>({ logger, metrics, stats, registry, epoch, renderer, tracing, flusher });
+  const maxInFlight = deps.maxRendersInFlight ?? GATEWAY_DEFAULTS.maxRendersInFlight;
+  const asyncRenders = createAsyncRenders<C>({ flusher, scheduler, logger, stats, maxInFlight });
+  const fanout = createFanout<C>({ logger, metrics, stats, registry, epoch, renderer, tracing, flusher, asyncRenders });
   const inbound = createInbound({ broker, logger, metrics, stats, flow, scheduler });
   const backfill = createBackfill<C>({ history, logger, stats, epoch, registry, inbound, fanout });
-  const slice = { inbound, fanout, flusher };
+  const slice = { inbound, fanout, flusher, asyncRenders };
   scheduler.run = () => runSlice(slice);
   const parts: HubParts<C> = { logger, writer, stats, registry, inbound, catchups: { writer, history, snapshots, stats, epoch, renderer, registry } };
   broker.attach({
