@@ -3,6 +3,7 @@
  * merging options with GATEWAY_DEFAULTS once and assembling `/stats`.
  */
 import type { LazyFactories } from '@wirestream/context';
+import { applyPluginResolvers, type GatewayPlugin } from '@wirestream/plugin';
 import type { WirestreamSchema } from '@wirestream/schema';
 import type { Logger, Registry, Tracer } from '@wirestream/telemetry';
 import { createAuthenticator, type Authenticator } from './auth/authenticator.js';
@@ -48,6 +49,12 @@ export interface GatewayDeps {
   readonly metrics?: { readonly registry: Registry; readonly series: GatewayMetrics };
   /** Backends a custom resolver may need, built lazily per operation group on first use and disposed with it. */
   readonly contextFactories?: LazyFactories<object, GroupContextBase>;
+  /**
+   * A GATEWAY_PLUGIN module, checked (`validatePlugin` from @wirestream/plugin): its `resolvers` are
+   * merged onto `schema` in place, its `context` factories join `contextFactories`, its hooks run
+   * on every transport (onSubscribe) and once per event (onEvent).
+   */
+  readonly plugin?: GatewayPlugin;
   /** OpenTelemetry tracer (`startTracing` in @wirestream/telemetry): spans for events ingest traced (decision 0020). @default undefined (none) */
   readonly tracer?: Tracer;
 }
@@ -167,7 +174,11 @@ export interface Gateway {
 }
 
 export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): Gateway {
-  const { schema, broker, history, snapshots, logger, metrics, contextFactories, tracer } = deps;
+  const { schema, broker, history, snapshots, logger, metrics, tracer, plugin } = deps;
+  // Before anything compiles an operation: a field with a plugin resolver is rendered by execute.
+  if (plugin?.resolvers) applyPluginResolvers(schema.schema, plugin.resolvers, 'GATEWAY_PLUGIN');
+  const contextFactories = plugin?.context ? { ...deps.contextFactories, ...plugin.context } : deps.contextFactories;
+  const onSubscribe = plugin?.onSubscribe;
   const authenticator = deps.authenticator ?? createAuthenticator({ mode: 'anonymous' });
   const o = { ...GATEWAY_DEFAULTS, ...options };
   const backpressure = backpressureLimits(o.maxBackpressureBytes, o.socketBufferBytes);
@@ -188,8 +199,8 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
   const sseWriter = createSseWriter(backpressure, slowConsumer, (stream) => sse?.ended(stream), frameScratch);
   const flow = { sliceMs: o.sliceMs, flushDelayMs: o.flushDelayMs, maxInboundBytes: o.maxInboundBytes };
   // One hub for every transport: an SSE stream is one more subscriber of its operation group.
-  const hub = createHub<Socket | SseHttpStream>({ schema, broker, history, snapshots, logger, writer: withSseStreams(writer, sseWriter), metrics: metrics?.series, contextFactories, flow, tracer, maxRendersInFlight: o.maxRendersInFlight });
-  const protocolDeps = { schema, compiler, hub, writer, authenticator, subscribeRateLimiter, logger };
+  const hub = createHub<Socket | SseHttpStream>({ schema, broker, history, snapshots, logger, writer: withSseStreams(writer, sseWriter), metrics: metrics?.series, contextFactories, flow, tracer, maxRendersInFlight: o.maxRendersInFlight, onEvent: plugin?.onEvent });
+  const protocolDeps = { schema, compiler, hub, writer, authenticator, subscribeRateLimiter, logger, onSubscribe };
   const protocolOptions = {
     connectionInitWaitTimeoutMs: o.connectionInitWaitTimeoutMs,
     maxSubscriptionsPerConnection: o.maxSubscriptionsPerConnection,
@@ -210,7 +221,8 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
   );
 
   if (o.sseEnabled) {
-    const sessions = createSseSessions<SseHttpStream>({ schema, compiler, hub, authenticator, snapshotMaxKeys: o.snapshotMaxKeys });
+    const sseOnSubscribe = onSubscribe === undefined ? undefined : { hook: onSubscribe, logger };
+    const sessions = createSseSessions<SseHttpStream>({ schema, compiler, hub, authenticator, snapshotMaxKeys: o.snapshotMaxKeys, onSubscribe: sseOnSubscribe });
     sse = registerSseRoutes(
       server.app,
       { sessions, writer: sseWriter, admission, authenticator, isDraining: () => server.isDraining(), logger, ...(deps.tickets ? { tickets: deps.tickets } : {}) },

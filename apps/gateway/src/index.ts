@@ -29,3 +29,4 @@ export { connectRedis, type RedisConnectOptions, type RedisConnections } from '.
 export { createMemoryBus, type MemoryBus, type MemoryBusOptions } from './broker/memory-broker.js';
 // Auth.
 export { createAuthenticator, type Authenticator } from './auth/authenticator.js';
+export { loadGatewayPlugin } from './plugin-loader.js';

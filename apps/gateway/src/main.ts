@@ -9,7 +9,9 @@ import { auctionSchemaPath, loadWirestreamSchema, SchemaError, type WirestreamSc
 import { createLogger, createMetricsRegistry, startTracing, toError } from '@wirestream/telemetry';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { GatewayPlugin } from '@wirestream/plugin';
 import { createAuthenticator, type AuthenticatorOptions } from './auth/authenticator.js';
+import { loadGatewayPlugin } from './plugin-loader.js';
 import { connectRedis } from './broker/redis-connect.js';
 import { createRedisTicketStore } from './broker/redis-tickets.js';
 import { newTicket, TICKET_PATTERN } from './transport/sse-tickets.js';
@@ -47,9 +49,21 @@ function authOptions(): AuthenticatorOptions {
     ...optional('filterRules', config.jwtFilterRules),
   };
 }
+// The plugin is imported and checked before anything connects: a bad one stops the start.
+let plugin: GatewayPlugin | undefined;
+if (config.plugin !== undefined) {
+  try {
+    plugin = await loadGatewayPlugin(config.plugin);
+  } catch (err) {
+    process.stderr.write(`invalid plugin: ${toError(err).message}\n`);
+    process.exit(EXIT_CONFIG);
+  }
+}
 let authenticator;
 try {
-  authenticator = createAuthenticator(authOptions());
+  // A plugin's onSubscribe is given the token's claims: only then are they kept per connection.
+  const options = authOptions();
+  authenticator = createAuthenticator(options.mode === 'jwt' ? { ...options, keepClaims: plugin?.onSubscribe !== undefined } : options);
 } catch (err) {
   process.stderr.write(`invalid authentication settings: ${toError(err).message}\n`);
   process.exit(EXIT_CONFIG);
@@ -122,6 +136,7 @@ const gateway = createGateway(
     authenticator,
     ...(series ? { metrics: { registry, series } } : {}),
     ...(tracing === undefined ? {} : { tracer: tracing.tracer }),
+    ...(plugin === undefined ? {} : { plugin }),
   },
   {
     path: config.path,

@@ -22,7 +22,7 @@ import { confirmedChannels, createRegistry, joinGroup, leaveGroup, type GroupCon
 import { createInbound, inboundStats, onBrokerMessage, runSlice, type FlowLimits, type Inbound } from './delivery/inbound.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { CompiledSubscription } from './operations/operations.js';
-import { createRenderer } from './delivery/render.js';
+import { createRenderer, type EventHook } from './delivery/render.js';
 import { catchUp, type CatchupContext } from './recovery/resume.js';
 import type { ResumeRequest } from './recovery/resume-request.js';
 import { createScheduler } from './delivery/scheduler.js';
@@ -63,6 +63,8 @@ export interface HubDeps<C> {
    * @default GATEWAY_DEFAULTS.maxRendersInFlight
    */
   readonly maxRendersInFlight?: number | undefined;
+  /** A plugin's onEvent (GATEWAY_PLUGIN): once per event before any group renders it, keep, drop or rewrite (render.ts). @default undefined */
+  readonly onEvent?: EventHook | undefined;
   /** OpenTelemetry tracer: spans for events whose envelope carries a sampled trace (trip-tracing.ts). @default undefined (none) */
   readonly tracer?: Tracer | undefined;
 }
@@ -128,7 +130,7 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
   const scheduler = createScheduler();
   const epoch = createEpoch(history, logger);
   const registry = createRegistry<C>(broker, history, logger, deps.contextFactories);
-  const renderer = createRenderer(schema, stats);
+  const renderer = createRenderer(schema, stats, deps.onEvent === undefined ? undefined : { onEvent: deps.onEvent, logger });
   const tracing = createTracing<C>(deps.tracer);
   const flusher = createFlusher<C>({ writer, metrics, stats, epoch, scheduler, tracing, flushDelayMs: flow.flushDelayMs });
   const maxInFlight = deps.maxRendersInFlight ?? GATEWAY_DEFAULTS.maxRendersInFlight;
