@@ -3,12 +3,14 @@
  * merging options with GATEWAY_DEFAULTS once and assembling `/stats`.
  */
 import type { LazyFactories } from '@wirestream/context';
+import type { EntityLoader } from '@wirestream/lookups';
 import { applyPluginResolvers, type GatewayPlugin } from '@wirestream/plugin';
 import type { WirestreamSchema } from '@wirestream/schema';
 import type { Logger, Registry, Tracer } from '@wirestream/telemetry';
 import { createAuthenticator, type Authenticator } from './auth/authenticator.js';
 import type { Broker, HistoryReader, SnapshotReader } from './broker/broker.js';
 import { createHub, type HubSnapshot } from './core/hub.js';
+import { attachLookups } from './lookups/lookup-loaders.js';
 import type { GroupContextBase } from './core/delivery/groups.js';
 import type { DocumentLimits } from './core/operations/document-limits.js';
 import type { GatewayMetrics } from './core/metrics.js';
@@ -55,6 +57,11 @@ export interface GatewayDeps {
    * on every transport (onSubscribe) and once per event (onEvent).
    */
   readonly plugin?: GatewayPlugin;
+  /**
+   * Loaders of the look-up sources the schema's `@lookup` fields name (`createLookupLoaders`):
+   * required when the schema has such fields. @default undefined (none)
+   */
+  readonly lookups?: ReadonlyMap<string, EntityLoader>;
   /** OpenTelemetry tracer (`startTracing` in @wirestream/telemetry): spans for events ingest traced (decision 0020). @default undefined (none) */
   readonly tracer?: Tracer;
 }
@@ -176,6 +183,7 @@ export interface Gateway {
 export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): Gateway {
   const { schema, broker, history, snapshots, logger, metrics, tracer, plugin } = deps;
   // Before anything compiles an operation: a field with a plugin resolver is rendered by execute.
+  if (schema.lookups.length > 0) attachLookups(schema, deps.lookups ?? new Map());
   if (plugin?.resolvers) applyPluginResolvers(schema.schema, plugin.resolvers, 'GATEWAY_PLUGIN');
   const contextFactories = plugin?.context ? { ...deps.contextFactories, ...plugin.context } : deps.contextFactories;
   const onSubscribe = plugin?.onSubscribe;

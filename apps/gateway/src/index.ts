@@ -30,3 +30,4 @@ export { createMemoryBus, type MemoryBus, type MemoryBusOptions } from './broker
 // Auth.
 export { createAuthenticator, type Authenticator } from './auth/authenticator.js';
 export { loadGatewayPlugin } from './plugin-loader.js';
+export { createLookupLoaders, type LookupSettings } from './lookups/lookup-loaders.js';

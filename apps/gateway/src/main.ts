@@ -9,9 +9,11 @@ import { auctionSchemaPath, loadWirestreamSchema, SchemaError, type WirestreamSc
 import { createLogger, createMetricsRegistry, startTracing, toError } from '@wirestream/telemetry';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { EntityLoader } from '@wirestream/lookups';
 import type { GatewayPlugin } from '@wirestream/plugin';
 import { createAuthenticator, type AuthenticatorOptions } from './auth/authenticator.js';
 import { loadGatewayPlugin } from './plugin-loader.js';
+import { createLookupLoaders } from './lookups/lookup-loaders.js';
 import { connectRedis } from './broker/redis-connect.js';
 import { createRedisTicketStore } from './broker/redis-tickets.js';
 import { newTicket, TICKET_PATTERN } from './transport/sse-tickets.js';
@@ -105,6 +107,24 @@ if (schemaCheckErrors.length > 0) {
   process.stderr.write(`${schemaCheckErrors.join('\n')}\n`);
   process.exit(EXIT_CONFIG);
 }
+// One batched, cached loader per look-up source the schema's @lookup fields name.
+let lookups: Map<string, EntityLoader> | undefined;
+if (schema.lookups.length > 0) {
+  try {
+    const sources = new Map((config.lookupSources ?? []).map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)] as const));
+    lookups = createLookupLoaders(schema, {
+      sources,
+      timeoutMs: config.lookupTimeoutMs,
+      cacheTtlMs: config.lookupCacheTtlMs,
+      cacheMaxEntries: config.lookupCacheMaxEntries,
+      maxBatchSize: config.lookupMaxBatchSize,
+      maxConcurrentRequests: config.lookupMaxConcurrentRequests,
+    });
+  } catch (err) {
+    process.stderr.write(`invalid look-up settings: ${toError(err).message}\n`);
+    process.exit(EXIT_CONFIG);
+  }
+}
 const registry = createMetricsRegistry({ service: 'gateway' });
 const series = config.metricsEnabled ? createGatewayMetrics(registry) : undefined;
 const { summary: redisSummary, ...redisSecurityOptions } = await buildOrExit(() => redisSecurity(config, config.redisUrl));
@@ -137,6 +157,7 @@ const gateway = createGateway(
     ...(series ? { metrics: { registry, series } } : {}),
     ...(tracing === undefined ? {} : { tracer: tracing.tracer }),
     ...(plugin === undefined ? {} : { plugin }),
+    ...(lookups === undefined ? {} : { lookups }),
   },
   {
     path: config.path,
