@@ -14,6 +14,7 @@ import type { GatewayPlugin } from '@wirestream/plugin';
 import { createAuthenticator, type AuthenticatorOptions } from './auth/authenticator.js';
 import { loadGatewayPlugin } from './plugin-loader.js';
 import { createLookupLoaders } from './lookups/lookup-loaders.js';
+import { createLookupMetrics } from './lookups/lookup-metrics.js';
 import { connectRedis } from './broker/redis-connect.js';
 import { createRedisTicketStore } from './broker/redis-tickets.js';
 import { newTicket, TICKET_PATTERN } from './transport/sse-tickets.js';
@@ -107,6 +108,8 @@ if (schemaCheckErrors.length > 0) {
   process.stderr.write(`${schemaCheckErrors.join('\n')}\n`);
   process.exit(EXIT_CONFIG);
 }
+const registry = createMetricsRegistry({ service: 'gateway' });
+const series = config.metricsEnabled ? createGatewayMetrics(registry) : undefined;
 // One batched, cached loader per look-up source the schema's @lookup fields name.
 let lookups: Map<string, EntityLoader> | undefined;
 if (schema.lookups.length > 0) {
@@ -119,14 +122,12 @@ if (schema.lookups.length > 0) {
       cacheMaxEntries: config.lookupCacheMaxEntries,
       maxBatchSize: config.lookupMaxBatchSize,
       maxConcurrentRequests: config.lookupMaxConcurrentRequests,
-    });
+    }, { observers: config.metricsEnabled ? createLookupMetrics(registry) : undefined });
   } catch (err) {
     process.stderr.write(`invalid look-up settings: ${toError(err).message}\n`);
     process.exit(EXIT_CONFIG);
   }
 }
-const registry = createMetricsRegistry({ service: 'gateway' });
-const series = config.metricsEnabled ? createGatewayMetrics(registry) : undefined;
 const { summary: redisSummary, ...redisSecurityOptions } = await buildOrExit(() => redisSecurity(config, config.redisUrl));
 logger.info({ mode: config.redisMode, security: redisSummary }, 'connecting to Redis');
 const redis = connectRedis({

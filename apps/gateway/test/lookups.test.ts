@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EntityLoader } from '@wirestream/lookups';
 import { waitFor } from '@wirestream/testkit';
-import { createLookupLoaders, type LookupSettings } from '../src/index.js';
+import { createMetricsRegistry, type Registry } from '@wirestream/telemetry';
+import { createLookupLoaders, createLookupMetrics, type LookupSettings } from '../src/index.js';
 import { startSubgraph, withProfileLookup, type TestSubgraph } from './subgraph-support.js';
 import { collect, startTestGateway, type TestGateway } from './support.js';
 
@@ -26,25 +27,28 @@ const settings = (url: string, overrides: Partial<LookupSettings> = {}): LookupS
 });
 
 /** A gateway whose schema has `ListingEvent.profile @lookup(source: "listings")`, wired to `subgraph`. */
-async function gatewayOver(subgraph: TestSubgraph, overrides: Partial<LookupSettings> = {}): Promise<{ t: TestGateway; loaders: Map<string, EntityLoader> }> {
+async function gatewayOver(subgraph: TestSubgraph, overrides: Partial<LookupSettings> = {}): Promise<{ t: TestGateway; loaders: Map<string, EntityLoader>; registry: Registry }> {
   const loaders = new Map<string, EntityLoader>();
+  const registry = createMetricsRegistry({ service: 'gateway' });
+  const observers = createLookupMetrics(registry);
   const t = await startTestGateway(
     { subscribeBurst: 1_000, subscribeRatePerSecond: 1_000 },
     { lookups: loaders },
     (ws) => {
-      for (const [name, loader] of createLookupLoaders(ws, settings(subgraph.url, overrides))) loaders.set(name, loader);
+      for (const [name, loader] of createLookupLoaders(ws, settings(subgraph.url, overrides), { observers })) loaders.set(name, loader);
     },
     withProfileLookup,
   );
-  return { t, loaders };
+  return { t, loaders, registry };
 }
 
 describe('batching across operation groups', () => {
   let subgraph: TestSubgraph;
   let t: TestGateway;
+  let registry: Registry;
   beforeAll(async () => {
     subgraph = await startSubgraph();
-    ({ t } = await gatewayOver(subgraph));
+    ({ t, registry } = await gatewayOver(subgraph));
   });
   afterAll(async () => {
     await t?.stop();
@@ -85,6 +89,18 @@ describe('batching across operation groups', () => {
     const warm = await subgraph.counts();
     expect(warm.requests).toBe(cold.requests);
     expect(warm.representations).toBe(cold.representations);
+    // The per-source series agree with the subgraph: its requests, three misses, every other load a hit.
+    const text = await registry.metrics();
+    const value = (name: string, labels: Record<string, string>): number => {
+      const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`)));
+      return Number(line?.split(' ').pop());
+    };
+    const listings = { source: 'listings' };
+    expect(value('wirestream_gateway_lookup_requests_total', listings)).toBe(cold.requests);
+    expect(value('wirestream_gateway_lookup_batch_size_sum', listings)).toBe(3);
+    expect(value('wirestream_gateway_lookup_loads_total', { ...listings, cache: 'miss' })).toBe(3);
+    expect(value('wirestream_gateway_lookup_loads_total', { ...listings, cache: 'hit' })).toBe(2 * keys.length * OPERATIONS - 3);
+    expect(text).not.toMatch(/^wirestream_gateway_lookup_errors_total\{[^}]*source="listings"[^}]*\} [1-9]/m); // none counted
     for (const s of subs) s.dispose();
   }, 120_000);
 });

@@ -5,6 +5,7 @@
  * or subscribers; an answer is kept `ttlMs` (at most `maxEntries`, least recently used out first),
  * so a warm cache sends nothing. A failure is not cached: the next event asks again.
  */
+import { performance } from 'node:perf_hooks';
 import DataLoader from 'dataloader';
 import { LRUCache } from 'lru-cache';
 import type { EntityResult, EntitySource, Representation } from './types.js';
@@ -16,6 +17,16 @@ export interface EntityLoaderOptions {
   readonly maxEntries?: number;
   /** Representations in one request at most. @default 100 */
   readonly maxBatchSize?: number;
+  /** Told of every request and every load (metrics): bind its labels once, it runs per look-up. @default undefined */
+  readonly observer?: EntityLoaderObserver | undefined;
+}
+
+/** What a loader reports as it goes, for metrics. */
+export interface EntityLoaderObserver {
+  /** A load answered from the cache (`hit`) or sent on to a request. */
+  load(hit: boolean): void;
+  /** A request ended: its representations, how long it took, how many of them failed. */
+  request(representations: number, seconds: number, failed: number): void;
 }
 
 /** Counters of one loader, written here only. */
@@ -34,19 +45,22 @@ export interface EntityLoader {
 }
 
 export function createEntityLoader(source: EntitySource, options: EntityLoaderOptions = {}): EntityLoader {
-  const { ttlMs = 30_000, maxEntries = 10_000, maxBatchSize = 100 } = options;
+  const { ttlMs = 30_000, maxEntries = 10_000, maxBatchSize = 100, observer } = options;
   const stats: EntityLoaderStats = { requests: 0, representations: 0, cacheHits: 0, errors: 0 };
   const cache = new LRUCache<string, Promise<EntityResult>>({ max: maxEntries, ttl: ttlMs });
   const batch = async (keys: readonly Representation[]): Promise<readonly EntityResult[]> => {
     stats.requests++;
     stats.representations += keys.length;
+    const started = performance.now();
+    let failed = keys.length;
     try {
       const results = await source.fetchEntities(keys);
-      for (const r of results) if (r instanceof Error) stats.errors++;
+      failed = 0;
+      for (const r of results) if (r instanceof Error) failed++;
       return results;
-    } catch (err) {
-      stats.errors += keys.length;
-      throw err;
+    } finally {
+      stats.errors += failed;
+      observer?.request(keys.length, (performance.now() - started) / 1_000, failed);
     }
   };
   const loader = new DataLoader<Representation, EntityResult, string>(batch, { cacheKeyFn: representationKey, cacheMap: cache, maxBatchSize });
@@ -54,7 +68,9 @@ export function createEntityLoader(source: EntitySource, options: EntityLoaderOp
     source: source.name,
     stats,
     load(representation) {
-      if (cache.has(representationKey(representation))) stats.cacheHits++;
+      const hit = cache.has(representationKey(representation));
+      if (hit) stats.cacheHits++;
+      observer?.load(hit);
       // DataLoader keeps a key that failed alone (an Error in the batch's answers) cached: cleared
       // here, so the next event asks again; a failed batch it clears itself.
       return (loader.load(representation) as Promise<Readonly<Record<string, unknown>> | null>).catch((err: unknown) => {

@@ -7,6 +7,7 @@
 import { GraphQLObjectType } from 'graphql';
 import { createEntityLoader, createSubgraphSource, type EntityLoader, type EntitySource, type Representation } from '@wirestream/lookups';
 import type { LookupBinding, WirestreamSchema } from '@wirestream/schema';
+import type { LookupObservers } from './lookup-metrics.js';
 
 /** GATEWAY_LOOKUP_*: where each source is and how it is asked. */
 export interface LookupSettings {
@@ -23,7 +24,15 @@ export interface LookupSettings {
 const SOURCES_SETTING = 'GATEWAY_LOOKUP_SOURCES';
 
 /** One loader per source the schema's `@lookup` fields name; a source the settings lack stops the start. */
-export function createLookupLoaders(ws: WirestreamSchema, settings: LookupSettings, makeSource: (name: string, url: string, entityTypes: readonly string[]) => EntitySource = subgraphSource(ws, settings)): Map<string, EntityLoader> {
+/** How the loaders are built besides the settings: the source per name (default a subgraph), the metrics. */
+export interface LookupLoaderDeps {
+  readonly makeSource?: (name: string, url: string, entityTypes: readonly string[]) => EntitySource;
+  /** Per-source observers (`createLookupMetrics`). @default undefined (no metrics) */
+  readonly observers?: LookupObservers | undefined;
+}
+
+export function createLookupLoaders(ws: WirestreamSchema, settings: LookupSettings, deps: LookupLoaderDeps = {}): Map<string, EntityLoader> {
+  const { makeSource = subgraphSource(ws, settings), observers } = deps;
   const typesBySource = new Map<string, Set<string>>();
   for (const binding of ws.lookups) {
     const types = typesBySource.get(binding.source) ?? new Set<string>();
@@ -35,7 +44,7 @@ export function createLookupLoaders(ws: WirestreamSchema, settings: LookupSettin
     const url = settings.sources.get(name);
     if (url === undefined) throw new Error(`${SOURCES_SETTING}: the schema looks up ${[...types].join(', ')} from source "${name}", which it does not name: add ${name}=<subgraph URL>`);
     const source = makeSource(name, url, [...types]);
-    loaders.set(name, createEntityLoader(source, { ttlMs: settings.cacheTtlMs, maxEntries: settings.cacheMaxEntries, maxBatchSize: settings.maxBatchSize }));
+    loaders.set(name, createEntityLoader(source, { ttlMs: settings.cacheTtlMs, maxEntries: settings.cacheMaxEntries, maxBatchSize: settings.maxBatchSize, observer: observers?.(name) }));
   }
   return loaders;
 }
