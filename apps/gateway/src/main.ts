@@ -114,9 +114,10 @@ const series = config.metricsEnabled ? createGatewayMetrics(registry) : undefine
 let lookups: Map<string, EntityLoader> | undefined;
 if (schema.lookups.length > 0) {
   try {
-    const sources = new Map((config.lookupSources ?? []).map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)] as const));
+    const byName = (entries: readonly string[] | undefined) => new Map((entries ?? []).map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)] as const));
     lookups = createLookupLoaders(schema, {
-      sources,
+      sources: byName(config.lookupSources),
+      httpSources: byName(config.lookupHttpSources),
       timeoutMs: config.lookupTimeoutMs,
       cacheTtlMs: config.lookupCacheTtlMs,
       cacheMaxEntries: config.lookupCacheMaxEntries,

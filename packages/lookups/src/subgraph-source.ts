@@ -4,6 +4,7 @@
  */
 import { isObjectType, type GraphQLSchema } from 'graphql';
 import { entitySelection } from './entity-selection.js';
+import { fetchJson } from './fetch-json.js';
 import { createRequestLimit } from './request-limit.js';
 import { LookupError, type EntityResult, type EntitySource, type Representation } from './types.js';
 
@@ -41,27 +42,15 @@ export function createSubgraphSource(options: SubgraphSourceOptions): EntitySour
   const requestHeaders = { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', ...headers };
 
   async function post(representations: readonly Representation[]): Promise<readonly EntityResult[]> {
-    let response: Response;
-    try {
-      response = await fetch(url, { method: 'POST', headers: requestHeaders, body: JSON.stringify({ query, variables: { representations } }), signal: AbortSignal.timeout(timeoutMs) });
-    } catch (err) {
-      const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
-      throw new LookupError(timedOut ? `look-up source "${name}" did not answer within ${timeoutMs} ms` : `look-up source "${name}" is unreachable: ${causeOf(err)}`);
-    }
-    const text = await response.text();
-    let body: GraphQLResponse;
-    try {
-      body = JSON.parse(text) as GraphQLResponse;
-    } catch {
-      throw new LookupError(`look-up source "${name}" answered HTTP ${response.status} without GraphQL JSON`);
-    }
-    const entities = body.data?._entities;
+    const init = { method: 'POST', headers: requestHeaders, body: JSON.stringify({ query, variables: { representations } }) };
+    const { status, body } = (await fetchJson(name, url, init, timeoutMs)) as { status: number; body: GraphQLResponse | null };
+    const entities: unknown = body?.data?._entities;
     if (!Array.isArray(entities) || entities.length !== representations.length) {
-      const first = body.errors?.[0]?.message;
-      throw new LookupError(`look-up source "${name}" answered HTTP ${response.status} without entities${typeof first === 'string' ? `: ${first}` : ''}`);
+      const first = body?.errors?.[0]?.message;
+      throw new LookupError(`look-up source "${name}" answered HTTP ${status} without entities${typeof first === 'string' ? `: ${first}` : ''}`);
     }
     const answered = entities as readonly (Readonly<Record<string, unknown>> | null)[];
-    return answered.map((entity, i): EntityResult => (entity === null ? (errorAt(name, body.errors, i) ?? null) : entity));
+    return answered.map((entity, i): EntityResult => (entity === null ? (errorAt(name, body?.errors, i) ?? null) : entity));
   }
 
   return { name, fetchEntities: (representations) => limit(() => post(representations)) };
@@ -71,9 +60,4 @@ export function createSubgraphSource(options: SubgraphSourceOptions): EntitySour
 function errorAt(name: string, errors: GraphQLResponse['errors'], i: number): LookupError | undefined {
   const error = errors?.find((e) => e.path?.[0] === '_entities' && e.path[1] === i);
   return error === undefined ? undefined : new LookupError(`look-up source "${name}": ${String(error.message)}`);
-}
-
-function causeOf(err: unknown): string {
-  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
-  return cause instanceof Error ? cause.message : String(cause);
 }
