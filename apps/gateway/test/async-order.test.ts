@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { GraphQLObjectType } from 'graphql';
 import { waitFor } from '@wirestream/testkit';
-import { collect, startTestGateway, type TestGateway } from './support.js';
+import { collect, startTestGateway, type TestGateway } from './support/gateway.js';
 
 const MAX_IN_FLIGHT = 16;
 const EVENTS = 1_000;

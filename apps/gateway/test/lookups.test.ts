@@ -9,8 +9,8 @@ import type { EntityLoader } from '@wirestream/lookups';
 import { waitFor } from '@wirestream/testkit';
 import { createMetricsRegistry, type Registry } from '@wirestream/telemetry';
 import { createLookupLoaders, createLookupMetrics, type LookupSettings } from '../src/index.js';
-import { startSubgraph, withProfileLookup, type TestSubgraph } from './subgraph-support.js';
-import { collect, startTestGateway, type TestGateway } from './support.js';
+import { startSubgraph, withProfileLookup, type TestSubgraph } from './support/subgraph.js';
+import { collect, startTestGateway, type TestGateway } from './support/gateway.js';
 
 interface Frame {
   readonly data?: { listingUpdated: { listing_id: string; profile?: { title: string } | null } | null } | null;

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { definePlugin, type SubscribeHookInput } from '@wirestream/plugin';
 import { waitFor } from '@wirestream/testkit';
 import { createAuthenticator, loadGatewayPlugin } from '../src/index.js';
-import { collect, startTestGateway, type TestGateway } from './support.js';
+import { collect, startTestGateway, type TestGateway } from './support/gateway.js';
 
 const SECRET = 'plugin-test-secret-of-at-least-32-bytes!';
 

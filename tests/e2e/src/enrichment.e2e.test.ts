@@ -21,8 +21,8 @@ interface Position {
 }
 
 const root = findRepoRoot();
-// The gateway's test subgraph (apps/gateway/test): spawned by path, it resolves @apollo/subgraph from there.
-const SUBGRAPH = join(root, 'apps', 'gateway', 'test', 'subgraph-server.mjs');
+// The gateway's test subgraph (apps/gateway/test/support): spawned by path, it resolves @apollo/subgraph from there.
+const SUBGRAPH = join(root, 'apps', 'gateway', 'test', 'support', 'subgraph-server.mjs');
 const PROFILE_SDL = '\ntype ListingProfile {\n  id: ID!\n  title: String\n  views: Int\n}\n';
 const PLUGIN = `
 export const resolvers = { ListingEvent: { event_type: (event) => event.event_type.toUpperCase() } };
@@ -196,6 +196,6 @@ describe('start-up refusals', () => {
   it('a @lookup whose source is not configured: one line naming GATEWAY_LOOKUP_SOURCES, exit 78', () => {
     const result = run({ SCHEMA_PATH: join(workDir, 'schema.graphql') });
     expect(result.status, result.stderr).toBe(78);
-    expect(result.stderr).toBe('invalid look-up settings: GATEWAY_LOOKUP_SOURCES: the schema looks up ListingProfile from source "listings", which it does not name: add listings=<subgraph URL>\n');
+    expect(result.stderr).toBe('invalid look-up settings: GATEWAY_LOOKUP_SOURCES: the schema looks up ListingProfile from source "listings", which it does not name: add listings=<subgraph URL> (or to GATEWAY_LOOKUP_HTTP_SOURCES: listings=<URL with {keys}>)\n');
   });
 });

@@ -1,7 +1,7 @@
 // A real federation subgraph for the look-up tests, in its own Node process (no Vite: @apollo/subgraph
 // is CommonJS and must share graphql-js with what executes its schema): buildSubgraphSchema (MIT) on
 // node:http. Prints its port; GET /counts answers what it was asked.
-//   node test/subgraph-server.mjs [port] [maxDelayMs]
+//   node test/support/subgraph-server.mjs [port] [maxDelayMs]
 import { createServer } from 'node:http';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { graphql, parse } from 'graphql';

@@ -1,4 +1,4 @@
-// A real federation subgraph for look-up tests: test/subgraph-server.mjs (@apollo/subgraph on
+// A real federation subgraph for look-up tests: test/support/subgraph-server.mjs (@apollo/subgraph on
 // node:http) as a child process on a free port, counting what it is asked.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
