@@ -9,6 +9,7 @@ import { definePlugin, type SubscribeHookInput } from '@wirestream/plugin';
 import { waitFor } from '@wirestream/testkit';
 import { createAuthenticator, loadGatewayPlugin } from '../src/index.js';
 import { collect, startTestGateway, type TestGateway } from './support/gateway.js';
+import { openSse } from './support/sse.js';
 
 const SECRET = 'plugin-test-secret-of-at-least-32-bytes!';
 
@@ -96,6 +97,26 @@ describe('a plugin given to createGateway', () => {
 
     for (const s of [paid, free, projected]) s.dispose();
     await waitFor(() => disposed === 2, { message: 'backends disposed with their groups' });
+  });
+});
+
+describe('onSubscribe over GraphQL over SSE', () => {
+  it('refuses with the plugin\'s errors and narrows the variables, as on WebSockets', async () => {
+    const body = JSON.stringify({ query: 'subscription($listing_id: ID) { listingUpdated(listing_id: $listing_id) { listing_id } }' });
+    const refused = await openSse(`${t.httpBase}/graphql`, { body, headers: { authorization: `Bearer ${await token({ banned: true })}` } });
+    await waitFor(() => refused.events.some((e) => e.event === 'next'), { message: 'the refusal' });
+    expect(JSON.parse(refused.events.find((e) => e.event === 'next')?.data ?? '{}')).toEqual({ errors: [{ message: 'banned: ask support', extensions: { code: 'BANNED' } }] });
+    expect(subscribes.at(-1)?.transport).toBe('graphql-sse');
+    refused.abort();
+
+    const narrowed = await openSse(`${t.httpBase}/graphql`, { body, headers: { authorization: `Bearer ${await token({ plan: 'free', listing: 'lst-sse' })}` } });
+    await waitFor(() => t.gateway.stats().subscriptions === 1 && t.gateway.stats().confirmedChannels === 1, { message: 'the SSE subscription, on its listing\'s channel only' });
+    await t.publishListing('lst-other');
+    const offset = await t.publishListing('lst-sse');
+    const events = () => narrowed.events.filter((e) => e.event === 'next').map((e) => JSON.parse(e.data) as { data?: unknown; extensions?: { position?: { offset: string } } }).filter((p) => p.data !== undefined);
+    await waitFor(() => events().length === 1, { message: 'the one event of its listing' });
+    expect(events()[0]).toMatchObject({ data: { listingUpdated: { listing_id: 'lst-sse' } }, extensions: { position: { offset } } });
+    narrowed.abort();
   });
 });
 
