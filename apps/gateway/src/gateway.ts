@@ -4,13 +4,13 @@
  */
 import type { LazyFactories } from '@wirestream/context';
 import type { EntityLoader } from '@wirestream/lookups';
-import { applyPluginResolvers, type GatewayPlugin } from '@wirestream/plugin';
+import type { PreparedPlugin } from '@wirestream/plugin';
 import type { WirestreamSchema } from '@wirestream/schema';
 import type { Logger, Registry, Tracer } from '@wirestream/telemetry';
 import { createAuthenticator, type Authenticator } from './auth/authenticator.js';
 import type { Broker, HistoryReader, SnapshotReader } from './broker/broker.js';
 import { createHub, type HubSnapshot } from './core/hub.js';
-import { attachLookups } from './lookups/lookup-loaders.js';
+import { attachLookups } from './lookups/attach-lookups.js';
 import type { GroupContextBase } from './core/delivery/groups.js';
 import type { DocumentLimits } from './core/operations/document-limits.js';
 import type { GatewayMetrics } from './core/metrics.js';
@@ -52,11 +52,11 @@ export interface GatewayDeps {
   /** Backends a custom resolver may need, built lazily per operation group on first use and disposed with it. */
   readonly contextFactories?: LazyFactories<object, GroupContextBase>;
   /**
-   * A GATEWAY_PLUGIN module, checked (`validatePlugin` from @wirestream/plugin): its `resolvers` are
-   * merged onto `schema` in place, its `context` factories join `contextFactories`, its hooks run
+   * A GATEWAY_PLUGIN module, checked and prepared (`loadGatewayPlugin`, or `validatePlugin` then
+   * `preparePlugin` from @wirestream/plugin): its `resolvers` are merged onto `schema` in place, its `context` factories join `contextFactories`, its hooks run
    * on every transport (onSubscribe) and once per event (onEvent).
    */
-  readonly plugin?: GatewayPlugin;
+  readonly plugin?: PreparedPlugin;
   /**
    * Loaders of the look-up sources the schema's `@lookup` fields name (`createLookupLoaders`):
    * required when the schema has such fields. @default undefined (none)
@@ -184,7 +184,10 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
   const { schema, broker, history, snapshots, logger, metrics, tracer, plugin } = deps;
   // Before anything compiles an operation: a field with a plugin resolver is rendered by execute.
   if (schema.lookups.length > 0) attachLookups(schema, deps.lookups ?? new Map());
-  if (plugin?.resolvers) applyPluginResolvers(schema.schema, plugin.resolvers, 'GATEWAY_PLUGIN');
+  if (plugin?.resolvers !== undefined) {
+    if (plugin.applyResolvers === undefined) throw new TypeError('GATEWAY_PLUGIN: a plugin with resolvers must be prepared first (preparePlugin from @wirestream/plugin, or loadGatewayPlugin)');
+    plugin.applyResolvers(schema.schema);
+  }
   const contextFactories = plugin?.context ? { ...deps.contextFactories, ...plugin.context } : deps.contextFactories;
   const onSubscribe = plugin?.onSubscribe;
   const authenticator = deps.authenticator ?? createAuthenticator({ mode: 'anonymous' });

@@ -10,11 +10,9 @@ import { createLogger, createMetricsRegistry, startTracing, toError } from '@wir
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { EntityLoader } from '@wirestream/lookups';
-import type { GatewayPlugin } from '@wirestream/plugin';
+import type { PreparedPlugin } from '@wirestream/plugin';
 import { createAuthenticator, type AuthenticatorOptions } from './auth/authenticator.js';
 import { loadGatewayPlugin } from './plugin-loader.js';
-import { createLookupLoaders } from './lookups/lookup-loaders.js';
-import { createLookupMetrics } from './lookups/lookup-metrics.js';
 import { connectRedis } from './broker/redis-connect.js';
 import { createRedisTicketStore } from './broker/redis-tickets.js';
 import { newTicket, TICKET_PATTERN } from './transport/sse-tickets.js';
@@ -53,7 +51,7 @@ function authOptions(): AuthenticatorOptions {
   };
 }
 // The plugin is imported and checked before anything connects: a bad one stops the start.
-let plugin: GatewayPlugin | undefined;
+let plugin: PreparedPlugin | undefined;
 if (config.plugin !== undefined) {
   try {
     plugin = await loadGatewayPlugin(config.plugin);
@@ -115,6 +113,9 @@ let lookups: Map<string, EntityLoader> | undefined;
 if (schema.lookups.length > 0) {
   try {
     const byName = (entries: readonly string[] | undefined) => new Map((entries ?? []).map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)] as const));
+    // Imported only for a schema with look-ups (DataLoader, lru-cache: decision 0031).
+    const { createLookupLoaders } = await import('./lookups/lookup-loaders.js');
+    const { createLookupMetrics } = await import('./lookups/lookup-metrics.js');
     lookups = createLookupLoaders(schema, {
       sources: byName(config.lookupSources),
       httpSources: byName(config.lookupHttpSources),

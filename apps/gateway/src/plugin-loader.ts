@@ -4,10 +4,10 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { PluginConfigError, validatePlugin, type GatewayPlugin } from '@wirestream/plugin';
+import { PluginConfigError, preparePlugin, validatePlugin, type PreparedPlugin } from '@wirestream/plugin';
 
 /** Imports and checks the module `specifier` names: a path (relative to `cwd`) or a `file:` URL. */
-export async function loadGatewayPlugin(specifier: string, cwd = process.cwd()): Promise<GatewayPlugin> {
+export async function loadGatewayPlugin(specifier: string, cwd = process.cwd()): Promise<PreparedPlugin> {
   const source = `GATEWAY_PLUGIN=${specifier}`;
   const url = specifier.startsWith('file:') ? specifier : pathToFileURL(isAbsolute(specifier) ? specifier : resolve(cwd, specifier)).href;
   let namespace: unknown;
@@ -17,5 +17,5 @@ export async function loadGatewayPlugin(specifier: string, cwd = process.cwd()):
     const message = err instanceof Error ? err.message : String(err);
     throw new PluginConfigError(`${source}: cannot import it: ${message.split('\n')[0] ?? message}`);
   }
-  return validatePlugin(namespace, source);
+  return preparePlugin(validatePlugin(namespace, source), source);
 }

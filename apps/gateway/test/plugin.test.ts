@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { definePlugin, type SubscribeHookInput } from '@wirestream/plugin';
+import { definePlugin, preparePlugin, type SubscribeHookInput } from '@wirestream/plugin';
 import { waitFor } from '@wirestream/testkit';
 import { createAuthenticator, loadGatewayPlugin } from '../src/index.js';
 import { collect, startTestGateway, type TestGateway } from './support/gateway.js';
@@ -58,7 +58,7 @@ async function token(claims: Record<string, unknown>): Promise<string> {
 }
 
 beforeAll(async () => {
-  t = await startTestGateway({}, { plugin, authenticator: createAuthenticator({ mode: 'jwt', hs256Secret: SECRET, keepClaims: true }) });
+  t = await startTestGateway({}, { plugin: await preparePlugin(plugin, 'test plugin'), authenticator: createAuthenticator({ mode: 'jwt', hs256Secret: SECRET, keepClaims: true }) });
 });
 afterAll(() => t?.stop());
 

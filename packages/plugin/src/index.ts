@@ -12,4 +12,5 @@ export {
   type SubscribeHookInput,
 } from './types.js';
 export { PluginConfigError, validatePlugin } from './validate-plugin.js';
-export { applyPluginResolvers } from './apply-resolvers.js';
+// Not apply-resolvers.ts: it loads graphql-tools, which preparePlugin imports only for a plugin with resolvers.
+export { preparePlugin, type PreparedPlugin } from './prepare-plugin.js';

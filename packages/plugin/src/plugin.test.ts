@@ -1,6 +1,7 @@
 import { buildSchema, GraphQLObjectType, graphqlSync } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { applyPluginResolvers, definePlugin, PluginConfigError, validatePlugin } from './index.js';
+import { applyPluginResolvers } from './apply-resolvers.js';
+import { definePlugin, PluginConfigError, preparePlugin, validatePlugin } from './index.js';
 
 const SOURCE = 'GATEWAY_PLUGIN=./plugin.mjs';
 
@@ -35,6 +36,14 @@ describe('applyPluginResolvers', () => {
     const type = schema.getType('Seller');
     expect(type instanceof GraphQLObjectType && type.getFields()['name']?.resolve).toBeTypeOf('function');
     expect(graphqlSync({ schema, source: '{ seller(id: "7") { id name } }' })).toEqual({ data: { seller: { id: '7', name: 'seller 7' } } });
+  });
+
+  it('is bound by preparePlugin for a synchronous caller, only when there are resolvers', async () => {
+    const schema = buildSchema(sdl);
+    const prepared = await preparePlugin({ resolvers: { Query: { seller: (_: unknown, args: { id: string }) => ({ id: args.id, name: 'n' }) } } }, SOURCE);
+    prepared.applyResolvers?.(schema);
+    expect(graphqlSync({ schema, source: '{ seller(id: "3") { id name } }' })).toEqual({ data: { seller: { id: '3', name: 'n' } } });
+    expect((await preparePlugin({ onEvent: () => null }, SOURCE)).applyResolvers).toBeUndefined();
   });
 
   it('refuses a type or field the schema does not have, naming the setting', () => {

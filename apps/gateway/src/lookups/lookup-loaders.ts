@@ -1,11 +1,9 @@
 /**
- * `@lookup` fields wired to their sources (the SDL's look-ups, decision 0041): one batched, cached
- * loader per source (@wirestream/lookups), and on each looked-up field a resolver that builds the
- * entity's representation from its parent and loads it. The core sees only resolvers that return
- * promises: their order and bound are async-renders.ts's; a failed look-up is that field's error.
+ * The loaders of the SDL's look-up sources (decision 0041): one batched, cached loader per source
+ * (@wirestream/lookups, imported by main.ts only for a schema with look-ups); attach-lookups.ts
+ * puts them behind the `@lookup` fields.
  */
-import { GraphQLObjectType } from 'graphql';
-import { createEntityLoader, createHttpJsonSource, createSubgraphSource, type EntityLoader, type EntitySource, type Representation } from '@wirestream/lookups';
+import { createEntityLoader, createHttpJsonSource, createSubgraphSource, type EntityLoader, type EntitySource } from '@wirestream/lookups';
 import type { LookupBinding, WirestreamSchema } from '@wirestream/schema';
 import type { LookupObservers } from './lookup-metrics.js';
 
@@ -70,30 +68,4 @@ function httpJsonSource(name: string, url: string, bindings: readonly LookupBind
 function subgraphSource(ws: WirestreamSchema, settings: LookupSettings) {
   return (name: string, url: string, entityTypes: readonly string[]): EntitySource =>
     createSubgraphSource({ name, url, schema: ws.schema, entityTypes, timeoutMs: settings.timeoutMs, maxConcurrentRequests: settings.maxConcurrentRequests });
-}
-
-/** Sets a resolver on every `@lookup` field; every field's source must have a loader. */
-export function attachLookups(ws: WirestreamSchema, loaders: ReadonlyMap<string, EntityLoader>): void {
-  for (const binding of ws.lookups) {
-    const loader = loaders.get(binding.source);
-    if (loader === undefined) throw new Error(`${SOURCES_SETTING}: no look-up source "${binding.source}" for @lookup on ${binding.typeName}.${binding.fieldName}`);
-    const type = ws.schema.getType(binding.typeName);
-    const field = type instanceof GraphQLObjectType ? type.getFields()[binding.fieldName] : undefined;
-    if (field === undefined) throw new Error(`@lookup on ${binding.typeName}.${binding.fieldName}: no such field in the served schema`);
-    field.resolve = lookupResolver(binding, loader);
-  }
-}
-
-/** The representation from the parent's key fields (null when one is missing: nothing to look up). */
-function lookupResolver(binding: LookupBinding, loader: EntityLoader) {
-  const { entityType, key } = binding;
-  return (parent: Readonly<Record<string, unknown>>): Promise<Readonly<Record<string, unknown>> | null> | null => {
-    const representation: Record<string, unknown> = { __typename: entityType };
-    for (const { field, from } of key) {
-      const value = parent[from];
-      if (value === undefined || value === null) return null;
-      representation[field] = value;
-    }
-    return loader.load(representation as Representation);
-  };
 }
