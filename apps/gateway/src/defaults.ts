@@ -42,6 +42,14 @@ export const GATEWAY_DEFAULTS = Object.freeze({
   sliceMs: 10, // processing budget before yielding to the event loop
   flushDelayMs: 1_000, // longest a payload waits for its write while messages are queued
   maxInboundBytes: 16_777_216, // 16 MiB of queued envelopes pauses reading from Redis
+  maxRendersInFlight: 1_024, // renders awaiting a resolver or look-up; at the bound reading from Redis pauses
+
+  // ---- look-ups (@lookup fields, decision 0042) ----
+  lookupTimeoutMs: 2_000, // one request to a source; past it its look-ups are field errors
+  lookupCacheTtlMs: 30_000, // an entity is reused this long
+  lookupCacheMaxEntries: 10_000, // entities kept per source, least recently used out first
+  lookupMaxBatchSize: 100, // representations in one request
+  lookupMaxConcurrentRequests: 8, // requests in flight per source
 
   // ---- admission ----
   allowedOrigins: ['*'] as string[],

@@ -3,11 +3,14 @@
  * merging options with GATEWAY_DEFAULTS once and assembling `/stats`.
  */
 import type { LazyFactories } from '@wirestream/context';
+import type { EntityLoader } from '@wirestream/lookups';
+import type { PreparedPlugin } from '@wirestream/plugin';
 import type { WirestreamSchema } from '@wirestream/schema';
 import type { Logger, Registry, Tracer } from '@wirestream/telemetry';
 import { createAuthenticator, type Authenticator } from './auth/authenticator.js';
 import type { Broker, HistoryReader, SnapshotReader } from './broker/broker.js';
 import { createHub, type HubSnapshot } from './core/hub.js';
+import { attachLookups } from './lookups/attach-lookups.js';
 import type { GroupContextBase } from './core/delivery/groups.js';
 import type { DocumentLimits } from './core/operations/document-limits.js';
 import type { GatewayMetrics } from './core/metrics.js';
@@ -48,6 +51,17 @@ export interface GatewayDeps {
   readonly metrics?: { readonly registry: Registry; readonly series: GatewayMetrics };
   /** Backends a custom resolver may need, built lazily per operation group on first use and disposed with it. */
   readonly contextFactories?: LazyFactories<object, GroupContextBase>;
+  /**
+   * A GATEWAY_PLUGIN module, checked and prepared (`loadGatewayPlugin`, or `validatePlugin` then
+   * `preparePlugin` from @wirestream/plugin): its `resolvers` are merged onto `schema` in place, its `context` factories join `contextFactories`, its hooks run
+   * on every transport (onSubscribe) and once per event (onEvent).
+   */
+  readonly plugin?: PreparedPlugin;
+  /**
+   * Loaders of the look-up sources the schema's `@lookup` fields name (`createLookupLoaders`):
+   * required when the schema has such fields. @default undefined (none)
+   */
+  readonly lookups?: ReadonlyMap<string, EntityLoader>;
   /** OpenTelemetry tracer (`startTracing` in @wirestream/telemetry): spans for events ingest traced (decision 0020). @default undefined (none) */
   readonly tracer?: Tracer;
 }
@@ -104,6 +118,11 @@ export interface GatewayOptions {
    * subscriber paused too long: the gateway then back-fills from history (nothing is lost).
    */
   readonly maxInboundBytes?: number;
+  /**
+   * Renders waiting on a custom resolver or a look-up, at once; at the bound no new event is taken,
+   * the inbound queue fills and reading from Redis pauses (core/delivery/async-renders.ts).
+   */
+  readonly maxRendersInFlight?: number;
   /**
    * permessage-deflate offered to clients: `off` or `shared` (uWS's shared compressor: no memory
    * per socket, each frame compressed alone). Costs CPU per socket per frame (compression.ts).
@@ -166,7 +185,15 @@ export interface Gateway {
 }
 
 export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): Gateway {
-  const { schema, broker, history, snapshots, logger, metrics, contextFactories, tracer } = deps;
+  const { schema, broker, history, snapshots, logger, metrics, tracer, plugin } = deps;
+  // Before anything compiles an operation: a field with a plugin resolver is rendered by execute.
+  if (schema.lookups.length > 0) attachLookups(schema, deps.lookups ?? new Map());
+  if (plugin?.resolvers !== undefined) {
+    if (plugin.applyResolvers === undefined) throw new TypeError('GATEWAY_PLUGIN: a plugin with resolvers must be prepared first (preparePlugin from @wirestream/plugin, or loadGatewayPlugin)');
+    plugin.applyResolvers(schema.schema);
+  }
+  const contextFactories = plugin?.context ? { ...deps.contextFactories, ...plugin.context } : deps.contextFactories;
+  const onSubscribe = plugin?.onSubscribe;
   const authenticator = deps.authenticator ?? createAuthenticator({ mode: 'anonymous' });
   const o = { ...GATEWAY_DEFAULTS, ...options };
   const backpressure = backpressureLimits(o.maxBackpressureBytes, o.socketBufferBytes);
@@ -187,8 +214,8 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
   const sseWriter = createSseWriter(backpressure, slowConsumer, (stream) => sse?.ended(stream), frameScratch);
   const flow = { sliceMs: o.sliceMs, flushDelayMs: o.flushDelayMs, maxInboundBytes: o.maxInboundBytes };
   // One hub for every transport: an SSE stream is one more subscriber of its operation group.
-  const hub = createHub<Socket | SseHttpStream>({ schema, broker, history, snapshots, logger, writer: withSseStreams(writer, sseWriter), metrics: metrics?.series, contextFactories, flow, tracer, conflateMaxKeys: o.conflateMaxKeys, maxRateCeiling: o.maxRateCeiling });
-  const protocolDeps = { schema, compiler, hub, writer, authenticator, subscribeRateLimiter, logger };
+  const hub = createHub<Socket | SseHttpStream>({ schema, broker, history, snapshots, logger, writer: withSseStreams(writer, sseWriter), metrics: metrics?.series, contextFactories, flow, tracer, conflateMaxKeys: o.conflateMaxKeys, maxRateCeiling: o.maxRateCeiling, maxRendersInFlight: o.maxRendersInFlight, onEvent: plugin?.onEvent });
+  const protocolDeps = { schema, compiler, hub, writer, authenticator, subscribeRateLimiter, logger, onSubscribe };
   const protocolOptions = {
     connectionInitWaitTimeoutMs: o.connectionInitWaitTimeoutMs,
     maxSubscriptionsPerConnection: o.maxSubscriptionsPerConnection,
@@ -209,7 +236,8 @@ export function createGateway(deps: GatewayDeps, options: GatewayOptions = {}): 
   );
 
   if (o.sseEnabled) {
-    const sessions = createSseSessions<SseHttpStream>({ schema, compiler, hub, authenticator, snapshotMaxKeys: o.snapshotMaxKeys });
+    const sseOnSubscribe = onSubscribe === undefined ? undefined : { hook: onSubscribe, logger };
+    const sessions = createSseSessions<SseHttpStream>({ schema, compiler, hub, authenticator, snapshotMaxKeys: o.snapshotMaxKeys, onSubscribe: sseOnSubscribe });
     sse = registerSseRoutes(
       server.app,
       { sessions, writer: sseWriter, admission, authenticator, isDraining: () => server.isDraining(), logger, ...(deps.tickets ? { tickets: deps.tickets } : {}) },

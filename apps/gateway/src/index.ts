@@ -29,3 +29,6 @@ export { connectRedis, type RedisConnectOptions, type RedisConnections } from '.
 export { createMemoryBus, type MemoryBus, type MemoryBusOptions } from './broker/memory-broker.js';
 // Auth.
 export { createAuthenticator, type Authenticator } from './auth/authenticator.js';
+export { loadGatewayPlugin } from './plugin-loader.js';
+export { createLookupLoaders, type LookupLoaderDeps, type LookupSettings } from './lookups/lookup-loaders.js';
+export { createLookupMetrics, type LookupObservers } from './lookups/lookup-metrics.js';

@@ -9,7 +9,10 @@ import { auctionSchemaPath, loadWirestreamSchema, SchemaError, type WirestreamSc
 import { createLogger, createMetricsRegistry, startTracing, toError } from '@wirestream/telemetry';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { EntityLoader } from '@wirestream/lookups';
+import type { PreparedPlugin } from '@wirestream/plugin';
 import { createAuthenticator, type AuthenticatorOptions } from './auth/authenticator.js';
+import { loadGatewayPlugin } from './plugin-loader.js';
 import { connectRedis } from './broker/redis-connect.js';
 import { createRedisTicketStore } from './broker/redis-tickets.js';
 import { newTicket, TICKET_PATTERN } from './transport/sse-tickets.js';
@@ -47,9 +50,21 @@ function authOptions(): AuthenticatorOptions {
     ...optional('filterRules', config.jwtFilterRules),
   };
 }
+// The plugin is imported and checked before anything connects: a bad one stops the start.
+let plugin: PreparedPlugin | undefined;
+if (config.plugin !== undefined) {
+  try {
+    plugin = await loadGatewayPlugin(config.plugin);
+  } catch (err) {
+    process.stderr.write(`invalid plugin: ${toError(err).message}\n`);
+    process.exit(EXIT_CONFIG);
+  }
+}
 let authenticator;
 try {
-  authenticator = createAuthenticator(authOptions());
+  // A plugin's onSubscribe is given the token's claims: only then are they kept per connection.
+  const options = authOptions();
+  authenticator = createAuthenticator(options.mode === 'jwt' ? { ...options, keepClaims: plugin?.onSubscribe !== undefined } : options);
 } catch (err) {
   process.stderr.write(`invalid authentication settings: ${toError(err).message}\n`);
   process.exit(EXIT_CONFIG);
@@ -93,6 +108,28 @@ if (schemaCheckErrors.length > 0) {
 }
 const registry = createMetricsRegistry({ service: 'gateway' });
 const series = config.metricsEnabled ? createGatewayMetrics(registry) : undefined;
+// One batched, cached loader per look-up source the schema's @lookup fields name.
+let lookups: Map<string, EntityLoader> | undefined;
+if (schema.lookups.length > 0) {
+  try {
+    const byName = (entries: readonly string[] | undefined) => new Map((entries ?? []).map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)] as const));
+    // Imported only for a schema with look-ups (DataLoader, lru-cache: decision 0031).
+    const { createLookupLoaders } = await import('./lookups/lookup-loaders.js');
+    const { createLookupMetrics } = await import('./lookups/lookup-metrics.js');
+    lookups = createLookupLoaders(schema, {
+      sources: byName(config.lookupSources),
+      httpSources: byName(config.lookupHttpSources),
+      timeoutMs: config.lookupTimeoutMs,
+      cacheTtlMs: config.lookupCacheTtlMs,
+      cacheMaxEntries: config.lookupCacheMaxEntries,
+      maxBatchSize: config.lookupMaxBatchSize,
+      maxConcurrentRequests: config.lookupMaxConcurrentRequests,
+    }, { observers: config.metricsEnabled ? createLookupMetrics(registry) : undefined });
+  } catch (err) {
+    process.stderr.write(`invalid look-up settings: ${toError(err).message}\n`);
+    process.exit(EXIT_CONFIG);
+  }
+}
 const { summary: redisSummary, ...redisSecurityOptions } = await buildOrExit(() => redisSecurity(config, config.redisUrl));
 logger.info({ mode: config.redisMode, security: redisSummary }, 'connecting to Redis');
 const redis = connectRedis({
@@ -122,6 +159,8 @@ const gateway = createGateway(
     authenticator,
     ...(series ? { metrics: { registry, series } } : {}),
     ...(tracing === undefined ? {} : { tracer: tracing.tracer }),
+    ...(plugin === undefined ? {} : { plugin }),
+    ...(lookups === undefined ? {} : { lookups }),
   },
   {
     path: config.path,
@@ -130,6 +169,7 @@ const gateway = createGateway(
     sliceMs: config.sliceMs,
     flushDelayMs: config.flushDelayMs,
     maxInboundBytes: config.maxInboundBytes,
+    maxRendersInFlight: config.maxRendersInFlight,
     maxBackpressureBytes: config.maxBackpressureBytes,
     socketBufferBytes: config.socketBufferBytes,
     idleTimeoutSeconds: config.idleTimeoutSeconds,

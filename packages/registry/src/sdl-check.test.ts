@@ -62,6 +62,13 @@ describe('checkSdlAgainstSchemas over Confluent’s MockClient (TopicNameStrateg
     expect(result.errors[0]).toMatchObject({ topic: 'bid-events', subject: 'bid-events-value', field: 'BidEvent.seller_note' });
   });
 
+  it('a @lookup field is resolved from its source, not read from the event: not compared (decision 0042)', async () => {
+    const registry = await registryWith('bid-events-value', bidPlaced);
+    const withLookup = `${GOOD.replace('note: String', 'note: String\n  bidder: Bidder @lookup(source: "bidders", key: "id: bidder_id")')}\ntype Bidder { id: ID! name: String }`;
+    const result = await checkSdlAgainstSchemas(sdl(withLookup), registry, { keyStyle: 'snake' });
+    expect(result).toEqual({ errors: [], warnings: [], checked: ['bid-events-value v1 (id 1)'] });
+  });
+
   it('compares every version (decision 0035): a field of an older version stays selectable, one a version lacks must be nullable, one in no version is an error', async () => {
     const v2 = { ...bidPlaced, fields: [...bidPlaced.fields.filter((f) => f.name !== 'note'), { name: 'closesAt', type: ['null', 'string'], default: null }] };
     const registry = await registryWith('bid-events-value', bidPlaced, v2);

@@ -224,6 +224,8 @@ function compareObject(type: GraphQLObjectType, shape: AvroShape, context: Conte
     const coordinate = `${type.name}.${field.name}`;
     const avro = byPublished.get(field.name);
     if (field.name === '__typename') continue;
+    // A @lookup field is resolved from a look-up source, not read from the event (decision 0042).
+    if (avro === undefined && field.astNode?.directives?.some((d) => d.name.value === 'lookup') === true) continue;
     if (avro === undefined) {
       const published = [...byPublished.keys()];
       context.add(

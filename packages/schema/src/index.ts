@@ -1,5 +1,6 @@
 export { SchemaError, type SchemaProblem } from './errors.js';
 export { TOPIC_DIRECTIVE_SDL } from './sdl-additions.js';
+export { LOOKUP_DIRECTIVE_SDL, type LookupBinding, type LookupKeyField } from './lookup-bindings.js';
 export { MAX_SHARDS, MAX_TOPIC_HEADERS, headerFieldName, type SubscriptionRoute } from './topic-bindings.js';
 export {
   TOPIC_FORMATS,

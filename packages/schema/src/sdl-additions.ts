@@ -1,5 +1,6 @@
 import { Kind, OperationTypeNode, parse, print, Source, type DefinitionNode, type DirectiveDefinitionNode, type DocumentNode } from 'graphql';
 import type { SchemaProblem } from './errors.js';
+import { LOOKUP_DIRECTIVE_SDL } from './lookup-bindings.js';
 import { problemAt, SCHEMA_GUIDE } from './schema-problems.js';
 import { KEY_FORMAT_ENUM, KEY_FORMAT_ENUM_SDL, KEY_FORMATS, TOPIC_FORMAT_ENUM, TOPIC_FORMAT_ENUM_SDL, TOPIC_FORMATS } from './topic-formats.js';
 
@@ -68,6 +69,11 @@ export function completeSdl(sdl: string, document: DocumentNode): CompletedSdl {
     else problems.push(...checkFormatEnum(own, formatEnum));
   }
 
+  // @lookup is declared for the SDL only when it uses it: a schema without look-ups is served as it was.
+  if (usesDirective(document, 'lookup') && !document.definitions.some((d) => d.kind === Kind.DIRECTIVE_DEFINITION && d.name.value === 'lookup')) {
+    additions.push({ what: 'directive @lookup', text: LOOKUP_DIRECTIVE_SDL });
+  }
+
   const schemaBlock = document.definitions.find((d) => d.kind === Kind.SCHEMA_DEFINITION);
   if (schemaBlock !== undefined) {
     if (!schemaBlock.operationTypes.some((type) => type.operation === OperationTypeNode.QUERY)) {
@@ -94,6 +100,14 @@ export function completeSdl(sdl: string, document: DocumentNode): CompletedSdl {
     problems,
     topicDirectiveUsable,
   };
+}
+
+function usesDirective(document: DocumentNode, name: string): boolean {
+  for (const definition of document.definitions) {
+    if (definition.kind !== Kind.OBJECT_TYPE_DEFINITION && definition.kind !== Kind.OBJECT_TYPE_EXTENSION) continue;
+    for (const field of definition.fields ?? []) if (field.directives?.some((d) => d.name.value === name)) return true;
+  }
+  return false;
 }
 
 function isTopicDirective(definition: DefinitionNode): definition is DirectiveDefinitionNode {

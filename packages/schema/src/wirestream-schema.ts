@@ -17,6 +17,7 @@ import {
 // Not re-exported by graphql's index (see buildFromSdl for why it is called directly); graphql is pinned.
 import { validateSDL } from 'graphql/validation/validate.js';
 import { SchemaError, type SchemaProblem } from './errors.js';
+import { bindLookups, type LookupBinding } from './lookup-bindings.js';
 import { completeSdl } from './sdl-additions.js';
 import { describeOrigin, problemAt, problemOfGraphQLError, SCHEMA_GUIDE, schemaErrorOf, type SdlOrigin } from './schema-problems.js';
 import { bindRoutes, MAX_SHARDS, type SubscriptionRoute } from './topic-bindings.js';
@@ -36,6 +37,8 @@ export interface WirestreamSchema {
   readonly topics: readonly string[];
   /** Routes by topic (several fields may read one topic). */
   routesForTopic(topic: string): readonly SubscriptionRoute[];
+  /** Fields resolved by a look-up (`@lookup`, lookup-bindings.ts), checked at load. */
+  readonly lookups: readonly LookupBinding[];
 }
 
 /** Options of {@link loadWirestreamSchema}. */
@@ -119,6 +122,7 @@ function buildFromSdl(sdl: string, origin: SdlOrigin): WirestreamSchema {
     };
     problems.push(...withoutRepeats(bindingProblems.filter((problem) => !onPlaceholder(problem.coordinate)), problems));
   }
+  const lookups = bindLookups(schema, problems);
   if (problems.length > 0) throw schemaErrorOf(problems, origin);
   const served = withWhereArguments(schema, routes, completed.sdl, origin);
 
@@ -135,6 +139,7 @@ function buildFromSdl(sdl: string, origin: SdlOrigin): WirestreamSchema {
     routes,
     topics: Object.freeze([...byTopic.keys()].sort()),
     routesForTopic: (topic: string) => byTopic.get(topic) ?? [],
+    lookups: Object.freeze(lookups),
   });
 }
 

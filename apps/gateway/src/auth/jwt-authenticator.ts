@@ -194,7 +194,8 @@ export function createJwtAuthenticator(options: JwtAuthOptions): Authenticator {
       bound.push({ rule, values });
     }
     const expiresAtMs = typeof claims.exp === 'number' ? claims.exp * 1000 : undefined;
-    return { ok: true, principal: scopes.principal(scopeList, tenant, expiresAtMs, bound) };
+    const principal = scopes.principal(scopeList, tenant, expiresAtMs, bound);
+    return { ok: true, principal: options.keepClaims === true ? { ...principal, claims: Object.freeze({ ...claims }) } : principal };
   }
 
   return {

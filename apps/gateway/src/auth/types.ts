@@ -68,6 +68,8 @@ export interface JwtAuthOptions {
   readonly filterRules?: readonly string[];
   /** Longest accepted token; longer ones are refused before decoding. @default GATEWAY_DEFAULTS.jwtMaxTokenBytes (8 KiB) */
   readonly maxTokenBytes?: number;
+  /** Keep each token's claims on its principal (a gateway plugin's onSubscribe reads them). @default false */
+  readonly keepClaims?: boolean;
 }
 
 export type AuthenticatorOptions = AnonymousAuthOptions | JwtAuthOptions;
@@ -94,6 +96,11 @@ export interface Principal {
    * sharing); include it if a resolver ever reads it.
    */
   readonly scopeKey: string;
+  /**
+   * The verified token's claims, kept only when something reads them (a plugin's onSubscribe:
+   * `keepClaims`); absent otherwise, so a connection holds no more than it needs.
+   */
+  readonly claims?: Readonly<Record<string, unknown>>;
 }
 
 export type AuthResult =

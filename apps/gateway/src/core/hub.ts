@@ -13,6 +13,7 @@ import type { Logger, Tracer } from '@wirestream/telemetry';
 import type { Broker, HistoryReader, SnapshotReader } from '../broker/broker.js';
 import { GATEWAY_DEFAULTS } from '../defaults.js';
 import { createBackfill, onBrokerLost, onBrokerReady } from './recovery/backfill.js';
+import { createAsyncRenders } from './delivery/async-renders.js';
 import type { ConnectionWriter } from './connection-writer.js';
 import { createConflationState, createConflator, type Conflator } from './delivery/conflation.js';
 import { createEpoch, knownEpoch } from './delivery/epoch.js';
@@ -22,7 +23,7 @@ import { confirmedChannels, createRegistry, joinGroup, leaveGroup, type GroupCon
 import { createInbound, inboundStats, onBrokerMessage, runSlice, type FlowLimits, type Inbound } from './delivery/inbound.js';
 import type { GatewayMetrics } from './metrics.js';
 import type { CompiledSubscription } from './operations/operations.js';
-import { createRenderer } from './delivery/render.js';
+import { createRenderer, type EventHook } from './delivery/render.js';
 import type { CatchupContext } from './recovery/replay.js';
 import { catchUp } from './recovery/resume.js';
 import type { ResumeRequest } from './recovery/resume-request.js';
@@ -67,6 +68,14 @@ export interface HubDeps<C> {
   readonly conflateMaxKeys?: number | undefined;
   /** GATEWAY_MAX_RATE_CEILING: the highest `extensions.maxRate` (frames per second); a higher one is lowered to it. @default GATEWAY_DEFAULTS.maxRateCeiling */
   readonly maxRateCeiling?: number | undefined;
+  /**
+   * Renders that return a promise (a custom resolver, a look-up) in flight at once; at the bound
+   * no new message is taken and reading from Redis pauses (async-renders.ts).
+   * @default GATEWAY_DEFAULTS.maxRendersInFlight
+   */
+  readonly maxRendersInFlight?: number | undefined;
+  /** A plugin's onEvent (GATEWAY_PLUGIN): once per event before any group renders it, keep, drop or rewrite (render.ts). @default undefined */
+  readonly onEvent?: EventHook | undefined;
   /** OpenTelemetry tracer: spans for events whose envelope carries a sampled trace (trip-tracing.ts). @default undefined (none) */
   readonly tracer?: Tracer | undefined;
 }
@@ -146,14 +155,16 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
   const scheduler = createScheduler();
   const epoch = createEpoch(history, logger);
   const registry = createRegistry<C>(broker, history, logger, deps.contextFactories);
-  const renderer = createRenderer(schema, stats);
+  const renderer = createRenderer(schema, stats, deps.onEvent === undefined ? undefined : { onEvent: deps.onEvent, logger });
   const tracing = createTracing<C>(deps.tracer);
   const conflator = createConflator<C>({ writer, stats, metrics, epoch, maxKeys: deps.conflateMaxKeys ?? GATEWAY_DEFAULTS.conflateMaxKeys });
   const flusher = createFlusher<C>({ writer, metrics, stats, epoch, scheduler, tracing, flushDelayMs: flow.flushDelayMs });
-  const fanout = createFanout<C>({ logger, metrics, stats, registry, epoch, renderer, tracing, flusher });
+  const maxInFlight = deps.maxRendersInFlight ?? GATEWAY_DEFAULTS.maxRendersInFlight;
+  const asyncRenders = createAsyncRenders<C>({ flusher, scheduler, logger, stats, maxInFlight });
+  const fanout = createFanout<C>({ logger, metrics, stats, registry, epoch, renderer, tracing, flusher, asyncRenders });
   const inbound = createInbound({ broker, logger, metrics, stats, flow, scheduler });
   const backfill = createBackfill<C>({ history, logger, stats, epoch, registry, inbound, fanout });
-  const slice = { inbound, fanout, flusher };
+  const slice = { inbound, fanout, flusher, asyncRenders };
   scheduler.run = () => runSlice(slice);
   const parts: HubParts<C> = { logger, writer, stats, registry, inbound, catchups: { writer, history, snapshots, stats, epoch, renderer, registry, metrics },
     maxRateCeiling: deps.maxRateCeiling ?? GATEWAY_DEFAULTS.maxRateCeiling,

@@ -52,7 +52,7 @@ export interface TestGateway {
 
 export async function startTestGateway(
   options: GatewayOptions = {},
-  deps: Partial<Pick<GatewayDeps, 'authenticator' | 'metrics' | 'contextFactories' | 'tickets'>> = {},
+  deps: Partial<Pick<GatewayDeps, 'authenticator' | 'metrics' | 'contextFactories' | 'tickets' | 'plugin' | 'lookups'>> = {},
   /** Adjusts the executable schema before the gateway starts (e.g. attaches a custom resolver). */
   configureSchema: (schema: WirestreamSchema) => void = () => {},
   /** Edits the example SDL before it is built (e.g. adds `@topic(headers:)`). */

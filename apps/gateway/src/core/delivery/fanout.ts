@@ -6,7 +6,7 @@
  *     → renderGroup → renderPayload per group (render.ts: filter, execute once, serialize once;
  *       renderTraced in trip-tracing.ts when the event is traced); a fan-out that outlasts the
  *       slice goes on in the next one (continueFanout)
- *     → queuePayload → (flush.ts, when due) startFlush → continueFlush, in slices too
+ *     → queuePayload (a promise, or a payload behind one, through queueInOrder in async-renders.ts) → (flush.ts, when due) startFlush → continueFlush, in slices too
  *     → computeGroupDeltas once per group write while it has delta subscribers (delta.ts)
  *     → writeSubscriber: ConnectionWriter.sendFrames (or holdForCatchup while it catches up, catchup.ts)
  *
@@ -15,6 +15,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '@wirestream/telemetry';
 import { decodeEnvelope, type Envelope } from '@wirestream/schema';
+import { queueInOrder, waitsInOrder, type AsyncRenders } from './async-renders.js';
 import { currentEpoch, type Epoch } from './epoch.js';
 import { queuePayload, type Flusher } from './flush.js';
 import { channelState, groupsForEvent, type Group, type Registry } from './groups.js';
@@ -50,6 +51,8 @@ export interface Fanout<C> {
   readonly renderer: Renderer;
   readonly tracing: Tracing<C> | undefined;
   readonly flusher: Flusher<C>;
+  /** Payloads of groups with a render in flight, kept in event order (async-renders.ts). */
+  readonly asyncRenders: AsyncRenders<C>;
   /** A message whose fan-out did not fit its slice: its remaining groups render first in the next one. */
   inProgress: FanoutInProgress<C> | undefined;
 }
@@ -148,13 +151,9 @@ function renderGroup<C>(fanout: Fanout<C>, group: Group<C>, envelope: Envelope, 
       ? renderPayload(fanout.renderer, group, envelope, extensions)
       : renderTraced(tracing, trip, group, fanout.renderer, envelope, extensions);
   if (result === undefined) return;
-  if (typeof result === 'string') queueRendered(fanout, group, result, envelope, trip);
-  else {
-    result.then(
-      (json) => queueRendered(fanout, group, json, envelope, trip),
-      (err: unknown) => fanout.logger.error({ err }, 'subscription execution failed'),
-    );
-  }
+  // A promise (custom resolver, look-up), or a payload behind one of its group's, keeps its place in line.
+  if (typeof result === 'string' && !waitsInOrder(fanout.asyncRenders, group)) queueRendered(fanout, group, result, envelope, trip);
+  else queueInOrder(fanout.asyncRenders, group, result, envelope, trip);
 }
 
 function queueRendered<C>(fanout: Fanout<C>, group: Group<C>, json: string, envelope: Envelope, trip: Trip<C> | undefined): void {

@@ -10,11 +10,14 @@
  * resumed once the queue is below half the bound. If Redis gives up on the paused subscriber (its
  * `client-output-buffer-limit pubsub`), that is an ordinary connection loss: what was published
  * meanwhile comes back by back-fill from history, exactly once by position. Memory therefore stays
- * bounded by this setting whatever the publish rate.
+ * bounded by this setting whatever the publish rate. Renders that finish later (a custom resolver, a
+ * look-up) are bounded the same way: at `GATEWAY_MAX_RENDERS_IN_FLIGHT` no message is taken from the
+ * queue (async-renders.ts), so the queue fills and the broker pauses.
  */
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '@wirestream/telemetry';
 import type { Broker } from '../../broker/broker.js';
+import { rendersAtBound, type AsyncRenders } from './async-renders.js';
 import { continueFanout, fanOutOne, fanoutInProgress, type Fanout } from './fanout.js';
 import { continueFlush, flushDue, flushPending, startFlush, type Flusher } from './flush.js';
 import type { GatewayMetrics } from '../metrics.js';
@@ -132,6 +135,8 @@ export interface Slice<C> {
   readonly inbound: Inbound;
   readonly fanout: Fanout<C>;
   readonly flusher: Flusher<C>;
+  /** At its bound of renders in flight, no new message is taken (the queue fills, the broker pauses). */
+  readonly asyncRenders: AsyncRenders<C>;
 }
 
 /**
@@ -143,7 +148,7 @@ export interface Slice<C> {
  * group's payloads stay in event order.
  */
 export function runSlice<C>(slice: Slice<C>): void {
-  const { inbound, fanout, flusher } = slice;
+  const { inbound, fanout, flusher, asyncRenders } = slice;
   const { scheduler } = inbound;
   sliceStarted(scheduler);
   const deadline = performance.now() + inbound.flow.sliceMs;
@@ -152,13 +157,14 @@ export function runSlice<C>(slice: Slice<C>): void {
     return;
   }
   const { queue } = inbound;
-  if (!inbound.held && fanoutDone(fanout, scheduler, deadline)) processUntil(inbound, fanout, deadline);
+  if (!inbound.held && fanoutDone(fanout, scheduler, deadline)) processUntil(inbound, fanout, asyncRenders, deadline);
   const caughtUp = inbound.held || (!fanoutInProgress(fanout) && queue.head === queue.texts.length);
   if (flushDue(flusher, caughtUp)) {
     startFlush(flusher);
     continueFlush(flusher, deadline);
   }
-  if (flushPending(flusher) || !caughtUp) scheduleSlice(scheduler);
+  // At the render bound, the settle that frees a place schedules the next slice (async-renders.ts).
+  if (flushPending(flusher) || (!caughtUp && !rendersAtBound(asyncRenders))) scheduleSlice(scheduler);
 }
 
 /** The rest of a split fan-out, within the slice: true when none is left. */
@@ -172,11 +178,11 @@ function fanoutDone<C>(fanout: Fanout<C>, scheduler: Scheduler, deadline: number
   }
 }
 
-function processUntil<C>(inbound: Inbound, fanout: Fanout<C>, deadline: number): void {
+function processUntil<C>(inbound: Inbound, fanout: Fanout<C>, asyncRenders: AsyncRenders<C>, deadline: number): void {
   const { queue, scheduler } = inbound;
   setInSlice(scheduler, true);
   try {
-    while (queue.head < queue.texts.length) {
+    while (queue.head < queue.texts.length && !rendersAtBound(asyncRenders)) {
       const i = queue.head++;
       const channel = queue.channels[i] as string;
       const text = queue.texts[i] as string;

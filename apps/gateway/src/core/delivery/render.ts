@@ -1,5 +1,7 @@
 import { execute, type ExecutionResult } from 'graphql';
 import { matchesFilter, type Envelope, type WirestreamSchema } from '@wirestream/schema';
+import type { GatewayPlugin } from '@wirestream/plugin';
+import type { Logger } from '@wirestream/telemetry';
 import type { CompiledSubscription } from '../operations/operations.js';
 import type { HubStats } from './stats.js';
 
@@ -13,7 +15,15 @@ export interface Renderer {
   readonly stats: HubStats;
   lastExtensions: Record<string, unknown> | undefined;
   lastTail: string;
+  /** A plugin's onEvent (GATEWAY_PLUGIN): keep, drop or rewrite each event before any group renders it. */
+  readonly onEvent: EventHook | undefined;
+  readonly logger: Logger | undefined;
+  /** The last envelope the hook saw and what it made of it (null: dropped): every group of one event shares one call. */
+  hookedIn: Envelope | undefined;
+  hookedOut: Envelope | null;
 }
+
+export type EventHook = NonNullable<GatewayPlugin['onEvent']>;
 
 /** What a payload is rendered for: a group's operation and its resolver context. */
 export interface RenderTarget {
@@ -21,8 +31,8 @@ export interface RenderTarget {
   readonly context: object | undefined;
 }
 
-export function createRenderer(schema: WirestreamSchema, stats: HubStats): Renderer {
-  return { schema, stats, lastExtensions: undefined, lastTail: '}' };
+export function createRenderer(schema: WirestreamSchema, stats: HubStats, plugin: { readonly onEvent: EventHook; readonly logger: Logger } | undefined = undefined): Renderer {
+  return { schema, stats, lastExtensions: undefined, lastTail: '}', onEvent: plugin?.onEvent, logger: plugin?.logger, hookedIn: undefined, hookedOut: null };
 }
 
 /**
@@ -38,8 +48,10 @@ export function createRenderer(schema: WirestreamSchema, stats: HubStats): Rende
  * be shown to belong to a caller bound to another field) and is not executed: it is the data-less
  * `{"extensions":{"deleted":{"key":…},"position":…}}` (decision 0024).
  */
-export function renderPayload(renderer: Renderer, group: RenderTarget, envelope: Envelope, extensions: Record<string, unknown>): string | Promise<string> | undefined {
+export function renderPayload(renderer: Renderer, group: RenderTarget, event: Envelope, extensions: Record<string, unknown>): string | Promise<string> | undefined {
   const { op } = group;
+  const envelope = renderer.onEvent === undefined || event.deleted === true ? event : hookedEnvelope(renderer, event);
+  if (envelope === null) return undefined;
   if (!matchesFilter(op.filter, envelope.payload)) return undefined;
   if (op.where !== undefined && !op.where(envelope)) return undefined;
   if (envelope.deleted === true) return deletedPayload(envelope, extensions);
@@ -58,6 +70,29 @@ export function renderPayload(renderer: Renderer, group: RenderTarget, envelope:
     contextValue: group.context,
   });
   return isPromise(result) ? result.then((r) => serializeResult(r, extensions)) : serializeResult(result, extensions);
+}
+
+/**
+ * The event as the plugin's onEvent leaves it: the same envelope, null (dropped) or one with the
+ * hook's payload. One call per event however many groups render it (the last envelope is
+ * remembered; the fan-out hands every group the same object). A throw drops the event: a hook that
+ * redacts must not leak the original when it fails.
+ */
+function hookedEnvelope(renderer: Renderer, envelope: Envelope): Envelope | null {
+  if (renderer.hookedIn === envelope) return renderer.hookedOut;
+  const hook = renderer.onEvent as EventHook;
+  let out: Envelope | null;
+  try {
+    const { topic, partition, offset, key, ts, payload } = envelope;
+    const decision = hook({ topic, partition, offset, key: key ?? undefined, timestamp: ts, payload });
+    out = decision === undefined ? envelope : decision === null ? null : { ...envelope, payload: decision };
+  } catch (err) {
+    renderer.logger?.error({ err, topic: envelope.topic, partition: envelope.partition, offset: envelope.offset }, 'the gateway plugin onEvent threw; the event was dropped');
+    out = null;
+  }
+  renderer.hookedIn = envelope;
+  renderer.hookedOut = out;
+  return out;
 }
 
 /** `,"extensions":…}` of this event, serialized by its first group only. */

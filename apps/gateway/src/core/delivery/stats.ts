@@ -34,8 +34,11 @@ export interface HubStats {
   deltaFramesOut: number;
   /** Times the broker was paused because the inbound queue passed its bound (inbound.ts). */
   pauses: number;
+  /** Renders that returned a promise (a custom resolver, a look-up), and the most in flight at once (async-renders.ts). */
+  asyncRenders: number;
+  peakRendersInFlight: number;
 }
 
 export function createHubStats(): HubStats {
-  return { eventsIn: 0, backfilled: 0, resumes: 0, resumesNotRecovered: 0, replaysByTime: 0, replaysByTimeNotRecovered: 0, replayed: 0, snapshots: 0, snapshotEntries: 0, conflated: 0, rateCapped: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0, deltaFramesOut: 0, pauses: 0 };
+  return { eventsIn: 0, backfilled: 0, resumes: 0, resumesNotRecovered: 0, replaysByTime: 0, replaysByTimeNotRecovered: 0, replayed: 0, snapshots: 0, snapshotEntries: 0, conflated: 0, rateCapped: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0, deltaFramesOut: 0, pauses: 0, asyncRenders: 0, peakRendersInFlight: 0 };
 }

@@ -22,6 +22,7 @@ import { parseSinceRequest } from '../recovery/since-request.js';
 import { resolveSnapshotAsk } from '../recovery/snapshot-request.js';
 import { createAccessScopes } from '../operations/access-scope.js';
 import { runSchemaQuery } from '../operations/query.js';
+import { runSubscribeHook, type SubscribeHook } from '../operations/subscribe-hook.js';
 
 /**
  * Per-connection state of the protocol. Kept deliberately small: it is paid once per connected
@@ -37,6 +38,8 @@ export interface Connection<Self = unknown> {
   closed: boolean;
   /** What this connection may subscribe to; set when `connection_init` is accepted. Shared per scope. */
   access: AccessScope | undefined;
+  /** Who it is, kept only for a plugin's onSubscribe (otherwise undefined: nothing more per socket). */
+  principal: Principal | undefined;
   /** When the token expires (ms since epoch), 0 for never; swept by {@link Protocol.closeExpired}. */
   expiresAtMs: number;
   /** Token bucket for `subscribe` messages, kept as two numbers on the connection. */
@@ -67,6 +70,8 @@ export interface ProtocolDeps<C extends Connection<C>> {
   /** Bounds the rate of `subscribe` messages per connection. */
   readonly subscribeRateLimiter: RateLimiter;
   readonly logger: Logger;
+  /** A plugin's onSubscribe (GATEWAY_PLUGIN): allow, refuse or narrow each subscribe (subscribe-hook.ts). */
+  readonly onSubscribe?: SubscribeHook | undefined;
 }
 
 export interface ProtocolOptions {
@@ -128,7 +133,7 @@ export function createSessionState<C extends Connection<C>>(deps: ProtocolDeps<C
 /** A fresh per-connection state (a transport copies these fields onto its own connection object). */
 export function createConnectionState<Self>(rateLimiter: RateLimiter): Connection<Self> {
   const { tokens, lastMs } = rateLimiter.initialState();
-  return { initReceived: false, acknowledged: false, subscriptions: undefined, initTimer: undefined, closed: false, access: undefined, expiresAtMs: 0, tokens, lastMs, waiting: undefined };
+  return { initReceived: false, acknowledged: false, subscriptions: undefined, initTimer: undefined, closed: false, access: undefined, principal: undefined, expiresAtMs: 0, tokens, lastMs, waiting: undefined };
 }
 
 /** Starts the connection-init timer: a socket that sends no `connection_init` in time is closed with 4408. */
@@ -156,6 +161,7 @@ export function authenticateInit<C extends Connection<C>>(state: SessionState<C>
         return done({ ok: false, code: result.code, reason: result.reason });
       }
       conn.access = state.accessFor(result.principal);
+      if (state.onSubscribe !== undefined) conn.principal = result.principal;
       conn.expiresAtMs = result.principal.expiresAtMs ?? 0;
       conn.acknowledged = true;
       done({ ok: true });
@@ -186,7 +192,11 @@ export function startSubscription<C extends Connection<C>>(state: SessionState<C
   if (subscriptions.size >= state.maxSubscriptionsPerConnection) {
     return { kind: 'errors', errors: [{ message: `Too many subscriptions on this connection: the limit is ${state.maxSubscriptionsPerConnection}; complete one first.` }] };
   }
-  const compiled = state.compiler.compile(payload, access);
+  let compiled = state.compiler.compile(payload, access);
+  if (compiled.ok && compiled.operation.kind === 'subscription' && state.onSubscribe !== undefined) {
+    const transport = frameType === 'data' ? 'graphql-ws' : 'graphql-transport-ws';
+    compiled = runSubscribeHook({ hook: state.onSubscribe, compiler: state.compiler, logger: state.logger, transport }, payload, compiled.operation, access, conn.principal);
+  }
   if (!compiled.ok) return { kind: 'errors', errors: compiled.errors };
   const { operation } = compiled;
   if (operation.kind === 'query') {

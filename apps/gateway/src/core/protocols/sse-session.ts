@@ -11,9 +11,11 @@
  */
 import type { GraphQLFormattedError } from 'graphql';
 import type { WirestreamSchema } from '@wirestream/schema';
+import type { Logger } from '@wirestream/telemetry';
 import type { Authenticator } from '../../auth/authenticator.js';
 import { GATEWAY_DEFAULTS } from '../../defaults.js';
 import { createAccessScopes } from '../operations/access-scope.js';
+import { runSubscribeHook, type SubscribeHook } from '../operations/subscribe-hook.js';
 import type { FramePositions } from '../connection-writer.js';
 import type { Hub } from '../hub.js';
 import type { Subscriber } from '../delivery/groups.js';
@@ -78,6 +80,8 @@ export interface SseSessionDeps<S extends SseStream> {
   readonly authenticator: Authenticator;
   /** GATEWAY_SNAPSHOT_MAX_KEYS (session.ts's `snapshotMaxKeys`). @default GATEWAY_DEFAULTS.snapshotMaxKeys */
   readonly snapshotMaxKeys?: number;
+  /** A plugin's onSubscribe (GATEWAY_PLUGIN) and where its throws are logged (subscribe-hook.ts). */
+  readonly onSubscribe?: { readonly hook: SubscribeHook; readonly logger: Logger } | undefined;
 }
 
 export interface SseSessions<S extends SseStream> {
@@ -135,7 +139,12 @@ async function prepare<S extends SseStream>(
   if (typeof resume === 'string') return { kind: 'refused', status: 400, message: resume };
   const auth = await deps.authenticator.authenticate(request.credentials);
   if (!auth.ok) return { kind: 'refused', status: auth.retriable ? 503 : 401, message: auth.reason };
-  const compiled = deps.compiler.compile(request.params, accessFor(auth.principal));
+  const access = accessFor(auth.principal);
+  let compiled = deps.compiler.compile(request.params, access);
+  if (compiled.ok && compiled.operation.kind === 'subscription' && deps.onSubscribe !== undefined) {
+    const call = { ...deps.onSubscribe, compiler: deps.compiler, transport: 'graphql-sse' };
+    compiled = runSubscribeHook(call, request.params, compiled.operation, access, auth.principal);
+  }
   // graphql-sse: errors found before execution go through an accepted stream, not a 4xx.
   if (!compiled.ok) return { kind: 'events', events: errorEvents(compiled.errors) };
   const { operation } = compiled;

@@ -1,0 +1,71 @@
+/**
+ * The loaders of the SDL's look-up sources (decision 0042): one batched, cached loader per source
+ * (@wirestream/lookups, imported by main.ts only for a schema with look-ups); attach-lookups.ts
+ * puts them behind the `@lookup` fields.
+ */
+import { createEntityLoader, createHttpJsonSource, createSubgraphSource, type EntityLoader, type EntitySource } from '@wirestream/lookups';
+import type { LookupBinding, WirestreamSchema } from '@wirestream/schema';
+import type { LookupObservers } from './lookup-metrics.js';
+
+/** GATEWAY_LOOKUP_*: where each source is and how it is asked. */
+export interface LookupSettings {
+  /** Source name → subgraph URL (GATEWAY_LOOKUP_SOURCES). */
+  readonly sources: ReadonlyMap<string, string>;
+  /** Source name → HTTP/JSON URL template (GATEWAY_LOOKUP_HTTP_SOURCES, http-json-source.ts). @default none */
+  readonly httpSources?: ReadonlyMap<string, string>;
+  readonly timeoutMs: number;
+  readonly cacheTtlMs: number;
+  readonly cacheMaxEntries: number;
+  readonly maxBatchSize: number;
+  readonly maxConcurrentRequests: number;
+}
+
+/** The setting that names the sources, for errors. */
+const SOURCES_SETTING = 'GATEWAY_LOOKUP_SOURCES';
+const HTTP_SOURCES_SETTING = 'GATEWAY_LOOKUP_HTTP_SOURCES';
+
+/** One loader per source the schema's `@lookup` fields name; a source the settings lack stops the start. */
+/** How the loaders are built besides the settings: the source per name (default a subgraph), the metrics. */
+export interface LookupLoaderDeps {
+  readonly makeSource?: (name: string, url: string, entityTypes: readonly string[]) => EntitySource;
+  /** Per-source observers (`createLookupMetrics`). @default undefined (no metrics) */
+  readonly observers?: LookupObservers | undefined;
+}
+
+export function createLookupLoaders(ws: WirestreamSchema, settings: LookupSettings, deps: LookupLoaderDeps = {}): Map<string, EntityLoader> {
+  const { makeSource = subgraphSource(ws, settings), observers } = deps;
+  const bindingsBySource = new Map<string, LookupBinding[]>();
+  for (const binding of ws.lookups) bindingsBySource.set(binding.source, [...(bindingsBySource.get(binding.source) ?? []), binding]);
+  const loaders = new Map<string, EntityLoader>();
+  for (const [name, bindings] of bindingsBySource) {
+    const types = [...new Set(bindings.map((b) => b.entityType))];
+    const url = settings.sources.get(name);
+    const httpUrl = settings.httpSources?.get(name);
+    if (url !== undefined && httpUrl !== undefined) throw new Error(`${SOURCES_SETTING} and ${HTTP_SOURCES_SETTING} both name source "${name}": keep one`);
+    let source: EntitySource;
+    if (httpUrl !== undefined) source = httpJsonSource(name, httpUrl, bindings, settings);
+    else if (url !== undefined) source = makeSource(name, url, types);
+    else throw new Error(`${SOURCES_SETTING}: the schema looks up ${types.join(', ')} from source "${name}", which it does not name: add ${name}=<subgraph URL> (or to ${HTTP_SOURCES_SETTING}: ${name}=<URL with {keys}>)`);
+    loaders.set(name, createEntityLoader(source, { ttlMs: settings.cacheTtlMs, maxEntries: settings.cacheMaxEntries, maxBatchSize: settings.maxBatchSize, observer: observers?.(name) }));
+  }
+  return loaders;
+}
+
+/** An HTTP/JSON source: its entities have one key field, the same for every field that looks them up. */
+function httpJsonSource(name: string, url: string, bindings: readonly LookupBinding[], settings: LookupSettings): EntitySource {
+  const keyFields = new Set(bindings.flatMap((b) => (b.key.length === 1 ? [b.key[0]?.field] : [undefined])));
+  const [keyField] = keyFields;
+  if (keyFields.size !== 1 || keyField === undefined) {
+    throw new Error(`${HTTP_SOURCES_SETTING}: source "${name}" takes entities with one key field, the same in every @lookup (${bindings.map((b) => `${b.typeName}.${b.fieldName}`).join(', ')})`);
+  }
+  try {
+    return createHttpJsonSource({ name, url, keyField, timeoutMs: settings.timeoutMs, maxConcurrentRequests: settings.maxConcurrentRequests });
+  } catch (err) {
+    throw new Error(`${HTTP_SOURCES_SETTING}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+function subgraphSource(ws: WirestreamSchema, settings: LookupSettings) {
+  return (name: string, url: string, entityTypes: readonly string[]): EntitySource =>
+    createSubgraphSource({ name, url, schema: ws.schema, entityTypes, timeoutMs: settings.timeoutMs, maxConcurrentRequests: settings.maxConcurrentRequests });
+}

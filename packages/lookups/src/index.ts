@@ -1,0 +1,5 @@
+export { LookupError, type EntityResult, type EntitySource, type Representation } from './types.js';
+export { createSubgraphSource, type SubgraphSourceOptions } from './subgraph-source.js';
+export { createHttpJsonSource, type HttpJsonSourceOptions } from './http-json-source.js';
+export { createEntityLoader, representationKey, type EntityLoader, type EntityLoaderObserver, type EntityLoaderOptions, type EntityLoaderStats } from './entity-loader.js';
+export { entitySelection } from './entity-selection.js';
