@@ -3,6 +3,7 @@ import { matchesFilter, type Envelope, type WirestreamSchema } from '@wirestream
 import type { GatewayPlugin } from '@wirestream/plugin';
 import type { Logger } from '@wirestream/telemetry';
 import type { CompiledSubscription } from '../operations/operations.js';
+import { rawJsonFieldResolver } from '../operations/raw-json.js';
 import type { HubStats } from './stats.js';
 
 /**
@@ -68,6 +69,7 @@ export function renderPayload(renderer: Renderer, group: RenderTarget, event: En
     variableValues: op.variables,
     operationName: op.operationName,
     contextValue: group.context,
+    fieldResolver: rawJsonFieldResolver,
   });
   return isPromise(result) ? result.then((r) => serializeResult(r, extensions)) : serializeResult(result, extensions);
 }
