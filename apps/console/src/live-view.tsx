@@ -14,6 +14,7 @@ export function LiveView({ client, examples }: LiveViewProps) {
   const [field, setField] = useState(examples[0]?.field ?? '');
   const [query, setQuery] = useState(examples[0]?.query ?? '');
   const [variables, setVariables] = useState('');
+  const [conflate, setConflate] = useState(false);
   const live = useLiveSubscription(client);
   const example = examples.find((e) => e.field === field);
 
@@ -30,11 +31,14 @@ export function LiveView({ client, examples }: LiveViewProps) {
         field={field}
         onChoose={choose}
         running={live.running}
-        onStart={() => live.start(query, variables)}
+        onStart={() => live.start(query, variables, { conflate })}
+        conflate={conflate}
+        onConflate={setConflate}
         onStop={live.halt}
         onClear={live.clear}
         rates={live.rates}
         received={live.received}
+        conflated={live.conflated}
         error={live.error}
       />
       <div className="live-editors">
@@ -63,10 +67,14 @@ interface LiveControlsProps {
   readonly onClear: () => void;
   readonly rates: readonly number[];
   readonly received: number;
+  /** Events skipped for newer ones of their key (conflation), since the last clear. */
+  readonly conflated: number;
+  readonly conflate: boolean;
+  readonly onConflate: (conflate: boolean) => void;
   readonly error: string | undefined;
 }
 
-function LiveControls({ examples, field, onChoose, running, onStart, onStop, onClear, rates, received, error }: LiveControlsProps) {
+function LiveControls({ examples, field, onChoose, running, onStart, onStop, onClear, rates, received, conflated, conflate, onConflate, error }: LiveControlsProps) {
   const lastSecond = rates.at(-1);
   const topic = examples.find((e) => e.field === field)?.topic;
   return (
@@ -87,6 +95,9 @@ function LiveControls({ examples, field, onChoose, running, onStart, onStop, onC
           {topic.keyFormat === 'STRING' ? '' : ` (key ${topic.keyFormat})`}
         </span>
       )}
+      <label title="latest value per key: while this view lags, the gateway skips older events of a key for the newest (extensions.conflate; applies at the next Start)">
+        <input type="checkbox" checked={conflate} onChange={(e) => onConflate(e.target.checked)} data-testid="live-conflate" /> latest per key
+      </label>
       <button type="button" onClick={running ? onStop : onStart} data-testid="live-toggle" className={running ? 'stop' : 'start'}>
         {running ? 'Stop' : 'Start'}
       </button>
@@ -95,6 +106,7 @@ function LiveControls({ examples, field, onChoose, running, onStart, onStop, onC
       </button>
       <span className="live-rate" data-testid="live-rate">
         <strong>{lastSecond === undefined ? NO_DATA : `${lastSecond}/s`}</strong> · {received} events
+        {conflated > 0 && <span data-testid="live-conflated"> · {conflated} skipped for newer values</span>}
       </span>
       <span className="live-spark">
         <Sparkline values={rates} capacity={RATE_WINDOW_SECONDS} label="events per second, last minute" height={28} />
@@ -110,6 +122,7 @@ function LiveControls({ examples, field, onChoose, running, onStart, onStop, onC
 
 function LiveTable({ rows, running }: { readonly rows: readonly LiveRow[]; readonly running: boolean }) {
   const hasEpoch = rows.some((r) => r.position?.epoch !== undefined);
+  const hasConflated = rows.some((r) => r.conflated !== undefined);
   return (
     <div className="live-table">
       <table>
@@ -121,12 +134,13 @@ function LiveTable({ rows, running }: { readonly rows: readonly LiveRow[]; reado
             <th>partition</th>
             <th>offset</th>
             {hasEpoch && <th>epoch</th>}
+            {hasConflated && <th title="older events of this key the gateway skipped (extensions.conflated)">skipped</th>}
             <th>data</th>
           </tr>
         </thead>
         <tbody>
           {rows.map((row) => (
-            <LiveTableRow key={row.seq} row={row} hasEpoch={hasEpoch} />
+            <LiveTableRow key={row.seq} row={row} hasEpoch={hasEpoch} hasConflated={hasConflated} />
           ))}
         </tbody>
       </table>
@@ -135,7 +149,7 @@ function LiveTable({ rows, running }: { readonly rows: readonly LiveRow[]; reado
   );
 }
 
-function LiveTableRow({ row, hasEpoch }: { readonly row: LiveRow; readonly hasEpoch: boolean }) {
+function LiveTableRow({ row, hasEpoch, hasConflated }: { readonly row: LiveRow; readonly hasEpoch: boolean; readonly hasConflated: boolean }) {
   return (
     <tr className={row.error ? 'error' : undefined} data-testid="live-row">
       <td>{row.seq}</td>
@@ -144,6 +158,7 @@ function LiveTableRow({ row, hasEpoch }: { readonly row: LiveRow; readonly hasEp
       <td data-testid="live-partition">{row.position?.partition ?? NO_DATA}</td>
       <td data-testid="live-offset">{row.position?.offset ?? NO_DATA}</td>
       {hasEpoch && <td>{row.position?.epoch ?? NO_DATA}</td>}
+      {hasConflated && <td data-testid="live-row-conflated">{row.conflated ?? ''}</td>}
       <td className="summary">{row.summary}</td>
     </tr>
   );

@@ -18,6 +18,13 @@ export interface LiveRow {
   readonly position: Position | undefined;
   readonly summary: string;
   readonly error: boolean;
+  /** `extensions.conflated`: older events of this frame's key the gateway skipped (a conflating subscription). */
+  readonly conflated: number | undefined;
+}
+
+/** How the live view subscribes: `conflate` asks for the latest value per key (`extensions.conflate`). */
+export interface LiveOptions {
+  readonly conflate: boolean;
 }
 
 /** Rows kept on screen; older ones drop off (the count keeps going). */
@@ -35,10 +42,12 @@ export interface LiveSubscription {
   readonly rows: readonly LiveRow[];
   /** Events received since the last clear (keeps counting when old rows drop off). */
   readonly received: number;
+  /** Events the gateway skipped for newer ones of their key since the last clear (the frames' `extensions.conflated`). */
+  readonly conflated: number;
   /** Events per second over the last {@link RATE_WINDOW_SECONDS}, oldest first, refreshed every second. */
   readonly rates: readonly number[];
   /** Ends any running subscription and subscribes to `query`; `variablesText` is JSON or empty. */
-  readonly start: (query: string, variablesText: string) => void;
+  readonly start: (query: string, variablesText: string, options?: LiveOptions) => void;
   readonly halt: () => void;
   /** Empties the table and the count (the rate and a running subscription go on). */
   readonly clear: () => void;
@@ -62,7 +71,7 @@ export function useLiveSubscription(client: WirestreamClient): LiveSubscription 
     setRunning(false);
   }
 
-  function start(query: string, variablesText: string): void {
+  function start(query: string, variablesText: string, options: LiveOptions = { conflate: false }): void {
     halt();
     const parsed = checkVariables(query, variablesText);
     if ('error' in parsed) {
@@ -88,10 +97,11 @@ export function useLiveSubscription(client: WirestreamClient): LiveSubscription 
           setRunning(false);
         },
       },
+      options.conflate ? { conflate: true } : {},
     );
   }
 
-  return { running, error, rows: feed.rows, received: feed.received, rates: rates.series, start, halt, clear: feed.clear };
+  return { running, error, rows: feed.rows, received: feed.received, conflated: feed.conflated, rates: rates.series, start, halt, clear: feed.clear };
 }
 
 /** Counts events per second and publishes the last minute's series once a second. */
@@ -108,6 +118,7 @@ function useRateSeries(): { readonly series: readonly number[]; readonly record:
 interface RowFeed {
   readonly rows: readonly LiveRow[];
   readonly received: number;
+  readonly conflated: number;
   readonly add: (result: SubscriptionResult, receivedAtMs: number) => void;
   readonly clear: () => void;
 }
@@ -115,11 +126,13 @@ interface RowFeed {
 function useFrameBatchedRows(): RowFeed {
   const [rows, setRows] = useState<readonly LiveRow[]>([]);
   const [received, setReceived] = useState(0);
+  const [conflated, setConflated] = useState(0);
   // Events are buffered and rendered at most once per animation frame: a fast stream costs one
   // React update per frame, not one per event.
   const pending = useRef<LiveRow[]>([]);
   const frame = useRef(0);
   const seq = useRef(0);
+  const skipped = useRef(0);
   useEffect(() => () => cancelAnimationFrame(frame.current), []);
 
   function flush(): void {
@@ -127,27 +140,35 @@ function useFrameBatchedRows(): RowFeed {
     const batch = pending.current;
     pending.current = [];
     setReceived(seq.current);
+    setConflated(skipped.current);
     setRows((old) => [...batch.reverse(), ...old].slice(0, MAX_ROWS));
   }
 
   function add(result: SubscriptionResult, receivedAtMs: number): void {
     seq.current += 1;
-    pending.current.push(toLiveRow(seq.current, receivedAtMs, result));
+    const row = toLiveRow(seq.current, receivedAtMs, result);
+    skipped.current += row.conflated ?? 0;
+    pending.current.push(row);
     if (frame.current === 0) frame.current = requestAnimationFrame(flush);
   }
 
   function clear(): void {
     seq.current = 0;
+    skipped.current = 0;
     pending.current = [];
     setRows([]);
     setReceived(0);
+    setConflated(0);
   }
 
-  return { rows, received, add, clear };
+  return { rows, received, conflated, add, clear };
 }
 
-function toLiveRow(seq: number, receivedAtMs: number, result: SubscriptionResult): LiveRow {
-  const position = (result.extensions as { position?: Position } | undefined)?.position;
+/** A frame as a row of the live table (exported for its test). */
+export function toLiveRow(seq: number, receivedAtMs: number, result: SubscriptionResult): LiveRow {
+  const extensions = result.extensions as { position?: Position; conflated?: unknown } | undefined;
+  const position = extensions?.position;
+  const conflated = typeof extensions?.conflated === 'number' && extensions.conflated > 0 ? extensions.conflated : undefined;
   const text = result.errors ? describeError(result.errors) : JSON.stringify(result.data);
   return {
     seq,
@@ -155,6 +176,7 @@ function toLiveRow(seq: number, receivedAtMs: number, result: SubscriptionResult
     position,
     summary: text.length > SUMMARY_CHARS ? `${text.slice(0, SUMMARY_CHARS)}…` : text,
     error: result.errors !== undefined,
+    conflated,
   };
 }
 

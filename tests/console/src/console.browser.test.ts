@@ -188,8 +188,9 @@ describe('the web console', () => {
     await produce([other, chosen]);
     await page.getByTestId('live-row').filter({ hasText: String(chosen.value['eventId']) }).waitFor({ timeout: 20_000 });
     expect(await page.getByTestId('live-row').filter({ hasText: String(other.value['eventId']) }).count()).toBe(0);
-    await page.getByTestId('live-toggle').click(); // Stop, then every bid again
+    await page.getByTestId('live-toggle').click(); // Stop, then every bid again, the latest value per key (conflation)
     await page.getByTestId('live-variables').fill('');
+    await page.getByTestId('live-conflate').check();
     await page.getByTestId('live-toggle').click();
     await subscriptionsLive(2);
 
