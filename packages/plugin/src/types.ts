@@ -65,7 +65,11 @@ export interface EventHookInput {
   readonly key: string | undefined;
   /** Kafka timestamp, ms since the epoch. */
   readonly timestamp: number;
-  /** The snake_cased payload as ingest published it: read it, do not change it (return a new one). */
+  /**
+   * The snake_cased payload as ingest published it: read it, do not change it (return a new one). An
+   * integer a double cannot hold (past 2^53, e.g. an int64) is a `JSON.rawJSON` value whose `rawJSON`
+   * is its digits: pass it on as it is to keep every digit (docs/schema.md, `Long`).
+   */
   readonly payload: Readonly<Record<string, unknown>>;
 }
 
