@@ -150,7 +150,7 @@ function start(message: WorkerStartMessage): void {
   eventMark = message.legacy ? DATA_MARK : NEXT_MARK;
   subprotocol = message.legacy ? 'graphql-ws' : 'graphql-transport-ws';
   subscribeFrames = variants.map((v) =>
-    clientTextFrame(JSON.stringify({ id: '1', type: subscribeType, payload: message.delta ? { ...v.payload, extensions: { delta: 'fossil' } } : v.payload })),
+    clientTextFrame(JSON.stringify({ id: '1', type: subscribeType, payload: message.delta ? { ...v.payload, extensions: { ...v.payload.extensions, delta: 'fossil' } } : v.payload })),
   );
   filterKeyOfVariant = variants.map((v) => v.filterKey);
   operationOfVariant = variants.map((v) => v.operation ?? -1);
