@@ -222,6 +222,12 @@ const conflatingPlan = (share: number): Pick<RunSpec, 'plan' | 'expectedPerOpera
   },
   expectedPerOperation: new Array<number>(100).fill(saturationEvents),
 });
+/** `lost` of a run summed per operation label, e.g. `conflating 80,000, shared 0`. */
+const lostByLabel = (run: StackRun, plan: OperationPlan): string => {
+  const byLabel = new Map<string, number>();
+  plan.operations?.forEach((op, i) => byLabel.set(op.label, (byLabel.get(op.label) ?? 0) + (run.lostPerOperation[i] ?? 0)));
+  return [...byLabel].map(([label, n]) => `${label} ${fmtInt(n)}`).join(', ');
+};
 const saturationSpec = withWorkers({
   sockets: num(values['saturation-sockets'], 10_000, 500),
   ...(conflatingShare > 0 ? conflatingPlan(conflatingShare) : { plan: { mix: parseMix('shared:100'), filterKeys } }),
@@ -402,6 +408,7 @@ async function main(): Promise<void> {
           : []),
         ...(overhead.length > 0 ? ['**Metrics on vs off (issue 7)**', '', ...overhead.map((l) => `- ${l}`), ''] : []),
         ...(againstBase.length > 0 ? ['**Change vs base (`ours` vs `ours-base`)**', '', ...againstBase.map((l) => `- ${l}`), ''] : []),
+        ...(name === 'saturation' && conflatingShare > 0 ? ['**Undelivered by group (`--conflating-share`)**', '', ...runs.map((r) => `- ${runLabel(r, runs)}: ${lostByLabel(r, spec.plan)}`), ''] : []),
         ...(repeat > 1 ? [`Median and spread over ${repeat} interleaved repetitions:`, '', repeatSummaryTable(runs), ''] : []),
         stackTable(runs),
         '',
