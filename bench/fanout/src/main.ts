@@ -16,7 +16,7 @@ import os from 'node:os';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { createBenchClock, parseMix, type OperationPlan } from '@wirestream/loadgen';
+import { createBenchClock, parseMix, variantsOf, type OperationPlan, type OperationVariant } from '@wirestream/loadgen';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { startRedis, type RedisServer } from '@wirestream/testkit';
 import { profilesIn, summarizeProfile } from './profile-summary.js';
@@ -67,6 +67,8 @@ const HELP = `fan-out bench: ours vs naive vs card stack (same run, same N, same
   --field-sockets N            default 4000        --field-rate EV/S   default 20     --field-seconds S default 10
   --field-mix SPEC             default shared:85,compact:5,filtered:10
   --saturation-sockets N       default 10000       --saturation-events E default 1000
+  --conflating-share F         saturation: this fraction of sockets (0..1, in hundredths; default 0) subscribe with
+                               \`extensions: { conflate: true }\` (issue #36), the others as before, all on one operation
   --sweep-sockets LIST         default 2000,8000   --sweep-distinct LIST default 1,100,1000
   --sweep-events E             default 200         --sweep-baselines   also run the card stack in the sweep
   --sweep-stacks LIST          sweep stacks, interleaved per count (default: ours-base with --base-gateway, ours,
@@ -118,6 +120,7 @@ const { values } = parseArgs({
     'field-mix': { type: 'string', default: 'shared:85,compact:5,filtered:10' },
     'saturation-sockets': { type: 'string' },
     'saturation-events': { type: 'string' },
+    'conflating-share': { type: 'string', default: '0' },
     'sweep-sockets': { type: 'string' },
     'sweep-distinct': { type: 'string' },
     'sweep-events': { type: 'string' },
@@ -204,10 +207,31 @@ const fieldSpec = withWorkers({
   stallTimeoutMs: 10_000,
   idleMs,
 });
+const saturationEvents = num(values['saturation-events'], 1_000, 200);
+const conflatingShare = Number(values['conflating-share']);
+if (!(conflatingShare >= 0 && conflatingShare <= 1)) throw new RangeError(`--conflating-share: expected 0..1, got ${values['conflating-share']}`);
+// Socket i subscribes with operations[i % 100]: the first share × 100 of them the shared operation
+// with `extensions.conflate`, the rest the shared operation as is (one operation for the gateway).
+const sharedPayload = (variantsOf({ mix: parseMix('shared:100'), filterKeys: [] })[0] as OperationVariant).payload;
+const conflatingPlan = (share: number): Pick<RunSpec, 'plan' | 'expectedPerOperation'> => ({
+  plan: {
+    operations: Array.from({ length: 100 }, (_, i) =>
+      i < Math.round(share * 100) ? { label: 'conflating', payload: { ...sharedPayload, extensions: { conflate: true } } } : { label: 'shared', payload: sharedPayload },
+    ),
+    filterKeys,
+  },
+  expectedPerOperation: new Array<number>(100).fill(saturationEvents),
+});
+/** `lost` of a run summed per operation label, e.g. `conflating 80,000, shared 0`. */
+const lostByLabel = (run: StackRun, plan: OperationPlan): string => {
+  const byLabel = new Map<string, number>();
+  plan.operations?.forEach((op, i) => byLabel.set(op.label, (byLabel.get(op.label) ?? 0) + (run.lostPerOperation[i] ?? 0)));
+  return [...byLabel].map(([label, n]) => `${label} ${fmtInt(n)}`).join(', ');
+};
 const saturationSpec = withWorkers({
   sockets: num(values['saturation-sockets'], 10_000, 500),
-  plan: { mix: parseMix('shared:100'), filterKeys },
-  events: num(values['saturation-events'], 1_000, 200),
+  ...(conflatingShare > 0 ? conflatingPlan(conflatingShare) : { plan: { mix: parseMix('shared:100'), filterKeys } }),
+  events: saturationEvents,
   ratePerSecond: 0,
   // Baselines never finish 10M deliveries: 20 s of steady state measures their rate well enough.
   drainTimeoutMs: drainOverride ?? (quick ? 10_000 : 20_000),
@@ -384,6 +408,7 @@ async function main(): Promise<void> {
           : []),
         ...(overhead.length > 0 ? ['**Metrics on vs off (issue 7)**', '', ...overhead.map((l) => `- ${l}`), ''] : []),
         ...(againstBase.length > 0 ? ['**Change vs base (`ours` vs `ours-base`)**', '', ...againstBase.map((l) => `- ${l}`), ''] : []),
+        ...(name === 'saturation' && conflatingShare > 0 ? ['**Undelivered by group (`--conflating-share`)**', '', ...runs.map((r) => `- ${runLabel(r, runs)}: ${lostByLabel(r, spec.plan)}`), ''] : []),
         ...(repeat > 1 ? [`Median and spread over ${repeat} interleaved repetitions:`, '', repeatSummaryTable(runs), ''] : []),
         stackTable(runs),
         '',
@@ -436,7 +461,7 @@ async function main(): Promise<void> {
     if (scenarios.has('saturation')) {
       saturationRuns = await runScenario(
         'saturation',
-        `Saturation: N = ${fmtInt(saturationSpec.sockets)} on one operation, ${fmtInt(saturationSpec.events)} events back-to-back`,
+        `Saturation: N = ${fmtInt(saturationSpec.sockets)} on one operation${conflatingShare > 0 ? ` (${Math.round(conflatingShare * 100)} % of sockets with \`extensions.conflate\`)` : ''}, ${fmtInt(saturationSpec.events)} events back-to-back`,
         saturationSpec,
         stacks,
       );

@@ -138,6 +138,8 @@ export interface StackRun {
   readonly expected: number;
   readonly unique: number;
   readonly lost: number;
+  /** `lost` per entry of `plan.operations` (same index); empty when the plan lists none. */
+  readonly lostPerOperation: readonly number[];
   readonly duplicates: number;
   readonly closedByServer: number;
   readonly closeCodes: Readonly<Record<string, number>>;
@@ -525,6 +527,7 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
       expected,
       unique: report.unique,
       lost: report.lost,
+      lostPerOperation: report.lostPerOperation,
       duplicates: report.duplicates,
       closedByServer: report.closedByServer,
       closeCodes: report.closeCodes,

@@ -116,6 +116,8 @@ export interface WorkerReportMessage extends WorkerCounters {
   readonly type: 'report';
   /** Expected minus distinct received, over every planned socket (failed ones included). */
   readonly lost: number;
+  /** `lost` per entry of `OperationPlan.operations` (same index); empty when the plan lists none. */
+  readonly lostPerOperation: readonly number[];
   readonly expected: number;
   /** Latency histogram (µs) as sparse `[bucket, count, …]` pairs, see histogram.ts. */
   readonly histogram: readonly number[];

@@ -86,6 +86,8 @@ export interface LatencySummary {
 export interface LoadReport extends LoadProgress {
   readonly expected: number;
   readonly lost: number;
+  /** `lost` per entry of `OperationPlan.operations` (same index); empty when the plan lists none. */
+  readonly lostPerOperation: readonly number[];
   readonly latencyMs: LatencySummary;
   /** Shared wall clock (µs) of the first and last distinct delivery over all workers; 0 when none. */
   readonly firstDeliveryUs: number;
@@ -273,6 +275,7 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
       const closeCodes: Record<string, number> = {};
       const errorSamples = new Set<string>();
       let lost = 0;
+      const lostPerOperation: number[] = [];
       let expectedTotal = 0;
       let maxLatencyUs = 0;
       let firstDeliveryUs = 0;
@@ -280,6 +283,7 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
       for (const r of reports) {
         addSparse(histogram, r.histogram);
         lost += r.lost;
+        r.lostPerOperation.forEach((n, i) => (lostPerOperation[i] = (lostPerOperation[i] ?? 0) + n));
         expectedTotal += r.expected;
         maxLatencyUs = Math.max(maxLatencyUs, r.maxLatencyUs);
         if (r.firstDeliveryUs > 0 && (firstDeliveryUs === 0 || r.firstDeliveryUs < firstDeliveryUs)) firstDeliveryUs = r.firstDeliveryUs;
@@ -292,6 +296,7 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
         ...sum(reports, sockets, targetCount),
         expected: expectedTotal,
         lost,
+        lostPerOperation,
         latencyMs: { p50: ms(0.5), p90: ms(0.9), p99: ms(0.99), max: lost > 0 ? Number.POSITIVE_INFINITY : maxLatencyUs / 1_000 },
         firstDeliveryUs,
         lastDeliveryUs,

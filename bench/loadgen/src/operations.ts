@@ -53,6 +53,8 @@ export interface SubscribePayload {
   readonly query: string;
   readonly operationName?: string;
   readonly variables?: Record<string, unknown>;
+  /** graphql-transport-ws `extensions`, e.g. `{ conflate: true }` (issue #36). */
+  readonly extensions?: Record<string, unknown>;
 }
 
 /** One entry of {@link OperationPlan.operations}. */

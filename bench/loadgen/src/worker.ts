@@ -150,7 +150,7 @@ function start(message: WorkerStartMessage): void {
   eventMark = message.legacy ? DATA_MARK : NEXT_MARK;
   subprotocol = message.legacy ? 'graphql-ws' : 'graphql-transport-ws';
   subscribeFrames = variants.map((v) =>
-    clientTextFrame(JSON.stringify({ id: '1', type: subscribeType, payload: message.delta ? { ...v.payload, extensions: { delta: 'fossil' } } : v.payload })),
+    clientTextFrame(JSON.stringify({ id: '1', type: subscribeType, payload: message.delta ? { ...v.payload, extensions: { ...v.payload.extensions, delta: 'fossil' } } : v.payload })),
   );
   filterKeyOfVariant = variants.map((v) => v.filterKey);
   operationOfVariant = variants.map((v) => v.operation ?? -1);
@@ -584,15 +584,20 @@ function wantedOf(s: ClientSocket, expected: ExpectedDeliveries): number {
 function report(expected: ExpectedDeliveries): void {
   let lost = 0;
   let expectedTotal = 0;
+  const lostPerOperation = (expected.perOperation ?? []).map(() => 0);
   for (const s of sockets) {
     const wanted = wantedOf(s, expected);
     expectedTotal += wanted;
-    lost += Math.max(0, wanted - (receivedCount[s.index] as number));
+    const short = Math.max(0, wanted - (receivedCount[s.index] as number));
+    lost += short;
+    const operation = operationOfVariant[s.variant] as number;
+    if (operation >= 0) lostPerOperation[operation] = (lostPerOperation[operation] ?? 0) + short;
   }
   send({
     type: 'report',
     ...snapshot(),
     lost,
+    lostPerOperation,
     expected: expectedTotal,
     histogram: toSparse(histogram),
     maxLatencyUs,
