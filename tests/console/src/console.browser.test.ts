@@ -10,7 +10,7 @@ import { Kafka, Partitioners, logLevel, type Producer } from 'kafkajs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { auctionSchemaPath } from '@wirestream/schema';
 import { createAuctionEventGenerator, type DemoEvent } from '@wirestream/demo-events';
-import { findRepoRoot, freePort, sharedKafkaFromEnv, startKafka, startRedis, uniqueName, waitFor, type KafkaBroker, type RedisServer, startApp, type AppProcess } from '@wirestream/testkit';
+import { createTopics, findRepoRoot, freePort, sharedKafkaFromEnv, startKafka, startRedis, uniqueName, waitFor, type KafkaBroker, type RedisServer, startApp, type AppProcess } from '@wirestream/testkit';
 
 /** Debian's package (scripts/bootstrap.sh installs it); playwright never downloads a browser here. */
 const CHROMIUM = '/usr/bin/chromium';
@@ -86,7 +86,7 @@ beforeAll(async () => {
   const kafka = new Kafka({ clientId: 'console-test', brokers, logLevel: logLevel.ERROR });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ waitForLeaders: true, topics: [listingTopic, bidTopic].map((topic) => ({ topic, numPartitions: 3 })) });
+  await createTopics(admin, [listingTopic, bidTopic].map((topic) => ({ topic, numPartitions: 3 })));
   await admin.disconnect();
   producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();

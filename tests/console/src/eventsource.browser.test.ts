@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { createTopics, freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
 
 const CHROMIUM = '/usr/bin/chromium';
 const PARTITIONS = 3;
@@ -61,7 +61,7 @@ beforeAll(async () => {
   const kafka = new Kafka({ clientId: 'eventsource-test', brokers, logLevel: logLevel.ERROR });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: PARTITIONS }] });
+  await createTopics(admin, [{ topic, numPartitions: PARTITIONS }]);
   await admin.disconnect();
   producer = kafka.producer();
   await producer.connect();

@@ -9,7 +9,7 @@ import WebSocket from 'ws';
 import { createClient, type FormattedExecutionResult } from 'graphql-ws';
 import { SubscriptionClient } from 'subscriptions-transport-ws';
 import { auctionSchemaPath } from '@wirestream/schema';
-import { freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { createTopics, freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
 
 type ExecutionResult = FormattedExecutionResult<Record<string, unknown>, unknown>;
 const ext = (r: ExecutionResult | undefined, name: string): unknown => (r?.extensions as Record<string, unknown> | undefined)?.[name];
@@ -103,7 +103,7 @@ beforeAll(async () => {
   const kafka = new Kafka({ clientId: 'e2e-clients', brokers, logLevel: logLevel.ERROR });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ waitForLeaders: true, topics: [topic, bidTopic].map((t) => ({ topic: t, numPartitions: PARTITIONS })) });
+  await createTopics(admin, [topic, bidTopic].map((t) => ({ topic: t, numPartitions: PARTITIONS })));
   await admin.disconnect();
   producer = kafka.producer();
   await producer.connect();

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import WebSocket from 'ws';
-import { freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { createTopics, freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
 
 const PARTITIONS = 2;
 const KEYS = 500;
@@ -109,7 +109,7 @@ beforeAll(async () => {
   const kafka = new Kafka({ clientId: 'conflation-e2e', brokers, logLevel: logLevel.ERROR });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: PARTITIONS }] });
+  await createTopics(admin, [{ topic, numPartitions: PARTITIONS }]);
   await admin.disconnect();
   producer = kafka.producer();
   await producer.connect();

@@ -12,7 +12,7 @@ import WebSocket from 'ws';
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auctionSchemaPath } from '@wirestream/schema';
-import { findRepoRoot, freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { createTopics, findRepoRoot, freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
 
 type Result = FormattedExecutionResult<{ listingUpdated: { listing_id: string; event_type: string; profile: { title: string } | null } | null }, unknown>;
 interface Position {
@@ -88,7 +88,7 @@ beforeAll(async () => {
   const kafka = new Kafka({ clientId: 'e2e-enrich', brokers, logLevel: logLevel.ERROR });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 3 }, { topic: bidTopic, numPartitions: 1 }] });
+  await createTopics(admin, [{ topic, numPartitions: 3 }, { topic: bidTopic, numPartitions: 1 }]);
   await admin.disconnect();
   producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();

@@ -11,6 +11,7 @@ type ExecutionResult = FormattedExecutionResult<Record<string, unknown>, unknown
 import { auctionSchemaPath } from '@wirestream/schema';
 import { createAuctionEventGenerator, type DemoEvent } from '@wirestream/demo-events';
 import {
+  createTopics,
   freePort,
   sharedKafkaFromEnv,
   startKafka,
@@ -90,10 +91,7 @@ beforeAll(async () => {
   kafka = new Kafka({ clientId: 'e2e', brokers, logLevel: logLevel.ERROR });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({
-    waitForLeaders: true,
-    topics: [listingTopic, bidTopic].map((topic) => ({ topic, numPartitions: 3 })),
-  });
+  await createTopics(admin, [listingTopic, bidTopic].map((topic) => ({ topic, numPartitions: 3 })));
   await admin.disconnect();
   producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();

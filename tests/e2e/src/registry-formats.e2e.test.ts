@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { AvroSerializer, JsonSerializer, MockClient, SerdeType } from '@confluentinc/schemaregistry';
 import { createWirestreamSchema } from '@wirestream/schema';
 import {
+  createTopics,
   confluentProtobufSerializer,
   findRepoRoot,
   freePort,
@@ -372,7 +373,7 @@ describe('registry formats from the serializer to a graphql-ws client', () => {
     const kafka = new Kafka({ clientId: 'formats-e2e', brokers: [...brokers], logLevel: logLevel.ERROR });
     const admin = kafka.admin();
     await admin.connect();
-    await admin.createTopics({ waitForLeaders: true, topics: Object.values(topics).map((topic) => ({ topic, numPartitions: 2 })) });
+    await createTopics(admin, Object.values(topics).map((topic) => ({ topic, numPartitions: 2 })));
     await admin.disconnect();
 
     const port = await freePort();

@@ -15,7 +15,7 @@ import WebSocket from 'ws';
 import { createClient as createWsClient } from 'graphql-ws';
 import { createWirestreamClient, type Recovery } from '@wirestream/client';
 import { historyStreamKey } from '@wirestream/schema';
-import { freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { createTopics, freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
 
 const PARTITIONS = 2;
 const HISTORY_EVENTS = 1_200; // 20 minutes at one a second
@@ -108,7 +108,7 @@ beforeAll(async () => {
   const kafka = new Kafka({ clientId: 'since-e2e', brokers, logLevel: logLevel.ERROR });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ waitForLeaders: true, topics: [topic, trimmedTopic].map((t) => ({ topic: t, numPartitions: PARTITIONS })) });
+  await createTopics(admin, [topic, trimmedTopic].map((t) => ({ topic: t, numPartitions: PARTITIONS })));
   await admin.disconnect();
   producer = kafka.producer();
   await producer.connect();

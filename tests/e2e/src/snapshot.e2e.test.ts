@@ -14,7 +14,7 @@ import { createClient as createWsClient } from 'graphql-ws';
 import { createClient as createSseClient } from 'graphql-sse';
 import { SubscriptionClient } from 'subscriptions-transport-ws';
 import { createWirestreamClient } from '@wirestream/client';
-import { freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { createTopics, freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
 
 const PARTITIONS = 3;
 const KEYS = Array.from({ length: 150 }, (_, i) => `lst-${i}`);
@@ -192,7 +192,7 @@ beforeAll(async () => {
   const kafka = new Kafka({ clientId: 'snapshot-e2e', brokers, logLevel: logLevel.ERROR });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: PARTITIONS }] });
+  await createTopics(admin, [{ topic, numPartitions: PARTITIONS }]);
   await admin.disconnect();
   producer = kafka.producer();
   await producer.connect();

@@ -9,7 +9,7 @@ import { Kafka, logLevel, type Producer } from 'kafkajs';
 import WebSocket from 'ws';
 import { createClient as createWsClient, type Client as WsClient } from 'graphql-ws';
 import { createClient as createSseClient, type Client as SseClient } from 'graphql-sse';
-import { freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { createTopics, freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
 
 const PARTITIONS = 3;
 const QUERY = 'subscription { changed { id n } }';
@@ -53,7 +53,7 @@ beforeAll(async () => {
   const kafka = new Kafka({ clientId: 'sse-e2e', brokers, logLevel: logLevel.ERROR });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: PARTITIONS }] });
+  await createTopics(admin, [{ topic, numPartitions: PARTITIONS }]);
   await admin.disconnect();
   producer = kafka.producer();
   await producer.connect();

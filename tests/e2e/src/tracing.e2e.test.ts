@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
-import { freePort, sharedKafkaFromEnv, startApp, startKafka, startOtlpReceiver, startRedis, uniqueName, waitFor, type AppProcess, type OtlpReceiver, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { createTopics, freePort, sharedKafkaFromEnv, startApp, startKafka, startOtlpReceiver, startRedis, uniqueName, waitFor, type AppProcess, type OtlpReceiver, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
 
 /** One span as OTLP/JSON carries it (ids in hex), with the service that exported it. */
 interface ReceivedSpan {
@@ -89,7 +89,7 @@ beforeAll(async () => {
   const kafka = new Kafka({ clientId: 'tracing-e2e', brokers, logLevel: logLevel.ERROR });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1 }] });
+  await createTopics(admin, [{ topic, numPartitions: 1 }]);
   await admin.disconnect();
   producer = kafka.producer();
   await producer.connect();

@@ -11,7 +11,7 @@ import { Kafka, Partitioners, logLevel, type Producer } from 'kafkajs';
 import WebSocket from 'ws';
 import { SignJWT } from 'jose';
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
-import { findRepoRoot, freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { createTopics, findRepoRoot, freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
 
 const SECRET = 'an-e2e-secret-that-is-at-least-32-bytes-long';
 const RULES = 'seller.seller_id=partner_id';
@@ -65,7 +65,7 @@ type Subscription { itemChanged(id: ID): Item @topic(name: "${topic}", key: "id"
   const kafka = new Kafka({ clientId: 'where-e2e', brokers, logLevel: logLevel.ERROR });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 2 }] });
+  await createTopics(admin, [{ topic, numPartitions: 2 }]);
   await admin.disconnect();
   producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();

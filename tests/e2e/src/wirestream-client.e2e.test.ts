@@ -11,7 +11,7 @@ import WebSocket from 'ws';
 import { SignJWT } from 'jose';
 import { createWirestreamClient, type Recovery, type SubscribeOptions, type WirestreamClient, type WirestreamClientOptions } from '@wirestream/client';
 import { auctionSchemaPath } from '@wirestream/schema';
-import { freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { createTopics, freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
 
 const QUERY = 'subscription { listingUpdated { listing_id event_id } }';
 const PARTITIONS = 3;
@@ -167,7 +167,7 @@ beforeAll(async () => {
   const kafka = new Kafka({ clientId: 'e2e-wsclient', brokers, logLevel: logLevel.ERROR });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ waitForLeaders: true, topics: [topic, bidTopic].map((t) => ({ topic: t, numPartitions: PARTITIONS })) });
+  await createTopics(admin, [topic, bidTopic].map((t) => ({ topic: t, numPartitions: PARTITIONS })));
   await admin.disconnect();
   producer = kafka.producer();
   await producer.connect();
