@@ -1,5 +1,5 @@
 import type { EachBatchPayload, KafkaMessage, Message } from 'kafkajs';
-import { encodeDeletedEnvelope, shardOf } from '@wirestream/schema';
+import { encodeDeletedEnvelope, ROUTED_ON_KAFKA_KEY, routingKeyText, shardOf } from '@wirestream/schema';
 import { toError, type Logger } from '@wirestream/telemetry';
 import { backoffMs } from './backoff.js';
 import { createDeadLetter, type DeadLetterReason } from './dead-letter.js';
@@ -25,6 +25,14 @@ export interface Chunk {
    */
   readonly keys: (string | undefined)[];
   readonly deletes: boolean[];
+  /**
+   * Per event, its routing key as gateways compare it (`routingKeyText`): the key field's value on a
+   * topic with one, else the Kafka key; null where that cannot be said exactly. Batch parts carry
+   * them, so a gateway drops an event none of its subscriptions pins without parsing it (decision 0039).
+   */
+  readonly routes: (string | null)[];
+  /** Where `routes` were read: the topic's key field, or ROUTED_ON_KAFKA_KEY. */
+  readonly routedOn: string;
   readonly deadLetters: Message[];
 }
 
@@ -80,6 +88,7 @@ export function createChunkBuilder({ convert: convertJson, schemaGate, maxRetrie
     chunk.shards.push(shardOf(result.routeValue ?? key ?? '', route.shards));
     chunk.bodies.push(result.bytes);
     chunk.offsets.push(message.offset);
+    chunk.routes.push(route.keyField === undefined ? key : routingKeyText(result.routeValue));
     if (route.snapshot) {
       chunk.keys.push(result.routeValue ?? key ?? undefined);
       chunk.deletes.push(false);
@@ -93,6 +102,7 @@ export function createChunkBuilder({ convert: convertJson, schemaGate, maxRetrie
     chunk.shards.push(shardOf(key, route.shards));
     chunk.bodies.push(Buffer.from(encodeDeletedEnvelope(head, route.keyField, key)));
     chunk.offsets.push(message.offset);
+    chunk.routes.push(key);
     chunk.keys.push(key);
     chunk.deletes.push(true);
     return undefined;
@@ -128,7 +138,7 @@ export function createChunkBuilder({ convert: convertJson, schemaGate, maxRetrie
 
   async function buildChunk(payload: EachBatchPayload, route: TopicRoute, start: number, end: number, traces?: readonly (string | undefined)[]): Promise<Chunk | undefined> {
     const { topic, partition, messages } = payload.batch;
-    const chunk: Chunk = { shards: [], bodies: [], offsets: [], keys: [], deletes: [], deadLetters: [] };
+    const chunk: Chunk = { shards: [], bodies: [], offsets: [], keys: [], deletes: [], routes: [], routedOn: route.keyField ?? ROUTED_ON_KAFKA_KEY, deadLetters: [] };
     // Deliberately imperative: this loop runs once per event; the await is only on the rare throw path.
     for (let i = start; i < end; i++) {
       const message = messages[i] as KafkaMessage;

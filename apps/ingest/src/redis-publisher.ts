@@ -230,7 +230,7 @@ async function publishChunk(state: PublisherState, topic: string, partition: num
   // here), published and stored in history as they are.
   const encoded = state.encoded && !keys.snapshot;
   const frame = encoded ? (keys.publishFrame ?? framePublishes(state, keys)) : undefined;
-  const parts = state.publishBatch || state.historyBatch ? encodeEnvelopeBatch(partition, chunk.offsets, chunk.shards, chunk.bodies, frame) : undefined;
+  const parts = state.publishBatch || state.historyBatch ? encodeEnvelopeBatch(partition, chunk.offsets, chunk.shards, chunk.bodies, frame, { on: chunk.routedOn, keys: chunk.routes }) : undefined;
   if (encoded && parts !== undefined) {
     await publishEncoded(state as PublisherState & { readonly redis: Redis }, topic, partition, keys, p, chunk, parts);
     return;

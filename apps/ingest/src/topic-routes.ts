@@ -9,9 +9,9 @@ export interface TopicRoute {
   /** Payload field whose value picks the shard (`@topic(key:)`); the Kafka key is the fallback. */
   readonly keyField: string | undefined;
   /**
-   * The field the converter reads on its way through a payload: `keyField` where its value is used
-   * (more than one shard to pick from, or a snapshot entry to name), else undefined: with one shard
-   * and no snapshot every event goes to shard 0, and reading the field would be wasted work per event.
+   * The field the converter reads on its way through a payload: `keyField`. Its value picks the shard,
+   * names a snapshot entry, and goes into batch parts as the event's routing key (decision 0039), so
+   * it is read on a topic of one shard too.
    */
   readonly readField: string | undefined;
   readonly shards: number;
@@ -61,8 +61,7 @@ export function createTopicRoutes(schema: WirestreamSchema, decoders?: SchemaDec
       const shards = route?.shards ?? 1;
       const snapshot = route?.snapshot === true;
       const keyField = route?.keyField;
-      const readField = shards > 1 || snapshot ? keyField : undefined;
-      return [topic, { keyField, readField, shards, snapshot, encodeHead: createEnvelopeHeadEncoder(topic, route?.headers), wire }] as const;
+      return [topic, { keyField, readField: keyField, shards, snapshot, encodeHead: createEnvelopeHeadEncoder(topic, route?.headers), wire }] as const;
     }),
   );
 }

@@ -443,14 +443,17 @@ describe('publishing', () => {
     for (const { channel, text } of batch.raw) {
       const part = parseEnvelopeBatchPart(text);
       envelopes += part.envelopes.length;
-      for (const envelope of part.envelopes) {
+      part.envelopes.forEach((envelope, j) => {
         const e = decodeEnvelope(envelope);
         // Each on the channel of its key's shard, which the head lists among the chunk's shards.
         const shard = shardOf(e.key ?? '', 16);
         expect(channel).toBe(channelName(CHANNEL_PREFIX, e.topic, shard));
         expect(part.shards).toContain(shard);
         expect(e.partition).toBe(part.partition);
-      }
+        // …and with its routing key as a gateway compares it (decision 0039): the key field's value.
+        expect(part.routedOn).toBe('listing_id');
+        expect(part.routingKeys?.[j]).toBe(e.payload['listing_id']);
+      });
     }
     expect(envelopes).toBe(events.length);
 
@@ -826,6 +829,8 @@ describe('history', () => {
             inEntry.map((e) => e.offset),
             sent.map((x) => Number(x?.channel.slice(x.channel.lastIndexOf(':') + 1))),
             sent.map((x) => Buffer.from(x?.text ?? '')),
+            undefined,
+            { on: 'listing_id', keys: sent.map((x) => x?.envelope.payload['listing_id'] as string) },
           );
           const named = parts.map((part) => ({ channel: channelName(CHANNEL_PREFIX, topic, part.shard), bytes: part.bytes.toString('utf8') }));
           expect([key, id, ...fields]).toEqual(historyBatchArgs(key, inEntry.at(-1)?.offset ?? '', named));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createEnvelopeBatchAssembler, decodeEnvelope, encodeEnvelope, encodeEnvelopeBatch, EnvelopeError, isEnvelopeBatchPart, parseEnvelopeBatchPart } from './index.js';
+import { createEnvelopeBatchAssembler, decodeEnvelope, encodeEnvelope, encodeEnvelopeBatch, EnvelopeError, isEnvelopeBatchPart, parseEnvelopeBatchPart, routingKeyText, type EnvelopeRoute } from './index.js';
 
 const envelope = (offset: number, key: string): string => encodeEnvelope({ topic: 't', partition: 3, offset: String(offset), key, ts: 1 }, `{"n":${offset},"s":"a\\nb"}`);
 
@@ -17,11 +17,35 @@ describe('batch parts (one PUBLISH per shard per chunk)', () => {
     expect(parts.map((p) => p.wire)).toEqual(['ws:t:0', 'ws:t:1', 'ws:t:2']);
     expect(parts[0]?.text).toBe(`{"v":2,"p":3,"l":"15","n":6,"s":[0,1,2],"i":[1,4],"o":["11","14"]}\n${texts[1]}\n${texts[4]}`);
     const part = parseEnvelopeBatchPart(parts[2]?.text as string);
-    expect(part).toEqual({ partition: 3, last: '15', count: 6, shards: [0, 1, 2], indexes: [0, 2, 5], offsets: ['10', '12', '15'], envelopes: [texts[0], texts[2], texts[5]] });
+    expect(part).toEqual({ partition: 3, last: '15', count: 6, shards: [0, 1, 2], indexes: [0, 2, 5], offsets: ['10', '12', '15'], envelopes: [texts[0], texts[2], texts[5]], routedOn: undefined, routingKeys: undefined });
     // The envelopes inside are ordinary v1 envelopes (an escaped newline in a payload stays escaped).
     expect(decodeEnvelope(part.envelopes[0] as string).payload).toEqual({ n: 10, s: 'a\nb' });
     expect(isEnvelopeBatchPart(parts[0]?.text as string)).toBe(true);
     expect(isEnvelopeBatchPart(texts[0] as string)).toBe(false);
+  });
+
+  it('carries each event routing key when given the chunk routing, and the assembler hands it on with the envelope', () => {
+    const shards = [2, 0, 2, 1, 0, 2];
+    const offsets = shards.map((_, i) => String(10 + i));
+    const texts = shards.map((_, i) => envelope(10 + i, `k${i}`));
+    const keys = ['lst-0', 'lst-"1"', null, 'lst-3', '42', null];
+    const parts = encodeEnvelopeBatch(3, offsets, shards, texts.map((x) => Buffer.from(x)), undefined, { on: 'listing_id', keys });
+    const first = parts[0]?.bytes.toString('utf8') as string;
+    expect(first.slice(0, first.indexOf('\n'))).toBe('{"v":2,"p":3,"l":"15","n":6,"s":[0,1,2],"i":[1,4],"o":["11","14"],"r":"listing_id","k":["lst-\\"1\\"","42"]}');
+    expect(parseEnvelopeBatchPart(parts[2]?.bytes.toString('utf8') as string)).toMatchObject({ routedOn: 'listing_id', routingKeys: ['lst-0', null, null] });
+    const out: [number, EnvelopeRoute | undefined][] = [];
+    const assembler = createEnvelopeBatchAssembler({ emit: (_channel, text, route) => out.push([Number(decodeEnvelope(text).offset), route]), listens: () => true, onMalformed: () => undefined });
+    for (const part of parts) assembler.message(`ws:t:${part.shard}`, 't', part.bytes.toString('utf8'));
+    const route = (offset: number, key: string): EnvelopeRoute => ({ partition: 3, offset: String(offset), on: 'listing_id', key });
+    expect(out).toEqual([[10, route(10, 'lst-0')], [11, route(11, 'lst-"1"')], [12, undefined], [13, route(13, 'lst-3')], [14, route(14, '42')], [15, undefined]]);
+    expect(() => parseEnvelopeBatchPart('{"v":2,"p":0,"l":"5","n":1,"s":[0],"i":[0],"o":["5"],"k":["a"]}\n{}')).toThrow('batch part r must name the key field');
+    expect(() => parseEnvelopeBatchPart('{"v":2,"p":0,"l":"5","n":1,"s":[0],"i":[0],"o":["5"],"r":"id","k":[1]}\n{}')).toThrow('batch part k must list a routing key');
+  });
+
+  it('routingKeyText: what a gateway compares, or null where a number is not in its shortest form', () => {
+    expect(['lst-1', '', 'a b', '42', '-7', '4.2', '0', '007', '1.'].map(routingKeyText)).toEqual(['lst-1', '', 'a b', '42', '-7', '4.2', '0', '007', '1.']);
+    expect(['4.20', '1e3', '-0', '12345678901234567890', '9007199254740993'].map(routingKeyText)).toEqual([null, null, null, null, null]);
+    expect(routingKeyText(undefined)).toBeNull();
   });
 
   it('writes each part inside a frame when given one (the same bytes, one buffer with the frame around them)', () => {

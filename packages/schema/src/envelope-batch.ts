@@ -3,7 +3,7 @@
  * event. A chunk is one Kafka partition's consecutive events; its events on shard s go out as one
  * *part* on channel s:
  *
- *   {"v":2,"p":<partition>,"l":"<last offset of the chunk>","n":<events in the chunk>,"s":[<shards with events>],"i":[<index in the chunk of each envelope below>],"o":["<its offset>",…]}
+ *   {"v":2,"p":<partition>,"l":"<last offset of the chunk>","n":<events in the chunk>,"s":[<shards with events>],"i":[<index in the chunk of each envelope below>],"o":["<its offset>",…][,"r":"<routed on>","k":["<its routing key>"|null,…]]}
  *   <v1 envelope>
  *   <v1 envelope>…
  *
@@ -16,9 +16,16 @@
  * on in chunk order, as if they had been published one by one. `s` tells it which parts to wait for;
  * `l` tells one chunk from the next (a partition's chunks are published one after the other).
  * `o` lets a history reader skip events by position without parsing them: a chunk's history entry
- * holds the same parts (history.ts).
+ * holds the same parts (history.ts). `r` and `k` (optional; decision 0039) let a gateway drop an event
+ * no subscription of its own wants without parsing it: `k` holds each envelope's routing key as the
+ * gateway compares it (text), read where `r` says (the topic's key field, or {@link ROUTED_ON_KAFKA_KEY}),
+ * or null where ingest cannot say it exactly (no key, a number not in its shortest form…). Readers
+ * before these fields ignore them.
  */
 import { EnvelopeError } from './envelope.js';
+
+/** {@link EnvelopeBatchPart.routedOn} of a topic without a key field: ingest routes its events by their Kafka key. */
+export const ROUTED_ON_KAFKA_KEY = '@key';
 
 /** Prefix of a part; a single envelope starts with `{"v":1,`. */
 const PART_MARK = '{"v":2,';
@@ -38,7 +45,41 @@ export interface EnvelopeBatchPart {
   readonly indexes: readonly number[];
   readonly offsets: readonly string[];
   readonly envelopes: readonly string[];
+  /** Where `routingKeys` were read: the topic's key field, or {@link ROUTED_ON_KAFKA_KEY}; undefined from an ingest before decision 0039's part routing. */
+  readonly routedOn: string | undefined;
+  /** Per envelope, its routing key as text, or null when ingest could not tell it exactly; undefined with `routedOn`. */
+  readonly routingKeys: readonly (string | null)[] | undefined;
 }
+
+/** An envelope's position and routing key, as its part gave them: a gateway can route the event before parsing it. */
+export interface EnvelopeRoute {
+  readonly partition: number;
+  readonly offset: string;
+  /** {@link EnvelopeBatchPart.routedOn}. */
+  readonly on: string;
+  readonly key: string;
+}
+
+/** How a chunk's events were routed, for its parts' heads: `keys[i]` is event i's key (see {@link EnvelopeBatchPart.routingKeys}). */
+export interface ChunkRouting {
+  readonly on: string;
+  readonly keys: readonly (string | null)[];
+}
+
+/**
+ * The routing key a gateway compares for a value ingest read from the key field (a string, or a
+ * number as written): the text itself, unless it reads as a JSON number whose shortest form is other
+ * text (`4.20`, `1e3`, a 64-bit integer): a gateway compares numbers by their shortest form and keeps
+ * 64-bit integers as digits it does not route by, so such a value gets null (the gateway parses the event).
+ */
+export function routingKeyText(value: string | undefined): string | null {
+  if (value === undefined) return null;
+  if (!NUMBER_TEXT.test(value)) return value;
+  const n = Number(value);
+  return Number.isSafeInteger(n) || !Number.isInteger(n) ? (String(n) === value ? value : null) : null;
+}
+/** JSON's number grammar: text that could have been written as a number (`007` could not: a string). */
+const NUMBER_TEXT = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 /** One part as encoded: the shard whose channel carries it, and its bytes. */
 export interface EncodedBatchPart {
@@ -75,6 +116,7 @@ export function encodeEnvelopeBatch(
   shards: readonly number[],
   envelopes: readonly Buffer[],
   frame?: EnvelopeBatchFrame,
+  routing?: ChunkRouting,
 ): EncodedBatchPart[] {
   const count = envelopes.length;
   const last = offsets[count - 1];
@@ -92,7 +134,7 @@ export function encodeEnvelopeBatch(
     const indexes = byShard.get(shard) as number[];
     let listed = '';
     for (const i of indexes) listed += (listed === '' ? '"' : ',"') + (offsets[i] as string) + '"';
-    const first = Buffer.from(`${head}${indexes.join(',')}],"o":[${listed}]}`);
+    const first = Buffer.from(`${head}${indexes.join(',')}],"o":[${listed}]${routing === undefined ? '' : routingFields(routing, indexes)}}`);
     let length = first.length;
     for (const i of indexes) length += 1 + (envelopes[i] as Buffer).length;
     const frameHead = frame === undefined ? '' : frame.head(shard, length);
@@ -118,6 +160,16 @@ export function encodeEnvelopeBatch(
   });
 }
 
+/** `,"r":"<on>","k":[…]` of a part's events. */
+function routingFields(routing: ChunkRouting, indexes: readonly number[]): string {
+  let keys = '';
+  for (const i of indexes) {
+    const key = routing.keys[i];
+    keys += (keys === '' ? '' : ',') + (key === null || key === undefined ? 'null' : JSON.stringify(key));
+  }
+  return `,"r":${JSON.stringify(routing.on)},"k":[${keys}]`;
+}
+
 /** Reads one part (external input: validated; throws {@link EnvelopeError} naming the field). The envelopes are not parsed. */
 export function parseEnvelopeBatchPart(text: string): EnvelopeBatchPart {
   const end = text.indexOf('\n');
@@ -141,7 +193,13 @@ export function parseEnvelopeBatchPart(text: string): EnvelopeBatchPart {
   }
   const envelopes = end < 0 ? [] : text.slice(end + 1).split('\n');
   if (envelopes.length !== indexes.length) throw new EnvelopeError(`batch part holds ${envelopes.length} envelopes, its head lists ${indexes.length}`);
-  return { partition: partition as number, last, count: count as number, shards, indexes, offsets: offsets as string[], envelopes };
+  const { r: routedOn, k: routingKeys } = h;
+  if (routedOn === undefined && routingKeys === undefined) return { partition: partition as number, last, count: count as number, shards, indexes, offsets: offsets as string[], envelopes, routedOn: undefined, routingKeys: undefined };
+  if (typeof routedOn !== 'string') throw new EnvelopeError(`batch part r must name the key field its k were read from, got ${JSON.stringify(routedOn)}`);
+  if (!Array.isArray(routingKeys) || routingKeys.length !== indexes.length || !routingKeys.every((k) => k === null || typeof k === 'string')) {
+    throw new EnvelopeError(`batch part k must list a routing key (string or null) per index, got ${JSON.stringify(routingKeys)}`);
+  }
+  return { partition: partition as number, last, count: count as number, shards, indexes, offsets: offsets as string[], envelopes, routedOn, routingKeys: routingKeys as (string | null)[] };
 }
 
 /** Ascending non-negative integers below `below`. */
@@ -156,8 +214,11 @@ function isIntArray(value: unknown, below: number): value is number[] {
 }
 
 export interface EnvelopeBatchAssemblerOptions {
-  /** Each envelope, single or from a re-assembled chunk in chunk (offset) order, with the channel it came under. */
-  readonly emit: (channel: string, envelope: string) => void;
+  /**
+   * Each envelope, single or from a re-assembled chunk in chunk (offset) order, with the channel it
+   * came under, and its routing key when its part gave one.
+   */
+  readonly emit: (channel: string, envelope: string, route: EnvelopeRoute | undefined) => void;
   /**
    * Whether this process listens on a wire channel, or is about to (its subscribe sent): a chunk's
    * parts are awaited only on those.
@@ -213,6 +274,7 @@ interface PendingChunk {
   readonly last: string;
   readonly envelopes: (string | undefined)[];
   readonly channels: (string | undefined)[];
+  readonly routes: (EnvelopeRoute | undefined)[];
   /** Wire channels whose part has not arrived yet. */
   readonly waiting: Set<string>;
   /** Those of `waiting` whose subscribe was not confirmed when the chunk's first part came: their part may never come. */
@@ -264,11 +326,11 @@ export function createEnvelopeBatchAssembler({ emit, listens, confirmed = () => 
     open?.delete(chunk);
     if (open?.size === 0) openByPartition.delete(chunk.partitionKey);
     clearTimeout(chunk.timer);
-    const { envelopes, channels } = chunk;
+    const { envelopes, channels, routes } = chunk;
     // Deliberately imperative: runs per event. Holes are events on shards this process does not listen to.
     for (let i = 0; i < envelopes.length; i++) {
       const envelope = envelopes[i];
-      if (envelope !== undefined) emit(channels[i] as string, envelope);
+      if (envelope !== undefined) emit(channels[i] as string, envelope, routes[i]);
     }
   }
 
@@ -281,7 +343,7 @@ export function createEnvelopeBatchAssembler({ emit, listens, confirmed = () => 
       waiting.add(wire);
       if (!confirmed(wire)) unsure.add(wire);
     }
-    const chunk: PendingChunk = { key, partitionKey, last: part.last, envelopes: new Array<string | undefined>(part.count), channels: new Array<string | undefined>(part.count), waiting, unsure, timer: undefined, stalling: false };
+    const chunk: PendingChunk = { key, partitionKey, last: part.last, envelopes: new Array<string | undefined>(part.count), channels: new Array<string | undefined>(part.count), routes: new Array<EnvelopeRoute | undefined>(part.count), waiting, unsure, timer: undefined, stalling: false };
     pending.set(key, chunk);
     let open = openByPartition.get(partitionKey);
     if (!open) openByPartition.set(partitionKey, (open = new Set()));
@@ -310,7 +372,7 @@ export function createEnvelopeBatchAssembler({ emit, listens, confirmed = () => 
   return {
     message(wireChannel, channel, text) {
       if (!isEnvelopeBatchPart(text)) {
-        emit(channel, text);
+        emit(channel, text, undefined);
         return;
       }
       let part: EnvelopeBatchPart;
@@ -328,11 +390,13 @@ export function createEnvelopeBatchAssembler({ emit, listens, confirmed = () => 
         completeEarlier(partitionKey, part);
         chunk = start(key, partitionKey, base, part);
       }
-      const { indexes, envelopes } = part;
+      const { indexes, envelopes, offsets, routedOn, routingKeys } = part;
       for (let j = 0; j < indexes.length; j++) {
         const i = indexes[j] as number;
         chunk.envelopes[i] = envelopes[j];
         chunk.channels[i] = channel;
+        const key = routingKeys?.[j];
+        if (typeof key === 'string') chunk.routes[i] = { partition: part.partition, offset: offsets[j] as string, on: routedOn as string, key };
       }
       chunk.waiting.delete(wireChannel);
       chunk.unsure.delete(wireChannel);

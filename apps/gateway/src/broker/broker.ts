@@ -1,4 +1,4 @@
-import type { HistoryEntry, Snapshot } from '@wirestream/schema';
+import type { EnvelopeRoute, HistoryEntry, Snapshot } from '@wirestream/schema';
 
 /**
  * The seam between the hub and the bus that carries envelopes (in the spirit of centrifuge's
@@ -30,8 +30,11 @@ export interface Broker {
 
 /** What the broker tells its listener. */
 export interface BrokerListener {
-  /** A message on a subscribed channel: the envelope text as published. */
-  message(channel: string, text: string): void;
+  /**
+   * A message on a subscribed channel: the envelope text as published, and its routing key when the
+   * batch part it came in gave one (decision 0039: the hub may then drop it unparsed).
+   */
+  message(channel: string, text: string, route?: EnvelopeRoute): void;
   /**
    * The connection dropped after having been ready. Pub/sub is at-most-once: whatever is published
    * from now until {@link ready} is not delivered, only stored in history.

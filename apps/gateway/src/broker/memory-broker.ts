@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { envelopeTimestamp, type HistoryEntry } from '@wirestream/schema';
+import { envelopeTimestamp, type EnvelopeRoute, type HistoryEntry } from '@wirestream/schema';
 import type { Broker, BrokerListener, HistoryReader } from './broker.js';
 
 /** Where one event sits in Kafka: what ingest stores it under in history. */
@@ -22,9 +22,10 @@ export interface MemoryBus {
   /**
    * What ingest does for one event: append it to its partition's history (unless that offset is
    * already stored), then publish it on `channel`. Delivery to the listener is synchronous when
-   * the channel is subscribed and the bus is connected.
+   * the channel is subscribed and the bus is connected. `route`: the routing key a batch part would
+   * give with it (decision 0039), handed to the listener as Redis brokers do.
    */
-  publish(channel: string, envelope: string, position?: MemoryPosition): void;
+  publish(channel: string, envelope: string, position?: MemoryPosition, route?: EnvelopeRoute): void;
   /** Drops the connection: the listener hears `lost`, publishes until `reconnect` reach history only. */
   disconnect(): void;
   /** Restores the connection and every subscription: the listener hears `ready`. */
@@ -61,7 +62,7 @@ export function createMemoryBus(options: MemoryBusOptions = {}): MemoryBus {
   let connected = true;
   let paused = false;
   /** What a paused listener has not been handed yet (Redis's output buffer). */
-  let buffered: [channel: string, envelope: string][] = [];
+  let buffered: [channel: string, envelope: string, route: EnvelopeRoute | undefined][] = [];
   let epoch: string | undefined;
   const subscribed = new Set<string>();
   const streams = new Map<string, Map<number, Stream>>();
@@ -101,7 +102,7 @@ export function createMemoryBus(options: MemoryBusOptions = {}): MemoryBus {
       paused = false;
       const pending = buffered;
       buffered = [];
-      for (const [channel, envelope] of pending) listener?.message(channel, envelope);
+      for (const [channel, envelope, route] of pending) listener?.message(channel, envelope, route);
     },
     isReady: () => connected,
     status: () => (connected ? 'memory ready' : 'memory disconnected'),
@@ -175,14 +176,14 @@ export function createMemoryBus(options: MemoryBusOptions = {}): MemoryBus {
   return {
     broker,
     history,
-    publish(channel, envelope, position) {
+    publish(channel, envelope, position, route) {
       if (position) append(channel, envelope, position);
       if (!connected || !subscribed.has(channel)) return;
       if (!paused) {
-        listener?.message(channel, envelope);
+        listener?.message(channel, envelope, route);
         return;
       }
-      buffered.push([channel, envelope]);
+      buffered.push([channel, envelope, route]);
       if (buffered.length > pausedBufferLimit) dropSlowListener();
     },
     disconnect,

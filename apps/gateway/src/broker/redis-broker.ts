@@ -28,7 +28,7 @@ export function createRedisBroker(redis: Redis, options: RedisBrokerOptions = {}
       attached = true;
       let wasReady = redis.status === 'ready';
       const chunks = createEnvelopeBatchAssembler({
-        emit: (channel, text) => listener.message(channel, text),
+        emit: (channel, text, route) => listener.message(channel, text, route),
         listens: (channel) => listening.has(channel),
         confirmed: (channel) => confirmed.has(channel),
         onMalformed: (channel, text) => listener.message(channel, text),

@@ -110,7 +110,7 @@ export function createRedisClusterBroker(options: RedisClusterBrokerOptions): Br
       if (state.listener) throw new Error('a Redis Cluster broker has one listener: attach() was called twice');
       state.listener = listener;
       state.assembler = createEnvelopeBatchAssembler({
-        emit: (channel, text) => listener.message(channel, text),
+        emit: (channel, text, route) => listener.message(channel, text, route),
         // A wire the hub wants (subscribed, or being placed): its part of a chunk is awaited.
         listens: (wire) => state.wires.has(wire),
         // Its SSUBSCRIBE answered on the node connection that also carries its parts.

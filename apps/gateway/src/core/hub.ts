@@ -171,7 +171,7 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
     conflator,
   };
   broker.attach({
-    message: (channel, text) => onBrokerMessage(inbound, channel, text),
+    message: (channel, text, route) => onBrokerMessage(inbound, channel, text, route),
     lost: () => onBrokerLost(backfill),
     ready: () => void onBrokerReady(backfill).catch((err: unknown) => logger.error({ err }, 'handling Redis reconnect failed')),
   });

@@ -21,6 +21,7 @@ const EVENT_LOOP_RESOLUTION_MS = 20;
  */
 export interface GatewayMetrics {
   readonly eventsIn: Counter;
+  readonly eventsUnwanted: Counter;
   readonly framesOut: Counter;
   readonly bytesOut: Counter;
   /** `next` frames that carried a delta payload (delta mode) instead of the full one. */
@@ -62,6 +63,11 @@ export function createGatewayMetrics(registry: Registry): GatewayMetrics {
   registerEventLoopDelay(registers);
   return {
     eventsIn: new Counter({ name: 'wirestream_gateway_events_in_total', help: 'Envelopes received from Redis for a subscribed channel.', registers }),
+    eventsUnwanted: new Counter({
+      name: 'wirestream_gateway_events_unwanted_total',
+      help: 'Envelopes of events_in no subscription here pins, dropped by the routing key of their batch part before parsing (unicast).',
+      registers,
+    }),
     framesOut: new Counter({ name: 'wirestream_gateway_frames_out_total', help: '`next` frames written to sockets.', registers }),
     bytesOut: new Counter({ name: 'wirestream_gateway_bytes_out_total', help: 'Bytes of `next` frames written (UTF-8, before WebSocket framing).', registers }),
     deltaFramesOut: new Counter({ name: 'wirestream_gateway_delta_frames_out_total', help: '`next` frames written as a delta from the previous payload (delta mode); included in frames_out.', registers }),

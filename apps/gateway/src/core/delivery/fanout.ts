@@ -14,13 +14,13 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '@wirestream/telemetry';
-import { decodeEnvelope, type Envelope } from '@wirestream/schema';
+import { decodeEnvelope, type Envelope, type EnvelopeRoute } from '@wirestream/schema';
 import { queueInOrder, waitsInOrder, type AsyncRenders } from './async-renders.js';
 import { currentEpoch, type Epoch } from './epoch.js';
 import { queuePayload, type Flusher } from './flush.js';
-import { channelState, groupsForEvent, type Group, type Registry } from './groups.js';
+import { channelState, groupsForEvent, mayMatchRoute, type Group, type Registry } from './groups.js';
 import type { GatewayMetrics } from '../metrics.js';
-import { acceptPosition, positionExtensions, type DeliveredMarks } from './positions.js';
+import { acceptPosition, acceptPositionAt, positionExtensions, type DeliveredMarks } from './positions.js';
 import { renderPayload, type Renderer } from './render.js';
 import type { HubStats } from './stats.js';
 import { renderTraced, startTrip, tripQueued, tripRendered, type Trip, type Tracing } from './trip-tracing.js';
@@ -70,11 +70,20 @@ export function createFanout<C>(deps: FanoutDeps<C>): Fanout<C> {
  * rendered first by the next slice ({@link continueFanout}), so one message cannot hold the loop.
  * Without a deadline (a back-fill, which paces itself per message) it renders every group.
  */
-export function fanOutMessage<C>(fanout: Fanout<C>, channel: string, text: string, deadline = Infinity): void {
+export function fanOutMessage<C>(fanout: Fanout<C>, channel: string, text: string, deadline = Infinity, route?: EnvelopeRoute): void {
   const state = channelState(fanout.registry, channel);
   if (!state) return;
   fanout.stats.eventsIn++;
   fanout.metrics?.eventsIn.inc();
+  // Unicast (decision 0039): an event whose routing key no group here pins is dropped before its
+  // payload is parsed; its position is still marked, as if it had been rendered for no group.
+  if (route !== undefined && !mayMatchRoute(state, route)) {
+    if (acceptPositionAt(fanout.delivered, state.topic, route.partition, route.offset)) {
+      fanout.stats.unwanted++;
+      fanout.metrics?.eventsUnwanted.inc();
+    } else fanout.stats.duplicates++;
+    return;
+  }
   let envelope: Envelope;
   try {
     envelope = decodeEnvelope(text);
@@ -107,9 +116,9 @@ export function fanOutMessage<C>(fanout: Fanout<C>, channel: string, text: strin
 }
 
 /** No single message can stop the hub: a throw is logged and the next message goes on. */
-export function fanOutOne<C>(fanout: Fanout<C>, channel: string, text: string, deadline = Infinity): void {
+export function fanOutOne<C>(fanout: Fanout<C>, channel: string, text: string, deadline = Infinity, route?: EnvelopeRoute): void {
   try {
-    fanOutMessage(fanout, channel, text, deadline);
+    fanOutMessage(fanout, channel, text, deadline, route);
   } catch (err) {
     fanout.stats.badEnvelopes++;
     fanout.logger.error({ err, channel }, 'processing a Redis message failed; it was skipped');

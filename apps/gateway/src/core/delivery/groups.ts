@@ -11,6 +11,7 @@ import type { Broker, HistoryReader } from '../../broker/broker.js';
 import { createCatchup, type CatchingUp } from './catchup.js';
 import type { ConflationState, Conflating } from './conflation.js';
 import type { CompiledSubscription } from '../operations/operations.js';
+import type { EnvelopeRoute } from '@wirestream/schema';
 import { KAFKA_KEY } from '../operations/where.js';
 import type { WhereEvent } from '../operations/where-compile.js';
 
@@ -73,6 +74,8 @@ export interface GroupContextBase {
 
 /** A broker channel some group needs. */
 export interface ChannelState<C> {
+  /** The topic whose events the channel carries. */
+  readonly topic: string;
   /** Every group on the channel. */
   readonly groups: Set<Group<C>>;
   /** The groups that pin no routing key: every event of the channel is tested against each. */
@@ -195,6 +198,17 @@ export function groupsForEvent<C>(state: ChannelState<C>, event: WhereEvent): Re
   return all;
 }
 
+/**
+ * Whether an event whose batch part gave its routing key may match a group of the channel: false
+ * only when every group pins a key read where the part read it and none pins this one. Then
+ * {@link groupsForEvent} would find no group for the event, and it can be dropped unparsed (decision 0039).
+ */
+export function mayMatchRoute<C>(state: ChannelState<C>, route: EnvelopeRoute): boolean {
+  if (state.unpinned.size > 0 || state.pinned.size !== 1) return true;
+  const byKey = state.pinned.get(route.on);
+  return byKey === undefined || byKey.has(route.key);
+}
+
 /** Resolves once every channel of the group is subscribed (or failed): live events flow from then on. */
 export async function channelsConfirmed<C>(registry: Registry<C>, group: Group<C>): Promise<void> {
   await Promise.all(group.op.channels.map((c) => registry.channels.get(c)?.ready ?? Promise.resolve()));
@@ -267,6 +281,7 @@ function retainChannel<C>(registry: Registry<C>, channel: string, group: Group<C
   }
   const floor = registry.topics.get(group.op.route.topic)?.floor ?? Promise.resolve();
   const entry: ChannelState<C> = {
+    topic: group.op.route.topic,
     groups: new Set(),
     unpinned: new Set(),
     pinned: new Map(),

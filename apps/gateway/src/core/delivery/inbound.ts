@@ -17,6 +17,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '@wirestream/telemetry';
 import type { Broker } from '../../broker/broker.js';
+import type { EnvelopeRoute } from '@wirestream/schema';
 import { rendersAtBound, type AsyncRenders } from './async-renders.js';
 import { continueFanout, fanOutOne, fanoutInProgress, type Fanout } from './fanout.js';
 import { continueFlush, flushDue, flushPending, startFlush, type Flusher } from './flush.js';
@@ -24,10 +25,12 @@ import type { GatewayMetrics } from '../metrics.js';
 import { scheduleSlice, setInSlice, sliceStarted, type Scheduler } from './scheduler.js';
 import type { HubStats } from './stats.js';
 
-/** FIFO of broker messages: two parallel arrays and a read index (no per-message tuple, no `shift`). */
+/** FIFO of broker messages: parallel arrays and a read index (no per-message tuple, no `shift`). */
 export interface InboundQueue {
   readonly channels: string[];
   readonly texts: string[];
+  /** The routing key a batch part gave with the envelope (decision 0039), if any. */
+  readonly routes: (EnvelopeRoute | undefined)[];
   /** Index of the next message to process. */
   head: number;
   /** Characters of the queued texts. */
@@ -65,7 +68,7 @@ export interface Inbound {
 export type InboundDeps = Pick<Inbound, 'broker' | 'logger' | 'metrics' | 'stats' | 'flow' | 'scheduler'>;
 
 export function createInbound(deps: InboundDeps): Inbound {
-  return { ...deps, queue: { channels: [], texts: [], head: 0, chars: 0 }, held: false, dropped: false, paused: false };
+  return { ...deps, queue: { channels: [], texts: [], routes: [], head: 0, chars: 0 }, held: false, dropped: false, paused: false };
 }
 
 export function queuedMessages(inbound: Inbound): number {
@@ -83,10 +86,11 @@ export function inboundStats(inbound: Inbound): { readonly messages: number; rea
  * reconnect, so then the queue is dropped instead and the back-fill asked for one more pass (what
  * was dropped is in history, written before its publish).
  */
-export function onBrokerMessage(inbound: Inbound, channel: string, text: string): void {
+export function onBrokerMessage(inbound: Inbound, channel: string, text: string, route?: EnvelopeRoute): void {
   const { queue } = inbound;
   queue.channels.push(channel);
   queue.texts.push(text);
+  queue.routes.push(route);
   queue.chars += text.length;
   if (queue.chars > inbound.flow.maxInboundBytes) {
     if (inbound.held) {
@@ -121,6 +125,7 @@ function discardInbound(inbound: Inbound): void {
   const { queue } = inbound;
   queue.channels.length = 0;
   queue.texts.length = 0;
+  queue.routes.length = 0;
   queue.head = 0;
   queue.chars = 0;
 }
@@ -186,9 +191,11 @@ function processUntil<C>(inbound: Inbound, fanout: Fanout<C>, asyncRenders: Asyn
       const i = queue.head++;
       const channel = queue.channels[i] as string;
       const text = queue.texts[i] as string;
+      const route = queue.routes[i];
       queue.texts[i] = ''; // let the envelope go now, not at the next compaction
+      queue.routes[i] = undefined;
       queue.chars -= text.length;
-      fanOutOne(fanout, channel, text, deadline);
+      fanOutOne(fanout, channel, text, deadline, route);
       if (fanoutInProgress(fanout) || performance.now() >= deadline) break;
     }
   } finally {
@@ -237,10 +244,12 @@ function compact(queue: InboundQueue): void {
   if (head === queue.texts.length) {
     queue.channels.length = 0;
     queue.texts.length = 0;
+    queue.routes.length = 0;
     queue.head = 0;
   } else if (head >= 4_096 && head * 2 >= queue.texts.length) {
     queue.channels.splice(0, head);
     queue.texts.splice(0, head);
+    queue.routes.splice(0, head);
     queue.head = 0;
   }
 }

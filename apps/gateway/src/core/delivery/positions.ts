@@ -21,11 +21,16 @@ export type DeliveredMarks = Map<string, string[]>;
 
 /** Records the envelope's position and returns true, or returns false for a position already delivered. */
 export function acceptPosition(delivered: DeliveredMarks, envelope: Envelope): boolean {
-  let marks = delivered.get(envelope.topic);
-  if (!marks) delivered.set(envelope.topic, (marks = []));
-  const mark = marks[envelope.partition];
-  if (mark !== undefined && !offsetAfter(envelope.offset, mark)) return false;
-  marks[envelope.partition] = envelope.offset;
+  return acceptPositionAt(delivered, envelope.topic, envelope.partition, envelope.offset);
+}
+
+/** {@link acceptPosition} of a position read without the envelope (a batch part's head gives it). */
+export function acceptPositionAt(delivered: DeliveredMarks, topic: string, partition: number, offset: string): boolean {
+  let marks = delivered.get(topic);
+  if (!marks) delivered.set(topic, (marks = []));
+  const mark = marks[partition];
+  if (mark !== undefined && !offsetAfter(offset, mark)) return false;
+  marks[partition] = offset;
   return true;
 }
 

@@ -22,6 +22,11 @@ export interface HubStats {
   conflated: number;
   /** The same, for subscriptions with a rate cap (extensions.maxRate): events their cap skipped (conflation.ts). */
   rateCapped: number;
+  /**
+   * Events no group of their channel pins, dropped by the routing key their batch part gave before
+   * their payload was parsed (fanout.ts; decision 0039). Counted in `eventsIn` too.
+   */
+  unwanted: number;
   /** Envelopes dropped because their position was already delivered (ingest re-publishes after a crash or rebalance; fanout.ts). */
   duplicates: number;
   /** fanout.ts; snapshot.ts for a snapshot's entries. */
@@ -40,5 +45,5 @@ export interface HubStats {
 }
 
 export function createHubStats(): HubStats {
-  return { eventsIn: 0, backfilled: 0, resumes: 0, resumesNotRecovered: 0, replaysByTime: 0, replaysByTimeNotRecovered: 0, replayed: 0, snapshots: 0, snapshotEntries: 0, conflated: 0, rateCapped: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0, deltaFramesOut: 0, pauses: 0, asyncRenders: 0, peakRendersInFlight: 0 };
+  return { eventsIn: 0, backfilled: 0, resumes: 0, resumesNotRecovered: 0, replaysByTime: 0, replaysByTimeNotRecovered: 0, replayed: 0, snapshots: 0, snapshotEntries: 0, conflated: 0, rateCapped: 0, unwanted: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0, deltaFramesOut: 0, pauses: 0, asyncRenders: 0, peakRendersInFlight: 0 };
 }

@@ -13,7 +13,7 @@
  * an empty list); every list operator but `exists: false` is false on a missing or null list.
  */
 import { isEnumType, isObjectType, isScalarType, type GraphQLNamedType, type GraphQLObjectType } from 'graphql';
-import { filterableShape, HEADERS_FILTER, KEY_FILTER, type FilterableShape } from '@wirestream/schema';
+import { filterableShape, HEADERS_FILTER, KEY_FILTER, ROUTED_ON_KAFKA_KEY, type FilterableShape } from '@wirestream/schema';
 
 
 /** The limits on one `where` (gateway settings; see GATEWAY_DEFAULTS). */
@@ -290,8 +290,11 @@ export function pinnedKeys(node: WhereNode, keyField: string | undefined, max: n
   return undefined;
 }
 
-/** {@link KeyPin.on} of a filter that pins the Kafka key (`_key`): no payload field is so named (SDL names have no `@`). */
-export const KAFKA_KEY = '@key';
+/**
+ * {@link KeyPin.on} of a filter that pins the Kafka key (`_key`): no payload field is so named (SDL
+ * names have no `@`). The wire's name for it, so batch parts' routing keys compare with pins as they are.
+ */
+export const KAFKA_KEY = ROUTED_ON_KAFKA_KEY;
 
 /**
  * The routing-key values every event a subscription matches has, and where they are read: a payload
