@@ -86,6 +86,8 @@ const HELP = `fan-out bench: ours vs naive vs card stack (same run, same N, same
                                1000,10000,19000), next to --unicast-reference-keys K sockets on K keys (default 200)
   --unicast-events E           default 20000       --unicast-batch B   events per chunk of ingest's batch form (default 64;
                                0: one PUBLISH per event)   --unicast-rate EV/S  default 2000 (0: back-to-back)
+                               --unicast-key-share F  the share of the topic's keys the sockets follow (default 1; 0.1: events
+                               over 10× the keys, as one of ten gateways sees them)
                                stacks: ours-base (with --base-gateway) and ours, interleaved with --repeat → unicast.md
   --settle-seconds S           memory-return: RSS every 1 s for S s after the last delivery (default 60)
   --memory-variants LIST       memory-return: each gateway stack of --stacks (default ours; e.g. ours-base-sse,ours-sse)
@@ -139,6 +141,7 @@ const { values } = parseArgs({
     'unicast-events': { type: 'string' },
     'unicast-batch': { type: 'string' },
     'unicast-rate': { type: 'string' },
+    'unicast-key-share': { type: 'string' },
     'memory-variants': { type: 'string', default: DEFAULT_MEMORY_VARIANTS },
     'heap-budget-mib': { type: 'string', default: '512' },
     'heap-old-space-mib': { type: 'string', default: '256' },
@@ -286,11 +289,13 @@ const unicastOptions: UnicastOptions = {
   events: num(values['unicast-events'], 20_000, 2_000),
   batch: num(values['unicast-batch'], 64, 64),
   ratePerSecond: num(values['unicast-rate'], 2_000, 0),
+  keyShare: Number(values['unicast-key-share'] ?? 1),
   stacks: values['base-gateway'] === undefined ? ['ours'] : ['ours-base', 'ours'],
   repeat,
   drainTimeoutMs: drainOverride ?? 60_000,
   workers,
 };
+if (!(unicastOptions.keyShare > 0 && unicastOptions.keyShare <= 1)) throw new RangeError(`--unicast-key-share must be a number above 0 and at most 1, got ${String(values['unicast-key-share'])}`);
 const settleMs = num(values['settle-seconds'], 60, 10) * 1_000;
 const heapOptions = {
   budgetBytes: num(values['heap-budget-mib'], 512, 512) * 1_048_576,

@@ -11,7 +11,7 @@
 import type { Redis } from 'ioredis';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { randomBytes } from 'node:crypto';
-import { channelName, createEnvelopeHeadEncoder, encodeEnvelopeBatch, encodeEnvelopeTrace, shardOf, type SubscriptionRoute } from '@wirestream/schema';
+import { channelName, createEnvelopeHeadEncoder, encodeEnvelopeBatch, encodeEnvelopeTrace, ROUTED_ON_KAFKA_KEY, shardOf, type SubscriptionRoute } from '@wirestream/schema';
 import { createKeyTransformer } from '@wirestream/transform';
 import { isoWithMicros, type BenchClock } from '@wirestream/loadgen';
 
@@ -32,6 +32,8 @@ interface PreparedEvent {
 
 export interface EventCorpus {
   readonly events: readonly PreparedEvent[];
+  /** Where ingest reads the routing key its batch parts give (decision 0039): the route's key field, or the Kafka key. */
+  readonly routedOn: string;
   /** Mean envelope size in bytes. */
   readonly meanEnvelopeBytes: number;
   /** Events per listing id, for the loss count of filtered subscriptions. */
@@ -69,6 +71,7 @@ export function prepareEvents(count: number, route: SubscriptionRoute, prefix: s
   }
   return {
     events,
+    routedOn: route.keyField ?? ROUTED_ON_KAFKA_KEY,
     meanEnvelopeBytes: bytes / Math.max(1, count),
     payloadOf(i) {
       const event = events[i];
@@ -165,6 +168,9 @@ function createChunker(redis: Redis, corpus: EventCorpus, offsetBase: number, si
       indexes.map((i) => String(offsetBase + i)),
       shards,
       indexes.map((i) => Buffer.from(envelopeOf(i))),
+      undefined,
+      // As ingest writes them: the listing id is the key field's value (the generator's string ids).
+      { on: corpus.routedOn, keys: indexes.map((i) => (corpus.events[i] as PreparedEvent).key) },
     );
     let last: Promise<number> = Promise.resolve(0);
     for (const part of parts) last = redis.publish(channels.get(part.shard) as string, part.bytes);

@@ -22,6 +22,11 @@ export interface UnicastOptions {
   readonly batch: number;
   /** Events per second; 0: back-to-back. */
   readonly ratePerSecond: number;
+  /**
+   * The share of the topic's keys this gateway's sockets follow (1: every key has a socket here; 0.1:
+   * events spread over ten times as many keys, as for one of ten gateways behind a load balancer).
+   */
+  readonly keyShare: number;
   readonly stacks: readonly StackName[];
   readonly repeat: number;
   readonly drainTimeoutMs: number;
@@ -35,7 +40,9 @@ interface UnicastRun {
 }
 
 const keyOf = (i: number): string => `lst-${String(i).padStart(6, '0')}`;
-const cpuUsPerEvent = (r: StackRun): number => (r.serverCpuMs * 1_000) / r.spec.events;
+/** Gateway CPU per delivered event (with a key share below 1, the events nobody here follows cost their part too). */
+const cpuUsPerEvent = (r: StackRun): number => (r.serverCpuMs * 1_000) / Math.max(1, r.unique);
+const cpuUsPerPublished = (r: StackRun): number => (r.serverCpuMs * 1_000) / r.spec.events;
 /** Every event delivered once: a run that lost some (its Redis connection dropped, say) measured less work and is left out of the medians. */
 const complete = (r: StackRun): boolean => r.unique === r.expected && r.duplicates === 0;
 const deliveriesPerCore = (r: StackRun): number => (r.serverCpuMs > 0 ? r.unique / (r.serverCpuMs / 1_000) : 0);
@@ -49,16 +56,18 @@ export function unicastOperations(keys: number): ExplicitOperation[] {
 }
 
 export async function unicastSection(ctx: RunContext, options: UnicastOptions): Promise<string> {
-  const { events, batch, ratePerSecond, stacks, repeat } = options;
+  const { events, batch, ratePerSecond, stacks, repeat, keyShare } = options;
   const counts = [options.referenceKeys, ...options.sockets.filter((n) => n !== options.referenceKeys)];
   const title =
     `Unicast: ${counts.map(fmtInt).join(' / ')} sockets, each following its own key; ${fmtInt(events)} events ` +
-    `${ratePerSecond > 0 ? `at ${fmtInt(ratePerSecond)}/s` : 'back-to-back'}, ${batch > 0 ? `ingest's batch form (${batch} events per chunk)` : 'one PUBLISH per event'}`;
+    `${ratePerSecond > 0 ? `at ${fmtInt(ratePerSecond)}/s` : 'back-to-back'}, ${batch > 0 ? `ingest's batch form (${batch} events per chunk)` : 'one PUBLISH per event'}` +
+    (keyShare < 1 ? `; the sockets follow ${(keyShare * 100).toFixed(0)} % of the topic's keys` : '');
   ctx.log(`\n## ${title}\n`);
   const runs: UnicastRun[] = [];
   for (const keys of counts) {
-    // Event i is listing i mod K: every key gets its share, every event has exactly one subscriber.
-    const corpus = prepareEvents(events, ctx.route, ctx.channelPrefix, keys, (i) => keyOf(i % keys));
+    // Event i is listing i mod K/share: every key gets its share; with a share of 1 every event has exactly one subscriber.
+    const topicKeys = Math.max(keys, Math.round(keys / keyShare));
+    const corpus = prepareEvents(events, ctx.route, ctx.channelPrefix, topicKeys, (i) => keyOf(i % topicKeys));
     const operations = unicastOperations(keys);
     const spec: RunSpec = {
       sockets: keys,
@@ -94,8 +103,9 @@ export async function unicastSection(ctx: RunContext, options: UnicastOptions): 
     '',
     'How to read: one gateway process per row (default settings, anonymous, history off), K sockets each subscribing ' +
       '`listingUpdated(listing_id: "lst-…")` with its own key written in the document (K distinct documents and operations), ' +
-      `and the same demo listing events spread evenly over the K keys, so each event has exactly one subscriber. "CPU µs / event" ` +
-      'is the gateway\'s user + system CPU from the first publish to the last delivery, per event published (= per delivery here); ' +
+      `and the same demo listing events spread evenly over the K keys${keyShare < 1 ? ` ÷ ${keyShare} (so only ${(keyShare * 100).toFixed(0)} % of the events have a subscriber here)` : ''}, ` +
+      'each event with at most one subscriber. "CPU µs / delivery" ' +
+      'is the gateway\'s user + system CPU from the first publish to the last delivery, per event delivered; "per published event" divides by every event published. ' +
       '"deliveries per core" is deliveries per second of that CPU. "heap / socket" is (subscribed − idle) V8 heap after two forced ' +
       'GCs, per socket: what a distinct operation costs with its socket. Base and change run interleaved in one run.',
     '',
@@ -111,7 +121,7 @@ function labelOf(u: UnicastRun | undefined): string {
 
 function runTable(runs: readonly UnicastRun[]): string {
   const rows: string[][] = [
-    ['stack', 'keys = sockets', 'rep', 'delivered / expected', 'dup', 'deliveries/s', 'p99', 'renders / event', 'CPU µs / event', 'deliveries per core', 'heap / socket (GC)', 'RSS / socket (GC)', "others' CPU"],
+    ['stack', 'keys = sockets', 'rep', 'delivered / expected', 'dup', 'deliveries/s', 'p99', 'renders / event', 'CPU µs / delivery', 'CPU µs / published event', 'deliveries per core', 'heap / socket (GC)', 'RSS / socket (GC)', "others' CPU"],
   ];
   for (const { keys, repeat, run } of runs) {
     rows.push([
@@ -124,6 +134,7 @@ function runTable(runs: readonly UnicastRun[]): string {
       fmtMs(run.latencyMs.p99),
       run.executions === undefined ? 'n/a' : (run.executions / run.spec.events).toFixed(2),
       cpuUsPerEvent(run).toFixed(1),
+      cpuUsPerPublished(run).toFixed(1),
       fmtInt(deliveriesPerCore(run)),
       fmtBytes(run.perSocket.heapBytes),
       fmtBytes(run.perSocket.rssBytes),
