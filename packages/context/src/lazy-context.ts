@@ -1,9 +1,9 @@
 /**
  * Factories of the lazy members of a context: one function per member, defined ONCE per server
- * (module scope or server setup), never per connection. Each receives the context it belongs
+ * (module scope or server setup), never per context. Each receives the context it belongs
  * to, so one member can use another (`loader: (ctx) => createLoader(ctx.redis)`).
  *
- * `M` maps member names to the types the factories build; `B` is the per-connection base
+ * `M` maps member names to the types the factories build; `B` is the owner's base
  * object whose properties the context also exposes.
  */
 export type LazyFactories<M extends object, B extends object = object> = {
@@ -13,8 +13,8 @@ export type LazyFactories<M extends object, B extends object = object> = {
 /** A context: the base's properties plus the lazy members (members win on a name clash). */
 export type LazyContext<M extends object, B extends object = object> = Omit<B, keyof M> & Readonly<M>;
 
-// Per connection we allocate exactly this holder and the Proxy around it; the handler below is
-// one object shared by every context, so there are no per-connection closures. `values` is
+// Per context we allocate exactly this holder and the Proxy around it; the handler below is
+// one object shared by every context, so there are no per-context closures. `values` is
 // created on the first materialization: a context whose members are never touched costs only
 // these five fields.
 interface Holder {
@@ -104,7 +104,7 @@ const handler: ProxyHandler<Holder> = {
     return descriptor === undefined ? undefined : { ...descriptor, configurable: true };
   },
   set(holder, key, value) {
-    // Members are built, not assigned. Other writes go to the base (per-connection mutable state).
+    // Members are built, not assigned. Other writes go to the base (the owner's mutable state).
     if (isMember(holder, key) || holder.base === undefined) return false;
     return Reflect.set(holder.base, key, value);
   },
@@ -117,8 +117,9 @@ const handler: ProxyHandler<Holder> = {
 };
 
 /**
- * Creates a per-connection context whose members are built by their factory on first read and
- * then cached for the connection's life. Unread members cost nothing: per connection this
+ * Creates a context whose members are built by their factory on first read and then cached for
+ * the context's life (the gateway: one per operation group, disposed with the group; a server of
+ * your own: one per connection, say). Unread members cost nothing: per context this
  * allocates a Proxy and a five-field holder, whatever the number of factories.
  *
  * - Factories receive the context, so members may use each other; a cycle throws an Error
@@ -126,10 +127,10 @@ const handler: ProxyHandler<Holder> = {
  *   checked too; reads after it see the cached promise.
  * - Properties that are not members come from `base` (or are `undefined`).
  * - Members cannot be assigned or deleted; other assignments go to `base`.
- * - Close with {@link disposeLazyContext} when the connection ends.
+ * - Close with {@link disposeLazyContext} when its owner ends.
  *
- * @param factories shared by every context of a server: define it once, not per connection.
- * @param base per-connection values (connection id, auth scopes, logger child…).
+ * @param factories shared by every context of a server: define it once, not per context.
+ * @param base the owner's values (an operation's dedup key and topic; a connection's id and scopes…).
  */
 export function createLazyContext<M extends object>(factories: LazyFactories<M>): LazyContext<M>;
 export function createLazyContext<M extends object, B extends object>(
