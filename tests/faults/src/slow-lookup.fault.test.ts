@@ -213,7 +213,9 @@ describe('fault 7: a look-up source answering in 500 ms under sustained traffic'
     expect(loopP99.length).toBeGreaterThanOrEqual(15);
     expect(loopP99.every(Number.isFinite)).toBe(true);
     if (Math.max(loadAtStart, loadAtEnd) > 2 * cores) {
-      ctx.skip(`event-loop delay not judged on an oversubscribed machine (${load}): p99 per 2 s window max ${(loopP99Max * 1_000).toFixed(1)} ms; every other check passed`);
+      const reason = `event-loop delay not judged on an oversubscribed machine (${load}): p99 per 2 s window max ${(loopP99Max * 1_000).toFixed(1)} ms; every other check passed`;
+      console.info(`[faults] slow look-up: ${reason}`); // the reporter does not print a skip's note
+      ctx.skip(reason);
     }
     expect(loopP99Max).toBeLessThanOrEqual(EVENT_LOOP_P99_MAX_S);
   });
