@@ -9,6 +9,7 @@ const specs = {
   ingest: (await import(`${root}apps/ingest/dist/config.js`)).ingestConfigSpec,
   gateway: (await import(`${root}apps/gateway/dist/config.js`)).gatewayConfigSpec,
   'demo-producer': (await import(`${root}apps/demo/dist/config.js`)).producerConfigSpec,
+  'demo-sellers': (await import(`${root}apps/demo/dist/config.js`)).sellersConfigSpec,
 };
 const page = 'docs/configuration.md';
 const readmePath = `${root}${page}`;

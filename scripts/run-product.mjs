@@ -113,7 +113,7 @@ const env = {
 // apps/demo/schemas, a schema directory), listing-events in JSON. Not when SCHEMA_PATH names a schema of
 // one's own, or DEMO_AVRO=false.
 const avroDemo = process.env.SCHEMA_PATH === undefined && (process.env.DEMO_AVRO ?? 'true') === 'true';
-if (avroDemo) Object.assign(env, avroDemoSettings());
+if (avroDemo) Object.assign(env, avroDemoSettings(), await startSellers());
 start('gateway', 'apps/gateway/dist/main.js', env);
 start('ingest', 'apps/ingest/dist/main.js', env);
 await waitHttp(`http://127.0.0.1:${gatewayPort}/readyz`, 30_000);
@@ -128,7 +128,7 @@ ${consoleOn ? `  Console (playground, live view, vital signs): http://127.0.0.1:
   Gateway health / ready / stats:   http://127.0.0.1:${gatewayPort}/healthz  /readyz  /stats
   Ingest health / ready / metrics:  http://127.0.0.1:${ingestHttpPort}/healthz  /readyz  /metrics
   Kafka: ${kafkaBrokers}    Redis: ${redisUrl}    Logs: ${logDir}
-
+${env.GATEWAY_LOOKUP_SOURCES ? `  Seller subgraph (the @lookup source): ${env.GATEWAY_LOOKUP_SOURCES.slice('sellers='.length)}\n` : ''}
 ${portNote}Subscriptions from the schema it loaded (${schemaLabel}):
 ${examples.map((e) => `  ${e}`).join('\n')}
 
@@ -176,9 +176,33 @@ type PriceChanged {
   updated_at: String
 }
 `;
+  // The seller as the seller service knows it, looked up by the event's seller_id (apps/demo/src/sellers-subgraph.ts).
+  const sellerInfo = 'type SellerInfo {\n  seller_id: ID!\n';
+  if (!sdl.includes(sellerInfo)) throw new Error(`the example schema's SellerInfo no longer starts with seller_id: update scripts/run-product.mjs`);
+  const sellerLookup = `${sellerInfo}  "The seller service's profile of this seller (the demo's seller subgraph, through _entities)."
+  seller: Seller @lookup(source: "sellers", key: "id: seller_id")
+`;
+  const sellerType = `
+"A seller as the demo's seller subgraph serves it (apps/demo/src/seller-profiles.ts)."
+type Seller {
+  id: ID!
+  display_name: String!
+  rating: Float
+  is_verified: Boolean!
+  listings_sold: Int!
+}
+`;
   const schemaPath = join(root, '.wirestream', 'auction-avro.graphql');
-  writeFileSync(schemaPath, sdl.replace(binding, bidAndPrice) + priceType);
+  writeFileSync(schemaPath, sdl.replace(binding, bidAndPrice).replace(sellerInfo, sellerLookup) + priceType + sellerType);
   return { SCHEMA_PATH: schemaPath, SCHEMA_DIR: join(root, 'apps/demo/schemas') };
+}
+
+/** The demo's seller subgraph, the source of the demo schema's `@lookup` field; the gateway's setting naming it. */
+async function startSellers() {
+  const port = await freePort(4001);
+  start('sellers', 'apps/demo/dist/sellers.js', { SELLERS_PORT: String(port), SELLERS_HOST: '127.0.0.1' });
+  await waitHttp(`http://127.0.0.1:${port}/healthz`, 15_000);
+  return { GATEWAY_LOOKUP_SOURCES: `sellers=http://127.0.0.1:${port}/graphql` };
 }
 
 /**
@@ -206,6 +230,9 @@ async function exampleSubscriptions() {
     }
   }
   if (filtered) examples.push(filtered);
+  if (wirestream.lookups.some((l) => l.typeName === 'SellerInfo' && l.fieldName === 'seller')) {
+    examples.push('subscription { listingUpdated { listing_id listing { title seller_info { seller_id seller { display_name rating } } } } }');
+  }
   const formats = [...new Set([...wirestream.routes.values()].map((r) => `${r.topic}: ${r.format}`))].join(', ');
   return { examples, schemaLabel: `${process.env.SCHEMA_PATH ? path : avroDemo ? 'the example auction schema, bid-events in Avro, price-events in Protobuf' : 'the example auction schema'}; ${formats}` };
 }

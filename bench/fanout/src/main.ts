@@ -45,13 +45,14 @@ import { burstSection, heapLimitSection, memoryReturnSection } from './burst-sec
 import { DEFAULT_UNBOUNDED_ENV } from './heap-limit.js';
 import { filtersSection } from './filters.js';
 import { unicastSection, type UnicastOptions } from './unicast.js';
+import { lookupsSection, type LookupsOptions } from './lookups.js';
 import { DEFAULT_MEMORY_VARIANTS, memoryReturnSpec } from './memory-return.js';
 import { timelineChart } from './svg.js';
 import { BARE_PROJECTING, runSweep, sweepSection, type SweepOptions } from './sweep.js';
 
 const HELP = `fan-out bench: ours vs naive vs card stack (same run, same N, same events)
   --quick                      smoke run: small N, short traffic; prints only (unless --out)
-  --scenarios LIST             field,saturation,sweep (default), and scale (opt-in: ~19k-51k sockets, a few minutes);
+  --scenarios LIST             field,saturation,sweep (default), and scale (opt-in: ~19k-51k sockets, a few minutes); lookups (opt-in);
                                issue 18 (opt-in): burst, memory-return, heap-limit (see below); issue 16 (opt-in): filters
   --stacks LIST                stacks for field/saturation: naive,card,ours,bare,bare-corked (default), bare-projecting, and
                                ours-no-metrics (our gateway with GATEWAY_METRICS=false, issue 7), ours-sse (GraphQL over
@@ -89,6 +90,12 @@ const HELP = `fan-out bench: ours vs naive vs card stack (same run, same N, same
                                --unicast-key-share F  the share of the topic's keys the sockets follow (default 1; 0.1: events
                                over 10× the keys, as one of ten gateways sees them)
                                stacks: ours-base (with --base-gateway) and ours, interleaved with --repeat → unicast.md
+  --lookups-sockets N          lookups (issue 32, opt-in): saturation sockets on one operation (default 10000), events
+  --lookups-events E           back-to-back (default 1000): look-ups with a warm cache vs none, deliveries/s and gateway CPU
+  --lookups-paced-sockets N    paced part: sockets (default 2000) at --lookups-rate EV/S (default 20) for --lookups-seconds S
+                               (default 10): no look-ups, warm cache, cold cache (TTL 1 ms): p99 added vs the subgraph's latency
+  --lookups-latency-ms L       the seller subgraph (apps/demo/dist/sellers.js, its own process) answers after L ms (default 20)
+                               → lookups.md
   --settle-seconds S           memory-return: RSS every 1 s for S s after the last delivery (default 60)
   --memory-variants LIST       memory-return: each gateway stack of --stacks (default ours; e.g. ours-base-sse,ours-sse)
                                once per env variant, ';' between variants, ',' within one,
@@ -142,6 +149,12 @@ const { values } = parseArgs({
     'unicast-batch': { type: 'string' },
     'unicast-rate': { type: 'string' },
     'unicast-key-share': { type: 'string' },
+    'lookups-sockets': { type: 'string' },
+    'lookups-events': { type: 'string' },
+    'lookups-paced-sockets': { type: 'string' },
+    'lookups-rate': { type: 'string' },
+    'lookups-seconds': { type: 'string' },
+    'lookups-latency-ms': { type: 'string' },
     'memory-variants': { type: 'string', default: DEFAULT_MEMORY_VARIANTS },
     'heap-budget-mib': { type: 'string', default: '512' },
     'heap-old-space-mib': { type: 'string', default: '256' },
@@ -187,7 +200,7 @@ const stacks = values.stacks.split(',') as StackName[];
 for (const s of stacks) if (!(s in STACK_LABELS)) throw new RangeError(`unknown stack "${s}": use ${Object.keys(STACK_LABELS).join(', ')}`);
 if (values['base-gateway'] !== undefined) useBaseGateway(values['base-gateway'], values['base-node']);
 else if (stacks.includes('ours-base') || stacks.includes('ours-base-sse')) throw new RangeError('--stacks ours-base(-sse) needs --base-gateway <checkout with apps/gateway built>');
-const SCENARIOS = ['field', 'saturation', 'sweep', 'scale', 'burst', 'memory-return', 'heap-limit', 'filters', 'unicast'];
+const SCENARIOS = ['field', 'saturation', 'sweep', 'scale', 'burst', 'memory-return', 'heap-limit', 'filters', 'unicast', 'lookups'];
 for (const s of scenarios) if (!SCENARIOS.includes(s)) throw new RangeError(`unknown scenario "${s}": use ${SCENARIOS.join(', ')}`);
 const repeat = Number(values.repeat);
 if (!Number.isInteger(repeat) || repeat < 1) throw new RangeError(`--repeat must be a positive integer, got ${values.repeat}`);
@@ -296,6 +309,19 @@ const unicastOptions: UnicastOptions = {
   workers,
 };
 if (!(unicastOptions.keyShare > 0 && unicastOptions.keyShare <= 1)) throw new RangeError(`--unicast-key-share must be a number above 0 and at most 1, got ${String(values['unicast-key-share'])}`);
+const lookupsOptions: LookupsOptions = {
+  saturationSockets: num(values['lookups-sockets'], 10_000, 500),
+  saturationEvents: num(values['lookups-events'], 1_000, 200),
+  pacedSockets: num(values['lookups-paced-sockets'], 2_000, 200),
+  pacedRate: num(values['lookups-rate'], 20, 20),
+  pacedSeconds: num(values['lookups-seconds'], 10, 2),
+  latencyMs: num(values['lookups-latency-ms'], 20, 20),
+  repeat,
+  drainTimeoutMs: drainOverride ?? (quick ? 10_000 : 30_000),
+  idleMs,
+  workers,
+};
+if (lookupsOptions.pacedRate <= 0) throw new RangeError(`--lookups-rate must be above 0 (the paced part measures latency), got ${values['lookups-rate']}`);
 const settleMs = num(values['settle-seconds'], 60, 10) * 1_000;
 const heapOptions = {
   budgetBytes: num(values['heap-budget-mib'], 512, 512) * 1_048_576,
@@ -334,7 +360,7 @@ const scaleAddresses = (sockets: number): string[] => {
 const onlyOf = (...names: string[]): boolean => [...scenarios].every((s) => names.includes(s));
 const reportBase =
   values.report ??
-  (onlyOf('filters') ? 'filters' : onlyOf('unicast') ? 'unicast' : onlyOf('scale') ? 'fanout-scale' : onlyOf('memory-return') ? 'memory-return' : onlyOf('burst', 'heap-limit') ? 'burst' : 'fanout');
+  (onlyOf('filters') ? 'filters' : onlyOf('lookups') ? 'lookups' : onlyOf('unicast') ? 'unicast' : onlyOf('scale') ? 'fanout-scale' : onlyOf('memory-return') ? 'memory-return' : onlyOf('burst', 'heap-limit') ? 'burst' : 'fanout');
 if (!/^[A-Za-z0-9_.-]+$/.test(reportBase)) throw new RangeError(`--report must be a plain file name (letters, digits, _ . -), got "${reportBase}"`);
 const reportName = `${reportBase}${quick ? '-quick' : ''}`;
 /** NAME-scenario.svg, or NAME.svg when the report is already named after the scenario (fanout-scale). */
@@ -357,7 +383,7 @@ async function main(): Promise<void> {
   const schema = loadWirestreamSchema(auctionSchemaPath);
   const route = schema.routes.get('listingUpdated');
   if (!route) throw new Error('the auction schema has no listingUpdated route');
-  const maxEvents = Math.max(fieldSpec.events, saturationSpec.events, sweepEvents, scaleEvents, burstSpecOfRun.events, filterOptions.events);
+  const maxEvents = Math.max(lookupsOptions.saturationEvents, Math.round(lookupsOptions.pacedRate * lookupsOptions.pacedSeconds), fieldSpec.events, saturationSpec.events, sweepEvents, scaleEvents, burstSpecOfRun.events, filterOptions.events);
   const corpus = prepareEvents(maxEvents, route, 'ws', LISTINGS);
 
   let redisServer: RedisServer | undefined;
@@ -480,6 +506,7 @@ async function main(): Promise<void> {
     await runIssue18(ctx, sections, svgs);
     if (scenarios.has('filters')) sections.push(await filtersSection(ctx, schema, filterOptions));
     if (scenarios.has('unicast')) sections.push(await unicastSection(ctx, unicastOptions));
+    if (scenarios.has('lookups')) sections.push(await lookupsSection(ctx, lookupsOptions));
     if (scenarios.has('sweep')) {
       log(`\n## Distinct operations sweep (${sweepOptions.stacks.join(', ')})\n`);
       const { markdown, svg } = sweepSection(await runSweep(ctx, sweepOptions), sweepOptions, svgNameOf('sweep'));

@@ -47,6 +47,11 @@ export interface RunSpec {
    * index), counted by the scenario from the corpus with its own reference evaluation.
    */
   readonly expectedPerOperation?: readonly number[];
+  /**
+   * Runs once per server process when it is ready, before the idle phase and before any load
+   * socket connects (the look-up scenario warms the gateway's cache here). @default none
+   */
+  readonly beforeIdle?: (server: ServerHandle) => Promise<void>;
 }
 
 export interface RunContext {
@@ -304,6 +309,7 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
     const anyExited = (): string | undefined => servers.map((s) => s.process.exitInfo()).find((e) => e !== undefined);
     const serverPids = servers.map((s) => s.process.pid);
 
+    for (const server of servers) await spec.beforeIdle?.(server);
     mark('idle');
     await sleep(spec.idleMs);
     const idleRawRss = rawRssAll();

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel, type Admin, type Message, type Producer } from 'kafkajs';
 import WebSocket from 'ws';
-import { createClient, type Client } from 'graphql-ws';
+import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { auctionSchemaPath } from '@wirestream/schema';
 import { createTopics, freePort, startRedis, uniqueName, waitFor, type RedisServer, startApp, type AppProcess } from '@wirestream/testkit';
@@ -25,6 +25,8 @@ export type Position = string;
 export interface FaultHarnessOptions {
   /** Bootstrap servers of the broker the apps and the producer use. */
   readonly brokers: readonly string[];
+  /** Changes the test schema (the auction schema on the test's topics), e.g. to add a `@lookup` field. @default none */
+  readonly schema?: (sdl: string) => string;
 }
 
 export interface StreamOptions {
@@ -32,6 +34,8 @@ export interface StreamOptions {
   readonly events?: number;
   /** Events per second (sent in ticks of 100 ms). @default 150 */
   readonly perSecond?: number;
+  /** Distinct listing ids (each with its seller) the events use. @default 24 */
+  readonly listings?: number;
 }
 
 /** The background producer of one test. */
@@ -54,7 +58,17 @@ export interface RecordingClient {
   /** Every `extensions.position` received, in arrival order (duplicates kept). */
   readonly positions: Position[];
   readonly errors: unknown[];
+  /** Every result received, when connected with `keepResults`. */
+  readonly results: FormattedExecutionResult<Record<string, unknown>, unknown>[];
   completed: boolean;
+}
+
+/** How `connectClients` subscribes. */
+export interface ClientOptions {
+  /** @default 'subscription { listingUpdated { event_id } }' */
+  readonly query?: string;
+  /** Keep every result in `results` (memory: a test's few thousand events). @default false */
+  readonly keepResults?: boolean;
 }
 
 export interface DeliveryCount {
@@ -83,7 +97,7 @@ export interface FaultHarness {
   /** Starts a gateway on a free port and waits for /readyz. */
   startGateway(env?: Record<string, string>): Promise<Gateway>;
   /** Connects `count` clients to `gateway` and waits until the gateway confirmed their Redis channels. */
-  connectClients(gateway: Gateway, count: number): Promise<RecordingClient[]>;
+  connectClients(gateway: Gateway, count: number, options?: ClientOptions): Promise<RecordingClient[]>;
   /** Starts sending the bounded stream in the background. */
   startStream(options?: StreamOptions): EventStream;
   /** Waits until every client received every acknowledged position (or the deadline), then counts. */
@@ -111,7 +125,7 @@ export function countDelivery(client: RecordingClient, acked: ReadonlySet<Positi
   return { client: client.name, produced: acked.size, delivered: seen.size - extra, missing, duplicates, extra };
 }
 
-export async function createFaultHarness({ brokers }: FaultHarnessOptions): Promise<FaultHarness> {
+export async function createFaultHarness({ brokers, schema = (sdl) => sdl }: FaultHarnessOptions): Promise<FaultHarness> {
   const suffix = uniqueName('faults');
   const listingTopic = `listing-events-${suffix}`;
   const bidTopic = `bid-events-${suffix}`;
@@ -120,9 +134,11 @@ export async function createFaultHarness({ brokers }: FaultHarnessOptions): Prom
   const schemaPath = join(workDir, 'schema.graphql');
   writeFileSync(
     schemaPath,
-    readFileSync(auctionSchemaPath, 'utf8')
-      .replace('"listing-events"', JSON.stringify(listingTopic))
-      .replace('"bid-events"', JSON.stringify(bidTopic)),
+    schema(
+      readFileSync(auctionSchemaPath, 'utf8')
+        .replace('"listing-events"', JSON.stringify(listingTopic))
+        .replace('"bid-events"', JSON.stringify(bidTopic)),
+    ),
   );
   const redis = await startRedis();
   // Retries sized for a broker restart (several seconds away); the stream retries on top of that.
@@ -162,16 +178,17 @@ export async function createFaultHarness({ brokers }: FaultHarnessOptions): Prom
     return { app, wsUrl: `ws://127.0.0.1:${port}/graphql`, httpBase };
   }
 
-  async function connectClients(gateway: Gateway, count: number): Promise<RecordingClient[]> {
+  async function connectClients(gateway: Gateway, count: number, { query = SUBSCRIPTION, keepResults = false }: ClientOptions = {}): Promise<RecordingClient[]> {
     const recording: RecordingClient[] = [];
     for (let i = 1; i <= count; i++) {
       const client = createClient({ url: gateway.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0, lazy: false });
       clients.push(client);
-      const record: RecordingClient = { name: `client ${i}`, positions: [], errors: [], completed: false };
+      const record: RecordingClient = { name: `client ${i}`, positions: [], errors: [], results: [], completed: false };
       client.subscribe(
-        { query: SUBSCRIPTION },
+        { query },
         {
           next: (result) => {
+            if (keepResults) record.results.push(result);
             const position = (result.extensions as { position?: { partition: number; offset: string } } | undefined)?.position;
             if (position === undefined) record.errors.push(new Error(`a next without extensions.position: ${JSON.stringify(result)}`));
             else record.positions.push(`${position.partition}:${position.offset}`);
@@ -195,9 +212,9 @@ export async function createFaultHarness({ brokers }: FaultHarnessOptions): Prom
     return recording;
   }
 
-  function startStream({ events = 2_000, perSecond = 150 }: StreamOptions = {}): EventStream {
+  function startStream({ events = 2_000, perSecond = 150, listings = 24 }: StreamOptions = {}): EventStream {
     const acked = new Set<Position>();
-    const generator = createAuctionEventGenerator({ seed: 42, listings: 24 });
+    const generator = createAuctionEventGenerator({ seed: 42, listings });
     let failedMs = 0;
     const perTick = Math.max(1, Math.round(perSecond / 10));
 

@@ -55,6 +55,7 @@ export function connectResumingClient(
     name,
     positions: [],
     errors: [],
+    results: [],
     completed: false,
     recoveries: [],
     connectedTo: [],
