@@ -4,11 +4,19 @@
  * turn — becomes one request per source with each distinct key once, whatever the number of groups
  * or subscribers; an answer is kept `ttlMs` (at most `maxEntries`, least recently used out first),
  * so a warm cache sends nothing. A failure is not cached: the next event asks again.
+ *
+ * Callers whose request headers differ (headers from token claims, request-headers.ts) are
+ * partitions: each has its own batches, and its cache entries are keyed by its header values too,
+ * so one caller's answer is never served to another. Callers without such headers share one.
  */
 import { performance } from 'node:perf_hooks';
 import DataLoader from 'dataloader';
 import { LRUCache } from 'lru-cache';
+import type { LookupCaller, RequestHeaders } from './request-headers.js';
 import type { EntityResult, EntitySource, Representation } from './types.js';
+
+/** Partitions (distinct callers' header values) whose batchers are kept; their cache entries are the cache's. */
+const MAX_PARTITIONS = 1_000;
 
 export interface EntityLoaderOptions {
   /** How long an answer is reused. @default 30_000 (30 s) */
@@ -19,6 +27,8 @@ export interface EntityLoaderOptions {
   readonly maxBatchSize?: number;
   /** Told of every request and every load (metrics): bind its labels once, it runs per look-up. @default undefined */
   readonly observer?: EntityLoaderObserver | undefined;
+  /** The source's headers (createRequestHeaders), kept for whoever builds callers for `load`. @default undefined */
+  readonly requestHeaders?: RequestHeaders | undefined;
 }
 
 /** What a loader reports as it goes, for metrics. */
@@ -40,21 +50,24 @@ export interface EntityLoaderStats {
 
 export interface EntityLoader {
   readonly source: string;
-  load(representation: Representation): Promise<Readonly<Record<string, unknown>> | null>;
+  /** `caller`: whose headers the request carries (request-headers.ts); undefined: the source's own only. */
+  load(representation: Representation, caller?: LookupCaller): Promise<Readonly<Record<string, unknown>> | null>;
   readonly stats: Readonly<EntityLoaderStats>;
+  /** As given in the options: what `load`'s callers are built with. */
+  readonly requestHeaders: RequestHeaders | undefined;
 }
 
 export function createEntityLoader(source: EntitySource, options: EntityLoaderOptions = {}): EntityLoader {
-  const { ttlMs = 30_000, maxEntries = 10_000, maxBatchSize = 100, observer } = options;
+  const { ttlMs = 30_000, maxEntries = 10_000, maxBatchSize = 100, observer, requestHeaders } = options;
   const stats: EntityLoaderStats = { requests: 0, representations: 0, cacheHits: 0, errors: 0 };
   const cache = new LRUCache<string, Promise<EntityResult>>({ max: maxEntries, ttl: ttlMs });
-  const batch = async (keys: readonly Representation[]): Promise<readonly EntityResult[]> => {
+  const batchFor = (headers: Readonly<Record<string, string>> | undefined) => async (keys: readonly Representation[]): Promise<readonly EntityResult[]> => {
     stats.requests++;
     stats.representations += keys.length;
     const started = performance.now();
     let failed = keys.length;
     try {
-      const results = await source.fetchEntities(keys);
+      const results = await source.fetchEntities(keys, headers);
       failed = 0;
       for (const r of results) if (r instanceof Error) failed++;
       return results;
@@ -63,12 +76,28 @@ export function createEntityLoader(source: EntitySource, options: EntityLoaderOp
       observer?.request(keys.length, (performance.now() - started) / 1_000, failed);
     }
   };
-  const loader = new DataLoader<Representation, EntityResult, string>(batch, { cacheKeyFn: representationKey, cacheMap: cache, maxBatchSize });
+  type Loader = DataLoader<Representation, EntityResult, string>;
+  const shared: Loader = new DataLoader(batchFor(undefined), { cacheKeyFn: representationKey, cacheMap: cache, maxBatchSize });
+  // One batcher per caller partition: DataLoader batches per instance, so a batch holds one caller's headers.
+  // Evicting one loses nothing: its cache entries live in `cache`, a scheduled batch still runs.
+  const partitions = new LRUCache<string, Loader>({ max: MAX_PARTITIONS });
+  const loaderFor = (caller: LookupCaller): Loader => {
+    let loader = partitions.get(caller.key);
+    if (loader === undefined) {
+      const prefix = `${caller.key}\u0000`;
+      loader = new DataLoader(batchFor(caller.headers), { cacheKeyFn: (r) => prefix + representationKey(r), cacheMap: cache, maxBatchSize });
+      partitions.set(caller.key, loader);
+    }
+    return loader;
+  };
   return {
     source: source.name,
     stats,
-    load(representation) {
-      const hit = cache.has(representationKey(representation));
+    requestHeaders,
+    load(representation, caller) {
+      const partitioned = caller !== undefined && caller.key !== '';
+      const loader = partitioned ? loaderFor(caller) : shared;
+      const hit = cache.has(partitioned ? `${caller.key}\u0000${representationKey(representation)}` : representationKey(representation));
       if (hit) stats.cacheHits++;
       observer?.load(hit);
       // DataLoader keeps a key that failed alone (an Error in the batch's answers) cached: cleared

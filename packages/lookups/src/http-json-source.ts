@@ -22,7 +22,7 @@ export interface HttpJsonSourceOptions {
   readonly timeoutMs?: number;
   /** @default 8 */
   readonly maxConcurrentRequests?: number;
-  /** @default {} */
+  /** Sent with every request; a caller's headers are added per request. @default {} */
   readonly headers?: Readonly<Record<string, string>>;
 }
 
@@ -35,9 +35,9 @@ export function createHttpJsonSource(options: HttpJsonSourceOptions): EntitySour
   const limit = createRequestLimit(maxConcurrentRequests);
   const init = { method: 'GET', headers: { accept: 'application/json', ...headers } };
 
-  async function get(representations: readonly Representation[]): Promise<readonly EntityResult[]> {
+  async function get(representations: readonly Representation[], callerHeaders: Readonly<Record<string, string>> | undefined): Promise<readonly EntityResult[]> {
     const keys = representations.map((r) => encodeURIComponent(String(r[keyField])));
-    const { status, body } = await fetchJson(name, template.replace('{keys}', keys.join(',')), init, timeoutMs);
+    const { status, body } = await fetchJson(name, template.replace('{keys}', keys.join(',')), callerHeaders === undefined ? init : { ...init, headers: { ...init.headers, ...callerHeaders } }, timeoutMs);
     if (status >= 400) throw new LookupError(`look-up source "${name}" answered HTTP ${status}`);
     let found: unknown = body;
     for (const step of path) found = typeof found === 'object' && found !== null ? (found as Record<string, unknown>)[step] : undefined;
@@ -49,5 +49,5 @@ export function createHttpJsonSource(options: HttpJsonSourceOptions): EntitySour
     return representations.map((r) => byKey.get(String(r[keyField])) ?? null);
   }
 
-  return { name, fetchEntities: (representations) => limit(() => get(representations)) };
+  return { name, fetchEntities: (representations, callerHeaders) => limit(() => get(representations, callerHeaders)) };
 }

@@ -3,3 +3,4 @@ export { createSubgraphSource, type SubgraphSourceOptions } from './subgraph-sou
 export { createHttpJsonSource, type HttpJsonSourceOptions } from './http-json-source.js';
 export { createEntityLoader, representationKey, type EntityLoader, type EntityLoaderObserver, type EntityLoaderOptions, type EntityLoaderStats } from './entity-loader.js';
 export { entitySelection } from './entity-selection.js';
+export { createRequestHeaders, type LookupCaller, type RequestHeaders } from './request-headers.js';

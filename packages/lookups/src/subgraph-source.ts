@@ -20,7 +20,7 @@ export interface SubgraphSourceOptions {
   readonly timeoutMs?: number;
   /** Requests in flight at once; more wait their turn. @default 8 */
   readonly maxConcurrentRequests?: number;
-  /** Sent with every request (e.g. an API key). @default {} */
+  /** Sent with every request (e.g. `authorization: Bearer …`); a caller's headers are added per request. @default {} */
   readonly headers?: Readonly<Record<string, string>>;
 }
 
@@ -41,8 +41,8 @@ export function createSubgraphSource(options: SubgraphSourceOptions): EntitySour
   const limit = createRequestLimit(maxConcurrentRequests);
   const requestHeaders = { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', ...headers };
 
-  async function post(representations: readonly Representation[]): Promise<readonly EntityResult[]> {
-    const init = { method: 'POST', headers: requestHeaders, body: JSON.stringify({ query, variables: { representations } }) };
+  async function post(representations: readonly Representation[], callerHeaders: Readonly<Record<string, string>> | undefined): Promise<readonly EntityResult[]> {
+    const init = { method: 'POST', headers: callerHeaders === undefined ? requestHeaders : { ...requestHeaders, ...callerHeaders }, body: JSON.stringify({ query, variables: { representations } }) };
     const { status, body } = (await fetchJson(name, url, init, timeoutMs)) as { status: number; body: GraphQLResponse | null };
     const entities: unknown = body?.data?._entities;
     if (!Array.isArray(entities) || entities.length !== representations.length) {
@@ -53,7 +53,7 @@ export function createSubgraphSource(options: SubgraphSourceOptions): EntitySour
     return answered.map((entity, i): EntityResult => (entity === null ? (errorAt(name, body?.errors, i) ?? null) : entity));
   }
 
-  return { name, fetchEntities: (representations) => limit(() => post(representations)) };
+  return { name, fetchEntities: (representations, callerHeaders) => limit(() => post(representations, callerHeaders)) };
 }
 
 /** The subgraph's error for entity `i` (its path is `["_entities", i, …]`), if it reported one. */

@@ -15,7 +15,11 @@ export type EntityResult = Readonly<Record<string, unknown>> | null | Error;
 export interface EntitySource {
   /** The source's name in the SDL (`@lookup(source:)`) and in errors. */
   readonly name: string;
-  fetchEntities(representations: readonly Representation[]): Promise<readonly EntityResult[]>;
+  /**
+   * `headers` are the caller's (request-headers.ts), added to the source's own; every
+   * representation of one call shares them.
+   */
+  fetchEntities(representations: readonly Representation[], headers?: Readonly<Record<string, string>>): Promise<readonly EntityResult[]>;
 }
 
 /** A look-up that failed: says which source and why; a retry of a later event may succeed. */
