@@ -64,7 +64,7 @@ if (config.plugin !== undefined) {
 let lookupHeaders: Map<string, RequestHeaders> | undefined;
 if (config.lookupHeaders !== undefined) {
   try {
-    const { parseLookupHeaders } = await import('./lookups/lookup-loaders.js');
+    const { parseLookupHeaders } = await import('./lookups/lookup-settings.js');
     lookupHeaders = parseLookupHeaders(config.lookupHeaders);
   } catch (err) {
     process.stderr.write(`invalid look-up settings: ${toError(err).message}\n`);
@@ -130,6 +130,8 @@ if (schema.lookups.length > 0) {
     // Imported only for a schema with look-ups (DataLoader, lru-cache: decision 0031).
     const { createLookupLoaders } = await import('./lookups/lookup-loaders.js');
     const { createLookupMetrics } = await import('./lookups/lookup-metrics.js');
+    const { readLookupTls } = await import('./lookups/lookup-settings.js');
+    const tls = readLookupTls({ caFiles: config.lookupTlsCaFiles, certFiles: config.lookupTlsCertFiles, keyFiles: config.lookupTlsKeyFiles, servernames: config.lookupTlsServernames });
     lookups = createLookupLoaders(schema, {
       sources: byName(config.lookupSources),
       httpSources: byName(config.lookupHttpSources),
@@ -139,6 +141,7 @@ if (schema.lookups.length > 0) {
       maxBatchSize: config.lookupMaxBatchSize,
       maxConcurrentRequests: config.lookupMaxConcurrentRequests,
       ...(lookupHeaders === undefined ? {} : { headers: lookupHeaders }),
+      ...(tls.size === 0 ? {} : { tls }),
     }, { observers: config.metricsEnabled ? createLookupMetrics(registry) : undefined });
   } catch (err) {
     process.stderr.write(`invalid look-up settings: ${toError(err).message}\n`);

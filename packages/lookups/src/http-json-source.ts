@@ -8,7 +8,7 @@
  * - each entity is matched to its key by its `keyField` (the entity key's one field, e.g. `id`);
  *   a key without an entity is `null`.
  */
-import { fetchJson } from './fetch-json.js';
+import { createHttpClient, type SourceTls } from './http-client.js';
 import { createRequestLimit } from './request-limit.js';
 import { LookupError, type EntityResult, type EntitySource, type Representation } from './types.js';
 
@@ -24,20 +24,23 @@ export interface HttpJsonSourceOptions {
   readonly maxConcurrentRequests?: number;
   /** Sent with every request; a caller's headers are added per request. @default {} */
   readonly headers?: Readonly<Record<string, string>>;
+  /** CA bundle, client certificate and key (mTLS), servername: an https URL only. @default undefined (Node's roots) */
+  readonly tls?: SourceTls | undefined;
 }
 
 export function createHttpJsonSource(options: HttpJsonSourceOptions): EntitySource {
-  const { name, keyField, timeoutMs = 2_000, maxConcurrentRequests = 8, headers = {} } = options;
+  const { name, keyField, timeoutMs = 2_000, maxConcurrentRequests = 8, headers = {}, tls } = options;
   const hash = options.url.indexOf('#');
   const template = hash < 0 ? options.url : options.url.slice(0, hash);
   const path = hash < 0 ? [] : options.url.slice(hash + 1).split('.').filter((p) => p !== '');
   if (!template.includes('{keys}')) throw new TypeError(`look-up source "${name}": its URL must hold {keys} where the keys go, got ${template}`);
   const limit = createRequestLimit(maxConcurrentRequests);
-  const init = { method: 'GET', headers: { accept: 'application/json', ...headers } };
+  const client = createHttpClient({ source: name, url: template, timeoutMs, maxSockets: maxConcurrentRequests, tls });
+  const init = { method: 'GET' as const, headers: { accept: 'application/json', ...headers } };
 
   async function get(representations: readonly Representation[], callerHeaders: Readonly<Record<string, string>> | undefined): Promise<readonly EntityResult[]> {
     const keys = representations.map((r) => encodeURIComponent(String(r[keyField])));
-    const { status, body } = await fetchJson(name, template.replace('{keys}', keys.join(',')), callerHeaders === undefined ? init : { ...init, headers: { ...init.headers, ...callerHeaders } }, timeoutMs);
+    const { status, body } = await client.request(template.replace('{keys}', keys.join(',')), callerHeaders === undefined ? init : { ...init, headers: { ...init.headers, ...callerHeaders } });
     if (status >= 400) throw new LookupError(`look-up source "${name}" answered HTTP ${status}`);
     let found: unknown = body;
     for (const step of path) found = typeof found === 'object' && found !== null ? (found as Record<string, unknown>)[step] : undefined;

@@ -4,3 +4,4 @@ export { createHttpJsonSource, type HttpJsonSourceOptions } from './http-json-so
 export { createEntityLoader, representationKey, type EntityLoader, type EntityLoaderObserver, type EntityLoaderOptions, type EntityLoaderStats } from './entity-loader.js';
 export { entitySelection } from './entity-selection.js';
 export { createRequestHeaders, type LookupCaller, type RequestHeaders } from './request-headers.js';
+export type { SourceTls } from './http-client.js';

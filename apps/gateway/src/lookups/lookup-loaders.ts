@@ -3,7 +3,8 @@
  * (@wirestream/lookups, imported by main.ts only for a schema with look-ups); attach-lookups.ts
  * puts them behind the `@lookup` fields.
  */
-import { createEntityLoader, createHttpJsonSource, createRequestHeaders, createSubgraphSource, type EntityLoader, type EntitySource, type RequestHeaders } from '@wirestream/lookups';
+import { createEntityLoader, createHttpJsonSource, createSubgraphSource, type EntityLoader, type EntitySource, type RequestHeaders, type SourceTls } from '@wirestream/lookups';
+import { HEADERS_SETTING, TLS_SETTINGS } from './lookup-settings.js';
 import type { LookupBinding, WirestreamSchema } from '@wirestream/schema';
 import type { LookupObservers } from './lookup-metrics.js';
 
@@ -20,41 +21,18 @@ export interface LookupSettings {
   readonly maxConcurrentRequests: number;
   /** Source name → its request headers, `{claims.<name>}` templated (GATEWAY_LOOKUP_HEADERS, parseLookupHeaders). @default none */
   readonly headers?: ReadonlyMap<string, RequestHeaders>;
+  /** Source name → its TLS options, PEM text (GATEWAY_LOOKUP_TLS_*, readLookupTls). @default none */
+  readonly tls?: ReadonlyMap<string, SourceTls>;
 }
 
 /** The setting that names the sources, for errors. */
 const SOURCES_SETTING = 'GATEWAY_LOOKUP_SOURCES';
 const HTTP_SOURCES_SETTING = 'GATEWAY_LOOKUP_HTTP_SOURCES';
-const HEADERS_SETTING = 'GATEWAY_LOOKUP_HEADERS';
-
-/**
- * GATEWAY_LOOKUP_HEADERS entries, `<source>:<Header-Name>=<value>`, as headers per source, each
- * compiled (createRequestHeaders: a bad name or value throws naming the setting).
- */
-export function parseLookupHeaders(entries: readonly string[]): Map<string, RequestHeaders> {
-  const bySource = new Map<string, Record<string, string>>();
-  for (const entry of entries) {
-    const match = /^([A-Za-z0-9_-]+):([^=\s]+)=(.*)$/s.exec(entry);
-    if (match === null) throw new Error(`${HEADERS_SETTING}: expected <source>:<Header-Name>=<value>, got "${entry.split('=')[0]}=…"`);
-    const [, source, name, value] = match as unknown as [string, string, string, string];
-    bySource.set(source, { ...bySource.get(source), [name]: value.trim() });
-  }
-  const compiled = new Map<string, RequestHeaders>();
-  for (const [source, headers] of bySource) {
-    try {
-      compiled.set(source, createRequestHeaders(source, headers));
-    } catch (err) {
-      throw new Error(`${HEADERS_SETTING}: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  }
-  return compiled;
-}
-
 
 /** One loader per source the schema's `@lookup` fields name; a source the settings lack stops the start. */
 /** How the loaders are built besides the settings: the source per name (default a subgraph), the metrics. */
 export interface LookupLoaderDeps {
-  readonly makeSource?: (name: string, url: string, entityTypes: readonly string[], headers: Readonly<Record<string, string>>) => EntitySource;
+  readonly makeSource?: (name: string, url: string, entityTypes: readonly string[], headers: Readonly<Record<string, string>>, tls: SourceTls | undefined) => EntitySource;
   /** Per-source observers (`createLookupMetrics`). @default undefined (no metrics) */
   readonly observers?: LookupObservers | undefined;
 }
@@ -63,20 +41,25 @@ export function createLookupLoaders(ws: WirestreamSchema, settings: LookupSettin
   const { makeSource = subgraphSource(ws, settings), observers } = deps;
   const bindingsBySource = new Map<string, LookupBinding[]>();
   for (const binding of ws.lookups) bindingsBySource.set(binding.source, [...(bindingsBySource.get(binding.source) ?? []), binding]);
-  for (const name of settings.headers?.keys() ?? []) {
-    if (!bindingsBySource.has(name)) throw new Error(`${HEADERS_SETTING}: no @lookup of the schema uses source "${name}" (sources: ${[...bindingsBySource.keys()].join(', ')})`);
-  }
+  const unused = (setting: string, names: Iterable<string>): void => {
+    for (const name of names) if (!bindingsBySource.has(name)) throw new Error(`${setting}: no @lookup of the schema uses source "${name}" (sources: ${[...bindingsBySource.keys()].join(', ')})`);
+  };
+  unused(HEADERS_SETTING, settings.headers?.keys() ?? []);
+  unused(TLS_SETTINGS, settings.tls?.keys() ?? []);
   const loaders = new Map<string, EntityLoader>();
   for (const [name, bindings] of bindingsBySource) {
     const requestHeaders = settings.headers?.get(name);
     const fixed = requestHeaders?.fixed ?? {};
+    const tls = settings.tls?.get(name);
     const types = [...new Set(bindings.map((b) => b.entityType))];
     const url = settings.sources.get(name);
     const httpUrl = settings.httpSources?.get(name);
     if (url !== undefined && httpUrl !== undefined) throw new Error(`${SOURCES_SETTING} and ${HTTP_SOURCES_SETTING} both name source "${name}": keep one`);
+    const sourceUrl = httpUrl ?? url;
+    if (tls !== undefined && sourceUrl !== undefined && !sourceUrl.startsWith('https:')) throw new Error(`${TLS_SETTINGS}: source "${name}" has TLS options but its URL is not https (${sourceUrl.split('://')[0]}://…)`);
     let source: EntitySource;
-    if (httpUrl !== undefined) source = httpJsonSource(name, httpUrl, bindings, settings, fixed);
-    else if (url !== undefined) source = makeSource(name, url, types, fixed);
+    if (httpUrl !== undefined) source = httpJsonSource(name, httpUrl, bindings, settings, fixed, tls);
+    else if (url !== undefined) source = makeSource(name, url, types, fixed, tls);
     else throw new Error(`${SOURCES_SETTING}: the schema looks up ${types.join(', ')} from source "${name}", which it does not name: add ${name}=<subgraph URL> (or to ${HTTP_SOURCES_SETTING}: ${name}=<URL with {keys}>)`);
     loaders.set(name, createEntityLoader(source, { ttlMs: settings.cacheTtlMs, maxEntries: settings.cacheMaxEntries, maxBatchSize: settings.maxBatchSize, observer: observers?.(name), requestHeaders }));
   }
@@ -84,20 +67,20 @@ export function createLookupLoaders(ws: WirestreamSchema, settings: LookupSettin
 }
 
 /** An HTTP/JSON source: its entities have one key field, the same for every field that looks them up. */
-function httpJsonSource(name: string, url: string, bindings: readonly LookupBinding[], settings: LookupSettings, headers: Readonly<Record<string, string>>): EntitySource {
+function httpJsonSource(name: string, url: string, bindings: readonly LookupBinding[], settings: LookupSettings, headers: Readonly<Record<string, string>>, tls: SourceTls | undefined): EntitySource {
   const keyFields = new Set(bindings.flatMap((b) => (b.key.length === 1 ? [b.key[0]?.field] : [undefined])));
   const [keyField] = keyFields;
   if (keyFields.size !== 1 || keyField === undefined) {
     throw new Error(`${HTTP_SOURCES_SETTING}: source "${name}" takes entities with one key field, the same in every @lookup (${bindings.map((b) => `${b.typeName}.${b.fieldName}`).join(', ')})`);
   }
   try {
-    return createHttpJsonSource({ name, url, keyField, headers, timeoutMs: settings.timeoutMs, maxConcurrentRequests: settings.maxConcurrentRequests });
+    return createHttpJsonSource({ name, url, keyField, headers, tls, timeoutMs: settings.timeoutMs, maxConcurrentRequests: settings.maxConcurrentRequests });
   } catch (err) {
     throw new Error(`${HTTP_SOURCES_SETTING}: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 
 function subgraphSource(ws: WirestreamSchema, settings: LookupSettings) {
-  return (name: string, url: string, entityTypes: readonly string[], headers: Readonly<Record<string, string>>): EntitySource =>
-    createSubgraphSource({ name, url, schema: ws.schema, entityTypes, headers, timeoutMs: settings.timeoutMs, maxConcurrentRequests: settings.maxConcurrentRequests });
+  return (name: string, url: string, entityTypes: readonly string[], headers: Readonly<Record<string, string>>, tls: SourceTls | undefined): EntitySource =>
+    createSubgraphSource({ name, url, schema: ws.schema, entityTypes, headers, tls, timeoutMs: settings.timeoutMs, maxConcurrentRequests: settings.maxConcurrentRequests });
 }
