@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildSchema, GraphQLObjectType } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { createEntityLoader, createRequestHeaders, createSubgraphSource, entitySelection, LookupError, type EntitySource, type LookupCaller, type Representation } from './index.js';
+import { createEntityLoader, createHttpJsonSource, createRequestHeaders, createSubgraphSource, entitySelection, LookupError, type EntitySource, type LookupCaller, type Representation } from './index.js';
 import { createRequestLimit } from './request-limit.js';
 
 const schema = buildSchema(`
@@ -108,5 +108,14 @@ describe('createRequestHeaders', () => {
     expect(calls).toEqual([[['a', 'b'], { 'x-partner': '1' }], [['a'], { 'x-partner': '2' }]]);
     expect(await loader.load(rep('a'), p2)).toEqual({ id: 'a', for: '2' });
     expect(calls).toHaveLength(2);
+  });
+});
+
+describe('createHttpJsonSource', () => {
+  it('refuses a GET URL without {keys} and a POST body template that is not JSON with {keys} once', () => {
+    expect(() => createHttpJsonSource({ name: 's', url: 'http://h/p', keyField: 'id' })).toThrow('look-up source "s": its URL must hold {keys} where the keys go, got http://h/p');
+    expect(() => createHttpJsonSource({ name: 's', url: 'http://h/p', keyField: 'id', method: 'POST', body: '{"a":{keys},"b":{keys}}' })).toThrow('its POST body must hold {keys} once');
+    expect(() => createHttpJsonSource({ name: 's', url: 'http://h/p', keyField: 'id', method: 'POST', body: '{a:{keys}}' })).toThrow('its POST body is not JSON once {keys} is an array');
+    expect(createHttpJsonSource({ name: 's', url: 'http://h/p', keyField: 'id', method: 'POST' }).name).toBe('s');
   });
 });

@@ -55,12 +55,12 @@ export function createLookupLoaders(ws: WirestreamSchema, settings: LookupSettin
     const url = settings.sources.get(name);
     const httpUrl = settings.httpSources?.get(name);
     if (url !== undefined && httpUrl !== undefined) throw new Error(`${SOURCES_SETTING} and ${HTTP_SOURCES_SETTING} both name source "${name}": keep one`);
-    const sourceUrl = httpUrl ?? url;
+    const sourceUrl = httpUrl === undefined ? url : httpForm(httpUrl).url;
     if (tls !== undefined && sourceUrl !== undefined && !sourceUrl.startsWith('https:')) throw new Error(`${TLS_SETTINGS}: source "${name}" has TLS options but its URL is not https (${sourceUrl.split('://')[0]}://…)`);
     let source: EntitySource;
     if (httpUrl !== undefined) source = httpJsonSource(name, httpUrl, bindings, settings, fixed, tls);
     else if (url !== undefined) source = makeSource(name, url, types, fixed, tls);
-    else throw new Error(`${SOURCES_SETTING}: the schema looks up ${types.join(', ')} from source "${name}", which it does not name: add ${name}=<subgraph URL> (or to ${HTTP_SOURCES_SETTING}: ${name}=<URL with {keys}>)`);
+    else throw new Error(`${SOURCES_SETTING}: the schema looks up ${types.join(', ')} from source "${name}", which it does not name: add ${name}=<subgraph URL> (or to ${HTTP_SOURCES_SETTING}: ${name}=<URL with {keys}> or ${name}=POST <URL> <JSON body with {keys}>)`);
     loaders.set(name, createEntityLoader(source, { ttlMs: settings.cacheTtlMs, maxEntries: settings.cacheMaxEntries, maxBatchSize: settings.maxBatchSize, observer: observers?.(name), requestHeaders }));
   }
   return loaders;
@@ -74,10 +74,21 @@ function httpJsonSource(name: string, url: string, bindings: readonly LookupBind
     throw new Error(`${HTTP_SOURCES_SETTING}: source "${name}" takes entities with one key field, the same in every @lookup (${bindings.map((b) => `${b.typeName}.${b.fieldName}`).join(', ')})`);
   }
   try {
-    return createHttpJsonSource({ name, url, keyField, headers, tls, timeoutMs: settings.timeoutMs, maxConcurrentRequests: settings.maxConcurrentRequests });
+    return createHttpJsonSource({ name, ...httpForm(url), keyField, headers, tls, timeoutMs: settings.timeoutMs, maxConcurrentRequests: settings.maxConcurrentRequests });
   } catch (err) {
     throw new Error(`${HTTP_SOURCES_SETTING}: ${err instanceof Error ? err.message : String(err)}`);
   }
+}
+
+/**
+ * A GATEWAY_LOOKUP_HTTP_SOURCES value: `<URL with {keys}>` (GET) or `POST <URL> [<JSON body with {keys}>]`
+ * (the body defaults to `{"keys":{keys}}`).
+ */
+function httpForm(value: string): { readonly url: string; readonly method: 'GET' | 'POST'; readonly body?: string } {
+  if (!value.startsWith('POST ')) return { url: value, method: 'GET' };
+  const rest = value.slice(5).trim();
+  const space = rest.search(/\s/);
+  return space < 0 ? { url: rest, method: 'POST' } : { url: rest.slice(0, space), method: 'POST', body: rest.slice(space + 1).trim() };
 }
 
 function subgraphSource(ws: WirestreamSchema, settings: LookupSettings) {
