@@ -131,6 +131,7 @@ if (schema.lookups.length > 0) {
     const { createLookupLoaders } = await import('./lookups/lookup-loaders.js');
     const { createLookupMetrics } = await import('./lookups/lookup-metrics.js');
     const { readLookupTls } = await import('./lookups/lookup-settings.js');
+    const { createLookupTracers } = await import('./lookups/lookup-tracing.js');
     const tls = readLookupTls({ caFiles: config.lookupTlsCaFiles, certFiles: config.lookupTlsCertFiles, keyFiles: config.lookupTlsKeyFiles, servernames: config.lookupTlsServernames });
     lookups = createLookupLoaders(schema, {
       sources: byName(config.lookupSources),
@@ -142,7 +143,7 @@ if (schema.lookups.length > 0) {
       maxConcurrentRequests: config.lookupMaxConcurrentRequests,
       ...(lookupHeaders === undefined ? {} : { headers: lookupHeaders }),
       ...(tls.size === 0 ? {} : { tls }),
-    }, { observers: config.metricsEnabled ? createLookupMetrics(registry) : undefined });
+    }, { observers: config.metricsEnabled ? createLookupMetrics(registry) : undefined, tracers: tracing === undefined ? undefined : createLookupTracers(tracing.tracer) });
   } catch (err) {
     process.stderr.write(`invalid look-up settings: ${toError(err).message}\n`);
     process.exit(EXIT_CONFIG);

@@ -14,7 +14,7 @@
  */
 import { createHttpClient, type HttpRequest, type SourceTls } from './http-client.js';
 import { createRequestLimit } from './request-limit.js';
-import { LookupError, type EntityResult, type EntitySource, type Representation } from './types.js';
+import { LookupError, type EntityResult, type EntitySource, type Representation, type RequestOutcome } from './types.js';
 
 export interface HttpJsonSourceOptions {
   readonly name: string;
@@ -58,9 +58,10 @@ export function createHttpJsonSource(options: HttpJsonSourceOptions): EntitySour
     return [template.replace(KEYS, keys.join(',')), { method, headers: requestHeaders }];
   }
 
-  async function fetchBatch(representations: readonly Representation[], callerHeaders: Readonly<Record<string, string>> | undefined): Promise<readonly EntityResult[]> {
+  async function fetchBatch(representations: readonly Representation[], callerHeaders: Readonly<Record<string, string>> | undefined, outcome: RequestOutcome | undefined): Promise<readonly EntityResult[]> {
     const [url, init] = requestOf(representations, callerHeaders);
     const { status, body: answer } = await client.request(url, init);
+    if (outcome !== undefined) outcome.status = status;
     if (status >= 400) throw new LookupError(`look-up source "${name}" answered HTTP ${status}`);
     let found: unknown = answer;
     for (const step of path) found = typeof found === 'object' && found !== null ? (found as Record<string, unknown>)[step] : undefined;
@@ -72,7 +73,7 @@ export function createHttpJsonSource(options: HttpJsonSourceOptions): EntitySour
     return representations.map((r) => byKey.get(String(r[keyField])) ?? null);
   }
 
-  return { name, fetchEntities: (representations, callerHeaders) => limit(() => fetchBatch(representations, callerHeaders)) };
+  return { name, fetchEntities: (representations, callerHeaders, outcome) => limit(() => fetchBatch(representations, callerHeaders, outcome)) };
 }
 
 /** `{keys}` exactly once, and JSON once it is replaced by an array. */

@@ -6,7 +6,7 @@ import { isObjectType, type GraphQLSchema } from 'graphql';
 import { entitySelection } from './entity-selection.js';
 import { createHttpClient, type SourceTls } from './http-client.js';
 import { createRequestLimit } from './request-limit.js';
-import { LookupError, type EntityResult, type EntitySource, type Representation } from './types.js';
+import { LookupError, type EntityResult, type EntitySource, type Representation, type RequestOutcome } from './types.js';
 
 export interface SubgraphSourceOptions {
   readonly name: string;
@@ -44,9 +44,10 @@ export function createSubgraphSource(options: SubgraphSourceOptions): EntitySour
   const client = createHttpClient({ source: name, url: url, timeoutMs, maxSockets: maxConcurrentRequests, tls });
   const requestHeaders = { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', ...headers };
 
-  async function post(representations: readonly Representation[], callerHeaders: Readonly<Record<string, string>> | undefined): Promise<readonly EntityResult[]> {
+  async function post(representations: readonly Representation[], callerHeaders: Readonly<Record<string, string>> | undefined, outcome: RequestOutcome | undefined): Promise<readonly EntityResult[]> {
     const init = { method: 'POST' as const, headers: callerHeaders === undefined ? requestHeaders : { ...requestHeaders, ...callerHeaders }, body: JSON.stringify({ query, variables: { representations } }) };
     const { status, body } = (await client.request(url, init)) as { status: number; body: GraphQLResponse | null };
+    if (outcome !== undefined) outcome.status = status;
     const entities: unknown = body?.data?._entities;
     if (!Array.isArray(entities) || entities.length !== representations.length) {
       const first = body?.errors?.[0]?.message;
@@ -56,7 +57,7 @@ export function createSubgraphSource(options: SubgraphSourceOptions): EntitySour
     return answered.map((entity, i): EntityResult => (entity === null ? (errorAt(name, body?.errors, i) ?? null) : entity));
   }
 
-  return { name, fetchEntities: (representations, callerHeaders) => limit(() => post(representations, callerHeaders)) };
+  return { name, fetchEntities: (representations, callerHeaders, outcome) => limit(() => post(representations, callerHeaders, outcome)) };
 }
 
 /** The subgraph's error for entity `i` (its path is `["_entities", i, …]`), if it reported one. */

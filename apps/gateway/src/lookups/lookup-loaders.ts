@@ -7,6 +7,7 @@ import { createEntityLoader, createHttpJsonSource, createSubgraphSource, type En
 import { HEADERS_SETTING, TLS_SETTINGS } from './lookup-settings.js';
 import type { LookupBinding, WirestreamSchema } from '@wirestream/schema';
 import type { LookupObservers } from './lookup-metrics.js';
+import type { LookupTracers } from './lookup-tracing.js';
 
 /** GATEWAY_LOOKUP_*: where each source is and how it is asked. */
 export interface LookupSettings {
@@ -35,10 +36,12 @@ export interface LookupLoaderDeps {
   readonly makeSource?: (name: string, url: string, entityTypes: readonly string[], headers: Readonly<Record<string, string>>, tls: SourceTls | undefined) => EntitySource;
   /** Per-source observers (`createLookupMetrics`). @default undefined (no metrics) */
   readonly observers?: LookupObservers | undefined;
+  /** Per-source request spans (`createLookupTracers`). @default undefined (no spans) */
+  readonly tracers?: LookupTracers | undefined;
 }
 
 export function createLookupLoaders(ws: WirestreamSchema, settings: LookupSettings, deps: LookupLoaderDeps = {}): Map<string, EntityLoader> {
-  const { makeSource = subgraphSource(ws, settings), observers } = deps;
+  const { makeSource = subgraphSource(ws, settings), observers, tracers } = deps;
   const bindingsBySource = new Map<string, LookupBinding[]>();
   for (const binding of ws.lookups) bindingsBySource.set(binding.source, [...(bindingsBySource.get(binding.source) ?? []), binding]);
   const unused = (setting: string, names: Iterable<string>): void => {
@@ -61,7 +64,7 @@ export function createLookupLoaders(ws: WirestreamSchema, settings: LookupSettin
     if (httpUrl !== undefined) source = httpJsonSource(name, httpUrl, bindings, settings, fixed, tls);
     else if (url !== undefined) source = makeSource(name, url, types, fixed, tls);
     else throw new Error(`${SOURCES_SETTING}: the schema looks up ${types.join(', ')} from source "${name}", which it does not name: add ${name}=<subgraph URL> (or to ${HTTP_SOURCES_SETTING}: ${name}=<URL with {keys}> or ${name}=POST <URL> <JSON body with {keys}>)`);
-    loaders.set(name, createEntityLoader(source, { ttlMs: settings.cacheTtlMs, maxEntries: settings.cacheMaxEntries, maxBatchSize: settings.maxBatchSize, observer: observers?.(name), requestHeaders }));
+    loaders.set(name, createEntityLoader(source, { ttlMs: settings.cacheTtlMs, maxEntries: settings.cacheMaxEntries, maxBatchSize: settings.maxBatchSize, observer: observers?.(name), requestHeaders, tracer: tracers?.(name) }));
   }
   return loaders;
 }
