@@ -186,7 +186,7 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
   const asyncRenders = createAsyncRenders<C>({ flusher, scheduler, logger, stats, maxInFlight });
   const fanout = createFanout<C>({ logger, metrics, stats, registry, epoch, renderer, tracing, flusher, asyncRenders });
   const inbound = createInbound({ broker, logger, metrics, stats, flow, scheduler });
-  const backfill = createBackfill<C>({ history, logger, stats, epoch, registry, inbound, fanout });
+  const backfill = createBackfill<C>({ history, logger, stats, epoch, registry, inbound, fanout, asyncRenders });
   const slice = { inbound, fanout, flusher, asyncRenders };
   scheduler.run = () => runSlice(slice);
   const parts: HubParts<C> = { logger, writer, stats, registry, inbound, catchups: { writer, history, snapshots, stats, epoch, renderer, registry, metrics },
