@@ -95,18 +95,17 @@ export function createEntityLoader(source: EntitySource, options: EntityLoaderOp
   const stats: EntityLoaderStats = { requests: 0, representations: 0, cacheHits: 0, errors: 0 };
   const cache = new LRUCache<string, Promise<EntityResult>>({ max: maxEntries, ttl: ttlMs });
   type Loader = DataLoader<Representation, EntityResult, string>;
-  /** A batcher and what its next request's span is told: the traced loads that joined it, the cache hits since the last. */
-  interface Partition {
-    loader: Loader;
+  /** What a batcher's next request's span is told: the traced loads that joined it, the cache hits since the last. */
+  interface TraceState {
     parents: unknown[];
     hits: number;
   }
-  const batchFor = (partition: () => Partition, headers: Readonly<Record<string, string>> | undefined) => async (keys: readonly Representation[]): Promise<readonly EntityResult[]> => {
+  type Partition = TraceState & { readonly loader: Loader };
+  const batchFor = (p: TraceState, headers: Readonly<Record<string, string>> | undefined) => async (keys: readonly Representation[]): Promise<readonly EntityResult[]> => {
     stats.requests++;
     stats.representations += keys.length;
     const started = performance.now();
     let failed = keys.length;
-    const p = partition();
     const end = tracer?.begin({ source: source.name, batchSize: keys.length, cacheHits: p.hits, parents: p.parents });
     p.parents = [];
     p.hits = 0;
@@ -127,9 +126,8 @@ export function createEntityLoader(source: EntitySource, options: EntityLoaderOp
     }
   };
   const newPartition = (headers: Readonly<Record<string, string>> | undefined, cacheKeyFn: (r: Representation) => string): Partition => {
-    const partition: Partition = { loader: undefined as unknown as Loader, parents: [], hits: 0 };
-    partition.loader = new DataLoader(batchFor(() => partition, headers), { cacheKeyFn, cacheMap: cache, maxBatchSize });
-    return partition;
+    const trace: TraceState = { parents: [], hits: 0 };
+    return Object.assign(trace, { loader: new DataLoader(batchFor(trace, headers), { cacheKeyFn, cacheMap: cache, maxBatchSize }) });
   };
   const shared = newPartition(undefined, representationKey);
   // One batcher per caller partition: DataLoader batches per instance, so a batch holds one caller's headers.
