@@ -22,3 +22,20 @@ describe('gateway settings of the client protocols', () => {
     );
   });
 });
+
+describe('gateway settings of the look-up sources', () => {
+  it('reads both HTTP/JSON forms, headers and TLS files per source, and names a malformed one', () => {
+    const config = loadConfig(gatewayConfigSpec, {
+      ...base,
+      GATEWAY_LOOKUP_HTTP_SOURCES: 'a=http://h/p?ids={keys}#items, b=POST https://h/batch#data.items {"ids":{keys}}',
+      GATEWAY_LOOKUP_HEADERS: 'a:Authorization=Bearer x,b:X-Partner={claims.partner_id}',
+      GATEWAY_LOOKUP_TLS_CA_FILES: 'b=/etc/ca.pem',
+      GATEWAY_LOOKUP_TLS_SERVERNAMES: 'b=svc.internal',
+    });
+    expect(config.lookupHttpSources).toEqual(['a=http://h/p?ids={keys}#items', 'b=POST https://h/batch#data.items {"ids":{keys}}']);
+    expect(config.lookupHeaders).toEqual(['a:Authorization=Bearer x', 'b:X-Partner={claims.partner_id}']);
+    expect(config.lookupTlsCaFiles).toEqual(['b=/etc/ca.pem']);
+    expect(() => loadConfig(gatewayConfigSpec, { ...base, GATEWAY_LOOKUP_HTTP_SOURCES: 'a=PUT http://h/x' })).toThrow(/GATEWAY_LOOKUP_HTTP_SOURCES/);
+    expect(() => loadConfig(gatewayConfigSpec, { ...base, GATEWAY_LOOKUP_TLS_SERVERNAMES: 'b' })).toThrow(/GATEWAY_LOOKUP_TLS_SERVERNAMES/);
+  });
+});

@@ -31,4 +31,6 @@ export { createMemoryBus, type MemoryBus, type MemoryBusOptions } from './broker
 export { createAuthenticator, type Authenticator } from './auth/authenticator.js';
 export { loadGatewayPlugin } from './plugin-loader.js';
 export { createLookupLoaders, type LookupLoaderDeps, type LookupSettings } from './lookups/lookup-loaders.js';
+export { parseLookupHeaders, readLookupTls, type LookupTlsSettings } from './lookups/lookup-settings.js';
 export { createLookupMetrics, type LookupObservers } from './lookups/lookup-metrics.js';
+export { createLookupTracers, type LookupTracers } from './lookups/lookup-tracing.js';

@@ -9,7 +9,7 @@ import { auctionSchemaPath, loadWirestreamSchema, SchemaError, type WirestreamSc
 import { createLogger, createMetricsRegistry, startTracing, toError } from '@wirestream/telemetry';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { EntityLoader } from '@wirestream/lookups';
+import type { EntityLoader, RequestHeaders } from '@wirestream/lookups';
 import type { PreparedPlugin } from '@wirestream/plugin';
 import { createAuthenticator, type AuthenticatorOptions } from './auth/authenticator.js';
 import { loadGatewayPlugin } from './plugin-loader.js';
@@ -60,11 +60,25 @@ if (config.plugin !== undefined) {
     process.exit(EXIT_CONFIG);
   }
 }
+// Look-up headers are parsed before the authenticator: the claims they read are kept per connection.
+let lookupHeaders: Map<string, RequestHeaders> | undefined;
+if (config.lookupHeaders !== undefined) {
+  try {
+    const { parseLookupHeaders } = await import('./lookups/lookup-settings.js');
+    lookupHeaders = parseLookupHeaders(config.lookupHeaders);
+  } catch (err) {
+    process.stderr.write(`invalid look-up settings: ${toError(err).message}\n`);
+    process.exit(EXIT_CONFIG);
+  }
+}
 let authenticator;
 try {
   // A plugin's onSubscribe is given the token's claims: only then are they kept per connection.
   const options = authOptions();
-  authenticator = createAuthenticator(options.mode === 'jwt' ? { ...options, keepClaims: plugin?.onSubscribe !== undefined } : options);
+  // The claims look-up headers read are kept too, and are part of the operation's dedup key.
+  const keyClaims = lookupHeaders === undefined ? [] : [...new Set([...lookupHeaders.values()].flatMap((h) => h.claims))];
+  if (keyClaims.length > 0 && options.mode !== 'jwt') throw new Error(`GATEWAY_LOOKUP_HEADERS reads the claims ${keyClaims.join(', ')}, but GATEWAY_AUTH_MODE=anonymous has no tokens: use jwt or drop {claims.…}`);
+  authenticator = createAuthenticator(options.mode === 'jwt' ? { ...options, keepClaims: plugin?.onSubscribe !== undefined, keyClaims } : options);
 } catch (err) {
   process.stderr.write(`invalid authentication settings: ${toError(err).message}\n`);
   process.exit(EXIT_CONFIG);
@@ -116,6 +130,9 @@ if (schema.lookups.length > 0) {
     // Imported only for a schema with look-ups (DataLoader, lru-cache: decision 0031).
     const { createLookupLoaders } = await import('./lookups/lookup-loaders.js');
     const { createLookupMetrics } = await import('./lookups/lookup-metrics.js');
+    const { readLookupTls } = await import('./lookups/lookup-settings.js');
+    const { createLookupTracers } = await import('./lookups/lookup-tracing.js');
+    const tls = readLookupTls({ caFiles: config.lookupTlsCaFiles, certFiles: config.lookupTlsCertFiles, keyFiles: config.lookupTlsKeyFiles, servernames: config.lookupTlsServernames });
     lookups = createLookupLoaders(schema, {
       sources: byName(config.lookupSources),
       httpSources: byName(config.lookupHttpSources),
@@ -124,7 +141,9 @@ if (schema.lookups.length > 0) {
       cacheMaxEntries: config.lookupCacheMaxEntries,
       maxBatchSize: config.lookupMaxBatchSize,
       maxConcurrentRequests: config.lookupMaxConcurrentRequests,
-    }, { observers: config.metricsEnabled ? createLookupMetrics(registry) : undefined });
+      ...(lookupHeaders === undefined ? {} : { headers: lookupHeaders }),
+      ...(tls.size === 0 ? {} : { tls }),
+    }, { observers: config.metricsEnabled ? createLookupMetrics(registry) : undefined, tracers: tracing === undefined ? undefined : createLookupTracers(tracing.tracer) });
   } catch (err) {
     process.stderr.write(`invalid look-up settings: ${toError(err).message}\n`);
     process.exit(EXIT_CONFIG);

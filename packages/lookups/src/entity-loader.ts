@@ -4,11 +4,21 @@
  * turn — becomes one request per source with each distinct key once, whatever the number of groups
  * or subscribers; an answer is kept `ttlMs` (at most `maxEntries`, least recently used out first),
  * so a warm cache sends nothing. A failure is not cached: the next event asks again.
+ *
+ * Callers whose request headers differ (headers from token claims, request-headers.ts) are
+ * partitions: each has its own batches, and its cache entries are keyed by its header values too,
+ * so one caller's answer is never served to another. Callers without such headers share one.
  */
 import { performance } from 'node:perf_hooks';
 import DataLoader from 'dataloader';
 import { LRUCache } from 'lru-cache';
-import type { EntityResult, EntitySource, Representation } from './types.js';
+import type { LookupCaller, RequestHeaders } from './request-headers.js';
+import type { EntityResult, EntitySource, Representation, RequestOutcome } from './types.js';
+
+/** Partitions (distinct callers' header values) whose batchers are kept; their cache entries are the cache's. */
+const MAX_PARTITIONS = 1_000;
+/** Traced loads remembered per request (a parent and links): a span of a thousand links helps no one. */
+const MAX_TRACE_PARENTS = 32;
 
 export interface EntityLoaderOptions {
   /** How long an answer is reused. @default 30_000 (30 s) */
@@ -19,6 +29,39 @@ export interface EntityLoaderOptions {
   readonly maxBatchSize?: number;
   /** Told of every request and every load (metrics): bind its labels once, it runs per look-up. @default undefined */
   readonly observer?: EntityLoaderObserver | undefined;
+  /** The source's headers (createRequestHeaders), kept for whoever builds callers for `load`. @default undefined */
+  readonly requestHeaders?: RequestHeaders | undefined;
+  /** Spans per request (the gateway's are OpenTelemetry's, lookup-tracing.ts). @default undefined (none) */
+  readonly tracer?: EntityLoaderTracer | undefined;
+}
+
+/**
+ * Traces of a loader's requests, kept apart from any tracing library: `capture` runs at each load
+ * and returns the traced context asking (undefined: none), `begin` runs as a request starts with the
+ * distinct captured ones that joined it and returns what ends the span (undefined: no span).
+ */
+export interface EntityLoaderTracer {
+  capture(): unknown;
+  begin(request: LookupRequestTrace): ((outcome: LookupRequestEnd) => void) | undefined;
+}
+
+export interface LookupRequestTrace {
+  readonly source: string;
+  /** Representations in the request. */
+  readonly batchSize: number;
+  /** Loads of this batcher answered from the cache since its previous request. */
+  readonly cacheHits: number;
+  /** What `capture` returned for the loads in the request (distinct, at most 32): the first is the parent, the others links. */
+  readonly parents: readonly unknown[];
+}
+
+export interface LookupRequestEnd {
+  /** The HTTP status, when an answer arrived. */
+  readonly status: number | undefined;
+  /** Representations that failed (all of them when the request did). */
+  readonly failed: number;
+  /** Why the whole request failed (timeout, unreachable, an HTTP error). */
+  readonly error: Error | undefined;
 }
 
 /** What a loader reports as it goes, for metrics. */
@@ -40,37 +83,82 @@ export interface EntityLoaderStats {
 
 export interface EntityLoader {
   readonly source: string;
-  load(representation: Representation): Promise<Readonly<Record<string, unknown>> | null>;
+  /** `caller`: whose headers the request carries (request-headers.ts); undefined: the source's own only. */
+  load(representation: Representation, caller?: LookupCaller): Promise<Readonly<Record<string, unknown>> | null>;
   readonly stats: Readonly<EntityLoaderStats>;
+  /** As given in the options: what `load`'s callers are built with. */
+  readonly requestHeaders: RequestHeaders | undefined;
 }
 
 export function createEntityLoader(source: EntitySource, options: EntityLoaderOptions = {}): EntityLoader {
-  const { ttlMs = 30_000, maxEntries = 10_000, maxBatchSize = 100, observer } = options;
+  const { ttlMs = 30_000, maxEntries = 10_000, maxBatchSize = 100, observer, requestHeaders, tracer } = options;
   const stats: EntityLoaderStats = { requests: 0, representations: 0, cacheHits: 0, errors: 0 };
   const cache = new LRUCache<string, Promise<EntityResult>>({ max: maxEntries, ttl: ttlMs });
-  const batch = async (keys: readonly Representation[]): Promise<readonly EntityResult[]> => {
+  type Loader = DataLoader<Representation, EntityResult, string>;
+  /** What a batcher's next request's span is told: the traced loads that joined it, the cache hits since the last. */
+  interface TraceState {
+    parents: unknown[];
+    hits: number;
+  }
+  type Partition = TraceState & { readonly loader: Loader };
+  const batchFor = (p: TraceState, headers: Readonly<Record<string, string>> | undefined) => async (keys: readonly Representation[]): Promise<readonly EntityResult[]> => {
     stats.requests++;
     stats.representations += keys.length;
     const started = performance.now();
     let failed = keys.length;
+    const end = tracer?.begin({ source: source.name, batchSize: keys.length, cacheHits: p.hits, parents: p.parents });
+    p.parents = [];
+    p.hits = 0;
+    const outcome: RequestOutcome = { status: undefined };
+    let error: unknown;
     try {
-      const results = await source.fetchEntities(keys);
+      const results = await source.fetchEntities(keys, headers, outcome);
       failed = 0;
       for (const r of results) if (r instanceof Error) failed++;
       return results;
+    } catch (err) {
+      error = err;
+      throw err;
     } finally {
       stats.errors += failed;
       observer?.request(keys.length, (performance.now() - started) / 1_000, failed);
+      end?.({ status: outcome.status, failed, error: error instanceof Error ? error : undefined });
     }
   };
-  const loader = new DataLoader<Representation, EntityResult, string>(batch, { cacheKeyFn: representationKey, cacheMap: cache, maxBatchSize });
+  const newPartition = (headers: Readonly<Record<string, string>> | undefined, cacheKeyFn: (r: Representation) => string): Partition => {
+    const trace: TraceState = { parents: [], hits: 0 };
+    return Object.assign(trace, { loader: new DataLoader(batchFor(trace, headers), { cacheKeyFn, cacheMap: cache, maxBatchSize }) });
+  };
+  const shared = newPartition(undefined, representationKey);
+  // One batcher per caller partition: DataLoader batches per instance, so a batch holds one caller's headers.
+  // Evicting one loses nothing: its cache entries live in `cache`, a scheduled batch still runs.
+  const partitions = new LRUCache<string, Partition>({ max: MAX_PARTITIONS });
+  const partitionOf = (caller: LookupCaller): Partition => {
+    let partition = partitions.get(caller.key);
+    if (partition === undefined) {
+      const prefix = `${caller.key}\u0000`;
+      partition = newPartition(caller.headers, (r) => prefix + representationKey(r));
+      partitions.set(caller.key, partition);
+    }
+    return partition;
+  };
   return {
     source: source.name,
     stats,
-    load(representation) {
-      const hit = cache.has(representationKey(representation));
+    requestHeaders,
+    load(representation, caller) {
+      const partitioned = caller !== undefined && caller.key !== '';
+      const partition = partitioned ? partitionOf(caller) : shared;
+      const { loader } = partition;
+      const hit = cache.has(partitioned ? `${caller.key}\u0000${representationKey(representation)}` : representationKey(representation));
       if (hit) stats.cacheHits++;
       observer?.load(hit);
+      if (tracer !== undefined) {
+        if (hit) partition.hits++;
+        // The traced event asking (its span, active while it renders): the request's span parent or a link.
+        const parent = tracer.capture();
+        if (parent !== undefined && partition.parents.length < MAX_TRACE_PARENTS && !partition.parents.includes(parent)) partition.parents.push(parent);
+      }
       // DataLoader keeps a key that failed alone (an Error in the batch's answers) cached: cleared
       // here, so the next event asks again; a failed batch it clears itself.
       return (loader.load(representation) as Promise<Readonly<Record<string, unknown>> | null>).catch((err: unknown) => {

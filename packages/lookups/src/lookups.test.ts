@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildSchema, GraphQLObjectType } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { createEntityLoader, createSubgraphSource, entitySelection, LookupError, type EntitySource, type Representation } from './index.js';
+import { createEntityLoader, createHttpJsonSource, createRequestHeaders, createSubgraphSource, entitySelection, LookupError, type EntitySource, type LookupCaller, type Representation } from './index.js';
 import { createRequestLimit } from './request-limit.js';
 
 const schema = buildSchema(`
@@ -74,5 +74,48 @@ describe('createSubgraphSource', () => {
     await expect(source.fetchEntities([{ __typename: 'Seller', id: '1' }])).rejects.toThrow('look-up source "sellers" did not answer within 50 ms');
     server.closeAllConnections();
     server.close();
+  });
+});
+
+describe('createRequestHeaders', () => {
+  it('keeps static headers apart, renders claim headers per caller with a key of their values', () => {
+    const headers = createRequestHeaders('sellers', { Authorization: 'Bearer t', 'X-Partner': 'p-{claims.partner_id}', 'X-Region': '{claims.org.region}' });
+    expect(headers.fixed).toEqual({ authorization: 'Bearer t' });
+    expect(headers.claims).toEqual(['partner_id', 'org.region']);
+    expect(headers.caller({ partner_id: 7, org: { region: 'eu' } })).toEqual({ key: '["p-7","eu"]', headers: { 'x-partner': 'p-7', 'x-region': 'eu' } });
+    expect((headers.caller({ partner_id: 7 }) as Error).message).toBe('look-up source "sellers": header x-region needs the caller\'s claim "org.region", which its token lacks');
+    expect(headers.caller({ partner_id: 'a\r\nx: y', org: { region: 'eu' } })).toBeInstanceOf(LookupError);
+    expect(createRequestHeaders('s', { A: 'b' }).caller(undefined)).toEqual({ key: '', headers: {} });
+    expect(() => createRequestHeaders('s', { 'A B': 'x' })).toThrow('look-up source "s": "A B" is not a valid header name');
+  });
+
+  it('partitions a loader: one batch per caller, cache entries per caller', async () => {
+    const calls: [string[], Readonly<Record<string, string>> | undefined][] = [];
+    const source: EntitySource = {
+      name: 'sellers',
+      fetchEntities: (reps, headers) => {
+        calls.push([reps.map((r) => String(r['id'])), headers]);
+        return Promise.resolve(reps.map((r) => ({ id: r['id'], for: headers?.['x-partner'] })));
+      },
+    };
+    const requestHeaders = createRequestHeaders('sellers', { 'X-Partner': '{claims.p}' });
+    const loader = createEntityLoader(source, { requestHeaders });
+    const p1 = requestHeaders.caller({ p: '1' }) as LookupCaller;
+    const p2 = requestHeaders.caller({ p: '2' }) as LookupCaller;
+    const rep = (id: string): Representation => ({ __typename: 'Seller', id });
+    const answers = await Promise.all([loader.load(rep('a'), p1), loader.load(rep('a'), p2), loader.load(rep('b'), p1)]);
+    expect(answers).toEqual([{ id: 'a', for: '1' }, { id: 'a', for: '2' }, { id: 'b', for: '1' }]);
+    expect(calls).toEqual([[['a', 'b'], { 'x-partner': '1' }], [['a'], { 'x-partner': '2' }]]);
+    expect(await loader.load(rep('a'), p2)).toEqual({ id: 'a', for: '2' });
+    expect(calls).toHaveLength(2);
+  });
+});
+
+describe('createHttpJsonSource', () => {
+  it('refuses a GET URL without {keys} and a POST body template that is not JSON with {keys} once', () => {
+    expect(() => createHttpJsonSource({ name: 's', url: 'http://h/p', keyField: 'id' })).toThrow('look-up source "s": its URL must hold {keys} where the keys go, got http://h/p');
+    expect(() => createHttpJsonSource({ name: 's', url: 'http://h/p', keyField: 'id', method: 'POST', body: '{"a":{keys},"b":{keys}}' })).toThrow('its POST body must hold {keys} once');
+    expect(() => createHttpJsonSource({ name: 's', url: 'http://h/p', keyField: 'id', method: 'POST', body: '{a:{keys}}' })).toThrow('its POST body is not JSON once {keys} is an array');
+    expect(createHttpJsonSource({ name: 's', url: 'http://h/p', keyField: 'id', method: 'POST' }).name).toBe('s');
   });
 });

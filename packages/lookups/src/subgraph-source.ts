@@ -4,9 +4,9 @@
  */
 import { isObjectType, type GraphQLSchema } from 'graphql';
 import { entitySelection } from './entity-selection.js';
-import { fetchJson } from './fetch-json.js';
+import { createHttpClient, type SourceTls } from './http-client.js';
 import { createRequestLimit } from './request-limit.js';
-import { LookupError, type EntityResult, type EntitySource, type Representation } from './types.js';
+import { LookupError, type EntityResult, type EntitySource, type Representation, type RequestOutcome } from './types.js';
 
 export interface SubgraphSourceOptions {
   readonly name: string;
@@ -20,8 +20,10 @@ export interface SubgraphSourceOptions {
   readonly timeoutMs?: number;
   /** Requests in flight at once; more wait their turn. @default 8 */
   readonly maxConcurrentRequests?: number;
-  /** Sent with every request (e.g. an API key). @default {} */
+  /** Sent with every request (e.g. `authorization: Bearer …`); a caller's headers are added per request. @default {} */
   readonly headers?: Readonly<Record<string, string>>;
+  /** CA bundle, client certificate and key (mTLS), servername: an https URL only. @default undefined (Node's roots) */
+  readonly tls?: SourceTls | undefined;
 }
 
 interface GraphQLResponse {
@@ -30,7 +32,7 @@ interface GraphQLResponse {
 }
 
 export function createSubgraphSource(options: SubgraphSourceOptions): EntitySource {
-  const { name, url, schema, entityTypes, timeoutMs = 2_000, maxConcurrentRequests = 8, headers = {} } = options;
+  const { name, url, schema, entityTypes, timeoutMs = 2_000, maxConcurrentRequests = 8, headers = {}, tls } = options;
   const fragments = entityTypes.map((typeName) => {
     const type = schema.getType(typeName);
     if (!isObjectType(type)) throw new TypeError(`look-up source "${name}": ${typeName} is not an object type of the schema`);
@@ -39,11 +41,13 @@ export function createSubgraphSource(options: SubgraphSourceOptions): EntitySour
   // Built once: every request of this source sends the same text (a subgraph may cache its parse).
   const query = `query WirestreamEntities($representations: [_Any!]!) { _entities(representations: $representations) { __typename ${fragments.join(' ')} } }`;
   const limit = createRequestLimit(maxConcurrentRequests);
+  const client = createHttpClient({ source: name, url: url, timeoutMs, maxSockets: maxConcurrentRequests, tls });
   const requestHeaders = { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', ...headers };
 
-  async function post(representations: readonly Representation[]): Promise<readonly EntityResult[]> {
-    const init = { method: 'POST', headers: requestHeaders, body: JSON.stringify({ query, variables: { representations } }) };
-    const { status, body } = (await fetchJson(name, url, init, timeoutMs)) as { status: number; body: GraphQLResponse | null };
+  async function post(representations: readonly Representation[], callerHeaders: Readonly<Record<string, string>> | undefined, outcome: RequestOutcome | undefined): Promise<readonly EntityResult[]> {
+    const init = { method: 'POST' as const, headers: callerHeaders === undefined ? requestHeaders : { ...requestHeaders, ...callerHeaders }, body: JSON.stringify({ query, variables: { representations } }) };
+    const { status, body } = (await client.request(url, init)) as { status: number; body: GraphQLResponse | null };
+    if (outcome !== undefined) outcome.status = status;
     const entities: unknown = body?.data?._entities;
     if (!Array.isArray(entities) || entities.length !== representations.length) {
       const first = body?.errors?.[0]?.message;
@@ -53,7 +57,7 @@ export function createSubgraphSource(options: SubgraphSourceOptions): EntitySour
     return answered.map((entity, i): EntityResult => (entity === null ? (errorAt(name, body?.errors, i) ?? null) : entity));
   }
 
-  return { name, fetchEntities: (representations) => limit(() => post(representations)) };
+  return { name, fetchEntities: (representations, callerHeaders, outcome) => limit(() => post(representations, callerHeaders, outcome)) };
 }
 
 /** The subgraph's error for entity `i` (its path is `["_entities", i, …]`), if it reported one. */

@@ -15,11 +15,21 @@ export type EntityResult = Readonly<Record<string, unknown>> | null | Error;
 export interface EntitySource {
   /** The source's name in the SDL (`@lookup(source:)`) and in errors. */
   readonly name: string;
-  fetchEntities(representations: readonly Representation[]): Promise<readonly EntityResult[]>;
+  /**
+   * `headers` are the caller's (request-headers.ts), added to the source's own; every
+   * representation of one call shares them. `outcome.status` is set to the HTTP status once an
+   * answer arrived (for traces), left undefined when none did.
+   */
+  fetchEntities(representations: readonly Representation[], headers?: Readonly<Record<string, string>>, outcome?: RequestOutcome): Promise<readonly EntityResult[]>;
 }
 
 /** A look-up that failed: says which source and why; a retry of a later event may succeed. */
 export class LookupError extends Error {
   override readonly name = 'LookupError';
   readonly retriable = true;
+}
+
+/** What a source reports of one request besides its results (written by the source, read after it settled). */
+export interface RequestOutcome {
+  status: number | undefined;
 }

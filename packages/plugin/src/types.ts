@@ -84,11 +84,14 @@ export interface GatewayPlugin {
   readonly resolvers?: PluginResolvers;
   readonly context?: PluginContext;
   /**
-   * Called synchronously once per subscribe, after the operation compiled and passed the caller's
-   * scopes. A throw refuses the subscription with a generic error (the throw is logged), unless it
-   * is an error with `extensions` (a GraphQLError): then its message is sent.
+   * Called once per subscribe, after the operation compiled and passed the caller's scopes. It may
+   * answer at once or return a promise (e.g. after asking an entitlement service): meanwhile the
+   * subscription holds the events that arrive for it and sends them, in order, once allowed; a
+   * client that completes or disconnects meanwhile leaves nothing behind. A throw (or a rejection)
+   * refuses the subscription with a generic error (logged), unless it is an error with `extensions`
+   * (a GraphQLError): then its message is sent.
    */
-  readonly onSubscribe?: (input: SubscribeHookInput) => SubscribeDecision;
+  readonly onSubscribe?: (input: SubscribeHookInput) => SubscribeDecision | PromiseLike<SubscribeDecision>;
   /**
    * Called synchronously once per event before its fan-out: keep, drop or rewrite. A throw drops
    * the event (logged): a rewrite that redacts must not leak the original when it fails.

@@ -194,7 +194,7 @@ export function createJwtAuthenticator(options: JwtAuthOptions): Authenticator {
       bound.push({ rule, values });
     }
     const expiresAtMs = typeof claims.exp === 'number' ? claims.exp * 1000 : undefined;
-    const principal = scopes.principal(scopeList, tenant, expiresAtMs, bound);
+    const principal = withKeyedClaims(scopes.principal(scopeList, tenant, expiresAtMs, bound), claims, options.keyClaims);
     return { ok: true, principal: options.keepClaims === true ? { ...principal, claims: Object.freeze({ ...claims }) } : principal };
   }
 
@@ -305,6 +305,25 @@ function claimValues(claims: JWTPayload, name: string): readonly ClaimValue[] | 
   if (isLeaf(value)) return [value];
   if (Array.isArray(value) && value.every(isLeaf)) return value;
   return MALFORMED;
+}
+
+/**
+ * The principal with the `keyClaims` values (look-up headers read them, decision 0042) kept and in
+ * its scope key: operation groups — their look-up batches and cache entries with them — never mix
+ * callers whose values differ. A claim that is absent or not a string, number or boolean is left out.
+ */
+function withKeyedClaims(principal: Principal, claims: JWTPayload, names: readonly string[] | undefined): Principal {
+  if (names === undefined || names.length === 0) return principal;
+  const keyed: Record<string, string | number | boolean> = {};
+  for (const name of names) {
+    const values = claimValues(claims, name);
+    if (values !== undefined && values !== MALFORMED && values.length === 1 && !Array.isArray(claimAt(claims, name))) keyed[name] = values[0] as ClaimValue;
+  }
+  return Object.freeze({ ...principal, scopeKey: JSON.stringify([principal.scopeKey, names.map((n) => keyed[n] ?? null)]), keyedClaims: Object.freeze(keyed) });
+}
+
+function claimAt(claims: JWTPayload, name: string): unknown {
+  return claims[name] ?? name.split('.').reduce<unknown>((v, step) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[step] : undefined), claims);
 }
 
 /** A space-separated string or an array of strings; a missing claim means no scopes. Undefined when malformed. */

@@ -70,6 +70,12 @@ export interface JwtAuthOptions {
   readonly maxTokenBytes?: number;
   /** Keep each token's claims on its principal (a gateway plugin's onSubscribe reads them). @default false */
   readonly keepClaims?: boolean;
+  /**
+   * Claims whose values the look-up sources' request headers read (GATEWAY_LOOKUP_HEADERS): kept on
+   * the principal (`keyedClaims`) and part of its `scopeKey`, so callers with different values never
+   * share an operation group, a look-up batch or a cached answer. @default []
+   */
+  readonly keyClaims?: readonly string[];
 }
 
 export type AuthenticatorOptions = AnonymousAuthOptions | JwtAuthOptions;
@@ -101,6 +107,11 @@ export interface Principal {
    * `keepClaims`); absent otherwise, so a connection holds no more than it needs.
    */
   readonly claims?: Readonly<Record<string, unknown>>;
+  /**
+   * The values of the `keyClaims` the token has (absent ones left out), which `scopeKey` includes:
+   * safe to show to everything shared by the principals of one scope key (operation groups' resolvers).
+   */
+  readonly keyedClaims?: Readonly<Record<string, string | number | boolean>>;
 }
 
 export type AuthResult =

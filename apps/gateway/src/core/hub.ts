@@ -16,7 +16,7 @@ import { createBackfill, onBrokerLost, onBrokerReady } from './recovery/backfill
 import { createAsyncRenders } from './delivery/async-renders.js';
 import type { ConnectionWriter } from './connection-writer.js';
 import { createConflationState, createConflator, type Conflator } from './delivery/conflation.js';
-import { createEpoch, knownEpoch } from './delivery/epoch.js';
+import { createEpoch, currentEpoch, knownEpoch } from './delivery/epoch.js';
 import { createFanout } from './delivery/fanout.js';
 import { createFlusher } from './delivery/flush.js';
 import { confirmedChannels, createRegistry, joinGroup, leaveGroup, type GroupContextBase, type Registry, type Subscriber } from './delivery/groups.js';
@@ -32,7 +32,8 @@ import type { SinceRequest } from './recovery/since-request.js';
 import { createScheduler } from './delivery/scheduler.js';
 import { sendSnapshot } from './recovery/snapshot.js';
 import type { SnapshotAsk } from './recovery/snapshot-request.js';
-import { announceStart } from './recovery/start.js';
+import { announceStart, holdPositions, positionsNow } from './recovery/start.js';
+import { releaseCatchup } from './delivery/catchup.js';
 import { createHubStats, type HubStats } from './delivery/stats.js';
 import { createTracing } from './delivery/trip-tracing.js';
 
@@ -119,12 +120,34 @@ export interface SubscribeOptions {
   readonly frameType?: 'next' | 'data' | undefined;
 }
 
+/**
+ * A subscriber held while its subscribe is decided (a plugin's async onSubscribe): it joined its
+ * group and holds its live payloads in order, sending nothing, until released or dropped.
+ */
+export interface HeldSubscription<C> {
+  readonly subscriber: Subscriber<C>;
+  /** Sends what it held, in order, and makes it plainly live. */
+  release(): void;
+  /**
+   * Where it is live after (epoch and positions), for another operation to resume from; undefined
+   * without history. Read once, started when the hold began.
+   */
+  readonly positions: Promise<ResumeRequest | undefined>;
+}
+
 export interface Hub<C> {
   /**
    * Adds a subscriber (joining or opening its group), served as `options` say. Generic: one hub
    * serves several connection types (WebSocket, SSE), and each caller gets its own type back.
    */
   subscribe<T extends C>(conn: T, id: string, op: CompiledSubscription, options?: SubscribeOptions): Subscriber<T>;
+  /** Adds a held subscriber (see {@link HeldSubscription}); `unsubscribe` drops it with what it held. */
+  hold<T extends C>(conn: T, id: string, op: CompiledSubscription, frameType?: 'next' | 'data'): HeldSubscription<T>;
+  /**
+   * The topic's positions now (epoch, history's newest offset per partition), for a subscription
+   * decided later to resume from; undefined without history (or when it cannot be read).
+   */
+  positions(topic: string): Promise<ResumeRequest | undefined>;
   /** Removes a subscriber; its group and channels go with the last one. Idempotent. */
   unsubscribe(subscriber: Subscriber<C>): void;
   stats(): HubSnapshot;
@@ -163,7 +186,7 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
   const asyncRenders = createAsyncRenders<C>({ flusher, scheduler, logger, stats, maxInFlight });
   const fanout = createFanout<C>({ logger, metrics, stats, registry, epoch, renderer, tracing, flusher, asyncRenders });
   const inbound = createInbound({ broker, logger, metrics, stats, flow, scheduler });
-  const backfill = createBackfill<C>({ history, logger, stats, epoch, registry, inbound, fanout });
+  const backfill = createBackfill<C>({ history, logger, stats, epoch, registry, inbound, fanout, asyncRenders });
   const slice = { inbound, fanout, flusher, asyncRenders };
   scheduler.run = () => runSlice(slice);
   const parts: HubParts<C> = { logger, writer, stats, registry, inbound, catchups: { writer, history, snapshots, stats, epoch, renderer, registry, metrics },
@@ -180,6 +203,12 @@ export function createHub<C>(deps: HubDeps<C>): Hub<C> {
     // A hub serves several connection types (WebSocket, SSE): each caller gets its own type back.
     subscribe: <T extends C>(conn: T, id: string, op: CompiledSubscription, options: SubscribeOptions = {}) =>
       addSubscriber(parts, conn, id, op, options) as Subscriber<T>,
+    hold: <T extends C>(conn: T, id: string, op: CompiledSubscription, frameType: 'next' | 'data' = 'next') => holdSubscriber(parts, conn, id, op, frameType) as unknown as HeldSubscription<T>,
+    positions: (topic) =>
+      positionsNow(parts.catchups, topic).catch((err: unknown) => {
+        logger.warn({ err }, 'reading the positions of a topic failed: a subscription decided later starts live');
+        return undefined;
+      }),
     unsubscribe: (subscriber) => leaveGroup(registry, subscriber),
     stats: () => snapshot(parts),
     snapshots: snapshots !== undefined,
@@ -226,6 +255,20 @@ function addSubscriber<C>(parts: HubParts<C>, conn: C, id: string, op: CompiledS
     });
   }
   return subscriber;
+}
+
+function holdSubscriber<C>(parts: HubParts<C>, conn: C, id: string, op: CompiledSubscription, frameType: 'next' | 'data'): HeldSubscription<C> {
+  const { catchups, logger, writer } = parts;
+  const subscriber = joinGroup(parts.registry, conn, id, op, { frameType, delta: false, catchup: true, conflation: undefined });
+  const positions = holdPositions(catchups, subscriber).catch((err: unknown) => {
+    logger.warn({ err }, 'reading the position of a held subscription failed: an operation narrowed meanwhile starts live');
+    return undefined;
+  });
+  return {
+    subscriber,
+    positions,
+    release: () => releaseCatchup(writer, subscriber, new Map(), currentEpoch(catchups.epoch)),
+  };
 }
 
 function snapshot<C>(parts: HubParts<C>): HubSnapshot {

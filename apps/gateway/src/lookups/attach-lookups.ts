@@ -5,7 +5,7 @@
  * field's error. Types only from @wirestream/lookups: nothing is loaded for a schema without look-ups.
  */
 import { GraphQLObjectType } from 'graphql';
-import type { EntityLoader, Representation } from '@wirestream/lookups';
+import type { EntityLoader, LookupCaller, Representation } from '@wirestream/lookups';
 import type { LookupBinding, WirestreamSchema } from '@wirestream/schema';
 
 /** The setting that names the sources, for errors. */
@@ -23,16 +23,33 @@ export function attachLookups(ws: WirestreamSchema, loaders: ReadonlyMap<string,
   }
 }
 
-/** The representation from the parent's key fields (null when one is missing: nothing to look up). */
+/**
+ * The representation from the parent's key fields (null when one is missing: nothing to look up),
+ * loaded with the caller's headers when the source templates some from claims: the group context's
+ * `claims` (in the group's dedup key), rendered once per group and remembered with it.
+ */
 function lookupResolver(binding: LookupBinding, loader: EntityLoader) {
   const { entityType, key } = binding;
-  return (parent: Readonly<Record<string, unknown>>): Promise<Readonly<Record<string, unknown>> | null> | null => {
+  const headers = loader.requestHeaders !== undefined && loader.requestHeaders.claims.length > 0 ? loader.requestHeaders : undefined;
+  const callers = new WeakMap<object, LookupCaller | Error>();
+  return (parent: Readonly<Record<string, unknown>>, _args: unknown, context: GroupContext | undefined): Promise<Readonly<Record<string, unknown>> | null> | null => {
     const representation: Record<string, unknown> = { __typename: entityType };
     for (const { field, from } of key) {
       const value = parent[from];
       if (value === undefined || value === null) return null;
       representation[field] = value;
     }
-    return loader.load(representation as Representation);
+    if (headers === undefined) return loader.load(representation as Representation);
+    let caller = context === undefined ? undefined : callers.get(context);
+    if (caller === undefined) {
+      caller = headers.caller(context?.claims);
+      if (context !== undefined) callers.set(context, caller);
+    }
+    return caller instanceof Error ? Promise.reject(caller) : loader.load(representation as Representation, caller);
   };
+}
+
+/** What the resolver reads of an operation group's context (core/delivery/groups.ts GroupContextBase). */
+interface GroupContext {
+  readonly claims?: Readonly<Record<string, unknown>>;
 }

@@ -13,7 +13,8 @@
  * broker past `GATEWAY_INBOUND_MAX_BYTES`: the gateway stops reading Redis instead of growing
  * memory (lossless, the bounded loop of decision 0013). One message's fan-out is never cut at the
  * bound, so the count may pass it by at most that message's groups. A settle that brings the count
- * back under the bound schedules a slice.
+ * back under the bound schedules a slice. The back-fill, which reads history rather than the inbound
+ * queue, waits for the same bound ({@link untilBelowBound}).
  *
  * A rejected render (not a GraphQL error: those are in the payload, with the event's position) is
  * logged and that group skips the event, as a synchronous throw does.
@@ -45,12 +46,14 @@ export interface AsyncRenders<C> {
   readonly maxInFlight: number;
   readonly queues: Map<Group<C>, Slot<C>[]>;
   inFlight: number;
+  /** Who waits for the count to drop under the bound (the back-fill, backfill.ts): woken by the settle that does it. */
+  readonly belowBound: (() => void)[];
 }
 
 export type AsyncRendersDeps<C> = Pick<AsyncRenders<C>, 'flusher' | 'scheduler' | 'logger' | 'stats' | 'maxInFlight'>;
 
 export function createAsyncRenders<C>(deps: AsyncRendersDeps<C>): AsyncRenders<C> {
-  return { ...deps, queues: new Map(), inFlight: 0 };
+  return { ...deps, queues: new Map(), inFlight: 0, belowBound: [] };
 }
 
 /** Whether a synchronous payload of this group must wait behind a render in flight. */
@@ -61,6 +64,15 @@ export function waitsInOrder<C>(renders: AsyncRenders<C>, group: Group<C>): bool
 /** Whether the renders in flight reached the bound: take no new message until one settles. */
 export function rendersAtBound<C>(renders: AsyncRenders<C>): boolean {
   return renders.inFlight >= renders.maxInFlight;
+}
+
+/**
+ * Resolves once the renders in flight are under the bound (at once when they are): a reader that
+ * is not the inbound queue (the back-fill's history pages) waits here instead of growing them.
+ */
+export function untilBelowBound<C>(renders: AsyncRenders<C>): Promise<void> {
+  if (!rendersAtBound(renders)) return Promise.resolve();
+  return new Promise((resolve) => renders.belowBound.push(resolve));
 }
 
 /** Renders in flight and groups waiting on one, for `/stats`. */
@@ -96,7 +108,10 @@ function settle<C>(renders: AsyncRenders<C>, group: Group<C>, slot: Slot<C>, jso
   slot.json = json;
   slot.settled = true;
   releaseSettled(renders, group);
-  if (wasAtBound && !rendersAtBound(renders)) scheduleUnlessInSlice(renders.scheduler);
+  if (wasAtBound && !rendersAtBound(renders)) {
+    scheduleUnlessInSlice(renders.scheduler);
+    for (const wake of renders.belowBound.splice(0)) wake();
+  }
 }
 
 /** Hands the settled head of the group's FIFO to the flush, in order; the FIFO goes when empty. */

@@ -70,6 +70,8 @@ export interface GroupContextBase {
   readonly dedupKey: string;
   readonly fieldName: string;
   readonly topic: string;
+  /** The caller's claims the dedup key includes (CompiledSubscription.claims); absent without any. */
+  readonly claims?: Readonly<Record<string, unknown>>;
 }
 
 /** A broker channel some group needs. */
@@ -228,7 +230,9 @@ export function confirmedChannels<C>(registry: Registry<C>): number {
 
 function openGroup<C>(registry: Registry<C>, op: CompiledSubscription): Group<C> {
   const { fieldName, topic } = op.route;
-  const context = registry.contextFactories ? createLazyContext(registry.contextFactories, { dedupKey: op.dedupKey, fieldName, topic }) : undefined;
+  const base: GroupContextBase = { dedupKey: op.dedupKey, fieldName, topic, ...(op.claims === undefined ? {} : { claims: op.claims }) };
+  // Without factories a context still carries the claims look-up headers read (decision 0042).
+  const context = registry.contextFactories ? createLazyContext(registry.contextFactories, base) : op.claims === undefined ? undefined : Object.freeze(base);
   const group: Group<C> = { op, subscribers: new Set(), pending: [], pendingTs: [], pendingPartition: [], pendingOffset: [], pendingKey: [], pendingChars: 0, headBytes: 0, deltaSubscribers: 0, deltaBase: undefined, context };
   registry.groups.set(op.dedupKey, group);
   retainTopic(registry, topic);
@@ -240,7 +244,7 @@ function closeGroup<C>(registry: Registry<C>, group: Group<C>): void {
   registry.groups.delete(group.op.dedupKey);
   releaseTopic(registry, group.op.route.topic);
   for (const channel of group.op.channels) releaseChannel(registry, channel, group);
-  if (group.context) {
+  if (group.context && registry.contextFactories) {
     disposeLazyContext(group.context).catch((err: unknown) => registry.logger.warn({ err }, 'disposing an operation context failed'));
   }
 }

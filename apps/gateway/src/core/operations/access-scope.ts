@@ -16,6 +16,7 @@ export function createAccessScopes(authenticator: Authenticator): (principal: Pr
     if (known) return known;
     const access: AccessScope = {
       key: principal.scopeKey,
+      ...(principal.keyedClaims === undefined ? {} : { claims: principal.keyedClaims }),
       authorize(route, args) {
         const missing = authenticator.authorizeField(principal, route);
         if (missing !== undefined) return { ok: false, message: missing };

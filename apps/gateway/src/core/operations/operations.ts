@@ -71,6 +71,8 @@ export interface CompiledSubscription {
    * undefined when `execute` must serve this operation (a custom resolver, an abstract type…).
    */
   readonly projector: Projector | undefined;
+  /** The caller's claims the dedup key includes (AccessScope.claims): its group context shows them to resolvers. */
+  readonly claims?: Readonly<Record<string, unknown>>;
 }
 
 /** A query answered once from the schema's static data (e.g. `{ topics }`). */
@@ -88,6 +90,11 @@ export interface CompiledQuery {
 export interface AccessScope {
   /** Part of the dedup key (e.g. sorted scopes + tenant). */
   readonly key: string;
+  /**
+   * Claim values `key` includes (the authenticator's `keyClaims`, read by look-up headers): every
+   * principal of this scope has them, so the operation's group context may show them to resolvers.
+   */
+  readonly claims?: Readonly<Record<string, unknown>>;
   /**
    * Checks the field may be used and returns the arguments to use (tenant binding may set some) and
    * the filters the caller's claims bind (where-bound.ts), ANDed with the client's `where`.
@@ -274,7 +281,7 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
     const pin = keyed ? { on: route.keyField ?? KAFKA_KEY, keys: [String(keyArg)] } : where.pin;
     return {
       ok: true,
-      operation: { kind: 'subscription', document: shared, operationName, variables, route, filter, where: where.predicate, channels, snapshotKeys, pin, dedupKey, projector },
+      operation: { kind: 'subscription', document: shared, operationName, variables, route, filter, where: where.predicate, channels, snapshotKeys, pin, dedupKey, projector, ...(access.claims === undefined ? {} : { claims: access.claims }) },
     };
   }
 

@@ -2,7 +2,8 @@
  * A plugin's `onSubscribe` (GATEWAY_PLUGIN), run once per subscribe on every transport, after the
  * operation compiled and passed the caller's scopes: allow, refuse with GraphQL errors, or replace
  * the variables (then the operation is compiled and checked again with them, so a narrowing cannot
- * widen what the scopes allow). Synchronous: a subscribe is answered in the order it came.
+ * widen what the scopes allow). The hook may answer with a promise: the result is then a promise
+ * too, and the protocols hold the subscription meanwhile (session.ts, sse-session.ts).
  */
 import type { GraphQLFormattedError } from 'graphql';
 import type { GatewayPlugin, PluginPrincipal } from '@wirestream/plugin';
@@ -23,17 +24,20 @@ export interface SubscribeHookCall {
   readonly transport: string;
 }
 
-/** The operation to subscribe (as compiled, or compiled again with the hook's variables), or the errors to answer. */
+/**
+ * The operation to subscribe (as compiled, or compiled again with the hook's variables), or the
+ * errors to answer; a promise of them when the hook answered with one.
+ */
 export function runSubscribeHook(
   call: SubscribeHookCall,
   request: OperationRequest,
   operation: CompiledSubscription,
   access: AccessScope,
   principal: Principal | undefined,
-): CompileResult {
-  let decision: ReturnType<SubscribeHook>;
+): CompileResult | Promise<CompileResult> {
+  let answer: ReturnType<SubscribeHook>;
   try {
-    decision = call.hook({
+    answer = call.hook({
       fieldName: operation.route.fieldName,
       topic: operation.route.topic,
       operationName: operation.operationName,
@@ -44,6 +48,22 @@ export function runSubscribeHook(
   } catch (err) {
     return { ok: false, errors: thrownErrors(call.logger, err) };
   }
+  if (isThenable(answer)) {
+    return Promise.resolve(answer).then(
+      (decision) => decide(call, request, operation, access, decision),
+      (err: unknown): CompileResult => ({ ok: false, errors: thrownErrors(call.logger, err) }),
+    );
+  }
+  return decide(call, request, operation, access, answer);
+}
+
+type Decision = Exclude<ReturnType<SubscribeHook>, PromiseLike<unknown>>;
+
+function isThenable(value: unknown): value is PromiseLike<Decision> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
+
+function decide(call: SubscribeHookCall, request: OperationRequest, operation: CompiledSubscription, access: AccessScope, decision: Decision): CompileResult {
   if (decision === undefined || decision === true) return { ok: true, operation };
   if ('errors' in decision) {
     const errors = decision.errors.map((e) => ({ message: String(e.message), ...(e.extensions ? { extensions: { ...e.extensions } } : {}) }));

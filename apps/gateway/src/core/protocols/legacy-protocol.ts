@@ -28,6 +28,7 @@ import {
   type ProtocolDeps,
   type ProtocolOptions,
   type SessionState,
+  type SubscribeOutcome,
   type SubscribePayload,
 } from './session.js';
 
@@ -137,7 +138,19 @@ function subscribe<C extends Connection<C>>(state: SessionState<C>, conn: C, id:
   if (conn.closed || !conn.access) return;
   // The reference server replaces a subscription whose id is started again.
   stopSubscription(state, conn, id);
-  const outcome = startSubscription(state, conn, id, payload, 'data');
+  answer(state, conn, id, startSubscription(state, conn, id, payload, 'data'));
+}
+
+function answer<C extends Connection<C>>(state: SessionState<C>, conn: C, id: string, outcome: SubscribeOutcome | undefined): void {
+  if (outcome === undefined || conn.closed) return;
+  if (outcome.kind === 'pending') {
+    // A plugin's onSubscribe still deciding: the subscription is held (session.ts); answered once decided.
+    outcome.decided.then(
+      (decided) => answer(state, conn, id, decided),
+      (err: unknown) => state.logger.error({ err }, 'deciding a subscription failed'),
+    );
+    return;
+  }
   if (outcome.kind === 'errors') return sendError(state, conn, id, outcome.errors);
   if (outcome.kind === 'result') {
     state.writer.send(conn, JSON.stringify({ id, type: 'data', payload: outcome.result }));

@@ -23,6 +23,7 @@ import {
   type ProtocolDeps,
   type ProtocolOptions,
   type SessionState,
+  type SubscribeOutcome,
 } from './session.js';
 
 export { createConnectionState, type Connection, type Protocol, type ProtocolDeps, type ProtocolOptions } from './session.js';
@@ -72,7 +73,19 @@ function onSubscribe<C extends Connection<C>>(state: SessionState<C>, conn: C, m
   const badId = subscriptionIdProblem(state, id);
   if (badId !== undefined) return closeWith(state, conn, CloseCode.BadRequest, `Invalid subscribe: ${badId}`);
   if (conn.subscriptions?.has(id)) return closeWith(state, conn, CloseCode.SubscriberAlreadyExists, `Subscriber for ${id} already exists`);
-  const outcome = startSubscription(state, conn, id, payload, 'next');
+  answer(state, conn, id, startSubscription(state, conn, id, payload, 'next'));
+}
+
+function answer<C extends Connection<C>>(state: SessionState<C>, conn: C, id: string, outcome: SubscribeOutcome | undefined): void {
+  if (outcome === undefined || conn.closed) return;
+  if (outcome.kind === 'pending') {
+    // A plugin's onSubscribe still deciding: the subscription is held (session.ts); answered once decided.
+    outcome.decided.then(
+      (decided) => answer(state, conn, id, decided),
+      (err: unknown) => state.logger.error({ err }, 'deciding a subscription failed'),
+    );
+    return;
+  }
   if (outcome.kind === 'errors') return sendError(state, conn, id, outcome.errors);
   if (outcome.kind === 'result') {
     state.writer.send(conn, JSON.stringify({ id, type: MessageType.Next, payload: outcome.result }));

@@ -15,9 +15,9 @@ import { parseConflateRequest, parseMaxRateRequest } from '../delivery/conflatio
 import { parseDeltaRequest } from '../delivery/delta.js';
 import type { Hub } from '../hub.js';
 import type { Subscriber } from '../delivery/groups.js';
-import type { AccessScope, OperationCompiler } from '../operations/operations.js';
+import type { AccessScope, CompileResult, CompiledSubscription, OperationCompiler } from '../operations/operations.js';
 import type { RateLimiter } from './rate-limit.js';
-import { parseResumeRequest, parseStartRequest } from '../recovery/resume-request.js';
+import { parseResumeRequest, parseStartRequest, type ResumeRequest } from '../recovery/resume-request.js';
 import { parseSinceRequest } from '../recovery/since-request.js';
 import { resolveSnapshotAsk } from '../recovery/snapshot-request.js';
 import { createAccessScopes } from '../operations/access-scope.js';
@@ -116,7 +116,12 @@ export type SubscribeOutcome =
   | { readonly kind: 'subscribed' }
   | { readonly kind: 'errors'; readonly errors: readonly GraphQLFormattedError[] }
   /** A query (the schema's own Query fields): one result, then complete. */
-  | { readonly kind: 'result'; readonly result: ExecutionResult };
+  | { readonly kind: 'result'; readonly result: ExecutionResult }
+  /**
+   * A plugin's onSubscribe answered with a promise: the subscription is held meanwhile; `decided`
+   * settles with what to write then (undefined: nothing — subscribed, or the client left meanwhile).
+   */
+  | { readonly kind: 'pending'; readonly decided: Promise<SubscribeOutcome | undefined> };
 
 /** WebSocket close reasons are limited to 123 bytes of UTF-8 (RFC 6455 §5.5). */
 const MAX_CLOSE_REASON_BYTES = 123;
@@ -192,33 +197,108 @@ export function startSubscription<C extends Connection<C>>(state: SessionState<C
   if (subscriptions.size >= state.maxSubscriptionsPerConnection) {
     return { kind: 'errors', errors: [{ message: `Too many subscriptions on this connection: the limit is ${state.maxSubscriptionsPerConnection}; complete one first.` }] };
   }
-  let compiled = state.compiler.compile(payload, access);
+  let compiled: CompileResult | Promise<CompileResult> = state.compiler.compile(payload, access);
   if (compiled.ok && compiled.operation.kind === 'subscription' && state.onSubscribe !== undefined) {
     const transport = frameType === 'data' ? 'graphql-ws' : 'graphql-transport-ws';
-    compiled = runSubscribeHook({ hook: state.onSubscribe, compiler: state.compiler, logger: state.logger, transport }, payload, compiled.operation, access, conn.principal);
+    const original = compiled.operation;
+    compiled = runSubscribeHook({ hook: state.onSubscribe, compiler: state.compiler, logger: state.logger, transport }, payload, original, access, conn.principal);
+    if (compiled instanceof Promise) return { kind: 'pending', decided: holdWhileDecided(state, conn, id, payload, frameType, original, compiled) };
   }
+  return finishSubscription(state, conn, id, payload, frameType, compiled, undefined);
+}
+
+/** Compiled (and hooked): a query's result, or the subscription's options checked and the hub joined. */
+function finishSubscription<C extends Connection<C>>(
+  state: SessionState<C>,
+  conn: C,
+  id: string,
+  payload: SubscribePayload,
+  frameType: 'next' | 'data',
+  compiled: CompileResult,
+  /** Where a subscription held while decided is live after: resumed from there unless the client asked its own replay. */
+  heldFrom: ResumeRequest | undefined,
+): SubscribeOutcome {
   if (!compiled.ok) return { kind: 'errors', errors: compiled.errors };
   const { operation } = compiled;
   if (operation.kind === 'query') {
     const result = runSchemaQuery(state.schema, operation);
     return typeof result === 'string' ? { kind: 'errors', errors: [{ message: result }] } : { kind: 'result', result };
   }
-  const resume = parseResumeRequest(payload.extensions);
-  if (typeof resume === 'string') return { kind: 'errors', errors: [{ message: resume }] };
-  const delta = parseDeltaRequest(payload.extensions);
-  if (typeof delta === 'string') return { kind: 'errors', errors: [{ message: delta }] };
-  const start = parseStartRequest(payload.extensions);
-  if (typeof start === 'string') return { kind: 'errors', errors: [{ message: start }] };
-  const since = parseSinceRequest(payload.extensions);
-  if (typeof since === 'string') return { kind: 'errors', errors: [{ message: since }] };
-  const conflate = parseConflateRequest(payload.extensions);
-  if (typeof conflate === 'string') return { kind: 'errors', errors: [{ message: conflate }] };
-  const maxRate = parseMaxRateRequest(payload.extensions);
-  if (typeof maxRate === 'string') return { kind: 'errors', errors: [{ message: maxRate }] };
-  const snapshot = resolveSnapshotAsk(payload.extensions, operation, { maxKeys: state.snapshotMaxKeys, available: state.hub.snapshots });
-  if (typeof snapshot === 'string') return { kind: 'errors', errors: [{ message: snapshot }] };
-  subscriptions.set(id, state.hub.subscribe(conn, id, operation, { resume, since, conflate, maxRate, delta: delta && state.allowDelta, start, snapshot, frameType }));
+  const asked = subscribeOptions(state, payload, operation);
+  if (typeof asked === 'string') return { kind: 'errors', errors: [{ message: asked }] };
+  const ownReplay = asked.resume !== undefined || asked.since !== undefined || asked.snapshot !== undefined || asked.start;
+  const resume = ownReplay || heldFrom === undefined ? asked.resume : { ...heldFrom, quiet: true };
+  const subscriptions = (conn.subscriptions ??= new Map());
+  subscriptions.set(id, state.hub.subscribe(conn, id, operation, { ...asked, resume, frameType }));
   return { kind: 'subscribed' };
+}
+
+/** The subscribe's `extensions` as hub options, or the first problem. */
+function subscribeOptions<C extends Connection<C>>(state: SessionState<C>, payload: SubscribePayload, operation: CompiledSubscription) {
+  const resume = parseResumeRequest(payload.extensions);
+  if (typeof resume === 'string') return resume;
+  const delta = parseDeltaRequest(payload.extensions);
+  if (typeof delta === 'string') return delta;
+  const start = parseStartRequest(payload.extensions);
+  if (typeof start === 'string') return start;
+  const since = parseSinceRequest(payload.extensions);
+  if (typeof since === 'string') return since;
+  const conflate = parseConflateRequest(payload.extensions);
+  if (typeof conflate === 'string') return conflate;
+  const maxRate = parseMaxRateRequest(payload.extensions);
+  if (typeof maxRate === 'string') return maxRate;
+  const snapshot = resolveSnapshotAsk(payload.extensions, operation, { maxKeys: state.snapshotMaxKeys, available: state.hub.snapshots });
+  if (typeof snapshot === 'string') return snapshot;
+  return { resume, since, conflate, maxRate, delta: delta && state.allowDelta, start, snapshot };
+}
+
+/**
+ * While a plugin's onSubscribe decides, the operation as asked is held in the hub under the
+ * subscription's id: it joins its group and keeps the events that arrive, in order, sending none. A
+ * `complete` or a closed socket meanwhile drops it like any subscription (nothing is left behind).
+ * Then: refused, it is dropped and the errors answered; allowed as it was, with plain options, what
+ * it held is sent and it goes on live; otherwise (narrowed variables, or options the hold did not
+ * apply) it is replaced by the decided operation resuming from where the hold was live after
+ * (history), so nothing published meanwhile is lost.
+ */
+async function holdWhileDecided<C extends Connection<C>>(
+  state: SessionState<C>,
+  conn: C,
+  id: string,
+  payload: SubscribePayload,
+  frameType: 'next' | 'data',
+  original: CompiledSubscription,
+  decision: Promise<CompileResult>,
+): Promise<SubscribeOutcome | undefined> {
+  const held = state.hub.hold(conn, id, original, frameType);
+  (conn.subscriptions ??= new Map()).set(id, held.subscriber);
+  const ours = (): boolean => !conn.closed && conn.subscriptions?.get(id) === held.subscriber;
+  const compiled = await decision;
+  if (!ours()) return undefined;
+  if (!compiled.ok) {
+    stopSubscription(state, conn, id);
+    return { kind: 'errors', errors: compiled.errors };
+  }
+  const same = compiled.operation.kind === 'subscription' && compiled.operation.dedupKey === original.dedupKey;
+  if (same && plainExtensions(payload.extensions)) {
+    held.release();
+    return undefined;
+  }
+  const from = await held.positions;
+  if (!ours()) return undefined;
+  stopSubscription(state, conn, id);
+  const outcome = finishSubscription(state, conn, id, payload, frameType, compiled, from);
+  return outcome.kind === 'subscribed' ? undefined : outcome;
+}
+
+/** No extension that changes how a subscription is served (the hold applies none). */
+function plainExtensions(extensions: SubscribePayload['extensions']): boolean {
+  if (extensions === null || extensions === undefined) return true;
+  for (const name of ['resume', 'since', 'snapshot', 'start', 'conflate', 'maxRate', 'delta']) {
+    const value = extensions[name];
+    if (value !== undefined && value !== null && value !== false) return false;
+  }
+  return true;
 }
 
 /** Ends one subscription of a connection; false if it had none of that id. */

@@ -141,9 +141,17 @@ async function prepare<S extends SseStream>(
   if (!auth.ok) return { kind: 'refused', status: auth.retriable ? 503 : 401, message: auth.reason };
   const access = accessFor(auth.principal);
   let compiled = deps.compiler.compile(request.params, access);
+  /** Positions read as the request arrived, while an async onSubscribe decides: the stream resumes from them. */
+  let arrivedAt: Promise<ResumeRequest | undefined> | undefined;
   if (compiled.ok && compiled.operation.kind === 'subscription' && deps.onSubscribe !== undefined) {
     const call = { ...deps.onSubscribe, compiler: deps.compiler, transport: 'graphql-sse' };
-    compiled = runSubscribeHook(call, request.params, compiled.operation, access, auth.principal);
+    const hooked = runSubscribeHook(call, request.params, compiled.operation, access, auth.principal);
+    if (hooked instanceof Promise) {
+      // Nothing joins the hub before the stream exists (a client gone meanwhile leaves nothing behind):
+      // the events published while the hook decides are replayed from history after these positions.
+      arrivedAt = deps.hub.positions(compiled.operation.route.topic);
+      compiled = await hooked;
+    } else compiled = hooked;
   }
   // graphql-sse: errors found before execution go through an accepted stream, not a 4xx.
   if (!compiled.ok) return { kind: 'events', events: errorEvents(compiled.errors) };
@@ -161,7 +169,10 @@ async function prepare<S extends SseStream>(
   if (typeof maxRate === 'string') return { kind: 'events', events: errorEvents([{ message: maxRate }]) };
   const snapshot = resolveSnapshotAsk(request.params.extensions, operation, { maxKeys: deps.snapshotMaxKeys ?? GATEWAY_DEFAULTS.snapshotMaxKeys, available: deps.hub.snapshots });
   if (typeof snapshot === 'string') return { kind: 'events', events: errorEvents([{ message: snapshot }]) };
-  return { kind: 'subscription', operation, resume, since, conflate, maxRate, snapshot, expiresAtMs: auth.principal.expiresAtMs ?? 0 };
+  // Decided later: resumed from where it arrived, unless it asked a replay of its own.
+  const arrived = arrivedAt !== undefined && resume === undefined && since === undefined && snapshot === undefined ? await arrivedAt : undefined;
+  const from = arrived === undefined ? resume : { ...arrived, quiet: true };
+  return { kind: 'subscription', operation, resume: from, since, conflate, maxRate, snapshot, expiresAtMs: auth.principal.expiresAtMs ?? 0 };
 }
 
 /** The resume point: `Last-Event-ID` (header or query parameter) first, else `extensions.resume`. */

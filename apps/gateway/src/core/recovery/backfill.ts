@@ -2,10 +2,14 @@
  * Back-fill after a broker reconnect: pub/sub dropped whatever was published while the connection
  * was away; history has it. The hub re-reads it through the same path as live messages (duplicates
  * fall out by position), while live messages that arrive meanwhile wait in the inbound queue
- * (held, inbound.ts). It runs in the same time slices as live processing.
+ * (held, inbound.ts). It runs in the same time slices as live processing, and within the same
+ * bound of renders in flight (GATEWAY_MAX_RENDERS_IN_FLIGHT, async-renders.ts): at the bound it
+ * waits for one to settle before the next entry, so a back-fill through slow look-ups does not grow
+ * memory with every event history holds.
  */
 import type { Logger } from '@wirestream/telemetry';
 import type { HistoryReader } from '../../broker/broker.js';
+import { rendersAtBound, untilBelowBound, type AsyncRenders } from '../delivery/async-renders.js';
 import { reloadEpoch, type Epoch } from '../delivery/epoch.js';
 import { continueFanout, fanOutOne, type Fanout } from '../delivery/fanout.js';
 import { listenedTopics, type Registry } from '../delivery/groups.js';
@@ -22,6 +26,8 @@ export interface Backfill<C> {
   readonly registry: Registry<C>;
   readonly inbound: Inbound;
   readonly fanout: Fanout<C>;
+  /** Renders in flight: the back-fill waits at their bound as the live path does. */
+  readonly asyncRenders: AsyncRenders<C>;
   /** The broker was lost with history on: the next `ready` back-fills. */
   pending: boolean;
 }
@@ -82,6 +88,11 @@ async function backfillTopics<C>(backfill: Backfill<C>): Promise<void> {
       const after = laterOffset(marks[p], floor.get(p));
       for await (const page of history.read(topic, p, after)) {
         for (const entry of page) {
+          // At the bound, wait for a render to settle (its settle writes what it can first).
+          if (rendersAtBound(backfill.asyncRenders)) {
+            await untilBelowBound(backfill.asyncRenders);
+            slice.restart();
+          }
           backfill.stats.backfilled++;
           fanOutOne(fanout, entry.channel, entry.envelope);
           if (slice.spent()) {

@@ -2,6 +2,11 @@
 export interface ResumeRequest {
   readonly epoch: string;
   readonly positions: ReadonlyMap<number, string>;
+  /**
+   * The gateway's own resume (a subscription held while a plugin decided, session.ts): the client
+   * asked none, so a complete recovery is not signalled (a gap still is). @default false
+   */
+  readonly quiet?: boolean;
 }
 
 const MAX_RESUME_PARTITIONS = 4_096;

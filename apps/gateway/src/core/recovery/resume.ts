@@ -36,7 +36,7 @@ export async function catchUp<C>(state: CatchupContext<C>, subscriber: Subscribe
   if (!alive()) return;
   if (!sameEpoch) signalResume(state, subscriber, { recovered: false, reason: 'epoch changed: the history your positions belong to was lost' });
   else if (gaps.length > 0) signalResume(state, subscriber, { recovered: false, reason: 'history no longer covers the gap (retention)', partitions: gaps });
-  else signalResume(state, subscriber, { recovered: true });
+  else if (resume.quiet !== true) signalResume(state, subscriber, { recovered: true });
   await replayThenRelease(state, subscriber, partitions, sameEpoch ? resume.positions : new Map());
 }
 

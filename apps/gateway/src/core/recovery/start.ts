@@ -53,3 +53,27 @@ async function readStart<C>(state: CatchupContext<C>, topic: string): Promise<Ma
   await knownEpoch(state.epoch);
   return history.tops(topic, await history.partitions(topic));
 }
+
+/**
+ * A subscriber held while its subscribe is decided (a plugin's async onSubscribe): where it is live
+ * after, as a resume request (epoch and history's newest offset per partition once its channels were
+ * confirmed, as for a start), so that another operation decided meanwhile resumes from there with
+ * nothing lost; undefined without history (or when it could not be read), or when it left.
+ */
+export async function holdPositions<C>(state: CatchupContext<C>, subscriber: Subscriber<C>): Promise<{ readonly epoch: string; readonly positions: ReadonlyMap<number, string> } | undefined> {
+  if (!state.history) return undefined;
+  const { group } = subscriber;
+  await channelsConfirmed(state.registry, group);
+  if (!group.subscribers.has(subscriber)) return undefined;
+  const positions = await readStart(state, group.op.route.topic);
+  const epoch = currentEpoch(state.epoch);
+  return epoch === undefined ? undefined : { epoch, positions };
+}
+
+/** The topic's positions now (epoch and history's newest offset per partition), to resume from later; undefined without history. */
+export async function positionsNow<C>(state: CatchupContext<C>, topic: string): Promise<{ readonly epoch: string; readonly positions: ReadonlyMap<number, string> } | undefined> {
+  if (!state.history) return undefined;
+  const positions = await readStart(state, topic);
+  const epoch = currentEpoch(state.epoch);
+  return epoch === undefined ? undefined : { epoch, positions };
+}
