@@ -7,7 +7,8 @@
 // event reaches a subscriber when it arrives on one of its channels and its filters match it.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { channelName, createWirestreamSchema, encodeEnvelope, matchesFilter, shardOf, type Envelope } from '@wirestream/schema';
+import { createWirestreamSchema, matchesFilter } from '@wirestream/schema';
+import { channelName, encodeEnvelope, shardOf, type Envelope } from '@wirestream/wire';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import { waitFor } from '@wirestream/testkit';
 import { createHub, createMemoryBus, createOperationCompiler, type CompiledSubscription, type ConnectionWriter } from '../src/index.js';

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import WebSocket from 'ws';
 import { createClient as createWsClient } from 'graphql-ws';
 import { createWirestreamClient, type Recovery } from '@wirestream/client';
-import { historyStreamKey } from '@wirestream/schema';
+import { historyStreamKey } from '@wirestream/wire';
 import { startStack, uniqueName, waitFor, type Stack } from '@wirestream/testkit';
 
 const PARTITIONS = 2;
