@@ -195,6 +195,22 @@ export default defineConfig(
     extends: [tseslint.configs.disableTypeChecked],
   },
 
+  // --- The wire contract ------------------------------------------------------------------------
+  // What ingest writes to Redis and the gateway reads needs no GraphQL: SDL compilation is
+  // @wirestream/schema's, which depends on @wirestream/wire, never the other way round.
+  {
+    files: ['packages/wire/**/*.ts'],
+    rules: {
+      'no-restricted-imports': restrictedImports({
+        paths: [
+          { name: 'graphql', message: 'packages/wire is the Redis wire contract and needs no GraphQL: put SDL-side code in packages/schema.' },
+          { name: '@wirestream/schema', message: 'packages/wire is below packages/schema (schema depends on wire): move what you need here, or the code there.' },
+        ],
+        patterns: [{ regex: '^graphql/', message: 'packages/wire needs no GraphQL: put SDL-side code in packages/schema.' }],
+      }),
+    },
+  },
+
   // --- The gateway's layers -------------------------------------------------------------------
   {
     files: [`${gateway}/core/**`],

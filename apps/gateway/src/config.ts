@@ -1,7 +1,7 @@
 import { booleanFlag, csvList, defineConfigSpec, envVar, integer, port, url, z } from '@wirestream/config';
 import { redisSecuritySpec } from '@wirestream/connect';
 import { keyStyleSpec, schemaSourceSpec } from '@wirestream/registry';
-import { REDIS_MODES } from '@wirestream/schema';
+import { REDIS_MODES } from '@wirestream/wire';
 import { LOG_LEVELS, tracingSpec } from '@wirestream/telemetry';
 import { GATEWAY_DEFAULTS } from './defaults.js';
 import { COMPRESSION_MODES } from './transport/compression.js';

@@ -1,4 +1,4 @@
-import { DEFAULT_CHANNEL_PREFIX, DEFAULT_HISTORY_PREFIX } from '@wirestream/schema';
+import { DEFAULT_CHANNEL_PREFIX, DEFAULT_HISTORY_PREFIX } from '@wirestream/wire';
 
 /**
  * Every default of the gateway, in one place: the config spec (env vars and the README's table),

@@ -3,7 +3,8 @@
 // render to settle. On the real in-process bus with history, a resolver that takes a few ms per event.
 import { GraphQLObjectType } from 'graphql';
 import { expect, it } from 'vitest';
-import { auctionSchemaPath, channelName, encodeEnvelope, loadWirestreamSchema, shardOf } from '@wirestream/schema';
+import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
+import { channelName, encodeEnvelope, shardOf } from '@wirestream/wire';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import { waitFor } from '@wirestream/testkit';
 import { createHub, createMemoryBus, createOperationCompiler, type ConnectionWriter } from '../src/index.js';

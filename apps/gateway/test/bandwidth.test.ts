@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import { createAuctionEventGenerator, type AuctionEventGenerator } from '@wirestream/demo-events';
 import { DELTA_PAYLOAD_PREFIX, createDeltaReader } from '@wirestream/delta';
-import { channelName, encodeEnvelope, historyAppendArgs, historyPartitionsKey, shardOf } from '@wirestream/schema';
+import { channelName, encodeEnvelope, historyAppendArgs, historyPartitionsKey, shardOf } from '@wirestream/wire';
 import { createKeyTransformer } from '@wirestream/transform';
 import { waitFor } from '@wirestream/testkit';
 import { collect, startTestGateway, type ExecutionResult, type TestGateway } from './support/gateway.js';

@@ -3,7 +3,7 @@
 // duplicate marks and resume positions work per event as with one message per event.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { channelName, encodeEnvelope, encodeEnvelopeBatch, shardOf } from '@wirestream/schema';
+import { channelName, encodeEnvelope, encodeEnvelopeBatch, shardOf } from '@wirestream/wire';
 import { waitFor } from '@wirestream/testkit';
 import { collect, startTestGateway, type ExecutionResult, type TestGateway } from './support/gateway.js';
 

@@ -3,7 +3,7 @@
 // reconnects and back-fills from history. Every subscriber still gets every event once, in order.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { channelName, encodeEnvelope, historyAppendArgs, historyPartitionsKey, shardOf } from '@wirestream/schema';
+import { channelName, encodeEnvelope, historyAppendArgs, historyPartitionsKey, shardOf } from '@wirestream/wire';
 import { waitFor } from '@wirestream/testkit';
 import { collect, startTestGateway, type ExecutionResult, type TestGateway } from './support/gateway.js';
 

@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisLayout, encodeEnvelope, encodeEnvelopeBatch, HISTORY_ALREADY_STORED, historyBatchArgs, partitionHashTag, RAISE_PARTITION_COUNT_SCRIPT, shardOf, type RedisLayout } from '@wirestream/schema';
+import { createRedisLayout, encodeEnvelope, encodeEnvelopeBatch, HISTORY_ALREADY_STORED, historyBatchArgs, partitionHashTag, RAISE_PARTITION_COUNT_SCRIPT, shardOf, type RedisLayout } from '@wirestream/wire';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import { startRedisCluster, uniqueName, waitFor, type RedisCluster } from '@wirestream/testkit';
 import { connectRedis, createGateway, type Gateway, type RedisConnections } from '../src/index.js';

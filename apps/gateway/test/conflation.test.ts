@@ -3,7 +3,8 @@
 // `extensions.conflated`, is never closed below the key bound, and is closed past it.
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { auctionSchemaPath, channelName, createWirestreamSchema, encodeEnvelope, loadWirestreamSchema, shardOf, type WirestreamSchema } from '@wirestream/schema';
+import { auctionSchemaPath, createWirestreamSchema, loadWirestreamSchema, type WirestreamSchema } from '@wirestream/schema';
+import { channelName, encodeEnvelope, shardOf } from '@wirestream/wire';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import { waitFor } from '@wirestream/testkit';
 import { createHub, createMemoryBus, createOperationCompiler, type CompiledSubscription, type ConnectionWriter } from '../src/index.js';

@@ -2,7 +2,8 @@
 // position, per-turn batching, resume ordering and back-fill, in milliseconds and without a socket.
 // The writer records what each connection would have been sent.
 import { describe, expect, it } from 'vitest';
-import { auctionSchemaPath, channelName, encodeEnvelope, loadWirestreamSchema, shardOf } from '@wirestream/schema';
+import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
+import { channelName, encodeEnvelope, shardOf } from '@wirestream/wire';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import { waitFor } from '@wirestream/testkit';
 import {

@@ -1,7 +1,8 @@
 // The legacy subscriptions-transport-ws core (`graphql-ws` subprotocol) without a transport: frames in
 // as text, frames out through a recording writer, on the real in-process bus and the same hub.
 import { describe, expect, it } from 'vitest';
-import { auctionSchemaPath, channelName, encodeEnvelope, loadWirestreamSchema, shardOf } from '@wirestream/schema';
+import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
+import { channelName, encodeEnvelope, shardOf } from '@wirestream/wire';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import { waitFor } from '@wirestream/testkit';
 import {

@@ -2,7 +2,7 @@
 // client with every digit (issue 33: the gateway's JSON.parse rounded 9223372036854775807 to
 // 9223372036854776000). The frames' text is read as it came: a JSON client would round it again.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { encodeEnvelope, shardOf } from '@wirestream/schema';
+import { encodeEnvelope, shardOf } from '@wirestream/wire';
 import { waitFor } from '@wirestream/testkit';
 import { rawSocket, startTestGateway, type TestGateway } from './support/gateway.js';
 

@@ -4,7 +4,7 @@
 // waited for it never went into uWS's buffer. Real redis-server, real uWS server, a raw ws client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { channelName, encodeEnvelope, shardOf } from '@wirestream/schema';
+import { channelName, encodeEnvelope, shardOf } from '@wirestream/wire';
 import { waitFor } from '@wirestream/testkit';
 import { rawSocket, startTestGateway, type TestGateway } from './support/gateway.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { channelName, encodeEnvelope, encodeEnvelopeBatch, historyAppendArgs, historyBatchArgs, historyPartitionsKey, historyStreamKey, shardOf } from '@wirestream/schema';
+import { channelName, encodeEnvelope, encodeEnvelopeBatch, historyAppendArgs, historyBatchArgs, historyPartitionsKey, historyStreamKey, shardOf } from '@wirestream/wire';
 import { waitFor } from '@wirestream/testkit';
 import { collect, rawSocket, startTestGateway, type ExecutionResult, type TestGateway } from './support/gateway.js';
 

@@ -9,7 +9,8 @@
 // ingest cannot say it exactly), so the hub's early drop of events no group pins is held to it too.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { channelName, createWirestreamSchema, encodeEnvelope, matchesFilter, ROUTED_ON_KAFKA_KEY, routingKeyText, shardOf, type Envelope, type EnvelopeRoute } from '@wirestream/schema';
+import { createWirestreamSchema, matchesFilter } from '@wirestream/schema';
+import { channelName, encodeEnvelope, ROUTED_ON_KAFKA_KEY, routingKeyText, shardOf, type Envelope, type EnvelopeRoute } from '@wirestream/wire';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import { waitFor } from '@wirestream/testkit';
 import { createHub, createMemoryBus, createOperationCompiler, type CompiledSubscription, type ConnectionWriter } from '../src/index.js';

@@ -12,7 +12,7 @@ import {
   historyPartitionsKey,
   historyStreamKey,
   shardOf,
-} from '@wirestream/schema';
+} from '@wirestream/wire';
 import { waitFor } from '@wirestream/testkit';
 import { collect, rawSocket, startTestGateway, type ExecutionResult, type TestGateway } from './support/gateway.js';
 import { openSse } from './support/sse.js';

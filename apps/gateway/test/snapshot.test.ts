@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
-import { shardOf } from '@wirestream/schema';
+import { shardOf } from '@wirestream/wire';
 import { startRedis, waitFor, type RedisServer } from '@wirestream/testkit';
 import { rawSocket } from './support/gateway.js';
 import { openSse } from './support/sse.js';

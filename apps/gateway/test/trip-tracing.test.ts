@@ -3,7 +3,8 @@
 // counts as attributes; nothing for an event without a sampled traceparent.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@wirestream/config';
-import { auctionSchemaPath, channelName, createEnvelopeHeadEncoder, encodeEnvelopeTrace, loadWirestreamSchema, shardOf } from '@wirestream/schema';
+import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
+import { channelName, createEnvelopeHeadEncoder, encodeEnvelopeTrace, shardOf } from '@wirestream/wire';
 import { createLogger, createMemorySink, startTracing, tracingSpec, type Tracing } from '@wirestream/telemetry';
 import { startOtlpReceiver, waitFor, type OtlpReceiver } from '@wirestream/testkit';
 import { createHub, createMemoryBus, createOperationCompiler, type CompiledSubscription, type ConnectionWriter, type FlowLimits } from '../src/index.js';

@@ -1,7 +1,7 @@
 // Integration: the where argument through the gateway, a real redis-server and the official graphql-ws client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT } from 'jose';
-import { createEnvelopeHeadEncoder, shardOf, type RecordHeaders } from '@wirestream/schema';
+import { createEnvelopeHeadEncoder, shardOf, type RecordHeaders } from '@wirestream/wire';
 import { waitFor } from '@wirestream/testkit';
 import { createAuthenticator } from '../src/index.js';
 import { collect, startTestGateway, type ExecutionResult, type TestGateway } from './support/gateway.js';

@@ -1,5 +1,5 @@
 import type { EachBatchPayload, KafkaMessage, Message } from 'kafkajs';
-import { encodeDeletedEnvelope, ROUTED_ON_KAFKA_KEY, routingKeyText, shardOf } from '@wirestream/schema';
+import { encodeDeletedEnvelope, ROUTED_ON_KAFKA_KEY, routingKeyText, shardOf } from '@wirestream/wire';
 import { toError, type Logger } from '@wirestream/telemetry';
 import { backoffMs } from './backoff.js';
 import { createDeadLetter, type DeadLetterReason } from './dead-letter.js';
@@ -96,7 +96,7 @@ export function createChunkBuilder({ convert: convertJson, schemaGate, maxRetrie
     return undefined;
   }
 
-  /** A snapshot topic's tombstone: its key leaves the snapshot, and subscribers get a deleted event (snapshot.ts in @wirestream/schema). */
+  /** A snapshot topic's tombstone: its key leaves the snapshot, and subscribers get a deleted event (snapshot.ts in @wirestream/wire). */
   function tombstone(route: TopicRoute, message: KafkaMessage, key: string | null, head: string, chunk: Chunk): DeadLetterReason | undefined {
     if (key === null) return { code: 'EMPTY_VALUE', message: 'a tombstone without a key: nothing to delete from the snapshot' };
     chunk.shards.push(shardOf(key, route.shards));

@@ -10,7 +10,7 @@
  * record. Everything per record beyond that happens only for records that carry a trace.
  */
 import type { KafkaMessage } from 'kafkajs';
-import { encodeEnvelopeTrace } from '@wirestream/schema';
+import { encodeEnvelopeTrace } from '@wirestream/wire';
 import {
   formatTraceparent,
   otelTrace,

@@ -1,7 +1,7 @@
 import { booleanFlag, csvList, defineConfigSpec, durationMs, envVar, hostPort, integer, port, url, z } from '@wirestream/config';
 import { kafkaSecuritySpec, redisSecuritySpec } from '@wirestream/connect';
 import { keyStyleSpec, schemaSourceSpec } from '@wirestream/registry';
-import { HISTORY_FORMATS, PUBLISH_FORMATS, REDIS_MODES } from '@wirestream/schema';
+import { HISTORY_FORMATS, PUBLISH_FORMATS, REDIS_MODES } from '@wirestream/wire';
 import { LOG_LEVELS, tracingSpec } from '@wirestream/telemetry';
 import { INGEST_DEFAULTS } from './defaults.js';
 

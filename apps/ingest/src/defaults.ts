@@ -1,4 +1,4 @@
-import { DEFAULT_CHANNEL_PREFIX, DEFAULT_HISTORY_PREFIX } from '@wirestream/schema';
+import { DEFAULT_CHANNEL_PREFIX, DEFAULT_HISTORY_PREFIX } from '@wirestream/wire';
 
 /**
  * The default of every ingest setting, written once. The config spec (`config.ts`, and so the

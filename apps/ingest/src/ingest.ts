@@ -1,7 +1,8 @@
 import { Partitioners, type Kafka } from 'kafkajs';
 import type { SchemaDecoders } from '@wirestream/registry';
 import type { Logger, Tracer } from '@wirestream/telemetry';
-import { createRedisLayout, HISTORY_FORMATS, PUBLISH_FORMATS, REDIS_MODES, type HistoryFormat, type PublishFormat, type RedisMode, type WirestreamSchema } from '@wirestream/schema';
+import type { WirestreamSchema } from '@wirestream/schema';
+import { createRedisLayout, HISTORY_FORMATS, PUBLISH_FORMATS, REDIS_MODES, type HistoryFormat, type PublishFormat, type RedisMode } from '@wirestream/wire';
 import { createBatchProcessor, type BatchProcessor } from './batch-processor.js';
 import { createChunkBuilder } from './chunk-builder.js';
 import { createChunkTracer } from './chunk-tracing.js';

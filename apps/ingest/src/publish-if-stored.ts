@@ -1,10 +1,10 @@
 import type { ChainableCommander } from 'ioredis';
-import { PUBLISH_IF_STORED_SCRIPT } from '@wirestream/schema';
+import { PUBLISH_IF_STORED_SCRIPT } from '@wirestream/wire';
 import type { IngestRedis } from './redis-client.js';
 
-// The script and its error code are the layout's contract (packages/schema, redis-layout.ts): the
+// The script and its error code are the layout's contract (packages/wire, redis-layout.ts): the
 // cluster bench publishes through the same script.
-export { NOT_STORED_YET, PUBLISH_IF_STORED_SCRIPT } from '@wirestream/schema';
+export { NOT_STORED_YET, PUBLISH_IF_STORED_SCRIPT } from '@wirestream/wire';
 
 /**
  * The method `defineCommand` gives the script on the client and on its pipelines (EVALSHA, and EVAL

@@ -1,5 +1,5 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import type { RedisMode } from '@wirestream/schema';
+import type { RedisMode } from '@wirestream/wire';
 import type { Logger } from '@wirestream/telemetry';
 
 /**

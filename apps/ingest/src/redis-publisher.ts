@@ -17,7 +17,7 @@ import {
   type HistoryFormat,
   type PublishFormat,
   type RedisLayout,
-} from '@wirestream/schema';
+} from '@wirestream/wire';
 import type { Chunk } from './chunk-builder.js';
 import { publishHead, PUBLISH_TAIL, sendEncoded, sendEncodedBytes } from './encoded-command.js';
 import type { IngestMetrics } from './metrics.js';
@@ -31,7 +31,7 @@ export interface RedisPublisherOptions {
   readonly layout: RedisLayout;
   /** Shards per topic (the schema's `@topic(shards:)`): in cluster mode a chunk's publish declares every wire channel of its partition. */
   readonly shards: ReadonlyMap<string, number>;
-  /** `@topic(snapshot: true)` topics: each chunk also updates the partition's snapshot (snapshot.ts in @wirestream/schema). */
+  /** `@topic(snapshot: true)` topics: each chunk also updates the partition's snapshot (snapshot.ts in @wirestream/wire). */
   readonly snapshotTopics?: ReadonlySet<string>;
   readonly logger: Logger;
   readonly metrics: IngestMetrics | undefined;
@@ -39,7 +39,7 @@ export interface RedisPublisherOptions {
   readonly historyLength: number;
   /** `batch`: one XADD per chunk holding all its events; `event`: one XADD per event (what gateways before the batch form read). */
   readonly historyFormat: HistoryFormat;
-  /** `batch`: one message per key shard per chunk (envelope-batch.ts in @wirestream/schema); `event`: one per event (what gateways before it read). */
+  /** `batch`: one message per key shard per chunk (envelope-batch.ts in @wirestream/wire); `event`: one per event (what gateways before it read). */
   readonly publishFormat: PublishFormat;
   /** A pipeline not answered within this is treated as Redis being down. */
   readonly redisTimeoutMs: number;
@@ -442,7 +442,7 @@ function queuePublishIfStored(
   pipeline[PUBLISH_IF_STORED](publishKeys.length, publishKeys, argv);
 }
 
-/** The method `defineCommand` gives snapshot-apply (SNAPSHOT_APPLY_SCRIPT in @wirestream/schema). */
+/** The method `defineCommand` gives snapshot-apply (SNAPSHOT_APPLY_SCRIPT in @wirestream/wire). */
 const SNAPSHOT_APPLY = 'wirestreamSnapshotApply';
 type SnapshotPipeline = ChainableCommander &
   Readonly<Record<typeof SNAPSHOT_APPLY, (numberOfKeys: number, keys: readonly string[], argv: readonly (string | Buffer)[]) => ChainableCommander>>;

@@ -1,4 +1,5 @@
-import { createEnvelopeHeadEncoder, needsSchemaSource, type EnvelopeHeadEncoder, type WirestreamSchema } from '@wirestream/schema';
+import { needsSchemaSource, type WirestreamSchema } from '@wirestream/schema';
+import { createEnvelopeHeadEncoder, type EnvelopeHeadEncoder } from '@wirestream/wire';
 import type { SchemaDecoders } from '@wirestream/registry';
 import type { EventConverter } from './event-converter.js';
 import type { WireRoute } from './schema-gate.js';

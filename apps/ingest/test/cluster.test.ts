@@ -10,11 +10,10 @@ import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed, onTestFinished } from 'vitest';
 import { createAuctionEventGenerator, type DemoEvent } from '@wirestream/demo-events';
 import { loadConfig } from '@wirestream/config';
+import { auctionSchemaPath, createWirestreamSchema } from '@wirestream/schema';
 import {
-  auctionSchemaPath,
   createEnvelopeBatchAssembler,
   createRedisLayout,
-  createWirestreamSchema,
   decodeEnvelope,
   historyEntryId,
   parseHistoryEntries,
@@ -22,7 +21,7 @@ import {
   type HistoryEntry,
   type Envelope,
   type RedisLayout,
-} from '@wirestream/schema';
+} from '@wirestream/wire';
 import { createLogger, createMemorySink, createMetricsRegistry, type MemorySink } from '@wirestream/telemetry';
 import {
   createTopics,

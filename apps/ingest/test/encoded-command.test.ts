@@ -1,5 +1,5 @@
 import { Command, Redis } from 'ioredis';
-import { encodeEnvelopeBatch, historyBatchArgs } from '@wirestream/schema';
+import { encodeEnvelopeBatch, historyBatchArgs } from '@wirestream/wire';
 import { startRedis, type RedisServer } from '@wirestream/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeCommand, encodeCommandPieces, publishHead, PUBLISH_TAIL, sendEncoded, sendEncodedBytes } from '../src/encoded-command.js';

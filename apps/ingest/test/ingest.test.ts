@@ -8,11 +8,10 @@ import { ConfigResourceTypes, Kafka, logLevel, type Message } from 'kafkajs';
 import { Redis } from 'ioredis';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createAuctionEventGenerator, type DemoEvent } from '@wirestream/demo-events';
+import { auctionSchemaPath, createWirestreamSchema } from '@wirestream/schema';
 import {
-  auctionSchemaPath,
   channelName,
   createEnvelopeBatchAssembler,
-  createWirestreamSchema,
   encodeEnvelopeBatch,
   decodeEnvelope,
   isEnvelopeBatchPart,
@@ -28,7 +27,7 @@ import {
   shardOf,
   type HistoryEntry,
   type Envelope,
-} from '@wirestream/schema';
+} from '@wirestream/wire';
 import { createLogger, createMemorySink, createMetricsRegistry } from '@wirestream/telemetry';
 import {
   createTopics,

@@ -4,10 +4,10 @@
 import { Kafka, logLevel, type Message } from 'kafkajs';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { createWirestreamSchema } from '@wirestream/schema';
 import {
   createEnvelopeBatchAssembler,
   createRedisLayout,
-  createWirestreamSchema,
   decodeEnvelope,
   historyEntryId,
   NOT_STORED_YET,
@@ -18,7 +18,7 @@ import {
   type RedisLayout,
   type Snapshot,
   type SnapshotRedis,
-} from '@wirestream/schema';
+} from '@wirestream/wire';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import { createTopics, startRedisCluster, uniqueName, waitFor, type RedisCluster } from '@wirestream/testkit';
 import { createEventConverter, createIngest, createIngestRedis, DEAD_LETTER_HEADERS, kafkaLogCreator, type EventConverter, type Ingest, type IngestOptions, type IngestRedis } from '../src/index.js';

@@ -4,7 +4,7 @@
  * and key shard (the schema's `@topic(shards:)`). Prepared once, untimed.
  */
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
-import { shardOf } from '@wirestream/schema';
+import { shardOf } from '@wirestream/wire';
 import { createKeyTransformer } from '@wirestream/transform';
 
 const OCCURRED_AT = '"occurred_at":"';

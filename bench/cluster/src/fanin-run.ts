@@ -15,7 +15,7 @@
  */
 import { Redis, type Cluster } from 'ioredis';
 import type { BenchClock } from '@wirestream/loadgen';
-import type { RedisLayout } from '@wirestream/schema';
+import type { RedisLayout } from '@wirestream/wire';
 import { keySlot } from '@wirestream/testkit';
 import type { EventCorpus } from './corpus.js';
 import { publishStream } from './publisher.js';

@@ -7,7 +7,7 @@
  */
 import type { Cluster } from 'ioredis';
 import { createLoadgen, variantOf, variantsOf, type BenchClock, type LatencySummary, type Loadgen, type OperationPlan } from '@wirestream/loadgen';
-import { shardOf, type RedisLayout } from '@wirestream/schema';
+import { shardOf, type RedisLayout } from '@wirestream/wire';
 import { keySlot } from '@wirestream/testkit';
 import type { EventCorpus } from './corpus.js';
 import { fetchStats, startGateways, stopGateways, type GatewayProcess, type GatewayStats } from './gateways.js';

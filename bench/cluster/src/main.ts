@@ -23,14 +23,13 @@ import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Cluster } from 'ioredis';
 import { createBenchClock, parseMix, type OperationPlan } from '@wirestream/loadgen';
+import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import {
-  auctionSchemaPath,
   createRedisLayout,
   DEFAULT_CHANNEL_PREFIX,
   DEFAULT_HISTORY_PREFIX,
-  loadWirestreamSchema,
   RAISE_PARTITION_COUNT_SCRIPT,
-} from '@wirestream/schema';
+} from '@wirestream/wire';
 import { findRepoRoot, keySlot, startRedisCluster, type RedisCluster } from '@wirestream/testkit';
 import { prepareCorpus } from './corpus.js';
 import { FAN_IN_MODES, runFanIn, type FanInContext, type FanInRun, type FanInSpec } from './fanin-run.js';

@@ -18,7 +18,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Cluster } from 'ioredis';
-import { encodeEnvelope, historyEntryArgs, historyEntryId, PUBLISH_IF_STORED_SCRIPT, type RedisLayout } from '@wirestream/schema';
+import { encodeEnvelope, historyEntryArgs, historyEntryId, PUBLISH_IF_STORED_SCRIPT, type RedisLayout } from '@wirestream/wire';
 import { isoWithMicros, type BenchClock } from '@wirestream/loadgen';
 import type { CorpusEvent, EventCorpus } from './corpus.js';
 

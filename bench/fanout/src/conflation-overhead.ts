@@ -14,7 +14,8 @@
  *   node bench/fanout/dist/conflation-overhead.js [--subscribers 5000] [--events 500] [--rounds 8]
  */
 import { parseArgs } from 'node:util';
-import { auctionSchemaPath, channelName, loadWirestreamSchema, shardOf } from '@wirestream/schema';
+import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
+import { channelName, shardOf } from '@wirestream/wire';
 import { createLogger } from '@wirestream/telemetry';
 import { createHub, createMemoryBus, createOperationCompiler, type ConnectionWriter } from '@wirestream/gateway';
 

@@ -9,7 +9,8 @@
  *   node bench/fanout/dist/engine-metrics-overhead.js [--subscribers 10000] [--events 500] [--rounds 10]
  */
 import { parseArgs } from 'node:util';
-import { auctionSchemaPath, channelName, loadWirestreamSchema, shardOf } from '@wirestream/schema';
+import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
+import { channelName, shardOf } from '@wirestream/wire';
 import { createLogger, createMetricsRegistry } from '@wirestream/telemetry';
 import { createGatewayMetrics, createHub, createMemoryBus, createOperationCompiler, type ConnectionWriter } from '@wirestream/gateway';
 

@@ -11,7 +11,8 @@
 import type { Redis } from 'ioredis';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { randomBytes } from 'node:crypto';
-import { channelName, createEnvelopeHeadEncoder, encodeEnvelopeBatch, encodeEnvelopeTrace, ROUTED_ON_KAFKA_KEY, shardOf, type SubscriptionRoute } from '@wirestream/schema';
+import type { SubscriptionRoute } from '@wirestream/schema';
+import { channelName, createEnvelopeHeadEncoder, encodeEnvelopeBatch, encodeEnvelopeTrace, ROUTED_ON_KAFKA_KEY, shardOf } from '@wirestream/wire';
 import { createKeyTransformer } from '@wirestream/transform';
 import { isoWithMicros, type BenchClock } from '@wirestream/loadgen';
 

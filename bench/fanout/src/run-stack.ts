@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { createBenchClock, createLoadgen, variantOf, variantsOf, type BenchClock, type LatencySummary, type Loadgen, type OperationPlan } from '@wirestream/loadgen';
-import { channelName, shardOf, topicChannels, type SubscriptionRoute } from '@wirestream/schema';
+import type { SubscriptionRoute } from '@wirestream/schema';
+import { channelName, shardOf, topicChannels } from '@wirestream/wire';
 import os from 'node:os';
 import { readCpuTimes, readCpuTimesOf, readMachineBusyMs, readRssBytes, readRssSplit, type CpuTimes } from './processes.js';
 import { publishEvents, type EventCorpus } from './publisher.js';

@@ -16,8 +16,8 @@ import { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { FULL_SELECTION } from '@wirestream/loadgen';
+import { auctionSchemaPath } from '@wirestream/schema';
 import {
-  auctionSchemaPath,
   channelName,
   createEnvelopeHeadEncoder,
   historyAppendArgs,
@@ -29,7 +29,7 @@ import {
   snapshotHashKey,
   SNAPSHOT_APPLY_SCRIPT,
   SNAPSHOT_TOP_SUFFIX,
-} from '@wirestream/schema';
+} from '@wirestream/wire';
 import { startRedis } from '@wirestream/testkit';
 import { createKeyTransformer } from '@wirestream/transform';
 import { readRssBytes } from './processes.js';

@@ -14,7 +14,8 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '@wirestream/config';
 import { createHub, createMemoryBus, createOperationCompiler, type ConnectionWriter } from '@wirestream/gateway';
-import { auctionSchemaPath, channelName, createEnvelopeHeadEncoder, encodeEnvelopeTrace, loadWirestreamSchema, shardOf } from '@wirestream/schema';
+import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
+import { channelName, createEnvelopeHeadEncoder, encodeEnvelopeTrace, shardOf } from '@wirestream/wire';
 import { createLogger, startTracing, tracingSpec, type Tracer } from '@wirestream/telemetry';
 import { startOtlpReceiver } from '@wirestream/testkit';
 

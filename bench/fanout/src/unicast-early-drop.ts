@@ -12,7 +12,8 @@
  *   node bench/fanout/dist/unicast-early-drop.js [--subscribers 1000] [--share 0.1] [--events 20000] [--rounds 8]
  */
 import { parseArgs } from 'node:util';
-import { auctionSchemaPath, channelName, loadWirestreamSchema, ROUTED_ON_KAFKA_KEY, shardOf } from '@wirestream/schema';
+import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
+import { channelName, ROUTED_ON_KAFKA_KEY, shardOf } from '@wirestream/wire';
 import { createLogger } from '@wirestream/telemetry';
 import { createHub, createMemoryBus, createOperationCompiler, type ConnectionWriter } from '@wirestream/gateway';
 

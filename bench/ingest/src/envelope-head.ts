@@ -4,7 +4,7 @@
 // that copies two headers from records that carry them. Interleaved rounds, medians, one process.
 //   node bench/ingest/dist/envelope-head.js [--heads 1000000] [--rounds 9]
 import { parseArgs } from 'node:util';
-import { createEnvelopeHeadEncoder, type EnvelopeHeadEncoder } from '@wirestream/schema';
+import { createEnvelopeHeadEncoder, type EnvelopeHeadEncoder } from '@wirestream/wire';
 
 const { values: args } = parseArgs({ options: { heads: { type: 'string', default: '1000000' }, rounds: { type: 'string', default: '9' } } });
 const HEADS = Number(args.heads);

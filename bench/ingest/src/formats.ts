@@ -16,7 +16,7 @@ import { createAuctionEventGenerator, type DemoEvent } from '@wirestream/demo-ev
 import { createEventConverter, createWireConverter, type EventConverter } from '@wirestream/ingest';
 import protobuf from 'protobufjs';
 import { createRegistrySource, createSchemaDecoders } from '@wirestream/registry';
-import { createEnvelopeHeadEncoder } from '@wirestream/schema';
+import { createEnvelopeHeadEncoder } from '@wirestream/wire';
 import { confluentProtobufSerializer } from '@wirestream/testkit';
 import { inferSchema, jsonSchemaOf, protoOf, withoutNulls } from './formats-schemas.js';
 import { toSnakeCase } from '@wirestream/transform';

@@ -16,7 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
-import { channelName, DEFAULT_CHANNEL_PREFIX, DEFAULT_HISTORY_PREFIX, encodeEnvelope, historyAppendArgs, historyPartitionsKey, shardOf } from '@wirestream/schema';
+import { channelName, DEFAULT_CHANNEL_PREFIX, DEFAULT_HISTORY_PREFIX, encodeEnvelope, historyAppendArgs, historyPartitionsKey, shardOf } from '@wirestream/wire';
 import { findRepoRoot, freePort, startRedis, waitFor } from '@wirestream/testkit';
 import { createKeyTransformer } from '@wirestream/transform';
 import type { ClientsReport, FromClients, ToClients } from './clients.js';

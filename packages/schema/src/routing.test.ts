@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { channelName, filterClauses, matchesFilter, shardOf, subscriptionChannels, topicChannels, type SubscriptionRoute } from './index.js';
+import { channelName, shardOf, topicChannels } from '@wirestream/wire';
+import { filterClauses, matchesFilter, subscriptionChannels, type SubscriptionRoute } from './index.js';
 
 const route: SubscriptionRoute = { fieldName: 'listingUpdated', topic: 'listing-events', keyField: 'listing_id', shards: 4, filterArgs: ['listing_id', 'event_type'], format: 'JSON', keyFormat: 'STRING' };
 

@@ -1,4 +1,4 @@
-import { channelName, shardOf, topicChannels } from './channels.js';
+import { channelName, shardOf, topicChannels } from '@wirestream/wire';
 import type { SubscriptionRoute } from './topic-bindings.js';
 
 /**

@@ -35,6 +35,7 @@ export {
 export { SHARED_KAFKA_ENV, setupSharedKafka, sharedKafkaFromEnv } from './sharedKafka.js';
 export { createTopics } from './createTopics.js';
 export { startApp, type AppProcess } from './startApp.js';
+export { startStack, type AppStartOptions, type GatewayProcess, type Stack, type StackEnv, type StackOptions } from './startStack.js';
 // For benches that spawn their own servers: a detached watchdog that SIGKILLs a child once this process is gone.
 export { killWhenGone } from './internal/processes.js';
 export { confluentProtobufSerializer, type ProtobufInit } from './confluentProtobuf.js';

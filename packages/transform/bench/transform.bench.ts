@@ -68,7 +68,7 @@ const objectCandidates: [string, (value: unknown) => unknown][] = [
 ];
 
 // --- Table 2: the ingest step, Kafka value Buffer → envelope Buffer for Redis ------------------
-/** Same format as @wirestream/schema encodeEnvelope (kept local so the bench has no app deps). */
+/** Same format as @wirestream/wire encodeEnvelope (kept local so the bench has no app deps). */
 function envelopeText(m: Message, payloadJson: string): string {
   return (
     '{"v":1,"topic":' + JSON.stringify(m.topic) + ',"partition":' + m.partition + ',"offset":"' + m.offset +

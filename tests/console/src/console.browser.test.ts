@@ -3,14 +3,12 @@
 // produced Kafka event, the live view tables events with their positions, the vital signs move.
 // Takes the README's screenshots (docs/images/ with WIRESTREAM_UPDATE_SCREENSHOTS=1).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kafka, Partitioners, logLevel, type Producer } from 'kafkajs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Page } from 'playwright-core';
 import { auctionSchemaPath } from '@wirestream/schema';
 import { createAuctionEventGenerator, type DemoEvent } from '@wirestream/demo-events';
-import { createTopics, findRepoRoot, freePort, sharedKafkaFromEnv, startKafka, startRedis, uniqueName, waitFor, type KafkaBroker, type RedisServer, startApp, type AppProcess } from '@wirestream/testkit';
+import { findRepoRoot, startStack, uniqueName, waitFor, type Stack } from '@wirestream/testkit';
 
 /** Debian's package (scripts/bootstrap.sh installs it); playwright never downloads a browser here. */
 const CHROMIUM = '/usr/bin/chromium';
@@ -22,14 +20,8 @@ const root = findRepoRoot();
  * ordinary run writes them to .wirestream/screenshots so it leaves the work tree clean.
  */
 const imagesDir = process.env['WIRESTREAM_UPDATE_SCREENSHOTS'] === '1' ? join(root, 'docs', 'images') : join(root, '.wirestream', 'screenshots');
-let ownKafka: KafkaBroker | undefined;
-let redis: RedisServer;
-let producer: Producer;
-let ingest: AppProcess;
-let gateway: AppProcess;
-let browser: Browser;
+let stack: Stack;
 let page: Page;
-let workDir: string;
 let listingTopic: string;
 let bidTopic: string;
 let base: string;
@@ -42,7 +34,7 @@ const pageErrors: string[] = [];
 async function produce(events: readonly DemoEvent[]): Promise<void> {
   for (const [source, topic] of [['listing-events', listingTopic], ['bid-events', bidTopic]] as const) {
     const messages = events.filter((e) => e.topic === source).map((e) => ({ key: e.key, value: JSON.stringify(e.value) }));
-    if (messages.length > 0) await producer.send({ topic, acks: -1, messages });
+    if (messages.length > 0) await stack.send(topic, messages);
   }
 }
 
@@ -53,9 +45,7 @@ function nextOf(topic: DemoEvent['topic']): DemoEvent {
   }
 }
 
-async function stats(): Promise<Record<string, number>> {
-  return (await (await fetch(`${base}/stats`)).json()) as Record<string, number>;
-}
+const stats = (): Promise<Record<string, number>> => stack.gateway.stats();
 
 /** Waits until the gateway holds `count` subscriptions on confirmed Redis channels (pub/sub drops earlier events). */
 function subscriptionsLive(count: number): Promise<unknown> {
@@ -69,63 +59,30 @@ function subscriptionsLive(count: number): Promise<unknown> {
 }
 
 beforeAll(async () => {
-  const shared = sharedKafkaFromEnv();
-  if (!shared) ownKafka = await startKafka();
-  const brokers = shared?.brokers ?? ownKafka?.brokers ?? [];
-  redis = await startRedis();
-
   const suffix = uniqueName('console');
   listingTopic = `listing-events-${suffix}`;
   bidTopic = `bid-events-${suffix}`;
-  workDir = mkdtempSync(join(tmpdir(), 'wirestream-console-'));
-  const schemaPath = join(workDir, 'schema.graphql');
-  writeFileSync(
-    schemaPath,
-    readFileSync(auctionSchemaPath, 'utf8').replace('"listing-events"', JSON.stringify(listingTopic)).replace('"bid-events"', JSON.stringify(bidTopic)),
-  );
-  const kafka = new Kafka({ clientId: 'console-test', brokers, logLevel: logLevel.ERROR });
-  const admin = kafka.admin();
-  await admin.connect();
-  await createTopics(admin, [listingTopic, bidTopic].map((topic) => ({ topic, numPartitions: 3 })));
-  await admin.disconnect();
-  producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  await producer.connect();
-
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  const common = { REDIS_URL: redis.url, SCHEMA_PATH: schemaPath, LOG_LEVEL: 'info' };
-  ingest = startApp('ingest', { ...common, KAFKA_BROKERS: brokers.join(','), KAFKA_GROUP_ID: uniqueName('ingest'), INGEST_HTTP_PORT: '0' });
-  gateway = startApp('gateway', {
-    ...common,
-    GATEWAY_HOST: '127.0.0.1',
-    GATEWAY_PORT: String(port),
-    GATEWAY_AUTH_MODE: 'anonymous',
-    GATEWAY_CONSOLE: 'true',
-    GATEWAY_CONSOLE_DIR: join(root, 'apps', 'console', 'dist'),
+  stack = await startStack({
+    name: 'console',
+    schema: readFileSync(auctionSchemaPath, 'utf8').replace('"listing-events"', JSON.stringify(listingTopic)).replace('"bid-events"', JSON.stringify(bidTopic)),
+    topics: [listingTopic, bidTopic].map((topic) => ({ topic, numPartitions: 3 })),
+    gatewayEnv: { GATEWAY_CONSOLE: 'true', GATEWAY_CONSOLE_DIR: join(root, 'apps', 'console', 'dist') },
   });
-  browser = await chromium.launch({
+  base = stack.gateway.httpUrl;
+  const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
   });
-  await ingest.waitForLog((l) => l['msg'] === 'joined consumer group', 'joined consumer group');
-  await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 30_000, message: 'gateway /readyz to answer 200' });
-
+  stack.onStop(() => browser.close());
+  stack.onStop(() => clearInterval(background)); // first: it produces
   page = await browser.newPage({ viewport: VIEWPORT });
   page.on('request', (r) => requested.push(r.url()));
   page.on('pageerror', (err) => pageErrors.push(err.message));
   mkdirSync(imagesDir, { recursive: true });
 });
 
-afterAll(async () => {
-  clearInterval(background);
-  await browser?.close();
-  await producer?.disconnect();
-  await Promise.all([ingest?.stop(), gateway?.stop()]);
-  await redis?.stop();
-  await ownKafka?.stop();
-  if (workDir) rmSync(workDir, { recursive: true, force: true });
-});
+afterAll(() => stack?.stop());
 
 describe('the web console', () => {
   it('runs a subscription in GraphiQL, streams events into the live view, and charts the vital signs', async () => {

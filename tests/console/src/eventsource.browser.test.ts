@@ -5,28 +5,17 @@
 // ticket and `lastEventId` gets exactly the missed ones.
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Kafka, logLevel, type Producer } from 'kafkajs';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { createTopics, freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { chromium, type Page } from 'playwright-core';
+import { freePort, startStack, uniqueName, waitFor, type Stack } from '@wirestream/testkit';
 
 const CHROMIUM = '/usr/bin/chromium';
 const PARTITIONS = 3;
 const SECRET = 'an-eventsource-test-secret-of-32-bytes!';
 const QUERY = 'subscription { changed { id n } }';
 
-let ownKafka: KafkaBroker | undefined;
-let redis: RedisServer;
-let producer: Producer;
-let ingest: AppProcess;
-let gateway: AppProcess;
-let site: Server;
-let browser: Browser;
+let stack: Stack;
 let page: Page;
-let dir: string;
 let topic: string;
 let gatewayBase: string;
 let sent = 0;
@@ -41,63 +30,39 @@ function jwt(scope: string): string {
 
 async function produce(count: number): Promise<number[]> {
   const ns = Array.from({ length: count }, () => sent++);
-  await producer.send({ topic, acks: -1, messages: ns.map((n) => ({ key: `k${n}`, partition: n % PARTITIONS, value: JSON.stringify({ id: `k${n}`, n }) })) });
+  await stack.send(topic, ns.map((n) => ({ key: `k${n}`, partition: n % PARTITIONS, value: JSON.stringify({ id: `k${n}`, n }) })));
   return ns;
 }
 
 async function subscriptions(): Promise<number> {
-  return ((await (await fetch(`${gatewayBase}/stats`)).json()) as { subscriptions: number }).subscriptions;
+  return (await stack.gateway.stats())['subscriptions'] ?? 0;
 }
 
 beforeAll(async () => {
-  const shared = sharedKafkaFromEnv();
-  if (!shared) ownKafka = await startKafka();
-  const brokers = shared?.brokers ?? ownKafka?.brokers ?? [];
-  redis = await startRedis();
-  dir = mkdtempSync(join(tmpdir(), 'wirestream-eventsource-'));
   topic = uniqueName('eventsource');
-  const schemaPath = join(dir, 'schema.graphql');
-  writeFileSync(schemaPath, `type Changed { id: ID! n: Int }\ntype Subscription { changed(id: ID): Changed @topic(name: "${topic}", key: "id") }\n`);
-  const kafka = new Kafka({ clientId: 'eventsource-test', brokers, logLevel: logLevel.ERROR });
-  const admin = kafka.admin();
-  await admin.connect();
-  await createTopics(admin, [{ topic, numPartitions: PARTITIONS }]);
-  await admin.disconnect();
-  producer = kafka.producer();
-  await producer.connect();
-
   // The page's origin: another port, so every request to the gateway is cross-origin.
   const sitePort = await freePort();
-  site = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>partner page</title>'));
-  await new Promise<void>((resolve) => site.listen(sitePort, '127.0.0.1', resolve));
-  const port = await freePort();
-  gatewayBase = `http://127.0.0.1:${port}`;
-  const common = { REDIS_URL: redis.url, SCHEMA_PATH: schemaPath, LOG_LEVEL: 'info' };
-  ingest = startApp('ingest', { ...common, KAFKA_BROKERS: brokers.join(','), KAFKA_GROUP_ID: uniqueName('ingest'), INGEST_HTTP_PORT: '0' });
-  gateway = startApp('gateway', {
-    ...common,
-    GATEWAY_HOST: '127.0.0.1',
-    GATEWAY_PORT: String(port),
-    GATEWAY_AUTH_MODE: 'jwt',
-    GATEWAY_JWT_HS256_SECRET: SECRET,
-    GATEWAY_ALLOWED_ORIGINS: `http://127.0.0.1:${sitePort}`,
+  stack = await startStack({
+    name: 'eventsource',
+    schema: `type Changed { id: ID! n: Int }\ntype Subscription { changed(id: ID): Changed @topic(name: "${topic}", key: "id") }\n`,
+    topics: [{ topic, numPartitions: PARTITIONS }],
+    gatewayEnv: { GATEWAY_AUTH_MODE: 'jwt', GATEWAY_JWT_HS256_SECRET: SECRET, GATEWAY_ALLOWED_ORIGINS: `http://127.0.0.1:${sitePort}` },
   });
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
-  await ingest.waitForLog((l) => l['msg'] === 'joined consumer group', 'joined consumer group');
-  await waitFor(async () => (await fetch(`${gatewayBase}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 30_000, message: 'gateway ready' });
+  gatewayBase = stack.gateway.httpUrl;
+  // Each resource is handed to the stack as soon as it exists: a later failure stops only what is there.
+  const site: Server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>partner page</title>'));
+  stack.onStop(() => new Promise((resolve) => site.close(resolve)));
+  await new Promise<void>((resolve) => site.listen(sitePort, '127.0.0.1', resolve));
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  stack.onStop(() => browser.close());
   page = await browser.newPage();
   await page.goto(`http://127.0.0.1:${sitePort}/`);
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await producer?.disconnect();
-  await Promise.all([ingest?.stop(), gateway?.stop()]);
-  await new Promise((resolve) => site?.close(resolve));
-  await redis?.stop();
-  await ownKafka?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+// Before the fixture, this hook awaited `new Promise((resolve) => site?.close(resolve))`: when
+// beforeAll failed before the site existed, `site?.close` never called resolve and the hook hung
+// for its whole timeout. The stack stops only what was started, each step bounded.
+afterAll(() => stack?.stop());
 
 interface PageEvent {
   id: string;

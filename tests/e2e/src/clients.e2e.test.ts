@@ -1,15 +1,12 @@
 // Kafka (3 partitions) → ingest (process) → Redis → gateway (process) → clients written to the
 // client contract: the starting point makes a resume exact (issue #15), on every WebSocket protocol.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Kafka, logLevel, type Producer } from 'kafkajs';
+import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
 import { createClient, type FormattedExecutionResult } from 'graphql-ws';
 import { SubscriptionClient } from 'subscriptions-transport-ws';
 import { auctionSchemaPath } from '@wirestream/schema';
-import { createTopics, freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { startStack, uniqueName, waitFor, type Stack } from '@wirestream/testkit';
 
 type ExecutionResult = FormattedExecutionResult<Record<string, unknown>, unknown>;
 const ext = (r: ExecutionResult | undefined, name: string): unknown => (r?.extensions as Record<string, unknown> | undefined)?.[name];
@@ -25,14 +22,8 @@ interface Position {
 const QUERY = 'subscription { listingUpdated { listing_id event_id } }';
 const PARTITIONS = 3;
 
-let ownKafka: KafkaBroker | undefined;
-let redis: RedisServer;
-let producer: Producer;
-let ingest: AppProcess;
-let gateway: AppProcess;
-let workDir: string;
+let stack: Stack;
 let topic: string;
-let wsUrl: string;
 /** Every client still open, closed in afterAll. */
 const clients: { close(): Promise<void> }[] = [];
 let produced = 0;
@@ -41,7 +32,7 @@ let produced = 0;
 async function produceOn(partition: number, count: number): Promise<string[]> {
   const ids = Array.from({ length: count }, () => `ev-${partition}-${produced++}`);
   const messages = ids.map((eventId, i) => ({ partition, key: `lst-${i % 4}`, value: JSON.stringify({ eventId, listingId: `lst-${i % 4}` }) }));
-  await producer.send({ topic, acks: -1, messages });
+  await stack.send(topic, messages);
   return ids;
 }
 
@@ -49,6 +40,7 @@ type ClientKind = 'graphql-ws' | 'subscriptions-transport-ws';
 
 /** Subscribes with the official client of `kind` (graphql-transport-ws, or the legacy graphql-ws subprotocol). */
 function subscribe(kind: ClientKind, extensions?: Record<string, unknown>) {
+  const wsUrl = stack.gateway.wsUrl;
   const results: ExecutionResult[] = [];
   const errors: unknown[] = [];
   const request = { query: QUERY, ...(extensions ? { extensions } : {}) };
@@ -85,48 +77,21 @@ function subscribe(kind: ClientKind, extensions?: Record<string, unknown>) {
   return { results, errors, eventIds, start, resumeWith, close: () => close() };
 }
 
-async function gatewayStats(): Promise<Record<string, number>> {
-  return (await (await fetch(`${wsUrl.replace('ws:', 'http:').replace('/graphql', '')}/stats`)).json()) as Record<string, number>;
-}
+const gatewayStats = (): Promise<Record<string, number>> => stack.gateway.stats();
 
 beforeAll(async () => {
-  const shared = sharedKafkaFromEnv();
-  if (!shared) ownKafka = await startKafka();
-  const brokers = shared?.brokers ?? ownKafka?.brokers ?? [];
-  redis = await startRedis();
   topic = `listing-events-${uniqueName('clients')}`;
-  workDir = mkdtempSync(join(tmpdir(), 'wirestream-clients-'));
-  const schemaPath = join(workDir, 'schema.graphql');
   const bidTopic = `bid-events-${uniqueName('clients')}`;
-  // Ingest consumes every topic of the schema: both must exist.
-  writeFileSync(schemaPath, readFileSync(auctionSchemaPath, 'utf8').replace('"listing-events"', JSON.stringify(topic)).replace('"bid-events"', JSON.stringify(bidTopic)));
-  const kafka = new Kafka({ clientId: 'e2e-clients', brokers, logLevel: logLevel.ERROR });
-  const admin = kafka.admin();
-  await admin.connect();
-  await createTopics(admin, [topic, bidTopic].map((t) => ({ topic: t, numPartitions: PARTITIONS })));
-  await admin.disconnect();
-  producer = kafka.producer();
-  await producer.connect();
-  const port = await freePort();
-  wsUrl = `ws://127.0.0.1:${port}/graphql`;
-  const common = { REDIS_URL: redis.url, SCHEMA_PATH: schemaPath, LOG_LEVEL: 'info' };
-  ingest = startApp('ingest', { ...common, KAFKA_BROKERS: brokers.join(','), KAFKA_GROUP_ID: uniqueName('ingest'), INGEST_HTTP_PORT: '0' });
-  gateway = startApp('gateway', { ...common, GATEWAY_HOST: '127.0.0.1', GATEWAY_PORT: String(port), GATEWAY_AUTH_MODE: 'anonymous' });
-  await ingest.waitForLog((l) => l['msg'] === 'joined consumer group', 'joined consumer group');
-  await waitFor(async () => (await fetch(wsUrl.replace('ws:', 'http:').replace('/graphql', '/readyz')).catch(() => undefined))?.status === 200, {
-    timeoutMs: 30_000,
-    message: 'gateway /readyz to answer 200',
+  stack = await startStack({
+    name: 'clients',
+    // Ingest consumes every topic of the schema: both must exist.
+    schema: readFileSync(auctionSchemaPath, 'utf8').replace('"listing-events"', JSON.stringify(topic)).replace('"bid-events"', JSON.stringify(bidTopic)),
+    topics: [topic, bidTopic].map((t) => ({ topic: t, numPartitions: PARTITIONS })),
   });
+  stack.onStop(() => Promise.all(clients.map((c) => c.close())));
 });
 
-afterAll(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await producer?.disconnect();
-  await Promise.all([ingest?.stop(), gateway?.stop()]);
-  await redis?.stop();
-  await ownKafka?.stop();
-  if (workDir) rmSync(workDir, { recursive: true, force: true });
-});
+afterAll(() => stack?.stop());
 
 describe.each<ClientKind>(['graphql-ws', 'subscriptions-transport-ws'])('resume from the starting point (%s client)', (kind) => {
   it('gets exactly what was published after it became live: partitions it never saw, and a client that received nothing', async () => {
@@ -178,7 +143,7 @@ describe('conformance: official clients of both protocols on one path', () => {
     const modern = subscribe('graphql-ws');
     const legacy = subscribe('subscriptions-transport-ws');
     await waitFor(async () => (await gatewayStats())['subscriptions'] === 2 && (await gatewayStats())['confirmedChannels'] === 16, { message: 'both live' });
-    const metrics = await (await fetch(wsUrl.replace('ws:', 'http:').replace('/graphql', '/metrics'))).text();
+    const metrics = await (await fetch(`${stack.gateway.httpUrl}/metrics`)).text();
     expect(metrics).toMatch(/wirestream_gateway_protocol_connections\{protocol="graphql-ws"[^}]*\} 1\b/);
     expect(metrics).toMatch(/wirestream_gateway_protocol_connections\{protocol="graphql-transport-ws"[^}]*\} 1\b/);
     expect(metrics).toMatch(/wirestream_gateway_client_messages_in_total\{protocol="graphql-ws"[^}]*\} [1-9]/);

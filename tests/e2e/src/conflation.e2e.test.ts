@@ -6,13 +6,9 @@
 // when it reads again it gets every key's latest value, then live events, with rising
 // positions per partition; a resume from its last positions gets nothing twice.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Socket } from 'node:net';
-import { Kafka, logLevel, type Producer } from 'kafkajs';
 import WebSocket from 'ws';
-import { createTopics, freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { startStack, uniqueName, waitFor, type Stack } from '@wirestream/testkit';
 
 const PARTITIONS = 2;
 const KEYS = 500;
@@ -20,15 +16,9 @@ const EVENTS = 50_000;
 const PAD = 'x'.repeat(400);
 const QUERY = 'subscription { priceChanged { listing_id seq } }';
 
-let ownKafka: KafkaBroker | undefined;
-let redis: RedisServer;
-let producer: Producer;
-let ingest: AppProcess;
-let gateway: AppProcess;
+let stack: Stack;
 /** A second gateway on the same Redis with only a reader: the RSS the burst costs without the paused socket. */
-let baseline: AppProcess;
 let baselinePort: number;
-let dir: string;
 let topic: string;
 let port: number;
 let seq = 0;
@@ -45,7 +35,7 @@ async function send(count: number, keys = KEYS): Promise<void> {
       latest.set(key, s);
       return { key, partition: partitionOf(key), value: JSON.stringify({ listingId: key, seq: s, pad: PAD }) };
     });
-    await producer.send({ topic, acks: -1, messages });
+    await stack.send(topic, messages);
   }
 }
 
@@ -98,41 +88,18 @@ function rising(received: readonly Received[]): boolean {
 }
 
 beforeAll(async () => {
-  const shared = sharedKafkaFromEnv();
-  if (!shared) ownKafka = await startKafka();
-  const brokers = shared?.brokers ?? ownKafka?.brokers ?? [];
-  redis = await startRedis();
-  dir = mkdtempSync(join(tmpdir(), 'wirestream-conflation-'));
   topic = uniqueName('price-conflation');
-  const schemaPath = join(dir, 'schema.graphql');
-  writeFileSync(schemaPath, `type Price { listing_id: ID! seq: Int! pad: String }\ntype Subscription { priceChanged(listing_id: ID): Price @topic(name: "${topic}", key: "listing_id") }\n`);
-  const kafka = new Kafka({ clientId: 'conflation-e2e', brokers, logLevel: logLevel.ERROR });
-  const admin = kafka.admin();
-  await admin.connect();
-  await createTopics(admin, [{ topic, numPartitions: PARTITIONS }]);
-  await admin.disconnect();
-  producer = kafka.producer();
-  await producer.connect();
-  port = await freePort();
-  const common = { REDIS_URL: redis.url, SCHEMA_PATH: schemaPath, LOG_LEVEL: 'info' };
-  const measured = { GATEWAY_DEBUG_ENDPOINTS: 'true', NODE_OPTIONS: '--expose-gc' };
-  ingest = startApp('ingest', { ...common, KAFKA_BROKERS: brokers.join(','), KAFKA_GROUP_ID: uniqueName('ingest'), INGEST_HTTP_PORT: '0' });
-  gateway = startApp('gateway', { ...common, GATEWAY_HOST: '127.0.0.1', GATEWAY_PORT: String(port), GATEWAY_AUTH_MODE: 'anonymous', ...measured });
-  await ingest.waitForLog((l) => l['msg'] === 'joined consumer group', 'joined consumer group');
-  baselinePort = await freePort();
-  baseline = startApp('gateway', { ...common, GATEWAY_HOST: '127.0.0.1', GATEWAY_PORT: String(baselinePort), GATEWAY_AUTH_MODE: 'anonymous', ...measured });
-  for (const p of [port, baselinePort]) {
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${p}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 30_000, message: 'gateway ready' });
-  }
+  stack = await startStack({
+    name: 'conflation',
+    schema: `type Price { listing_id: ID! seq: Int! pad: String }\ntype Subscription { priceChanged(listing_id: ID): Price @topic(name: "${topic}", key: "listing_id") }\n`,
+    topics: [{ topic, numPartitions: PARTITIONS }],
+    gatewayEnv: { GATEWAY_DEBUG_ENDPOINTS: 'true', NODE_OPTIONS: '--expose-gc' },
+  });
+  port = stack.gateway.port;
+  baselinePort = (await stack.startGateway()).port;
 });
 
-afterAll(async () => {
-  await producer?.disconnect();
-  await Promise.all([ingest?.stop(), gateway?.stop(), baseline?.stop()]);
-  await redis?.stop();
-  await ownKafka?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => stack?.stop());
 
 describe('latest-value conflation, end to end', () => {
   it('a client that stops reading for 20 s over 50,000 events of 500 keys stays open, then gets every key latest value and live', async () => {

@@ -4,15 +4,13 @@
 // events in offset order, none missing or repeated; with the subgraph down, field errors and positions.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kafka, Partitioners, logLevel, type Producer } from 'kafkajs';
 import WebSocket from 'ws';
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auctionSchemaPath } from '@wirestream/schema';
-import { createTopics, findRepoRoot, freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { findRepoRoot, startStack, uniqueName, waitFor, type Stack } from '@wirestream/testkit';
 
 type Result = FormattedExecutionResult<{ listingUpdated: { listing_id: string; event_type: string; profile: { title: string } | null } | null }, unknown>;
 interface Position {
@@ -29,16 +27,10 @@ export const resolvers = { ListingEvent: { event_type: (event) => event.event_ty
 export function onEvent(event) { return event.payload.event_type === 'Hidden' ? null : undefined; }
 `;
 
-let ownKafka: KafkaBroker | undefined;
-let redis: RedisServer;
-let producer: Producer;
-let ingest: AppProcess;
-let gateway: AppProcess;
+let stack: Stack;
 let subgraph: ChildProcess;
 let subgraphPort: number;
-let workDir: string;
 let topic: string;
-let wsUrl: string;
 const clients: Client[] = [];
 
 async function startSubgraph(port: number, maxDelayMs: number): Promise<{ child: ChildProcess; port: number }> {
@@ -55,70 +47,42 @@ async function stopSubgraph(): Promise<void> {
 }
 
 function subscribe(query: string) {
-  const client = createClient({ url: wsUrl, webSocketImpl: WebSocket, retryAttempts: 0 });
+  const client = createClient({ url: stack.gateway.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0 });
   clients.push(client);
   const results: Result[] = [];
   client.subscribe({ query }, { next: (r) => void results.push(r as Result), error: () => {}, complete: () => {} });
   return results;
 }
 
-async function gatewayStats(): Promise<Record<string, number>> {
-  return (await (await fetch(wsUrl.replace('ws:', 'http:').replace('/graphql', '/stats'))).json()) as Record<string, number>;
-}
+const gatewayStats = (): Promise<Record<string, number>> => stack.gateway.stats();
 
 const positionOf = (r: Result): Position => (r.extensions as { position: Position }).position;
 
 beforeAll(async () => {
-  const shared = sharedKafkaFromEnv();
-  if (!shared) ownKafka = await startKafka();
-  const brokers = shared?.brokers ?? ownKafka?.brokers ?? [];
-  redis = await startRedis();
   topic = `listing-events-${uniqueName('enrich')}`;
   const bidTopic = `bid-events-${uniqueName('enrich')}`;
-  workDir = mkdtempSync(join(tmpdir(), 'wirestream-enrich-'));
-  const schemaPath = join(workDir, 'schema.graphql');
   const sdl = readFileSync(auctionSchemaPath, 'utf8')
     .replace('"listing-events"', JSON.stringify(topic))
     .replace('"bid-events"', JSON.stringify(bidTopic))
     .replace('type ListingEvent {', 'type ListingEvent {\n  profile: ListingProfile @lookup(source: "listings", key: "id: listing_id")');
-  writeFileSync(schemaPath, sdl + PROFILE_SDL);
-  const pluginPath = join(workDir, 'plugin.mjs');
-  writeFileSync(pluginPath, PLUGIN);
-
-  const kafka = new Kafka({ clientId: 'e2e-enrich', brokers, logLevel: logLevel.ERROR });
-  const admin = kafka.admin();
-  await admin.connect();
-  await createTopics(admin, [{ topic, numPartitions: 3 }, { topic: bidTopic, numPartitions: 1 }]);
-  await admin.disconnect();
-  producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  await producer.connect();
-
   ({ child: subgraph, port: subgraphPort } = await startSubgraph(0, 50));
-  const port = await freePort();
-  wsUrl = `ws://127.0.0.1:${port}/graphql`;
-  const common = { REDIS_URL: redis.url, SCHEMA_PATH: schemaPath, LOG_LEVEL: 'info' };
-  ingest = startApp('ingest', { ...common, KAFKA_BROKERS: brokers.join(','), KAFKA_GROUP_ID: uniqueName('ingest'), INGEST_HTTP_PORT: '0' });
-  gateway = startApp('gateway', {
-    ...common,
-    GATEWAY_HOST: '127.0.0.1',
-    GATEWAY_PORT: String(port),
-    GATEWAY_AUTH_MODE: 'anonymous',
-    GATEWAY_PLUGIN: pluginPath,
-    GATEWAY_LOOKUP_SOURCES: `listings=http://127.0.0.1:${subgraphPort}/graphql`,
-    GATEWAY_LOOKUP_TIMEOUT_MS: '1000',
+  stack = await startStack({
+    name: 'enrich',
+    schema: sdl + PROFILE_SDL,
+    topics: [{ topic, numPartitions: 3 }, { topic: bidTopic, numPartitions: 1 }],
+    files: { 'plugin.mjs': PLUGIN },
+    gatewayEnv: (s) => ({
+      GATEWAY_PLUGIN: s.path('plugin.mjs'),
+      GATEWAY_LOOKUP_SOURCES: `listings=http://127.0.0.1:${subgraphPort}/graphql`,
+      GATEWAY_LOOKUP_TIMEOUT_MS: '1000',
+    }),
   });
-  await ingest.waitForLog((l) => l['msg'] === 'joined consumer group', 'joined consumer group');
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 30_000, message: 'gateway ready' });
+  stack.onStop(() => Promise.all(clients.map((c) => Promise.resolve(c.dispose()))));
 }, 240_000);
 
 afterAll(async () => {
-  await Promise.all(clients.map((c) => Promise.resolve(c.dispose())));
-  await producer?.disconnect();
-  await Promise.all([ingest?.stop(), gateway?.stop()]);
+  await stack?.stop();
   if (subgraph) await stopSubgraph();
-  await redis?.stop();
-  await ownKafka?.stop();
-  if (workDir) rmSync(workDir, { recursive: true, force: true });
 });
 
 describe('a gateway with a plugin and a look-up source', () => {
@@ -136,7 +100,7 @@ describe('a gateway with a plugin and a look-up source', () => {
       const eventType = i % 25 === 5 ? 'Hidden' : 'Updated';
       return { key: listingId, value: JSON.stringify({ eventId: `e-${i}`, eventType, listingId, occurredAt: 'now' }) };
     });
-    for (let i = 0; i < EVENTS; i += 50) await producer.send({ topic, acks: -1, messages: messages.slice(i, i + 50) });
+    for (let i = 0; i < EVENTS; i += 50) await stack.send(topic, messages.slice(i, i + 50));
     const visible = messages.filter((m) => !m.value.includes('"Hidden"')).length;
     await waitFor(() => enriched.length >= visible && plain.length >= visible, { timeoutMs: 60_000, message: `${visible} events to both operations` });
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -171,7 +135,7 @@ describe('a gateway with a plugin and a look-up source', () => {
     await waitFor(async () => (await gatewayStats())['groups'] === 3, { message: 'the third operation subscribed' });
     await new Promise((resolve) => setTimeout(resolve, 500)); // its channels confirmed
     await stopSubgraph();
-    await producer.send({ topic, acks: -1, messages: [{ key: 'lst-new', value: JSON.stringify({ eventId: 'down', eventType: 'Updated', listingId: 'lst-new', occurredAt: 'now' }) }] });
+    await stack.send(topic, [{ key: 'lst-new', value: JSON.stringify({ eventId: 'down', eventType: 'Updated', listingId: 'lst-new', occurredAt: 'now' }) }]);
     await waitFor(() => results.length === 1, { timeoutMs: 30_000, message: 'the event while the subgraph is down' });
     const [frame] = results as [Result];
     expect(frame.data).toEqual({ listingUpdated: { listing_id: 'lst-new', profile: null } });
@@ -186,15 +150,14 @@ describe('start-up refusals', () => {
     spawnSync(process.execPath, [main], { env: { PATH: process.env['PATH'] ?? '', GATEWAY_AUTH_MODE: 'anonymous', REDIS_URL: 'redis://127.0.0.1:1', GATEWAY_PORT: '0', ...env }, encoding: 'utf8', timeout: 30_000 });
 
   it('a plugin with an export it does not know: one line naming GATEWAY_PLUGIN, exit 78', () => {
-    const path = join(workDir, 'typo.mjs');
-    writeFileSync(path, 'export function onSubscibe() {}\n');
+    const path = stack.writeFile('typo.mjs', 'export function onSubscibe() {}\n');
     const result = run({ GATEWAY_PLUGIN: path });
     expect(result.status, result.stderr).toBe(78);
     expect(result.stderr).toBe(`invalid plugin: GATEWAY_PLUGIN=${path}: unknown export "onSubscibe": a plugin exports only resolvers, context, onSubscribe, onEvent\n`);
   });
 
   it('a @lookup whose source is not configured: one line naming GATEWAY_LOOKUP_SOURCES, exit 78', () => {
-    const result = run({ SCHEMA_PATH: join(workDir, 'schema.graphql') });
+    const result = run({ SCHEMA_PATH: stack.schemaPath ?? '' });
     expect(result.status, result.stderr).toBe(78);
     expect(result.stderr).toBe('invalid look-up settings: GATEWAY_LOOKUP_SOURCES: the schema looks up ListingProfile from source "listings", which it does not name: add listings=<subgraph URL> (or to GATEWAY_LOOKUP_HTTP_SOURCES: listings=<URL with {keys}>)\n');
   });

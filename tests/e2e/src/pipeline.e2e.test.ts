@@ -1,28 +1,13 @@
 // Kafka → ingest (process) → Redis → gateway (process) → official graphql-ws clients.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Kafka, Partitioners, logLevel, type Producer } from 'kafkajs';
+import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
 
 type ExecutionResult = FormattedExecutionResult<Record<string, unknown>, unknown>;
 import { auctionSchemaPath } from '@wirestream/schema';
 import { createAuctionEventGenerator, type DemoEvent } from '@wirestream/demo-events';
-import {
-  createTopics,
-  freePort,
-  sharedKafkaFromEnv,
-  startKafka,
-  startRedis,
-  uniqueName,
-  waitFor,
-  type KafkaBroker,
-  type RedisServer,
-  startApp,
-  type AppProcess,
-} from '@wirestream/testkit';
+import { startStack, uniqueName, waitFor, type Stack } from '@wirestream/testkit';
 import { referenceSnakeKeys } from './reference-snake-case.js';
 
 const MONEY = '{ amount_cents currency_code }';
@@ -35,21 +20,13 @@ const BID_EVENT = `{ event_id event_type listing_id bid_id bidder_id amount ${MO
 
 const FILTERED_LISTING = 'lst-000003';
 
-let ownKafka: KafkaBroker | undefined;
-let redis: RedisServer;
-let kafka: Kafka;
-let producer: Producer;
-let ingest: AppProcess;
-let gateway: AppProcess;
-let workDir: string;
+let stack: Stack;
 let listingTopic: string;
 let bidTopic: string;
-let wsUrl: string;
-let httpBase: string;
 const clients: Client[] = [];
 
 function subscribe(query: string) {
-  const client = createClient({ url: wsUrl, webSocketImpl: WebSocket, retryAttempts: 0 });
+  const client = createClient({ url: stack.gateway.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0 });
   clients.push(client);
   const results: ExecutionResult[] = [];
   const errors: unknown[] = [];
@@ -57,66 +34,28 @@ function subscribe(query: string) {
   return { results, errors };
 }
 
-async function gatewayStats(): Promise<Record<string, number>> {
-  return (await (await fetch(`${httpBase}/stats`)).json()) as Record<string, number>;
-}
-
 async function produce(events: readonly DemoEvent[]): Promise<void> {
   // One send per topic keeps each key's events in order within its partition.
   for (const topic of [listingTopic, bidTopic]) {
     const source = topic === listingTopic ? 'listing-events' : 'bid-events';
     const messages = events.filter((e) => e.topic === source).map((e) => ({ key: e.key, value: JSON.stringify(e.value) }));
-    if (messages.length > 0) await producer.send({ topic, acks: -1, messages });
+    if (messages.length > 0) await stack.send(topic, messages);
   }
 }
 
 beforeAll(async () => {
-  const shared = sharedKafkaFromEnv();
-  if (!shared) ownKafka = await startKafka();
-  const brokers = shared?.brokers ?? ownKafka?.brokers ?? [];
-  redis = await startRedis();
-
   const suffix = uniqueName('e2e');
   listingTopic = `listing-events-${suffix}`;
   bidTopic = `bid-events-${suffix}`;
-  workDir = mkdtempSync(join(tmpdir(), 'wirestream-e2e-'));
-  const schemaPath = join(workDir, 'schema.graphql');
-  writeFileSync(
-    schemaPath,
-    readFileSync(auctionSchemaPath, 'utf8')
-      .replace('"listing-events"', JSON.stringify(listingTopic))
-      .replace('"bid-events"', JSON.stringify(bidTopic)),
-  );
-
-  kafka = new Kafka({ clientId: 'e2e', brokers, logLevel: logLevel.ERROR });
-  const admin = kafka.admin();
-  await admin.connect();
-  await createTopics(admin, [listingTopic, bidTopic].map((topic) => ({ topic, numPartitions: 3 })));
-  await admin.disconnect();
-  producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  await producer.connect();
-
-  const port = await freePort();
-  wsUrl = `ws://127.0.0.1:${port}/graphql`;
-  httpBase = `http://127.0.0.1:${port}`;
-  const common = { REDIS_URL: redis.url, SCHEMA_PATH: schemaPath, LOG_LEVEL: 'info' };
-  ingest = startApp('ingest', { ...common, KAFKA_BROKERS: brokers.join(','), KAFKA_GROUP_ID: uniqueName('ingest'), INGEST_HTTP_PORT: '0' });
-  gateway = startApp('gateway', { ...common, GATEWAY_HOST: '127.0.0.1', GATEWAY_PORT: String(port), GATEWAY_AUTH_MODE: 'anonymous' });
-  await ingest.waitForLog((l) => l['msg'] === 'joined consumer group', 'joined consumer group');
-  await waitFor(async () => (await fetch(`${httpBase}/readyz`).catch(() => undefined))?.status === 200, {
-    timeoutMs: 30_000,
-    message: 'gateway /readyz to answer 200',
+  stack = await startStack({
+    name: 'e2e',
+    schema: readFileSync(auctionSchemaPath, 'utf8').replace('"listing-events"', JSON.stringify(listingTopic)).replace('"bid-events"', JSON.stringify(bidTopic)),
+    topics: [listingTopic, bidTopic].map((topic) => ({ topic, numPartitions: 3 })),
   });
+  stack.onStop(() => Promise.all(clients.map((c) => Promise.resolve(c.dispose()))));
 });
 
-afterAll(async () => {
-  await Promise.all(clients.map((c) => Promise.resolve(c.dispose())));
-  await producer?.disconnect();
-  await Promise.all([ingest?.stop(), gateway?.stop()]);
-  await redis?.stop();
-  await ownKafka?.stop();
-  if (workDir) rmSync(workDir, { recursive: true, force: true });
-});
+afterAll(() => stack?.stop());
 
 describe('the first end-to-end stream', () => {
   it('delivers exactly the snake_cased events, filtered, in per-key order; a non-JSON message goes to the DLQ and the stream goes on', async () => {
@@ -125,7 +64,7 @@ describe('the first end-to-end stream', () => {
     const allBids = subscribe(`subscription { bidPlaced ${BID_EVENT} }`);
     await waitFor(
       async () => {
-        const s = await gatewayStats();
+        const s = await stack.gateway.stats();
         return s['groups'] === 3 && s['channels'] === s['confirmedChannels'] && s['channels'] === 32;
       },
       { message: 'three operations subscribed to all 32 Redis channels' },
@@ -135,7 +74,7 @@ describe('the first end-to-end stream', () => {
     const before = Array.from({ length: 60 }, () => generator.next());
     const after = Array.from({ length: 60 }, () => generator.next());
     await produce(before);
-    await producer.send({ topic: listingTopic, acks: -1, messages: [{ key: FILTERED_LISTING, value: '{"listingId": "lst-000003", oops' }] });
+    await stack.send(listingTopic, [{ key: FILTERED_LISTING, value: '{"listingId": "lst-000003", oops' }]);
     await produce(after);
     const events = [...before, ...after];
     const listingEvents = events.filter((e) => e.topic === 'listing-events');
@@ -191,7 +130,7 @@ describe('the first end-to-end stream', () => {
     }
 
     // The malformed message is in <topic>.dlq, untouched, with the reason and where it came from.
-    const dlq = kafka.consumer({ groupId: uniqueName('dlq-reader') });
+    const dlq = stack.kafka.consumer({ groupId: uniqueName('dlq-reader') });
     await dlq.connect();
     await dlq.subscribe({ topic: `${listingTopic}.dlq`, fromBeginning: true });
     const dead: { value: string; headers: Record<string, string> }[] = [];
@@ -211,11 +150,11 @@ describe('the first end-to-end stream', () => {
     });
     expect(dead[0]?.headers['wirestream-dlq-detail']).toMatch(/not valid JSON/);
     expect(
-      ingest.lines.some((l) => l['msg'] === 'message dead-lettered' && l['topic'] === listingTopic && typeof l['offset'] === 'string'),
+      stack.ingest.lines.some((l) => l['msg'] === 'message dead-lettered' && l['topic'] === listingTopic && typeof l['offset'] === 'string'),
     ).toBe(true);
 
     // Nothing more trickles in: no duplicates.
-    const stats = await gatewayStats();
+    const stats = await stack.gateway.stats();
     expect(allListings.results).toHaveLength(listingEvents.length);
     expect(allBids.results).toHaveLength(bidEvents.length);
     expect(oneListing.results).toHaveLength(filteredEvents.length);
@@ -223,31 +162,27 @@ describe('the first end-to-end stream', () => {
   });
 
   it('commits offsets only after publishing: the group is at the end of every partition', async () => {
-    const admin = kafka.admin();
-    await admin.connect();
-    try {
-      const groupId = ingest.lines.find((l) => l['msg'] === 'joined consumer group')?.['groupId'] as string;
-      await waitFor(
-        async () => {
-          const [committed] = await admin.fetchOffsets({ groupId, topics: [listingTopic] });
-          const ends = await admin.fetchTopicOffsets(listingTopic);
-          return ends.every((end) => committed?.partitions.find((p) => p.partition === end.partition)?.offset === end.high);
-        },
-        { timeoutMs: 30_000, message: 'committed offsets to reach the high watermarks' },
-      );
-    } finally {
-      await admin.disconnect();
-    }
+    const { admin, ingest } = stack;
+    const groupId = ingest.lines.find((l) => l['msg'] === 'joined consumer group')?.['groupId'] as string;
+    await waitFor(
+      async () => {
+        const [committed] = await admin.fetchOffsets({ groupId, topics: [listingTopic] });
+        const ends = await admin.fetchTopicOffsets(listingTopic);
+        return ends.every((end) => committed?.partitions.find((p) => p.partition === end.partition)?.offset === end.high);
+      },
+      { timeoutMs: 30_000, message: 'committed offsets to reach the high watermarks' },
+    );
   });
 
   it('an invalid subscription gets a GraphQL error and the gateway stays up', async () => {
     const bad = subscribe('subscription { listingUpdated { nope } }');
     await waitFor(() => bad.errors.length === 1, { message: 'the validation error' });
     expect(JSON.stringify(bad.errors[0])).toContain('Cannot query field \\"nope\\" on type \\"ListingEvent\\"');
-    expect((await fetch(`${httpBase}/healthz`)).status).toBe(200);
+    expect((await fetch(`${stack.gateway.httpUrl}/healthz`)).status).toBe(200);
   });
 
   it('stops cleanly on SIGTERM', async () => {
+    const { ingest, gateway } = stack;
     expect(await ingest.stop('SIGTERM')).toBe(0);
     expect(ingest.lines.some((l) => l['msg'] === 'ingest stopped')).toBe(true);
     expect(await gateway.stop('SIGTERM')).toBe(0);

@@ -6,30 +6,14 @@
 // from another subject. Each frame: data, no error, its position, every value as docs/schema.md's
 // mapping says.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AvroSerializer, JsonSerializer, MockClient, SerdeType } from '@confluentinc/schemaregistry';
 import { createWirestreamSchema } from '@wirestream/schema';
-import {
-  createTopics,
-  confluentProtobufSerializer,
-  findRepoRoot,
-  freePort,
-  sharedKafkaFromEnv,
-  startApp,
-  startKafka,
-  startRedis,
-  uniqueName,
-  waitFor,
-  type AppProcess,
-  type KafkaBroker,
-  type RedisServer,
-} from '@wirestream/testkit';
+import { createTopics, confluentProtobufSerializer, findRepoRoot, startStack, uniqueName, waitFor, type Stack } from '@wirestream/testkit';
 import fc from 'fast-check';
 import { getNamedType, isObjectType, type GraphQLObjectType } from 'graphql';
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
-import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 
@@ -323,28 +307,16 @@ function selectAll(type: GraphQLObjectType): string {
 
 type Frame = FormattedExecutionResult<Record<string, Record<string, Json> | null>, { position?: unknown }>;
 
-let ownKafka: KafkaBroker | undefined;
-let brokers: readonly string[];
-let redis: RedisServer;
-let ingest: AppProcess | undefined;
-let gateway: AppProcess | undefined;
+let stack: Stack;
 let client: Client | undefined;
-let dir: string;
 
+// The apps start in the test, once the SDL is generated from the registry's subjects.
 beforeAll(async () => {
-  const shared = sharedKafkaFromEnv();
-  if (!shared) ownKafka = await startKafka();
-  brokers = shared?.brokers ?? ownKafka?.brokers ?? [];
-  redis = await startRedis();
-  dir = mkdtempSync(join(tmpdir(), 'wirestream-formats-'));
+  stack = await startStack({ name: 'formats' });
+  stack.onStop(() => client?.dispose());
 });
 
-afterAll(async () => {
-  await Promise.resolve(client?.dispose());
-  await Promise.all([ingest?.stop(), gateway?.stop()]);
-  await Promise.all([ownKafka?.stop(), redis?.stop()]);
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => stack?.stop());
 
 describe('registry formats from the serializer to a graphql-ws client', () => {
   it('Avro, Protobuf and JSON Schema over three versions each: 0 data null, every value as the mapping says, every frame with its position', async () => {
@@ -356,7 +328,7 @@ describe('registry formats from the serializer to a graphql-ws client', () => {
       proto: await protobufRecords(registry, topics.proto),
       json: await jsonSchemaRecords(registry, topics.json),
     };
-    const schemaDir = join(dir, 'schemas');
+    const schemaDir = stack.path('schemas');
     await writeSchemaDirectory(registry, schemaDir);
     // The referenced subjects are in the directory, and the topics' versions name them.
     expect(readdirSync(schemaDir).sort()).toEqual([`${topics.avro}-value`, 'e2e%2Fcommon%2Finner.proto', 'e2e.common.Inner', `${topics.json}-value`, `${topics.proto}-value`].sort());
@@ -367,25 +339,15 @@ describe('registry formats from the serializer to a graphql-ws client', () => {
     const fields = { avro: 'avroReading', proto: 'protoReading', json: 'jsonReading' } as const;
     const generated = spawnSync(process.execPath, [cli, 'from-registry', '--schema-dir', schemaDir, ...Object.entries(topics).flatMap(([k, t]) => ['--topic', `${t}:${fields[k as keyof typeof fields]}`]), '--prefix-types'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '' } });
     expect(generated.status, generated.stderr).toBe(0);
-    const sdlPath = join(dir, 'schema.graphql');
-    writeFileSync(sdlPath, generated.stdout);
+    const sdlPath = stack.writeFile('schema.graphql', generated.stdout);
+    await createTopics(stack.admin, Object.values(topics).map((topic) => ({ topic, numPartitions: 2 })));
 
-    const kafka = new Kafka({ clientId: 'formats-e2e', brokers: [...brokers], logLevel: logLevel.ERROR });
-    const admin = kafka.admin();
-    await admin.connect();
-    await createTopics(admin, Object.values(topics).map((topic) => ({ topic, numPartitions: 2 })));
-    await admin.disconnect();
-
-    const port = await freePort();
-    const common = { REDIS_URL: redis.url, SCHEMA_PATH: sdlPath, SCHEMA_DIR: schemaDir, LOG_LEVEL: 'info' };
-    ingest = startApp('ingest', { ...common, KAFKA_BROKERS: brokers.join(','), KAFKA_GROUP_ID: uniqueName('formats'), INGEST_HTTP_PORT: '0' });
-    gateway = startApp('gateway', { ...common, GATEWAY_HOST: '127.0.0.1', GATEWAY_PORT: String(port), GATEWAY_AUTH_MODE: 'anonymous' });
-    await ingest.waitForLog((l) => l['msg'] === 'joined consumer group', 'joined consumer group');
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 30_000, message: 'gateway /readyz' });
+    const env = { SCHEMA_PATH: sdlPath, SCHEMA_DIR: schemaDir };
+    const [ingest, gateway] = await Promise.all([stack.startIngest({ env }), stack.startGateway({ env })]);
 
     const { schema } = createWirestreamSchema(generated.stdout);
     const subscription = schema.getSubscriptionType() as GraphQLObjectType;
-    client = createClient({ url: `ws://127.0.0.1:${port}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0 });
+    client = createClient({ url: gateway.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0 });
     const frames: Record<keyof typeof topics, Frame[]> = { avro: [], proto: [], json: [] };
     const failures: unknown[] = [];
     for (const format of Object.keys(topics) as (keyof typeof topics)[]) {
@@ -395,16 +357,13 @@ describe('registry formats from the serializer to a graphql-ws client', () => {
       client.subscribe<Record<string, Record<string, Json> | null>, { position?: unknown }>({ query }, { next: (f) => frames[format].push(f), error: (e: unknown) => failures.push(e), complete: () => {} });
     }
     await waitFor(async () => {
-      const stats = (await (await fetch(`http://127.0.0.1:${port}/stats`)).json()) as Record<string, number>;
+      const stats = await gateway.stats();
       return stats['groups'] === 3 && stats['channels'] === stats['confirmedChannels'];
     }, { message: 'three operations subscribed' });
 
-    const producer = kafka.producer();
-    await producer.connect();
     for (const format of Object.keys(topics) as (keyof typeof topics)[]) {
-      await producer.send({ topic: topics[format], acks: -1, messages: written[format].map((w) => ({ key: w.id, value: w.bytes })) });
+      await stack.send(topics[format], written[format].map((w) => ({ key: w.id, value: w.bytes })));
     }
-    await producer.disconnect();
 
     const total = () => frames.avro.length + frames.proto.length + frames.json.length;
     // On a shortfall the assertions below name the records missing; ingest's warnings say why (a dead letter, a refused schema).

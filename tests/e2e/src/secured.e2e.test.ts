@@ -3,28 +3,26 @@
 // client certificates, the StandardAuthorizer with ACLs), the built gateway on a TLS-only redis-server
 // with an ACL user; secrets from files. Each wrong setting ends in one line naming it and exit 78, and
 // no secret reaches a log.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
+import { logLevel, type Admin } from 'kafkajs';
 import WebSocket from 'ws';
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
 import {
   createTopics,
   findRepoRoot,
-  freePort,
   grantAcls,
   startApp,
-  startRedis,
   startSecuredKafka,
+  startStack,
   uniqueName,
   unsecuredJwt,
   waitFor,
   type AppProcess,
-  type RedisServer,
   type SecuredKafkaBroker,
+  type Stack,
 } from '@wirestream/testkit';
 
 const EXIT_CONFIG = 78;
@@ -32,15 +30,11 @@ const REDIS_USER = 'wirestream';
 const REDIS_PASSWORD = 'redis-password-never-logged';
 
 let broker: SecuredKafkaBroker;
-let redis: RedisServer;
+let stack: Stack;
 let admin: Admin;
-let producer: Producer;
-let gateway: AppProcess;
 let client: Client;
-let dir: string;
 let topic: string;
 let schemaPath: string;
-let wsUrl: string;
 /** An SDL naming a topic that exists and on which the ingest principal has no ACL at all. */
 let deniedSchemaPath: string;
 const received: FormattedExecutionResult<Record<string, unknown>, unknown>[] = [];
@@ -48,67 +42,52 @@ const logs: AppProcess[] = [];
 
 /** Writes a secret into a file, as a mounted Kubernetes secret. */
 const secretFile = (name: string, value: string): string => {
-  const path = join(dir, name);
+  const path = stack.path(name);
   writeFileSync(path, `${value}\n`, { mode: 0o600 });
   return path;
 };
 
 beforeAll(async () => {
-  [broker, redis] = await Promise.all([
-    startSecuredKafka(),
-    startRedis({ tls: true, aclUsers: [{ name: REDIS_USER, password: REDIS_PASSWORD, rules: ['~*', '&*', '+@all'] }] }),
-  ]);
-  dir = mkdtempSync(join(tmpdir(), 'wirestream-secured-'));
+  broker = await startSecuredKafka();
   topic = uniqueName('secured-events');
-  schemaPath = join(dir, 'schema.graphql');
-  writeFileSync(schemaPath, `type Changed { id: ID! n: Int }\ntype Subscription { changed(id: ID): Changed @topic(name: "${topic}", key: "id") }\n`);
   // PLAINTEXT is the admin listener (a super user): topics, ACLs and the test's producer.
-  const kafka = new Kafka({ clientId: 'secured-e2e', brokers: [broker.security.listeners.plaintext], logLevel: logLevel.NOTHING });
-  admin = kafka.admin();
-  await admin.connect();
   // The dead-letter topic is ingest's to create, with the ACLs the guide lists (Create on it).
-  await createTopics(admin, [{ topic, numPartitions: 2 }]);
-  producer = kafka.producer();
-  await producer.connect();
+  stack = await startStack({
+    name: 'secured',
+    brokers: [broker.security.listeners.plaintext],
+    redis: { tls: true, aclUsers: [{ name: REDIS_USER, password: REDIS_PASSWORD, rules: ['~*', '&*', '+@all'] }] },
+    schema: `type Changed { id: ID! n: Int }\ntype Subscription { changed(id: ID): Changed @topic(name: "${topic}", key: "id") }\n`,
+    topics: [{ topic, numPartitions: 2 }],
+    apps: [],
+    kafkaLogLevel: logLevel.NOTHING, // the warm-up below retries through COORDINATOR_NOT_AVAILABLE
+  });
+  admin = stack.admin;
+  schemaPath = stack.schemaPath ?? '';
   // A new broker creates __consumer_offsets at the first group request, and kafkajs logs each
   // COORDINATOR_NOT_AVAILABLE it retries meanwhile at error level; a cluster in service has it.
   // Created here, so the matrix below sees only what the ACLs cause.
   await waitFor(async () => (await admin.fetchOffsets({ groupId: uniqueName('warm-up'), topics: [topic] }).then(() => true, () => false)), { timeoutMs: 60_000, message: 'the group coordinator' });
   const deniedTopic = uniqueName('secured-denied');
   await createTopics(admin, [{ topic: deniedTopic, numPartitions: 1 }]);
-  deniedSchemaPath = join(dir, 'denied.graphql');
-  writeFileSync(deniedSchemaPath, `type Changed { id: ID! n: Int }\ntype Subscription { changed(id: ID): Changed @topic(name: "${deniedTopic}", key: "id") }\n`);
+  deniedSchemaPath = stack.writeFile('denied.graphql', `type Changed { id: ID! n: Int }\ntype Subscription { changed(id: ID): Changed @topic(name: "${deniedTopic}", key: "id") }\n`);
 
-  const port = await freePort();
-  wsUrl = `ws://127.0.0.1:${port}/graphql`;
-  gateway = startApp('gateway', {
-    ...redisEnv(),
-    SCHEMA_PATH: schemaPath,
-    GATEWAY_HOST: '127.0.0.1',
-    GATEWAY_PORT: String(port),
-    GATEWAY_AUTH_MODE: 'anonymous',
-    LOG_LEVEL: 'debug',
-  });
+  const gateway = await stack.startGateway({ env: { ...redisEnv(), LOG_LEVEL: 'debug' } });
   logs.push(gateway);
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 30_000, message: 'gateway ready on the TLS Redis' });
-  client = createClient({ url: wsUrl, webSocketImpl: WebSocket, retryAttempts: 0 });
+  client = createClient({ url: gateway.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0 });
+  stack.onStop(() => client.dispose());
   client.subscribe({ query: 'subscription { changed { id n } }' }, { next: (r) => void received.push(r), error: () => {}, complete: () => {} });
-  await waitFor(async () => ((await (await fetch(`http://127.0.0.1:${port}/stats`)).json()) as { confirmedChannels: number }).confirmedChannels > 0, { message: 'subscribed' });
+  await waitFor(async () => ((await gateway.stats())['confirmedChannels'] ?? 0) > 0, { message: 'subscribed' });
 });
 
 afterAll(async () => {
-  await Promise.resolve(client?.dispose());
-  await producer?.disconnect();
-  await admin?.disconnect();
-  await gateway?.stop();
-  await Promise.all([broker?.stop(), redis?.stop()]);
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await stack?.stop();
+  await broker?.stop();
 });
 
 function redisEnv(): Record<string, string> {
-  const tls = redis.tls;
+  const tls = stack.redis.tls;
   if (!tls) throw new Error('the test Redis runs without TLS');
-  return { REDIS_URL: redis.url, REDIS_TLS_CA_FILE: tls.ca, REDIS_USERNAME: REDIS_USER, REDIS_PASSWORD_FILE: secretFile('redis-password', REDIS_PASSWORD) };
+  return { REDIS_URL: stack.redis.url, REDIS_TLS_CA_FILE: tls.ca, REDIS_USERNAME: REDIS_USER, REDIS_PASSWORD_FILE: secretFile('redis-password', REDIS_PASSWORD) };
 }
 
 /**
@@ -178,7 +157,7 @@ describe('ingest on a secured Kafka, gateway on a TLS Redis with an ACL user', (
     try {
       await ingest.waitForLog((l) => l['msg'] === 'joined consumer group', 'joined consumer group', 60_000);
       const id = uniqueName('evt');
-      await producer.send({ topic, acks: -1, messages: [{ key: id, value: JSON.stringify({ id, n: 7 }) }] });
+      await stack.send(topic, [{ key: id, value: JSON.stringify({ id, n: 7 }) }]);
       await waitFor(() => received.some((r) => (r.data?.['changed'] as { id?: string } | undefined)?.id === id), { timeoutMs: 30_000, message: `event ${id} through ${name}` });
     } finally {
       expect(await ingest.stop()).toBe(0);
@@ -194,8 +173,7 @@ describe('ACLs short of the guide\'s on the dead-letter topic: each named where 
     const partial = uniqueName('secured-partial');
     const groupId = uniqueName('ingest-partial');
     await createTopics(admin, [{ topic: partial, numPartitions: 1 }]);
-    const partialSchema = join(dir, 'partial.graphql');
-    writeFileSync(partialSchema, `type Changed { id: ID! n: Int }\ntype Subscription { changed(id: ID): Changed @topic(name: "${partial}", key: "id") }\n`);
+    const partialSchema = stack.writeFile('partial.graphql', `type Changed { id: ID! n: Int }\ntype Subscription { changed(id: ID): Changed @topic(name: "${partial}", key: "id") }\n`);
     await grantAcls(admin, broker.security.clientPrincipal, [
       { resource: 'topic', name: partial, operations: ['read', 'describe'] },
       { resource: 'topic', name: `${partial}.dlq`, operations: ['create', 'describe'] },
@@ -207,7 +185,7 @@ describe('ACLs short of the guide\'s on the dead-letter topic: each named where 
       const warning = await ingest.waitForLog((l) => /^Kafka denied DescribeConfigs on the dead-letter topic /.test(String(l['msg'])), 'the DescribeConfigs warning', 60_000);
       expect(warning['msg']).toContain(`"${partial}.dlq" (TOPIC_AUTHORIZATION_FAILED): grant the ingest principal DescribeConfigs on it`);
       await ingest.waitForLog((l) => l['msg'] === 'joined consumer group', 'joined consumer group', 60_000);
-      await producer.send({ topic: partial, acks: -1, messages: [{ key: 'k', value: 'not json' }] });
+      await stack.send(partial, [{ key: 'k', value: 'not json' }]);
       const denied = await ingest.waitForLog((l) => String(l['msg']).startsWith('Kafka denied writing to the dead-letter topic'), 'the dead-letter Write error', 30_000);
       expect(denied).toMatchObject({ level: 'error', deadLetterTopic: `${partial}.dlq` });
       expect(denied['msg']).toContain('grant the ingest principal Write and Describe on it');

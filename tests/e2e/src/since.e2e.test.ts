@@ -7,24 +7,15 @@
 // its oldest retained event; the untrimmed partition is replayed whole.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Kafka, logLevel, type Producer } from 'kafkajs';
 import WebSocket from 'ws';
 import { createClient as createWsClient } from 'graphql-ws';
 import { createWirestreamClient, type Recovery } from '@wirestream/client';
-import { historyStreamKey } from '@wirestream/schema';
-import { createTopics, freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { historyStreamKey } from '@wirestream/wire';
+import { startStack, uniqueName, waitFor, type Stack } from '@wirestream/testkit';
 
 const PARTITIONS = 2;
 const HISTORY_EVENTS = 1_200; // 20 minutes at one a second
-let ownKafka: KafkaBroker | undefined;
-let redis: RedisServer;
-let producer: Producer;
-let ingest: AppProcess;
-let gateway: AppProcess;
-let dir: string;
+let stack: Stack;
 let topic: string;
 let trimmedTopic: string;
 let port: number;
@@ -42,11 +33,10 @@ let seq = 0;
 /** Sends `count` events spread over the partitions, the i-th stamped `ts(i)`. */
 async function send(t: string, count: number, ts: (i: number) => number): Promise<void> {
   const messages = Array.from({ length: count }, (_, i) => ({ partition: i % PARTITIONS, key: `lst-${i % 50}`, ts: ts(i), seq: seq++ }));
-  const metadata = await producer.send({
-    topic: t,
-    acks: -1,
-    messages: messages.map((m) => ({ key: m.key, partition: m.partition, timestamp: String(m.ts), value: JSON.stringify({ listingId: m.key, seq: m.seq }) })),
-  });
+  const metadata = await stack.send(
+    t,
+    messages.map((m) => ({ key: m.key, partition: m.partition, timestamp: String(m.ts), value: JSON.stringify({ listingId: m.key, seq: m.seq }) })),
+  );
   for (const { partition, baseOffset } of metadata) {
     const list = produced.get(`${t}/${partition}`) ?? [];
     messages.filter((m) => m.partition === partition).forEach((m, i) => list.push({ offset: String(BigInt(baseOffset ?? '0') + BigInt(i)), ts: m.ts }));
@@ -93,45 +83,20 @@ function compare(got: Got, t: string, want: (p: number) => string[]): { missing:
 }
 
 beforeAll(async () => {
-  const shared = sharedKafkaFromEnv();
-  if (!shared) ownKafka = await startKafka();
-  const brokers = shared?.brokers ?? ownKafka?.brokers ?? [];
-  redis = await startRedis();
-  dir = mkdtempSync(join(tmpdir(), 'wirestream-since-'));
   topic = uniqueName('since-events');
   trimmedTopic = uniqueName('since-trimmed');
-  const schemaPath = join(dir, 'schema.graphql');
-  writeFileSync(
-    schemaPath,
-    `type Price { listing_id: ID! seq: Int! }\ntype Subscription {\n  priceChanged(listing_id: ID): Price @topic(name: "${topic}", key: "listing_id")\n  trimmedChanged(listing_id: ID): Price @topic(name: "${trimmedTopic}", key: "listing_id")\n}\n`,
-  );
-  const kafka = new Kafka({ clientId: 'since-e2e', brokers, logLevel: logLevel.ERROR });
-  const admin = kafka.admin();
-  await admin.connect();
-  await createTopics(admin, [topic, trimmedTopic].map((t) => ({ topic: t, numPartitions: PARTITIONS })));
-  await admin.disconnect();
-  producer = kafka.producer();
-  await producer.connect();
-  port = await freePort();
-  const common = { REDIS_URL: redis.url, SCHEMA_PATH: schemaPath, LOG_LEVEL: 'info' };
-  ingest = startApp('ingest', { ...common, KAFKA_BROKERS: brokers.join(','), KAFKA_GROUP_ID: uniqueName('ingest'), INGEST_HTTP_PORT: '0' });
-  gateway = startApp('gateway', { ...common, GATEWAY_HOST: '127.0.0.1', GATEWAY_PORT: String(port), GATEWAY_AUTH_MODE: 'anonymous' });
-  await ingest.waitForLog((l) => l['msg'] === 'joined consumer group', 'joined consumer group').catch((err: unknown) => {
-    throw new Error(`${String(err)}\ningest logs: ${JSON.stringify(ingest.lines.slice(-10))}\n${ingest.stderr().slice(-2000)}`);
+  stack = await startStack({
+    name: 'since',
+    schema: `type Price { listing_id: ID! seq: Int! }\ntype Subscription {\n  priceChanged(listing_id: ID): Price @topic(name: "${topic}", key: "listing_id")\n  trimmedChanged(listing_id: ID): Price @topic(name: "${trimmedTopic}", key: "listing_id")\n}\n`,
+    topics: [topic, trimmedTopic].map((t) => ({ topic: t, numPartitions: PARTITIONS })),
   });
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 30_000, message: 'gateway ready' }).catch((err: unknown) => {
-    throw new Error(`${String(err)}\ngateway logs: ${JSON.stringify(gateway.lines.slice(-10))}\n${gateway.stderr().slice(-2000)}`);
+  port = stack.gateway.port;
+  stack.onStop(async () => {
+    for (const dispose of disposers.reverse()) await Promise.resolve(dispose()).catch(() => {});
   });
 });
 
-afterAll(async () => {
-  for (const dispose of disposers.reverse()) await Promise.resolve(dispose()).catch(() => {});
-  await producer?.disconnect();
-  await Promise.all([ingest?.stop(), gateway?.stop()]);
-  await redis?.stop();
-  await ownKafka?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => stack?.stop());
 
 describe('replay from a time, end to end', () => {
   it('since ten minutes back: exactly the events from that time, then live, 0 missing / 0 duplicate', async () => {
@@ -175,7 +140,7 @@ describe('replay from a time, end to end', () => {
     await ingested(query, 400);
     // What ingest's retention does after a while: partition 0 keeps its newest entries only.
     const cut = producedOf(trimmedTopic, 0)[100]?.offset as string;
-    execFileSync('redis-cli', ['-u', redis.url, 'XTRIM', historyStreamKey('wsh', trimmedTopic, 0), 'MINID', `${cut}-0`]);
+    execFileSync('redis-cli', ['-u', stack.redis.url, 'XTRIM', historyStreamKey('wsh', trimmedTopic, 0), 'MINID', `${cut}-0`]);
 
     const client = createWsClient({ url: `ws://127.0.0.1:${port}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0 });
     disposers.push(() => client.dispose());

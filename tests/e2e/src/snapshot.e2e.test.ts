@@ -5,16 +5,12 @@
 // later event — per partition 0 gap and 0 duplicate past its seam, and each key's latest state.
 // A tombstone reaches them as a deleted frame, and a later snapshot has no such key.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Kafka, logLevel, type Producer } from 'kafkajs';
 import WebSocket from 'ws';
 import { createClient as createWsClient } from 'graphql-ws';
 import { createClient as createSseClient } from 'graphql-sse';
 import { SubscriptionClient } from 'subscriptions-transport-ws';
 import { createWirestreamClient } from '@wirestream/client';
-import { createTopics, freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { startStack, uniqueName, waitFor, type Stack } from '@wirestream/testkit';
 
 const PARTITIONS = 3;
 const KEYS = Array.from({ length: 150 }, (_, i) => `lst-${i}`);
@@ -22,12 +18,7 @@ const STREAM_KEYS = KEYS.filter((k) => k !== 'lst-7');
 const QUERY = 'subscription { priceChanged { listing_id seq } }';
 const partitionOf = (key: string): number => Number(key.slice(4)) % PARTITIONS;
 
-let ownKafka: KafkaBroker | undefined;
-let redis: RedisServer;
-let producer: Producer;
-let ingest: AppProcess;
-let gateway: AppProcess;
-let dir: string;
+let stack: Stack;
 let topic: string;
 let port: number;
 const disposers: (() => unknown)[] = [];
@@ -39,11 +30,10 @@ let seq = 0;
 /** One batch: `keys` updated (or deleted, `tombstone`), each to its key's partition; records the offsets Kafka gave. */
 async function send(keys: readonly string[], tombstone = false): Promise<void> {
   const messages = keys.map((key) => ({ key, partition: partitionOf(key), seq: seq++ }));
-  const metadata = await producer.send({
+  const metadata = await stack.send(
     topic,
-    acks: -1,
-    messages: messages.map((m) => ({ key: m.key, partition: m.partition, value: tombstone ? null : JSON.stringify({ listingId: m.key, seq: m.seq }) })),
-  });
+    messages.map((m) => ({ key: m.key, partition: m.partition, value: tombstone ? null : JSON.stringify({ listingId: m.key, seq: m.seq }) })),
+  );
   for (const { partition, baseOffset } of metadata) {
     const mine = messages.filter((m) => m.partition === partition);
     const list = produced.get(partition) ?? [];
@@ -181,37 +171,19 @@ function check(s: Subscriber) {
 }
 
 beforeAll(async () => {
-  const shared = sharedKafkaFromEnv();
-  if (!shared) ownKafka = await startKafka();
-  const brokers = shared?.brokers ?? ownKafka?.brokers ?? [];
-  redis = await startRedis();
-  dir = mkdtempSync(join(tmpdir(), 'wirestream-snapshot-'));
   topic = uniqueName('price-snapshot');
-  const schemaPath = join(dir, 'schema.graphql');
-  writeFileSync(schemaPath, `type Price { listing_id: ID! seq: Int! }\ntype Subscription { priceChanged(listing_id: ID): Price @topic(name: "${topic}", key: "listing_id", snapshot: true) }\n`);
-  const kafka = new Kafka({ clientId: 'snapshot-e2e', brokers, logLevel: logLevel.ERROR });
-  const admin = kafka.admin();
-  await admin.connect();
-  await createTopics(admin, [{ topic, numPartitions: PARTITIONS }]);
-  await admin.disconnect();
-  producer = kafka.producer();
-  await producer.connect();
-  port = await freePort();
-  const common = { REDIS_URL: redis.url, SCHEMA_PATH: schemaPath, LOG_LEVEL: 'info' };
-  ingest = startApp('ingest', { ...common, KAFKA_BROKERS: brokers.join(','), KAFKA_GROUP_ID: uniqueName('ingest'), INGEST_HTTP_PORT: '0' });
-  gateway = startApp('gateway', { ...common, GATEWAY_HOST: '127.0.0.1', GATEWAY_PORT: String(port), GATEWAY_AUTH_MODE: 'anonymous' });
-  await ingest.waitForLog((l) => l['msg'] === 'joined consumer group', 'joined consumer group');
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 30_000, message: 'gateway ready' });
+  stack = await startStack({
+    name: 'snapshot',
+    schema: `type Price { listing_id: ID! seq: Int! }\ntype Subscription { priceChanged(listing_id: ID): Price @topic(name: "${topic}", key: "listing_id", snapshot: true) }\n`,
+    topics: [{ topic, numPartitions: PARTITIONS }],
+  });
+  port = stack.gateway.port;
+  stack.onStop(async () => {
+    for (const dispose of disposers.reverse()) await Promise.resolve(dispose()).catch(() => {});
+  });
 });
 
-afterAll(async () => {
-  for (const dispose of disposers.reverse()) await Promise.resolve(dispose()).catch(() => {});
-  await producer?.disconnect();
-  await Promise.all([ingest?.stop(), gateway?.stop()]);
-  await redis?.stop();
-  await ownKafka?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => stack?.stop());
 
 describe('snapshot, then stream, end to end', () => {
   it('subscribers joining on every transport while a producer publishes see the current values, then every later event once', async () => {

@@ -1,15 +1,11 @@
 // GraphQL over SSE end to end: Kafka → ingest (process) → Redis → gateway (process) → the official
 // graphql-sse client next to a graphql-ws client, every event once; then a raw stream that
 // disconnects and resumes with Last-Event-ID on a three-partition topic: exactly what it missed, once.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Kafka, logLevel, type Producer } from 'kafkajs';
 import WebSocket from 'ws';
 import { createClient as createWsClient, type Client as WsClient } from 'graphql-ws';
 import { createClient as createSseClient, type Client as SseClient } from 'graphql-sse';
-import { createTopics, freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { startStack, uniqueName, waitFor, type Stack } from '@wirestream/testkit';
 
 const PARTITIONS = 3;
 const QUERY = 'subscription { changed { id n } }';
@@ -20,12 +16,7 @@ interface Changed {
 }
 type Result = { data?: { changed?: Changed } | null; extensions?: Record<string, unknown> };
 
-let ownKafka: KafkaBroker | undefined;
-let redis: RedisServer;
-let producer: Producer;
-let ingest: AppProcess;
-let gateway: AppProcess;
-let dir: string;
+let stack: Stack;
 let topic: string;
 let httpBase: string;
 let sent = 0;
@@ -34,7 +25,7 @@ const disposers: (() => unknown)[] = [];
 /** Produces `count` events round-robin over the partitions; returns their `n`s. */
 async function produce(count: number): Promise<number[]> {
   const ns = Array.from({ length: count }, () => sent++);
-  await producer.send({ topic, acks: -1, messages: ns.map((n) => ({ key: `k${n}`, partition: n % PARTITIONS, value: JSON.stringify({ id: `k${n}`, n }) })) });
+  await stack.send(topic, ns.map((n) => ({ key: `k${n}`, partition: n % PARTITIONS, value: JSON.stringify({ id: `k${n}`, n }) })));
   return ns;
 }
 
@@ -42,47 +33,26 @@ const nsOf = (results: readonly Result[]): number[] => results.flatMap((r) => (r
 const sorted = (ns: readonly number[]): number[] => [...ns].sort((a, b) => a - b);
 
 beforeAll(async () => {
-  const shared = sharedKafkaFromEnv();
-  if (!shared) ownKafka = await startKafka();
-  const brokers = shared?.brokers ?? ownKafka?.brokers ?? [];
-  redis = await startRedis();
-  dir = mkdtempSync(join(tmpdir(), 'wirestream-sse-'));
   topic = uniqueName('sse-events');
-  const schemaPath = join(dir, 'schema.graphql');
-  writeFileSync(schemaPath, `type Changed { id: ID! n: Int }\ntype Subscription { changed(id: ID): Changed @topic(name: "${topic}", key: "id") }\n`);
-  const kafka = new Kafka({ clientId: 'sse-e2e', brokers, logLevel: logLevel.ERROR });
-  const admin = kafka.admin();
-  await admin.connect();
-  await createTopics(admin, [{ topic, numPartitions: PARTITIONS }]);
-  await admin.disconnect();
-  producer = kafka.producer();
-  await producer.connect();
-  const port = await freePort();
-  httpBase = `http://127.0.0.1:${port}`;
-  const common = { REDIS_URL: redis.url, SCHEMA_PATH: schemaPath, LOG_LEVEL: 'info' };
-  ingest = startApp('ingest', { ...common, KAFKA_BROKERS: brokers.join(','), KAFKA_GROUP_ID: uniqueName('ingest'), INGEST_HTTP_PORT: '0' });
-  gateway = startApp('gateway', { ...common, GATEWAY_HOST: '127.0.0.1', GATEWAY_PORT: String(port), GATEWAY_AUTH_MODE: 'anonymous' });
-  await ingest.waitForLog((l) => l['msg'] === 'joined consumer group', 'joined consumer group');
-  await waitFor(async () => (await fetch(`${httpBase}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 30_000, message: 'gateway ready' });
+  stack = await startStack({
+    name: 'sse',
+    schema: `type Changed { id: ID! n: Int }\ntype Subscription { changed(id: ID): Changed @topic(name: "${topic}", key: "id") }\n`,
+    topics: [{ topic, numPartitions: PARTITIONS }],
+  });
+  httpBase = stack.gateway.httpUrl;
+  stack.onStop(async () => {
+    for (const dispose of disposers) await Promise.resolve(dispose());
+  });
 });
 
-afterAll(async () => {
-  for (const dispose of disposers) await Promise.resolve(dispose());
-  await producer?.disconnect();
-  await Promise.all([ingest?.stop(), gateway?.stop()]);
-  await redis?.stop();
-  await ownKafka?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => stack?.stop());
 
-async function stats(): Promise<Record<string, number>> {
-  return (await (await fetch(`${httpBase}/stats`)).json()) as Record<string, number>;
-}
+const stats = (): Promise<Record<string, number>> => stack.gateway.stats();
 
 describe('GraphQL over SSE, end to end', () => {
   it('the official graphql-sse client gets every event once, the same as a graphql-ws client, from one execution', async () => {
     const sse: SseClient = createSseClient({ url: `${httpBase}/graphql`, retryAttempts: 0 });
-    const ws: WsClient = createWsClient({ url: `ws://127.0.0.1:${httpBase.split(':')[2]}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0 });
+    const ws: WsClient = createWsClient({ url: stack.gateway.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0 });
     disposers.push(() => sse.dispose(), () => ws.dispose());
     const bySse: Result[] = [];
     const byWs: Result[] = [];

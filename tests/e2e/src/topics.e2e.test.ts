@@ -3,46 +3,29 @@
 // partitions asked for; a dead-letter name Kafka would refuse and a replication factor the cluster
 // cannot hold each end in one line naming the setting, exit 78.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Kafka, logLevel, type Admin } from 'kafkajs';
-import { findRepoRoot, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { logLevel } from 'kafkajs';
+import { findRepoRoot, startApp, startStack, uniqueName, waitFor, type Stack } from '@wirestream/testkit';
 
 const EXIT_CONFIG = 78;
 
-let ownKafka: KafkaBroker | undefined;
-let brokers: readonly string[];
-let redis: RedisServer;
-let admin: Admin;
-let dir: string;
+// Each test starts its own ingest (some that must refuse to start): the stack is Kafka and Redis.
+let stack: Stack;
 
 beforeAll(async () => {
-  const shared = sharedKafkaFromEnv();
-  if (!shared) ownKafka = await startKafka();
-  brokers = shared?.brokers ?? ownKafka?.brokers ?? [];
-  redis = await startRedis();
-  admin = new Kafka({ clientId: 'topics-e2e', brokers: [...brokers], logLevel: logLevel.NOTHING }).admin();
-  await admin.connect();
-  dir = mkdtempSync(join(tmpdir(), 'wirestream-topics-'));
+  stack = await startStack({ name: 'topics', kafkaLogLevel: logLevel.NOTHING });
 });
 
-afterAll(async () => {
-  await admin?.disconnect();
-  await Promise.all([ownKafka?.stop(), redis?.stop()]);
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => stack?.stop());
 
 /** A schema file binding one field to `topic`. */
 function schemaFor(topic: string): string {
-  const path = join(dir, `${topic}.graphql`);
-  writeFileSync(path, `type Changed { id: ID! }\ntype Subscription { changed(id: ID): Changed @topic(name: "${topic}", key: "id") }\n`);
-  return path;
+  return stack.writeFile(`${topic}.graphql`, `type Changed { id: ID! }\ntype Subscription { changed(id: ID): Changed @topic(name: "${topic}", key: "id") }\n`);
 }
 
 function ingestEnv(topic: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { KAFKA_BROKERS: brokers.join(','), REDIS_URL: redis.url, SCHEMA_PATH: schemaFor(topic), KAFKA_GROUP_ID: uniqueName('topics'), INGEST_HTTP_PORT: '0', ...extra };
+  return { KAFKA_BROKERS: stack.brokers.join(','), REDIS_URL: stack.redis.url, SCHEMA_PATH: schemaFor(topic), KAFKA_GROUP_ID: uniqueName('topics'), INGEST_HTTP_PORT: '0', ...extra };
 }
 
 /** Runs the built ingest until it exits (or kills it after `timeoutMs`). */
@@ -68,7 +51,7 @@ describe('source topics at start', () => {
       const warning = await ingest.waitForLog((l) => l['level'] === 'warn' && Array.isArray(l['topics']), 'the missing-topic warning', 30_000);
       expect(warning['msg']).toBe(`Kafka topic "${topic}" does not exist: ingest waits for it; create it (or start the producer), or set INGEST_CREATE_TOPICS=true`);
       expect(ingest.lines.some((l) => l['msg'] === 'joined consumer group')).toBe(false);
-      await admin.createTopics({ topics: [{ topic, numPartitions: 1 }] });
+      await stack.admin.createTopics({ topics: [{ topic, numPartitions: 1 }] });
       await ingest.waitForLog((l) => l['msg'] === 'joined consumer group', 'joined after the topic was created', 60_000);
     } finally {
       expect(await ingest.stop()).toBe(0);
@@ -82,7 +65,7 @@ describe('source topics at start', () => {
       await ingest.waitForLog((l) => l['msg'] === 'joined consumer group', 'joined consumer group', 60_000);
       const created = ingest.lines.find((l) => l['msg'] === 'created source topics (INGEST_CREATE_TOPICS)');
       expect(created?.['topics']).toEqual([topic]);
-      const { topics } = await admin.fetchTopicMetadata({ topics: [topic, `${topic}.dlq`] });
+      const { topics } = await stack.admin.fetchTopicMetadata({ topics: [topic, `${topic}.dlq`] });
       expect(topics.find((t) => t.name === topic)?.partitions).toHaveLength(3);
       expect(topics.find((t) => t.name === `${topic}.dlq`)).toBeDefined();
     } finally {
@@ -96,7 +79,7 @@ describe('source topics at start', () => {
     expect(run.status, run.stderr).toBe(EXIT_CONFIG);
     expect(run.stderr).toContain('INGEST_TOPIC_REPLICATION');
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
-    await waitFor(async () => !(await admin.listTopics()).includes(topic), { timeoutMs: 5_000, message: 'no topic created' });
+    await waitFor(async () => !(await stack.admin.listTopics()).includes(topic), { timeoutMs: 5_000, message: 'no topic created' });
   });
 
   it('refuses a dead-letter name longer than Kafka allows, naming INGEST_DLQ_SUFFIX (exit 78)', async () => {

@@ -2,14 +2,10 @@
 // built ingest and gateway processes, each exporting with the real SDK and OTLP/HTTP exporter to a
 // receiver in this test; the spans must form one trace: producer → ingest → gateway.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Kafka, logLevel, type Producer } from 'kafkajs';
 import WebSocket from 'ws';
 import { createClient, type Client } from 'graphql-ws';
-import { createTopics, freePort, sharedKafkaFromEnv, startApp, startKafka, startOtlpReceiver, startRedis, uniqueName, waitFor, type AppProcess, type OtlpReceiver, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { startOtlpReceiver, startStack, uniqueName, waitFor, type OtlpReceiver, type Stack } from '@wirestream/testkit';
 
 /** One span as OTLP/JSON carries it (ids in hex), with the service that exported it. */
 interface ReceivedSpan {
@@ -64,38 +60,16 @@ function receivedSpans(receiver: OtlpReceiver): ReceivedSpan[] {
   return spans;
 }
 
-let ownKafka: KafkaBroker | undefined;
-let redis: RedisServer;
-let producer: Producer;
-let ingest: AppProcess;
-let gateway: AppProcess;
+let stack: Stack;
 let receiver: OtlpReceiver;
-let dir: string;
 let topic: string;
 let wsUrl: string;
 let httpBase: string;
 const clients: Client[] = [];
 
 beforeAll(async () => {
-  const shared = sharedKafkaFromEnv();
-  if (!shared) ownKafka = await startKafka();
-  const brokers = shared?.brokers ?? ownKafka?.brokers ?? [];
-  redis = await startRedis();
   receiver = await startOtlpReceiver();
-  dir = mkdtempSync(join(tmpdir(), 'wirestream-tracing-'));
   topic = uniqueName('traced-events');
-  const schemaPath = join(dir, 'schema.graphql');
-  writeFileSync(schemaPath, `type Changed { id: ID! n: Int }\ntype Subscription { changed(id: ID): Changed @topic(name: "${topic}", key: "id") }\n`);
-  const kafka = new Kafka({ clientId: 'tracing-e2e', brokers, logLevel: logLevel.ERROR });
-  const admin = kafka.admin();
-  await admin.connect();
-  await createTopics(admin, [{ topic, numPartitions: 1 }]);
-  await admin.disconnect();
-  producer = kafka.producer();
-  await producer.connect();
-  const port = await freePort();
-  httpBase = `http://127.0.0.1:${port}`;
-  wsUrl = `ws://127.0.0.1:${port}/graphql`;
   // The real exporter, JSON encoding so the receiver can read it; ratio 0: only what a producer sampled is traced.
   const otel = {
     OTEL_TRACES_EXPORTER: 'otlp',
@@ -105,21 +79,23 @@ beforeAll(async () => {
     OTEL_TRACES_SAMPLER_ARG: '0',
     OTEL_BSP_SCHEDULE_DELAY: '200',
   };
-  const common = { REDIS_URL: redis.url, SCHEMA_PATH: schemaPath, LOG_LEVEL: 'info', ...otel };
-  ingest = startApp('ingest', { ...common, KAFKA_BROKERS: brokers.join(','), KAFKA_GROUP_ID: uniqueName('ingest'), INGEST_HTTP_PORT: '0' });
-  gateway = startApp('gateway', { ...common, GATEWAY_HOST: '127.0.0.1', GATEWAY_PORT: String(port), GATEWAY_AUTH_MODE: 'anonymous' });
-  await ingest.waitForLog((l) => l['msg'] === 'joined consumer group', 'joined consumer group');
-  await waitFor(async () => (await fetch(`${httpBase}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 30_000, message: 'gateway ready' });
+  stack = await startStack({
+    name: 'tracing',
+    schema: `type Changed { id: ID! n: Int }\ntype Subscription { changed(id: ID): Changed @topic(name: "${topic}", key: "id") }\n`,
+    topics: [{ topic, numPartitions: 1 }],
+    ingestEnv: otel,
+    gatewayEnv: otel,
+  });
+  httpBase = stack.gateway.httpUrl;
+  wsUrl = stack.gateway.wsUrl;
+  stack.onStop(async () => {
+    for (const client of clients) await client.dispose();
+  });
 });
 
 afterAll(async () => {
-  for (const client of clients) await client.dispose();
-  await producer?.disconnect();
-  await Promise.all([ingest?.stop(), gateway?.stop()]);
-  await redis?.stop();
-  await ownKafka?.stop();
+  await stack?.stop();
   await receiver?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 function subscribe(): { ns: number[] } {
@@ -139,14 +115,10 @@ describe('tracing, end to end', () => {
     await waitFor(async () => ((await (await fetch(`${httpBase}/stats`)).json()) as Record<string, number>)['subscriptions'] === 2, { message: 'two subscribers' });
     const traceId = hex(16);
     const producerSpanId = hex(8);
-    await producer.send({
-      topic,
-      acks: -1,
-      messages: [
-        { key: 'k0', value: JSON.stringify({ id: 'k0', n: 0 }) }, // untraced: ratio 0, so no span and no trace bytes
-        { key: 'k1', value: JSON.stringify({ id: 'k1', n: 1 }), headers: { traceparent: `00-${traceId}-${producerSpanId}-01`, tracestate: 'vendor=opaque' } },
-      ],
-    });
+    await stack.send(topic, [
+      { key: 'k0', value: JSON.stringify({ id: 'k0', n: 0 }) }, // untraced: ratio 0, so no span and no trace bytes
+      { key: 'k1', value: JSON.stringify({ id: 'k1', n: 1 }), headers: { traceparent: `00-${traceId}-${producerSpanId}-01`, tracestate: 'vendor=opaque' } },
+    ]);
     await waitFor(() => a.ns.length === 2 && b.ns.length === 2, { timeoutMs: 60_000, message: 'both events delivered to both clients' });
     const inTrace = (): ReceivedSpan[] => receivedSpans(receiver).filter((s) => s.traceId === traceId);
     await waitFor(() => inTrace().some((s) => s.name === 'flush'), { timeoutMs: 30_000, message: 'the gateway flush span exported' });
@@ -189,8 +161,8 @@ describe('tracing, end to end', () => {
 
   it("a log line written while a chunk's span is active carries its trace_id and span_id", async () => {
     const traceId = hex(16);
-    await producer.send({ topic, acks: -1, messages: [{ key: 'bad', value: 'not json', headers: { traceparent: `00-${traceId}-${hex(8)}-01` } }] });
-    const line = await ingest.waitForLog((l) => l['msg'] === 'message dead-lettered' && l['trace_id'] === traceId, 'a dead-letter log line with the trace id');
+    await stack.send(topic, [{ key: 'bad', value: 'not json', headers: { traceparent: `00-${traceId}-${hex(8)}-01` } }]);
+    const line = await stack.ingest.waitForLog((l) => l['msg'] === 'message dead-lettered' && l['trace_id'] === traceId, 'a dead-letter log line with the trace id');
     await waitFor(() => receivedSpans(receiver).some((s) => s.traceId === traceId && s.name === `process ${topic}`), { timeoutMs: 30_000, message: 'its chunk span exported' });
     const chunk = receivedSpans(receiver).find((s) => s.traceId === traceId && s.name === `process ${topic}`) as ReceivedSpan;
     expect(line['span_id']).toBe(chunk.spanId);

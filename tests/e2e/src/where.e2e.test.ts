@@ -4,35 +4,24 @@
 // the gateway at start with exit 78 and a message naming the setting.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Kafka, Partitioners, logLevel, type Producer } from 'kafkajs';
 import WebSocket from 'ws';
 import { SignJWT } from 'jose';
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
-import { createTopics, findRepoRoot, freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { findRepoRoot, startStack, uniqueName, waitFor, type Stack } from '@wirestream/testkit';
 
 const SECRET = 'an-e2e-secret-that-is-at-least-32-bytes-long';
 const RULES = 'seller.seller_id=partner_id';
 
-let ownKafka: KafkaBroker | undefined;
-let redis: RedisServer;
-let producer: Producer;
-let ingest: AppProcess;
-let gateway: AppProcess;
-let workDir: string;
-let schemaPath: string;
+let stack: Stack;
 let topic: string;
-let wsUrl: string;
-let httpBase: string;
 const clients: Client[] = [];
 
 const token = (claims: Record<string, unknown>) =>
   new SignJWT({ scope: 'subscribe:*', ...claims }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('1h').sign(new TextEncoder().encode(SECRET));
 
 async function subscribe(claims: Record<string, unknown>, where?: Record<string, unknown>) {
-  const client = createClient({ url: wsUrl, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { token: await token(claims) } });
+  const client = createClient({ url: stack.gateway.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { token: await token(claims) } });
   clients.push(client);
   const results: FormattedExecutionResult<Record<string, unknown>, unknown>[] = [];
   const errors: unknown[] = [];
@@ -43,58 +32,23 @@ async function subscribe(claims: Record<string, unknown>, where?: Record<string,
   return { results, errors, ids: () => results.map((r) => (r.data?.['itemChanged'] as { id: string } | undefined)?.id) };
 }
 
-async function stats(): Promise<Record<string, number>> {
-  return (await (await fetch(`${httpBase}/stats`)).json()) as Record<string, number>;
-}
+const stats = (): Promise<Record<string, number>> => stack.gateway.stats();
 
 beforeAll(async () => {
-  const shared = sharedKafkaFromEnv();
-  if (!shared) ownKafka = await startKafka();
-  const brokers = shared?.brokers ?? ownKafka?.brokers ?? [];
-  redis = await startRedis();
   topic = uniqueName('where-e2e');
-  workDir = mkdtempSync(join(tmpdir(), 'wirestream-where-'));
-  schemaPath = join(workDir, 'schema.graphql');
-  writeFileSync(
-    schemaPath,
-    `type Seller { seller_id: ID! }
+  stack = await startStack({
+    name: 'where',
+    schema: `type Seller { seller_id: ID! }
 type Item { id: ID!, tags: [String!], seller: Seller }
 type Subscription { itemChanged(id: ID): Item @topic(name: "${topic}", key: "id", shards: 4, headers: ["tenant", "event-type"]) }
 `,
-  );
-  const kafka = new Kafka({ clientId: 'where-e2e', brokers, logLevel: logLevel.ERROR });
-  const admin = kafka.admin();
-  await admin.connect();
-  await createTopics(admin, [{ topic, numPartitions: 2 }]);
-  await admin.disconnect();
-  producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  await producer.connect();
-
-  const port = await freePort();
-  wsUrl = `ws://127.0.0.1:${port}/graphql`;
-  httpBase = `http://127.0.0.1:${port}`;
-  const common = { REDIS_URL: redis.url, SCHEMA_PATH: schemaPath, LOG_LEVEL: 'info' };
-  ingest = startApp('ingest', { ...common, KAFKA_BROKERS: brokers.join(','), KAFKA_GROUP_ID: uniqueName('where-ingest'), INGEST_HTTP_PORT: '0' });
-  gateway = startApp('gateway', {
-    ...common,
-    GATEWAY_HOST: '127.0.0.1',
-    GATEWAY_PORT: String(port),
-    GATEWAY_AUTH_MODE: 'jwt',
-    GATEWAY_JWT_HS256_SECRET: SECRET,
-    GATEWAY_JWT_FILTER_RULES: RULES,
+    topics: [{ topic, numPartitions: 2 }],
+    gatewayEnv: { GATEWAY_AUTH_MODE: 'jwt', GATEWAY_JWT_HS256_SECRET: SECRET, GATEWAY_JWT_FILTER_RULES: RULES },
   });
-  await ingest.waitForLog((l) => l['msg'] === 'joined consumer group', 'joined consumer group');
-  await waitFor(async () => (await fetch(`${httpBase}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 30_000, message: 'gateway /readyz to answer 200' });
+  stack.onStop(() => Promise.all(clients.map((c) => Promise.resolve(c.dispose()))));
 });
 
-afterAll(async () => {
-  await Promise.all(clients.map((c) => Promise.resolve(c.dispose())));
-  await producer?.disconnect();
-  await Promise.all([ingest?.stop(), gateway?.stop()]);
-  await redis?.stop();
-  await ownKafka?.stop();
-  if (workDir) rmSync(workDir, { recursive: true, force: true });
-});
+afterAll(() => stack?.stop());
 
 describe('where over headers, the key and lists, bound to a claim, through the built apps', () => {
   it('delivers what each filter and the caller’s partner_id allow, and nothing else', async () => {
@@ -108,18 +62,14 @@ describe('where over headers, the key and lists, bound to a claim, through the b
     await waitFor(async () => (await stats())['groups'] === 3, { message: 'three groups' });
 
     const item = (id: string, seller: string, tags: string[]) => JSON.stringify({ id, tags, seller: { sellerId: seller } });
-    await producer.send({
-      topic,
-      acks: -1,
-      messages: [
-        { key: 'k-1', value: item('a', '7', ['red']), headers: { tenant: 'acme', 'event-type': 'BidPlaced' } },
-        { key: 'k-2', value: item('b', '7', ['blue']), headers: { 'event-type': 'ListingUpdated' } },
-        { key: 'k-3', value: item('c', '3', ['red']), headers: { 'event-type': 'BidPlaced' } },
-        { key: 'k-2', value: item('d', '3', []) },
-        { key: 'k-4', value: item('e', '7', ['red', 'green']), headers: { 'event-type': 'BidPlaced' } },
-        { key: 'k-2', value: item('f', '7', []) },
-      ],
-    });
+    await stack.send(topic, [
+      { key: 'k-1', value: item('a', '7', ['red']), headers: { tenant: 'acme', 'event-type': 'BidPlaced' } },
+      { key: 'k-2', value: item('b', '7', ['blue']), headers: { 'event-type': 'ListingUpdated' } },
+      { key: 'k-3', value: item('c', '3', ['red']), headers: { 'event-type': 'BidPlaced' } },
+      { key: 'k-2', value: item('d', '3', []) },
+      { key: 'k-4', value: item('e', '7', ['red', 'green']), headers: { 'event-type': 'BidPlaced' } },
+      { key: 'k-2', value: item('f', '7', []) },
+    ]);
     await waitFor(() => byHeader.ids().includes('e') && byKey.ids().includes('f') && partner3.ids().includes('d'), { timeoutMs: 30_000, message: 'the last events' });
     // Ids are unique per event and every filter's last match has arrived: order across keys is not asserted.
     expect(byHeader.ids().sort()).toEqual(['a', 'e']);
@@ -133,7 +83,7 @@ describe('where over headers, the key and lists, bound to a claim, through the b
     ['a rule without a claim', 'seller.seller_id', 'GATEWAY_JWT_FILTER_RULES: "seller.seller_id" has no ='],
   ])('refuses at start %s, naming the setting (exit 78)', (_what, rules, message) => {
     const main = join(findRepoRoot(), 'apps', 'gateway', 'dist', 'main.js');
-    const env = { PATH: process.env['PATH'] ?? '', REDIS_URL: 'redis://127.0.0.1:1', SCHEMA_PATH: schemaPath, GATEWAY_PORT: '0', GATEWAY_AUTH_MODE: 'jwt', GATEWAY_JWT_HS256_SECRET: SECRET, GATEWAY_JWT_FILTER_RULES: rules };
+    const env = { PATH: process.env['PATH'] ?? '', REDIS_URL: 'redis://127.0.0.1:1', SCHEMA_PATH: stack.schemaPath ?? '', GATEWAY_PORT: '0', GATEWAY_AUTH_MODE: 'jwt', GATEWAY_JWT_HS256_SECRET: SECRET, GATEWAY_JWT_FILTER_RULES: rules };
     const run = spawnSync(process.execPath, [main], { env, encoding: 'utf8', timeout: 20_000 });
     expect(run.status, run.stderr).toBe(78);
     expect(run.stderr).toContain(message);

@@ -3,30 +3,22 @@
 // the same port), a Redis restart with and without its data, and token expiry, every event arrives
 // exactly once, in order per partition — the client resumes by itself.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Kafka, logLevel, type Producer } from 'kafkajs';
+import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
 import { SignJWT } from 'jose';
 import { createWirestreamClient, type Recovery, type SubscribeOptions, type WirestreamClient, type WirestreamClientOptions } from '@wirestream/client';
 import { auctionSchemaPath } from '@wirestream/schema';
-import { createTopics, freePort, sharedKafkaFromEnv, startApp, startKafka, startRedis, uniqueName, waitFor, type AppProcess, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
+import { freePort, startStack, uniqueName, waitFor, type AppProcess, type Stack } from '@wirestream/testkit';
 
 const QUERY = 'subscription { listingUpdated { listing_id event_id } }';
 const PARTITIONS = 3;
 const SECRET = 'an-e2e-secret-that-is-at-least-32-bytes-long';
 
-let ownKafka: KafkaBroker | undefined;
-let redis: RedisServer;
-let producer: Producer;
-let ingest: AppProcess;
+let stack: Stack;
 let gateway: AppProcess;
-let workDir: string;
 let topic: string;
 let port: number;
 let wsUrl: string;
-let gatewayEnv: Record<string, string>;
 const clients: WirestreamClient[] = [];
 
 /** A JWT the gateway accepts for `lifetimeSec` seconds. */
@@ -39,14 +31,8 @@ function sign(lifetimeSec: number): Promise<string> {
     .sign(new TextEncoder().encode(SECRET));
 }
 
-async function startGateway(): Promise<AppProcess> {
-  const app = startApp('gateway', gatewayEnv);
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200, {
-    timeoutMs: 30_000,
-    message: 'gateway /readyz to answer 200',
-  });
-  return app;
-}
+/** A new gateway on the same port (and Redis, and settings). */
+const startGateway = (): Promise<AppProcess> => stack.startGateway({ port });
 
 async function stats(): Promise<Record<string, number>> {
   return (await (await fetch(`http://127.0.0.1:${port}/stats`)).json()) as Record<string, number>;
@@ -107,11 +93,10 @@ function startStream(name: string) {
   const loop = (async () => {
     while (running) {
       const batch = Array.from({ length: PARTITIONS * 2 }, (_, i) => ({ partition: i % PARTITIONS, eventId: `${name}-${n++}` }));
-      await producer.send({
+      await stack.send(
         topic,
-        acks: -1,
-        messages: batch.map(({ partition, eventId }) => ({ partition, key: `lst-${partition}`, value: JSON.stringify({ eventId, listingId: `lst-${partition}` }) })),
-      });
+        batch.map(({ partition, eventId }) => ({ partition, key: `lst-${partition}`, value: JSON.stringify({ eventId, listingId: `lst-${partition}` }) })),
+      );
       ids.push(...batch.map((b) => b.eventId));
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -155,46 +140,26 @@ async function expectExactlyOnce(watcher: Watcher, prefix: string, produced: rea
 }
 
 beforeAll(async () => {
-  const shared = sharedKafkaFromEnv();
-  if (!shared) ownKafka = await startKafka();
-  const brokers = shared?.brokers ?? ownKafka?.brokers ?? [];
-  redis = await startRedis({ persistent: true });
   topic = `listing-events-${uniqueName('wsclient')}`;
-  workDir = mkdtempSync(join(tmpdir(), 'wirestream-wsclient-'));
-  const schemaPath = join(workDir, 'schema.graphql');
   const bidTopic = `bid-events-${uniqueName('wsclient')}`;
-  writeFileSync(schemaPath, readFileSync(auctionSchemaPath, 'utf8').replace('"listing-events"', JSON.stringify(topic)).replace('"bid-events"', JSON.stringify(bidTopic)));
-  const kafka = new Kafka({ clientId: 'e2e-wsclient', brokers, logLevel: logLevel.ERROR });
-  const admin = kafka.admin();
-  await admin.connect();
-  await createTopics(admin, [topic, bidTopic].map((t) => ({ topic: t, numPartitions: PARTITIONS })));
-  await admin.disconnect();
-  producer = kafka.producer();
-  await producer.connect();
-  port = await freePort();
-  wsUrl = `ws://127.0.0.1:${port}/graphql`;
-  const common = { REDIS_URL: redis.url, SCHEMA_PATH: schemaPath, LOG_LEVEL: 'info' };
-  gatewayEnv = {
-    ...common,
-    GATEWAY_HOST: '127.0.0.1',
-    GATEWAY_PORT: String(port),
-    GATEWAY_AUTH_MODE: 'jwt',
-    GATEWAY_JWT_HS256_SECRET: SECRET,
-    GATEWAY_JWT_CLOCK_TOLERANCE_SEC: '0', // a token expires when its exp says
-  };
-  ingest = startApp('ingest', { ...common, KAFKA_BROKERS: brokers.join(','), KAFKA_GROUP_ID: uniqueName('ingest'), INGEST_HTTP_PORT: '0' });
-  gateway = await startGateway();
-  await ingest.waitForLog((l) => l['msg'] === 'joined consumer group', 'joined consumer group');
+  stack = await startStack({
+    name: 'wsclient',
+    schema: readFileSync(auctionSchemaPath, 'utf8').replace('"listing-events"', JSON.stringify(topic)).replace('"bid-events"', JSON.stringify(bidTopic)),
+    topics: [topic, bidTopic].map((t) => ({ topic: t, numPartitions: PARTITIONS })),
+    redis: { persistent: true },
+    gatewayEnv: {
+      GATEWAY_AUTH_MODE: 'jwt',
+      GATEWAY_JWT_HS256_SECRET: SECRET,
+      GATEWAY_JWT_CLOCK_TOLERANCE_SEC: '0', // a token expires when its exp says
+    },
+  });
+  gateway = stack.gateway;
+  port = stack.gateway.port;
+  wsUrl = stack.gateway.wsUrl;
+  stack.onStop(() => Promise.all(clients.map((c) => c.dispose())));
 });
 
-afterAll(async () => {
-  await Promise.all(clients.map((c) => c.dispose()));
-  await producer?.disconnect();
-  await Promise.all([ingest?.stop(), gateway?.stop()]);
-  await redis?.stop({ discardData: true });
-  await ownKafka?.stop();
-  if (workDir) rmSync(workDir, { recursive: true, force: true });
-});
+afterAll(() => stack?.stop());
 
 async function live(...watchers: Watcher[]): Promise<void> {
   await waitFor(() => watchers.every((w) => w.started()), { timeoutMs: 30_000, message: 'every client live (its start received)' });
@@ -238,9 +203,9 @@ describe('@wirestream/client resumes by itself (built gateway and ingest, real K
     await live(watcher);
     const stream = startStream('redis-kept');
     await stream.waitForProduced(200);
-    await redis.stop();
+    await stack.redis.stop();
     await stream.waitForProduced(stream.ids.length + 60);
-    await redis.start();
+    await stack.redis.start();
     await stream.waitForProduced(stream.ids.length + 200);
     await expectExactlyOnce(watcher, 'redis-kept', await stream.stop());
     expect(watcher.recoveries).toEqual([]);
@@ -261,13 +226,13 @@ describe('@wirestream/client resumes by itself (built gateway and ingest, real K
     reachable = false;
     offline.client.terminate();
     const hadWhenOffline = new Set(offline.received.map((r) => r.eventId));
-    await redis.stop({ discardData: true });
+    await stack.redis.stop({ discardData: true });
     // Published before Redis died and not yet received when the offline client left: they may have
     // been only in the lost history, so that client can miss them — and is told so (recovered: false).
     // Everything published after must arrive.
     const lostWithHistory = new Set(stream.ids.filter((id) => !hadWhenOffline.has(id)));
     await stream.waitForProduced(stream.ids.length + 60);
-    await redis.start();
+    await stack.redis.start();
     await waitFor(() => connected.received.some((r) => r.epoch !== oldEpoch), { timeoutMs: 30_000, message: 'events of the new epoch' });
     reachable = true;
     await stream.waitForProduced(stream.ids.length + 200);

@@ -2,7 +2,7 @@
 // committed is published again by the restarted one; the gateway drops those positions.
 import { Redis } from 'ioredis';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { isEnvelopeBatchPart, parseEnvelopeBatchPart } from '@wirestream/schema';
+import { isEnvelopeBatchPart, parseEnvelopeBatchPart } from '@wirestream/wire';
 import { sharedKafkaFromEnv, waitFor } from '@wirestream/testkit';
 import { createFaultHarness, describeCounts } from './harness.js';
 

@@ -1,4 +1,4 @@
-import type { EnvelopeRoute, HistoryEntry, Snapshot } from '@wirestream/schema';
+import type { EnvelopeRoute, HistoryEntry, Snapshot } from '@wirestream/wire';
 
 /**
  * The seam between the hub and the bus that carries envelopes (in the spirit of centrifuge's
@@ -45,7 +45,7 @@ export interface BrokerListener {
 }
 
 /**
- * Reads what ingest writes next to each publish (the layout in `@wirestream/schema`'s history):
+ * Reads what ingest writes next to each publish (the layout in `@wirestream/wire`'s history):
  * one stream per Kafka partition with offset-derived ids, the set of partitions, and the epoch.
  */
 export interface HistoryReader {

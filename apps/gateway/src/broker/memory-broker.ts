@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { envelopeTimestamp, type EnvelopeRoute, type HistoryEntry } from '@wirestream/schema';
+import { envelopeTimestamp, type EnvelopeRoute, type HistoryEntry } from '@wirestream/wire';
 import type { Broker, BrokerListener, HistoryReader } from './broker.js';
 
 /** Where one event sits in Kafka: what ingest stores it under in history. */

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { createEnvelopeBatchAssembler, type EnvelopeBatchAssembler } from '@wirestream/schema';
+import { createEnvelopeBatchAssembler, type EnvelopeBatchAssembler } from '@wirestream/wire';
 import type { Broker, BrokerListener } from './broker.js';
 
 export interface RedisBrokerOptions {

@@ -19,7 +19,7 @@
  */
 import calculateSlot from 'cluster-key-slot';
 import { Redis, type Cluster, type RedisOptions } from 'ioredis';
-import { createEnvelopeBatchAssembler, parseChannelName, type EnvelopeBatchAssembler, type RedisLayout } from '@wirestream/schema';
+import { createEnvelopeBatchAssembler, parseChannelName, type EnvelopeBatchAssembler, type RedisLayout } from '@wirestream/wire';
 import type { Logger } from '@wirestream/telemetry';
 import type { Broker, BrokerListener } from './broker.js';
 import { setReading } from './redis-broker.js';

@@ -1,5 +1,5 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { createRedisLayout, type RedisMode } from '@wirestream/schema';
+import { createRedisLayout, type RedisMode } from '@wirestream/wire';
 import type { Logger } from '@wirestream/telemetry';
 import type { Broker, HistoryReader, SnapshotReader } from './broker.js';
 import { createRedisBroker } from './redis-broker.js';

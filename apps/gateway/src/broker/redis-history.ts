@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { createRedisLayout, envelopeTimestamp, firstOffsetOfHistoryEntry, historyEntryId, historyEpochCommand, offsetOfHistoryId, parseHistoryEntries, type HistoryEntry, type RedisLayout } from '@wirestream/schema';
+import { createRedisLayout, envelopeTimestamp, firstOffsetOfHistoryEntry, historyEntryId, historyEpochCommand, offsetOfHistoryId, parseHistoryEntries, type HistoryEntry, type RedisLayout } from '@wirestream/wire';
 import type { HistoryReader, TimeSeek } from './broker.js';
 
 /** Events per XRANGE round trip: large enough to amortize it, small enough to yield between pages. */

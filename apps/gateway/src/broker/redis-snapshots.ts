@@ -1,10 +1,10 @@
 import type { Cluster, Redis } from 'ioredis';
-import { createRedisLayout, readSnapshot, type RedisLayout, type SnapshotRedis } from '@wirestream/schema';
+import { createRedisLayout, readSnapshot, type RedisLayout, type SnapshotRedis } from '@wirestream/wire';
 import type { SnapshotReader } from './broker.js';
 
 /**
  * The snapshot reader on Redis (decision 0023's layout), over an ordinary (non-subscriber)
- * connection: `readSnapshot` of @wirestream/schema, one atomic script call per partition (in a
+ * connection: `readSnapshot` of @wirestream/wire, one atomic script call per partition (in a
  * cluster each goes to its partition's slot, the slot of its channels). A bare prefix means the
  * standalone layout.
  */

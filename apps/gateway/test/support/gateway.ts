@@ -4,17 +4,15 @@ import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
+import { auctionSchemaPath, createWirestreamSchema, type WirestreamSchema } from '@wirestream/schema';
 import {
-  auctionSchemaPath,
   channelName,
-  createWirestreamSchema,
   encodeEnvelope,
   historyAppendArgs,
   historyPartitionsKey,
   historyStreamKey,
   shardOf,
-  type WirestreamSchema,
-} from '@wirestream/schema';
+} from '@wirestream/wire';
 import { createLogger, createMemorySink, type MemorySink } from '@wirestream/telemetry';
 import { startRedis, uniqueName, waitFor, type RedisServer } from '@wirestream/testkit';
 import { createGateway, createRedisBroker, createRedisHistory, createRedisSnapshots, type Gateway, type GatewayDeps, type GatewayOptions } from '../../src/index.js';

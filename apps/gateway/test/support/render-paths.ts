@@ -1,6 +1,7 @@
 // Renders one event both ways, through the real seam (renderPayload): with the operation's
 // projector, and with execute alone (the operation without its projector), for the projector tests.
-import type { Envelope, WirestreamSchema } from '@wirestream/schema';
+import type { WirestreamSchema } from '@wirestream/schema';
+import type { Envelope } from '@wirestream/wire';
 import type { CompiledSubscription, OperationCompiler, OperationRequest } from '../../src/core/operations/operations.js';
 import { createRenderer, renderPayload, type Renderer, type RenderTarget } from '../../src/core/delivery/render.js';
 import { createHubStats } from '../../src/core/delivery/stats.js';

@@ -4,11 +4,10 @@
 // the end-to-end test (tests/e2e/src/snapshot.e2e.test.ts) runs the built ingest against Kafka.
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
+import { auctionSchemaPath, createWirestreamSchema, type WirestreamSchema } from '@wirestream/schema';
 import {
-  auctionSchemaPath,
   channelName,
   createEnvelopeHeadEncoder,
-  createWirestreamSchema,
   encodeDeletedEnvelope,
   historyAppendArgs,
   historyEntryId,
@@ -18,8 +17,7 @@ import {
   snapshotHashKey,
   SNAPSHOT_APPLY_SCRIPT,
   SNAPSHOT_TOP_SUFFIX,
-  type WirestreamSchema,
-} from '@wirestream/schema';
+} from '@wirestream/wire';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import { startRedis, uniqueName, waitFor, type RedisServer } from '@wirestream/testkit';
 import { createGateway, createRedisBroker, createRedisHistory, createRedisSnapshots, type Gateway, type GatewayOptions } from '../../src/index.js';

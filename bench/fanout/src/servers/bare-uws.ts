@@ -20,7 +20,8 @@
  */
 import uWS from 'uWebSockets.js';
 import { Redis } from 'ioredis';
-import { topicChannels, loadWirestreamSchema } from '@wirestream/schema';
+import { loadWirestreamSchema } from '@wirestream/schema';
+import { topicChannels } from '@wirestream/wire';
 import { memoryReport, readServerConfig } from './common.js';
 import { compileSelection } from './selection.js';
 

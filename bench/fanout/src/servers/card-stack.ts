@@ -11,7 +11,8 @@
 import uWS from 'uWebSockets.js';
 import { Redis } from 'ioredis';
 import { makeBehavior } from 'graphql-ws/use/uWebSockets';
-import { decodeEnvelope, filterClauses, matchesFilter, subscriptionChannels, type FilterClause } from '@wirestream/schema';
+import { filterClauses, matchesFilter, subscriptionChannels, type FilterClause } from '@wirestream/schema';
+import { decodeEnvelope } from '@wirestream/wire';
 import { createKeyTransformer } from '@wirestream/transform';
 import {
   createLiveCounter,

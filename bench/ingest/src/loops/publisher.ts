@@ -1,7 +1,7 @@
 // Kafka-client-independent half of the minimal loops: convert a chunk of messages and publish it.
 import { Redis } from 'ioredis';
 import { createEventConverter } from '@wirestream/ingest';
-import { channelName, encodeEnvelopeHead, shardOf } from '@wirestream/schema';
+import { channelName, encodeEnvelopeHead, shardOf } from '@wirestream/wire';
 import { createKeyTransformer, type KeyTransformer } from '@wirestream/transform';
 import type { LoopConfig } from './loop-config.js';
 

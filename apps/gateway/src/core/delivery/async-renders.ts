@@ -20,7 +20,7 @@
  * logged and that group skips the event, as a synchronous throw does.
  */
 import type { Logger } from '@wirestream/telemetry';
-import type { Envelope } from '@wirestream/schema';
+import type { Envelope } from '@wirestream/wire';
 import { queuePayload, type Flusher } from './flush.js';
 import type { Group } from './groups.js';
 import { scheduleUnlessInSlice, type Scheduler } from './scheduler.js';

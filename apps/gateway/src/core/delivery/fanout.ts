@@ -14,7 +14,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '@wirestream/telemetry';
-import { decodeEnvelope, type Envelope, type EnvelopeRoute } from '@wirestream/schema';
+import { decodeEnvelope, type Envelope, type EnvelopeRoute } from '@wirestream/wire';
 import { queueInOrder, waitsInOrder, type AsyncRenders } from './async-renders.js';
 import { currentEpoch, type Epoch } from './epoch.js';
 import { queuePayload, type Flusher } from './flush.js';

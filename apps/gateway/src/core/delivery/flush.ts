@@ -17,7 +17,7 @@
  * payload of its group once and in order; one that left meanwhile is skipped.
  */
 import { performance } from 'node:perf_hooks';
-import type { Envelope } from '@wirestream/schema';
+import type { Envelope } from '@wirestream/wire';
 import { holdForCatchup } from './catchup.js';
 import type { ConnectionWriter, FramePositions } from '../connection-writer.js';
 import { conflateFrames } from './conflation.js';

@@ -1,7 +1,8 @@
 // The channel index (decision 0039): a group is filed under the keys it pins as it opens and taken
 // out as it closes; an event finds the groups of its key and those that pin none.
 import { describe, expect, it } from 'vitest';
-import { auctionSchemaPath, loadWirestreamSchema, type Envelope } from '@wirestream/schema';
+import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
+import type { Envelope } from '@wirestream/wire';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import type { Broker } from '../../broker/broker.js';
 import { createOperationCompiler, type CompiledSubscription } from '../operations/operations.js';

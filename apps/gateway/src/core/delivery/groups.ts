@@ -11,7 +11,7 @@ import type { Broker, HistoryReader } from '../../broker/broker.js';
 import { createCatchup, type CatchingUp } from './catchup.js';
 import type { ConflationState, Conflating } from './conflation.js';
 import type { CompiledSubscription } from '../operations/operations.js';
-import type { EnvelopeRoute } from '@wirestream/schema';
+import type { EnvelopeRoute } from '@wirestream/wire';
 import { KAFKA_KEY } from '../operations/where.js';
 import type { WhereEvent } from '../operations/where-compile.js';
 

@@ -17,7 +17,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '@wirestream/telemetry';
 import type { Broker } from '../../broker/broker.js';
-import type { EnvelopeRoute } from '@wirestream/schema';
+import type { EnvelopeRoute } from '@wirestream/wire';
 import { rendersAtBound, type AsyncRenders } from './async-renders.js';
 import { continueFanout, fanOutOne, fanoutInProgress, type Fanout } from './fanout.js';
 import { continueFlush, flushDue, flushPending, startFlush, type Flusher } from './flush.js';

@@ -1,7 +1,7 @@
 // The delivered marks (positions.ts): per topic and partition, anything at or below the highest
 // offset delivered is a re-publish and is dropped; offsets compare as int64 decimals.
 import { describe, expect, it } from 'vitest';
-import type { Envelope } from '@wirestream/schema';
+import type { Envelope } from '@wirestream/wire';
 import { acceptPosition, laterOffset, marksOf, offsetAfter, type DeliveredMarks } from './positions.js';
 
 function at(topic: string, partition: number, offset: string): Envelope {

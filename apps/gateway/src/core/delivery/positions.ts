@@ -1,4 +1,4 @@
-import type { Envelope } from '@wirestream/schema';
+import type { Envelope } from '@wirestream/wire';
 
 /** `a > b` for int64 offsets as decimal strings without leading zeros, with no BigInt allocation. */
 export function offsetAfter(a: string, b: string): boolean {

@@ -1,5 +1,6 @@
 import { execute, type ExecutionResult } from 'graphql';
-import { matchesFilter, type Envelope, type WirestreamSchema } from '@wirestream/schema';
+import { matchesFilter, type WirestreamSchema } from '@wirestream/schema';
+import type { Envelope } from '@wirestream/wire';
 import type { GatewayPlugin } from '@wirestream/plugin';
 import type { Logger } from '@wirestream/telemetry';
 import type { CompiledSubscription } from '../operations/operations.js';

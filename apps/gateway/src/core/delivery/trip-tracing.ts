@@ -11,7 +11,7 @@
  * an unsampled one, costs one property read and (with tp) a character compare: no allocation.
  */
 import { performance } from 'node:perf_hooks';
-import type { Envelope } from '@wirestream/schema';
+import type { Envelope } from '@wirestream/wire';
 import { otelContext, otelTrace, parseTraceContext, ROOT_CONTEXT, SpanKind, traceparentSampled, type Attributes, type Context, type Span, type Tracer } from '@wirestream/telemetry';
 import type { Group } from './groups.js';
 import { renderPayload, type Renderer } from './render.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { auctionSchemaPath, loadWirestreamSchema, shardOf } from '@wirestream/schema';
+import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
+import { shardOf } from '@wirestream/wire';
 import { createOperationCompiler, OPEN_ACCESS, type AccessScope, type CompiledSubscription } from './operations.js';
 
 const schema = loadWirestreamSchema(auctionSchemaPath);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { auctionSchemaPath, createWirestreamSchema, loadWirestreamSchema, shardOf } from '@wirestream/schema';
+import { auctionSchemaPath, createWirestreamSchema, loadWirestreamSchema } from '@wirestream/schema';
+import { shardOf } from '@wirestream/wire';
 import { createOperationCompiler, type CompiledSubscription } from './operations.js';
 
 const schema = loadWirestreamSchema(auctionSchemaPath);

@@ -13,7 +13,8 @@
  * an empty list); every list operator but `exists: false` is false on a missing or null list.
  */
 import { isEnumType, isObjectType, isScalarType, type GraphQLNamedType, type GraphQLObjectType } from 'graphql';
-import { filterableShape, HEADERS_FILTER, KEY_FILTER, ROUTED_ON_KAFKA_KEY, type FilterableShape } from '@wirestream/schema';
+import { filterableShape, HEADERS_FILTER, KEY_FILTER, type FilterableShape } from '@wirestream/schema';
+import { ROUTED_ON_KAFKA_KEY } from '@wirestream/wire';
 
 
 /** The limits on one `where` (gateway settings; see GATEWAY_DEFAULTS). */

@@ -5,7 +5,7 @@
  * `internal/recovery` is the model: buffer live, read history, merge by position). Also the chunked,
  * paced writing a snapshot's entries use (snapshot.ts).
  */
-import { decodeEnvelope, type Envelope } from '@wirestream/schema';
+import { decodeEnvelope, type Envelope } from '@wirestream/wire';
 import type { HistoryReader, SnapshotReader } from '../../broker/broker.js';
 import { dropCovered, releaseCatchup } from '../delivery/catchup.js';
 import type { ConnectionWriter } from '../connection-writer.js';

@@ -13,7 +13,7 @@
  *   → sortedEntries → sendEntries (renderEntry per entry, chunked with resume.ts's replay chunks)
  *   → signalSnapshotEnd (the data-less end frame, with the start when asked) → releaseCatchup.
  */
-import { decodeEnvelope, type Envelope, type Snapshot, type SnapshotEntry } from '@wirestream/schema';
+import { decodeEnvelope, type Envelope, type Snapshot, type SnapshotEntry } from '@wirestream/wire';
 import { releaseCatchup } from '../delivery/catchup.js';
 import { currentEpoch, knownEpoch } from '../delivery/epoch.js';
 import { channelsConfirmed, type Subscriber } from '../delivery/groups.js';
