@@ -95,7 +95,7 @@ export function summarizeCpuProfile(path: string, top = 20): ProfileSummary {
       } else if (url.includes('/kafkajs/')) category = 'kafkajs (fetch, decode, protocol)';
       else if (/\/(ioredis|@ioredis|redis-parser|redis-errors|denque|standard-as-callback|cluster-key-slot)\//.test(url)) category = 'ioredis (pipeline, encode, replies)';
       else if (url.includes('/packages/transform/')) category = 'transform (snake_case keys)';
-      else if (url.includes('/packages/schema/')) category = 'envelope + channel (schema)';
+      else if (url.includes('/packages/wire/') || url.includes('/packages/schema/')) category = 'envelope + channel (schema)';
       else if (/\/apps\/ingest\/|\/bench\/ingest\/|\/\.wirestream\/bench-ingest-/.test(url)) category = 'ingest loop (app / bench loop code)';
       else if (/^node:internal\/(modules|bootstrap|main)\//.test(url)) category = 'startup (module loading)';
       else if (url.startsWith('node:') || url === '') {
