@@ -14,6 +14,7 @@
  */
 import type { GraphQLFormattedError } from 'graphql';
 import {
+  answerWhenDecided,
   authenticateInit,
   closeExpired,
   closeWith,
@@ -142,20 +143,13 @@ function subscribe<C extends Connection<C>>(state: SessionState<C>, conn: C, id:
 }
 
 function answer<C extends Connection<C>>(state: SessionState<C>, conn: C, id: string, outcome: SubscribeOutcome | undefined): void {
-  if (outcome === undefined || conn.closed) return;
-  if (outcome.kind === 'pending') {
-    // A plugin's onSubscribe still deciding: the subscription is held (session.ts); answered once decided.
-    outcome.decided.then(
-      (decided) => answer(state, conn, id, decided),
-      (err: unknown) => state.logger.error({ err }, 'deciding a subscription failed'),
-    );
-    return;
-  }
-  if (outcome.kind === 'errors') return sendError(state, conn, id, outcome.errors);
-  if (outcome.kind === 'result') {
-    state.writer.send(conn, JSON.stringify({ id, type: 'data', payload: outcome.result }));
-    sendComplete(state, conn, id);
-  }
+  answerWhenDecided(state, conn, outcome, {
+    errors: (errors) => sendError(state, conn, id, errors),
+    result: (result) => {
+      state.writer.send(conn, JSON.stringify({ id, type: 'data', payload: result }));
+      sendComplete(state, conn, id);
+    },
+  });
 }
 
 /** Ends a subscription, or forgets a start still waiting for the ack; either way answered `complete`. */

@@ -9,6 +9,7 @@ import type { GraphQLFormattedError } from 'graphql';
 import { CloseCode, MessageType, parseMessage, type Message } from 'graphql-ws';
 import { toError } from '@wirestream/telemetry';
 import {
+  answerWhenDecided,
   authenticateInit,
   closeExpired,
   closeWith,
@@ -77,20 +78,13 @@ function onSubscribe<C extends Connection<C>>(state: SessionState<C>, conn: C, m
 }
 
 function answer<C extends Connection<C>>(state: SessionState<C>, conn: C, id: string, outcome: SubscribeOutcome | undefined): void {
-  if (outcome === undefined || conn.closed) return;
-  if (outcome.kind === 'pending') {
-    // A plugin's onSubscribe still deciding: the subscription is held (session.ts); answered once decided.
-    outcome.decided.then(
-      (decided) => answer(state, conn, id, decided),
-      (err: unknown) => state.logger.error({ err }, 'deciding a subscription failed'),
-    );
-    return;
-  }
-  if (outcome.kind === 'errors') return sendError(state, conn, id, outcome.errors);
-  if (outcome.kind === 'result') {
-    state.writer.send(conn, JSON.stringify({ id, type: MessageType.Next, payload: outcome.result }));
-    state.writer.send(conn, JSON.stringify({ id, type: MessageType.Complete }));
-  }
+  answerWhenDecided(state, conn, outcome, {
+    errors: (errors) => sendError(state, conn, id, errors),
+    result: (result) => {
+      state.writer.send(conn, JSON.stringify({ id, type: MessageType.Next, payload: result }));
+      state.writer.send(conn, JSON.stringify({ id, type: MessageType.Complete }));
+    },
+  });
 }
 
 function sendError<C extends Connection<C>>(state: SessionState<C>, conn: C, id: string, errors: readonly GraphQLFormattedError[]): void {

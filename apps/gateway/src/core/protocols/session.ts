@@ -123,6 +123,28 @@ export type SubscribeOutcome =
    */
   | { readonly kind: 'pending'; readonly decided: Promise<SubscribeOutcome | undefined> };
 
+/** How a protocol writes a decided subscribe that is not plainly subscribed: its error frame, a query's result. */
+export interface SubscribeAnswers {
+  readonly errors: (errors: readonly GraphQLFormattedError[]) => void;
+  readonly result: (result: ExecutionResult) => void;
+}
+
+/**
+ * Writes a subscribe's outcome through the protocol's `answers`: at once, or once a plugin's
+ * onSubscribe that answered with a promise decided (the subscription is held meanwhile); nothing
+ * to a connection closed by then.
+ */
+export function answerWhenDecided<C extends Connection<C>>(state: SessionState<C>, conn: C, outcome: SubscribeOutcome | undefined, answers: SubscribeAnswers): void {
+  if (outcome === undefined || conn.closed) return;
+  if (outcome.kind === 'pending') {
+    outcome.decided.then(
+      (decided) => answerWhenDecided(state, conn, decided, answers),
+      (err: unknown) => state.logger.error({ err }, 'deciding a subscription failed'),
+    );
+  } else if (outcome.kind === 'errors') answers.errors(outcome.errors);
+  else if (outcome.kind === 'result') answers.result(outcome.result);
+}
+
 /** WebSocket close reasons are limited to 123 bytes of UTF-8 (RFC 6455 §5.5). */
 const MAX_CLOSE_REASON_BYTES = 123;
 
