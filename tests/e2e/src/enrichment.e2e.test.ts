@@ -159,6 +159,6 @@ describe('start-up refusals', () => {
   it('a @lookup whose source is not configured: one line naming GATEWAY_LOOKUP_SOURCES, exit 78', () => {
     const result = run({ SCHEMA_PATH: stack.schemaPath ?? '' });
     expect(result.status, result.stderr).toBe(78);
-    expect(result.stderr).toBe('invalid look-up settings: GATEWAY_LOOKUP_SOURCES: the schema looks up ListingProfile from source "listings", which it does not name: add listings=<subgraph URL> (or to GATEWAY_LOOKUP_HTTP_SOURCES: listings=<URL with {keys}>)\n');
+    expect(result.stderr).toBe('invalid look-up settings: GATEWAY_LOOKUP_SOURCES: the schema looks up ListingProfile from source "listings", which it does not name: add listings=<subgraph URL> (or to GATEWAY_LOOKUP_HTTP_SOURCES: listings=<URL with {keys}> or listings=POST <URL> <JSON body with {keys}>)\n');
   });
 });
