@@ -763,10 +763,26 @@ describe('Redis outage', () => {
     const second = await pipeline.startIngest();
     await waitFor(() => receivedIds(pipeline).size === events.length, { timeoutMs: ARRIVAL_TIMEOUT_MS, message: `all ${events.length} events` });
     await waitForCommittedToEnd(pipeline);
-    expect(second.stats.published).toBe(events.length);
-    await expectEveryOffsetOnce(pipeline, pipeline.received);
+    expect(second.stats.published).toBeGreaterThanOrEqual(events.length);
+    // Every offset, in order, as a gateway delivers it (a position at or below one it has is a
+    // re-publish, dropped): the first ingest's membership can expire only after the second joined,
+    // and that rebalance may make the second redo a chunk it had published but not committed
+    // (at least once, decision 0037), as CI saw once ([0, 1, 0, 1] on one partition).
+    await expectEveryOffsetOnce(pipeline, dropRepublished(pipeline.received));
   });
 });
+
+/** What a gateway keeps of what ingest published: per topic and partition, each offset above the highest so far. */
+function dropRepublished(received: readonly Received[]): Received[] {
+  const highest = new Map<string, bigint>();
+  return received.filter((r) => {
+    const at = `${r.envelope.topic}:${r.envelope.partition}`;
+    const offset = BigInt(r.envelope.offset);
+    if (offset <= (highest.get(at) ?? -1n)) return false;
+    highest.set(at, offset);
+    return true;
+  });
+}
 
 describe('Redis that does not answer', () => {
   it('is treated as down: the chunk times out, consumption pauses, and resumes once Redis answers again', async () => {

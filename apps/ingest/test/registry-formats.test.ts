@@ -151,7 +151,10 @@ describe('PROTOBUF and JSON_SCHEMA topics (Confluent wire format)', () => {
     expect(listingEnvelopes[0]?.key).toBe('lst-1');
     await new Promise((resolve) => setTimeout(resolve, 500)); // nothing more arrives
     expect(p.received.length).toBe(badBids.length + badListings.length);
-    expect(p.ingest.stats).toMatchObject({ published: badBids.length + badListings.length, deadLettered: deadBids + badListings.length, schemaPauses: 0 });
+    expect(p.ingest.stats).toMatchObject({ published: badBids.length + badListings.length, deadLettered: deadBids + badListings.length });
+    // Every schema was read: a partition may pause only while the registry is slow (over 1 s, which a
+    // loaded test run can take even in process), never because a schema could not be read.
+    expect(p.sink.lines.filter((l) => /could not be read/.test(String(l['msg'])))).toEqual([]);
 
     // The plain-text key hashes to another partition than the others (whose dead letters keep their order): looked up apart.
     const deadBidLetters = await readDeadLetters(`${p.bidTopic}.dlq`, deadBids);
