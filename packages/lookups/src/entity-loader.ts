@@ -84,7 +84,8 @@ export interface EntityLoaderStats {
 export interface EntityLoader {
   readonly source: string;
   /** `caller`: whose headers the request carries (request-headers.ts); undefined: the source's own only. */
-  load(representation: Representation, caller?: LookupCaller): Promise<Readonly<Record<string, unknown>> | null>;
+  /** The answer itself when the cache holds one that arrived; a promise otherwise. */
+  load(representation: Representation, caller?: LookupCaller): Promise<Readonly<Record<string, unknown>> | null> | Readonly<Record<string, unknown>> | null;
   readonly stats: Readonly<EntityLoaderStats>;
   /** As given in the options: what `load`'s callers are built with. */
   readonly requestHeaders: RequestHeaders | undefined;
@@ -94,6 +95,25 @@ export function createEntityLoader(source: EntitySource, options: EntityLoaderOp
   const { ttlMs = 30_000, maxEntries = 10_000, maxBatchSize = 100, observer, requestHeaders, tracer } = options;
   const stats: EntityLoaderStats = { requests: 0, representations: 0, cacheHits: 0, errors: 0 };
   const cache = new LRUCache<string, Promise<EntityResult>>({ max: maxEntries, ttl: ttlMs });
+  // Answers that arrived, by their cached promise: a warm load answers with the value itself, so an
+  // operation whose look-ups all hit the cache executes synchronously (graphql-js returns a result,
+  // not a promise) and takes the core's synchronous path, like a projected one. Entries go with
+  // their promise when the cache drops it.
+  const settled = new WeakMap<Promise<EntityResult>, Readonly<Record<string, unknown>> | null>();
+  const cacheMap = {
+    get: (key: string) => cache.get(key),
+    set: (key: string, answer: Promise<EntityResult>) => {
+      answer.then(
+        (value) => {
+          if (!(value instanceof Error)) settled.set(answer, value);
+        },
+        () => undefined, // DataLoader's caller sees the failure; nothing is remembered
+      );
+      cache.set(key, answer);
+    },
+    delete: (key: string) => cache.delete(key),
+    clear: () => cache.clear(),
+  };
   type Loader = DataLoader<Representation, EntityResult, string>;
   /** What a batcher's next request's span is told: the traced loads that joined it, the cache hits since the last. */
   interface TraceState {
@@ -127,7 +147,7 @@ export function createEntityLoader(source: EntitySource, options: EntityLoaderOp
   };
   const newPartition = (headers: Readonly<Record<string, string>> | undefined, cacheKeyFn: (r: Representation) => string): Partition => {
     const trace: TraceState = { parents: [], hits: 0 };
-    return Object.assign(trace, { loader: new DataLoader(batchFor(trace, headers), { cacheKeyFn, cacheMap: cache, maxBatchSize }) });
+    return Object.assign(trace, { loader: new DataLoader(batchFor(trace, headers), { cacheKeyFn, cacheMap, maxBatchSize }) });
   };
   const shared = newPartition(undefined, representationKey);
   // One batcher per caller partition: DataLoader batches per instance, so a batch holds one caller's headers.
@@ -150,7 +170,8 @@ export function createEntityLoader(source: EntitySource, options: EntityLoaderOp
       const partitioned = caller !== undefined && caller.key !== '';
       const partition = partitioned ? partitionOf(caller) : shared;
       const { loader } = partition;
-      const hit = cache.has(partitioned ? `${caller.key}\u0000${representationKey(representation)}` : representationKey(representation));
+      const cached = cache.get(partitioned ? `${caller.key}\u0000${representationKey(representation)}` : representationKey(representation));
+      const hit = cached !== undefined;
       if (hit) stats.cacheHits++;
       observer?.load(hit);
       if (tracer !== undefined) {
@@ -158,6 +179,10 @@ export function createEntityLoader(source: EntitySource, options: EntityLoaderOp
         // The traced event asking (its span, active while it renders): the request's span parent or a link.
         const parent = tracer.capture();
         if (parent !== undefined && partition.parents.length < MAX_TRACE_PARENTS && !partition.parents.includes(parent)) partition.parents.push(parent);
+      }
+      if (hit) {
+        const answer = settled.get(cached);
+        if (answer !== undefined) return answer;
       }
       // DataLoader keeps a key that failed alone (an Error in the batch's answers) cached: cleared
       // here, so the next event asks again; a failed batch it clears itself.

@@ -63,6 +63,26 @@ describe('createEntityLoader', () => {
     expect(await loader.load(rep('c'))).toEqual({ id: 'c' });
     expect(loader.stats).toEqual({ requests: 3, representations: 4, cacheHits: 2, errors: 1 });
   });
+
+  it('answers a warm load with the value itself, a missing entity with null; a pending or failed one with a promise', async () => {
+    const source: EntitySource = {
+      name: 'sellers',
+      fetchEntities: (reps) => Promise.resolve(reps.map((r) => (r['id'] === 'none' ? null : r['id'] === 'bad' ? new LookupError('no such seller') : { id: r['id'] }))),
+    };
+    const loader = createEntityLoader(source);
+    const rep = (id: string): Representation => ({ __typename: 'Seller', id });
+    const first = loader.load(rep('a'));
+    expect(first).toBeInstanceOf(Promise); // asked, not answered yet
+    expect(loader.load(rep('a'))).toBeInstanceOf(Promise); // in flight: the same request's promise
+    await Promise.all([first, loader.load(rep('none'))]);
+    expect(loader.load(rep('a'))).toEqual({ id: 'a' });
+    expect(loader.load(rep('none'))).toBeNull();
+    await expect(loader.load(rep('bad'))).rejects.toThrow('no such seller');
+    const again = loader.load(rep('bad'));
+    expect(again).toBeInstanceOf(Promise); // a failure is never remembered: asked again
+    await expect(again).rejects.toThrow('no such seller');
+    expect(loader.stats.requests).toBe(3); // [a, none], [bad], [bad]: the warm loads sent nothing
+  });
 });
 
 describe('createSubgraphSource', () => {

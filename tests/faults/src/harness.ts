@@ -69,6 +69,8 @@ export interface ClientOptions {
   readonly query?: string;
   /** Keep every result in `results` (memory: a test's few thousand events). @default false */
   readonly keepResults?: boolean;
+  /** Printed before each client's number in the counts. @default 'client' */
+  readonly name?: string;
 }
 
 export interface DeliveryCount {
@@ -178,12 +180,12 @@ export async function createFaultHarness({ brokers, schema = (sdl) => sdl }: Fau
     return { app, wsUrl: `ws://127.0.0.1:${port}/graphql`, httpBase };
   }
 
-  async function connectClients(gateway: Gateway, count: number, { query = SUBSCRIPTION, keepResults = false }: ClientOptions = {}): Promise<RecordingClient[]> {
+  async function connectClients(gateway: Gateway, count: number, { query = SUBSCRIPTION, keepResults = false, name = 'client' }: ClientOptions = {}): Promise<RecordingClient[]> {
     const recording: RecordingClient[] = [];
     for (let i = 1; i <= count; i++) {
       const client = createClient({ url: gateway.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0, lazy: false });
       clients.push(client);
-      const record: RecordingClient = { name: `client ${i}`, positions: [], errors: [], results: [], completed: false };
+      const record: RecordingClient = { name: `${name} ${i}`, positions: [], errors: [], results: [], completed: false };
       client.subscribe(
         { query },
         {

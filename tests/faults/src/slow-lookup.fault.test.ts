@@ -86,13 +86,14 @@ function rssBytes(pid: number): number {
   return match ? Number(match[1]) * 1_024 : 0;
 }
 
-/** The gateway's Prometheus text: one sample's value by series name and label text. */
+/** The gateway's Prometheus text: one sample's value by series name and label text (0 for a declared series with no sample yet: prom-client prints none for a labelled counter never incremented). */
 async function scrape(gateway: Gateway): Promise<string> {
   return (await fetch(`${gateway.httpBase}/metrics`)).text();
 }
 function sample(metrics: string, series: string, labels = ''): number {
   const line = metrics.split('\n').find((l) => l.startsWith(series) && l.includes(labels) && !l.startsWith('#'));
-  return line === undefined ? Number.NaN : Number(line.slice(line.lastIndexOf(' ') + 1));
+  if (line !== undefined) return Number(line.slice(line.lastIndexOf(' ') + 1));
+  return metrics.includes(`# TYPE ${series} `) ? 0 : Number.NaN;
 }
 
 /** Positions that arrived after a higher offset of the same partition. */
@@ -140,9 +141,9 @@ describe('fault 7: a look-up source answering in 500 ms under sustained traffic'
       NODE_OPTIONS: `--expose-gc --max-old-space-size=${OLD_SPACE_MIB}`,
     });
     const pid = gateway.app.child.pid as number;
-    const lookingUp = await harness.connectClients(gateway, 2, { query: LOOKUP_QUERY, keepResults: true });
-    const others = await harness.connectClients(gateway, 1, { query: OTHER_LOOKUP_QUERY, keepResults: true });
-    const plain = await harness.connectClients(gateway, 1, { query: PLAIN_QUERY });
+    const lookingUp = await harness.connectClients(gateway, 2, { query: LOOKUP_QUERY, keepResults: true, name: 'seller client' });
+    const others = await harness.connectClients(gateway, 1, { query: OTHER_LOOKUP_QUERY, keepResults: true, name: 'other look-up client' });
+    const plain = await harness.connectClients(gateway, 1, { query: PLAIN_QUERY, name: 'plain client' });
     const clients = [...lookingUp, ...others, ...plain];
 
     // Readings while the traffic flows: RSS every 500 ms, the event-loop delay of each 2 s window

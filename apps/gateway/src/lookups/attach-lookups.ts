@@ -1,8 +1,9 @@
 /**
  * `@lookup` fields wired to their loaders (decision 0042): on each looked-up field a resolver that
- * builds the entity's representation from its parent and loads it. The core sees only resolvers
- * that return promises: their order and bound are async-renders.ts's; a failed look-up is that
- * field's error. Types only from @wirestream/lookups: nothing is loaded for a schema without look-ups.
+ * builds the entity's representation from its parent and loads it. An answer the cache holds comes
+ * back as it is (the render stays synchronous); one still to fetch as a promise, whose order and
+ * bound are async-renders.ts's; a failed look-up is that field's error. Types only from
+ * @wirestream/lookups: nothing is loaded for a schema without look-ups.
  */
 import { GraphQLObjectType } from 'graphql';
 import type { EntityLoader, LookupCaller, Representation } from '@wirestream/lookups';
@@ -32,7 +33,7 @@ function lookupResolver(binding: LookupBinding, loader: EntityLoader) {
   const { entityType, key } = binding;
   const headers = loader.requestHeaders !== undefined && loader.requestHeaders.claims.length > 0 ? loader.requestHeaders : undefined;
   const callers = new WeakMap<object, LookupCaller | Error>();
-  return (parent: Readonly<Record<string, unknown>>, _args: unknown, context: GroupContext | undefined): Promise<Readonly<Record<string, unknown>> | null> | null => {
+  return (parent: Readonly<Record<string, unknown>>, _args: unknown, context: GroupContext | undefined): ReturnType<EntityLoader['load']> => {
     const representation: Record<string, unknown> = { __typename: entityType };
     for (const { field, from } of key) {
       const value = parent[from];
