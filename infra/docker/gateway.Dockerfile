@@ -38,7 +38,9 @@ RUN --mount=type=cache,id=pnpm-store,target=/root/.local/share/pnpm/store pnpm i
 COPY --from=pruner /repo/pruned/full/ ./
 # Belongs to no package, so turbo prune leaves it out; every tsconfig extends it.
 COPY tsconfig.base.json ./
-RUN turbo run build --filter="${APP}"
+# Turborepo's cache as a BuildKit cache mount: a package built for one image (or an earlier build)
+# is restored, not compiled again; outputs are keyed by the package's inputs, so nothing stale is used.
+RUN --mount=type=cache,id=turbo,target=/repo/.turbo/cache turbo run build --filter="${APP}"
 RUN --mount=type=cache,id=pnpm-store,target=/root/.local/share/pnpm/store pnpm --filter="${APP}" deploy --prod deploy
 # uWebSockets.js ships prebuilt binaries for every platform and Node ABI (~120 MB); keep the one
 # this image's Node loads (glibc, linux-<arch>, ABI of Node 24). A no-op for apps without it.

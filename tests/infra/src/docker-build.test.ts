@@ -55,6 +55,9 @@ function build(image: AppImage): { dockerfile: Dockerfile; runtime: StageResult;
     workDir: join(work, image.dir),
     toolPath: [repoPath('node_modules/.bin')],
     untilStage: 'runtime',
+    // One builder for the three images: the ones built later restore the packages the gateway's
+    // build compiled from Turborepo's cache mount instead of compiling them again.
+    cacheDir: join(work, 'cache'),
   });
   const runtime = results.get('runtime')!;
   if (image.dir === 'gateway') shimForThisHost(join(runtime.root, runtime.workdir, 'apps', image.dir));

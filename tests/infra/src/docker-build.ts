@@ -1,13 +1,15 @@
 // Runs the build stages of our Dockerfiles on this machine, without a Docker engine: each stage's
 // filesystem is a folder, COPY copies between them (the build context filtered by .dockerignore,
 // like `docker build`), RUN runs its command with `sh -c` in the stage's WORKDIR with the stage's
-// ARG/ENV values. Only two things differ from a real build, both checked elsewhere:
+// ARG/ENV values; a `RUN --mount=type=cache` target is a link to a folder that outlives the build
+// (shared by builds given the same cacheDir, as BuildKit shares them on one builder). Only two
+// things differ from a real build, both checked elsewhere:
 //   - the toolchain RUN (`npm install --global pnpm@… turbo@…`) is skipped: the repo's own pinned
 //     pnpm and turbo are on PATH instead (dockerfiles.test.ts checks the versions agree);
 //   - the base image's Node is this machine's Node (the test checks the major version matches).
 // RUN commands of the build stages use relative paths only (checked too), so they run unchanged.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { basename, dirname, join, posix, relative } from 'node:path';
 import { expandVariables, parseArg, parseEnv, type Dockerfile, type Instruction } from './dockerfile.js';
 
@@ -28,6 +30,12 @@ export interface BuildOptions {
   readonly untilStage: string;
   /** Called before each RUN, for progress output. */
   readonly onRun?: (stage: string, command: string) => void;
+  /**
+   * Where `RUN --mount=type=cache` folders live, one per mount id: give several builds the same
+   * folder and they share their caches, as BuildKit's cache mounts are shared by every build on a
+   * builder. @default `<workDir>/cache` (this build's own)
+   */
+  readonly cacheDir?: string;
 }
 
 /** What a simulated stage ended with: where its filesystem is, its WORKDIR, ENV and USER. */
@@ -40,7 +48,7 @@ export interface StageResult {
 
 /** Runs stages in order up to `untilStage`; returns every stage's result by name. */
 export function runBuild(options: BuildOptions): Map<string, StageResult> {
-  const { dockerfile, contextDir, workDir, buildArgs = {}, toolPath, untilStage, onRun } = options;
+  const { dockerfile, contextDir, workDir, buildArgs = {}, toolPath, untilStage, onRun, cacheDir = join(workDir, 'cache') } = options;
   const results = new Map<string, StageResult>();
   const globalArgs = new Map<string, string>();
   for (const [name, value] of dockerfile.globalArgs) {
@@ -86,6 +94,7 @@ export function runBuild(options: BuildOptions): Map<string, StageResult> {
           const command = instruction.execForm ? instruction.execForm.join(' ') : instruction.args;
           if (toolchainInstallRe.test(command)) break;
           onRun?.(name, command);
+          const unmount = mountCache(instruction, { root, workdir, vars, cacheDir, at });
           const runEnv: Record<string, string> = {
             PATH: [...toolPath, process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(':'),
             HOME: process.env.HOME ?? '/root',
@@ -93,6 +102,7 @@ export function runBuild(options: BuildOptions): Map<string, StageResult> {
           for (const [k, v] of vars) runEnv[k] = v; // ARG values are visible to RUN, like Docker
           for (const [k, v] of env) runEnv[k] = v;
           const result = spawnSync('/bin/sh', ['-c', command], { cwd: join(root, workdir), env: runEnv, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+          unmount();
           if (result.status !== 0) {
             const output = `${result.stdout}\n${result.stderr}`.trim().split('\n').slice(-40).join('\n');
             throw new Error(`RUN failed (${at}, exit ${result.status ?? result.signal}): ${command}\n${output}`);
@@ -115,6 +125,32 @@ export function runBuild(options: BuildOptions): Map<string, StageResult> {
     if (name === untilStage) return results;
   }
   throw new Error(`no stage named '${untilStage}'`);
+}
+
+/**
+ * `RUN --mount=type=cache,id=…,target=…`: the target is a link to the mount's folder in `cacheDir`
+ * (made on first use), so what the command writes there outlives the stage and is found by the next
+ * build, as with BuildKit; the returned function takes the link away after the command (a mount is
+ * not part of the stage). RUN has the host's HOME, so for a target under /root (the pnpm store's)
+ * the command uses the host's own folder: already a cache that outlives the build.
+ */
+function mountCache(instruction: Instruction, { root, workdir, vars, cacheDir, at }: { root: string; workdir: string; vars: ReadonlyMap<string, string>; cacheDir: string; at: string }): () => void {
+  const mount = instruction.flags.get('mount');
+  if (mount === undefined) return () => undefined;
+  const options = new Map(expandVariables(mount, vars).split(',').map((part) => {
+    const eq = part.indexOf('=');
+    return eq < 0 ? [part, 'true'] : [part.slice(0, eq), part.slice(eq + 1)];
+  }));
+  if (options.get('type') !== 'cache') throw new Error(`${at}: RUN --mount=${mount}: only type=cache is supported by the simulated build`);
+  const target = options.get('target') ?? options.get('dst') ?? options.get('destination');
+  if (target === undefined) throw new Error(`${at}: RUN --mount=${mount} names no target`);
+  const targetPath = join(root, posix.resolve(workdir, target));
+  const folder = join(cacheDir, (options.get('id') ?? target).replace(/[^\w.-]+/g, '_'));
+  mkdirSync(folder, { recursive: true });
+  rmSync(targetPath, { recursive: true, force: true }); // a mount hides what the stage had there
+  mkdirSync(dirname(targetPath), { recursive: true });
+  symlinkSync(folder, targetPath);
+  return () => rmSync(targetPath, { force: true });
 }
 
 interface CopyContext {

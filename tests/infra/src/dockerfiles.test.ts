@@ -80,6 +80,10 @@ describe.each(images)('infra/docker/$file', ({ file, appDir, port }) => {
     const build = indexOf(/^RUN turbo run build --filter="\$\{APP\}"$/);
     const deploy = indexOf(/^RUN pnpm --filter="\$\{APP\}" deploy --prod deploy$/);
     expect([json, install, full, build, deploy]).toEqual([...[json, install, full, build, deploy]].sort((a, b) => a - b));
+    // Turborepo's cache (.turbo/cache under the WORKDIR) is a cache mount: rebuilds and the other
+    // images restore packages already compiled.
+    const turboBuild = installer.find((i) => i.keyword === 'RUN' && i.args.startsWith('turbo run build '));
+    expect(turboBuild?.flags.get('mount')).toBe('type=cache,id=turbo,target=/repo/.turbo/cache');
     expect(installer.filter((i) => i.keyword === 'COPY' && i.args.includes('pruned')).every((i) => i.flags.get('from') === 'pruner')).toBe(true);
   });
 
