@@ -115,7 +115,7 @@ describe('resume from history', () => {
   });
 });
 
-describe('batch history entries (one per ingest chunk, INGEST_HISTORY_FORMAT=batch)', () => {
+describe('batch history entries (one per ingest chunk, what ingest writes)', () => {
   const PARTITION = 3;
   /** Stores offsets [from, to] of a partition (3 unless said) as one batch entry, as ingest does for a chunk (nothing live: only history has them). */
   async function storeChunk(publisher: Redis, from: number, to: number, partition = PARTITION): Promise<void> {

@@ -1,7 +1,7 @@
 import { booleanFlag, csvList, defineConfigSpec, durationMs, envVar, hostPort, integer, port, url, z } from '@wirestream/config';
 import { kafkaSecuritySpec, redisSecuritySpec } from '@wirestream/connect';
 import { keyStyleSpec, schemaSourceSpec } from '@wirestream/registry';
-import { HISTORY_FORMATS, PUBLISH_FORMATS, REDIS_MODES } from '@wirestream/wire';
+import { REDIS_MODES } from '@wirestream/wire';
 import { LOG_LEVELS, tracingSpec } from '@wirestream/telemetry';
 import { INGEST_DEFAULTS } from './defaults.js';
 
@@ -31,8 +31,6 @@ export const ingestConfigSpec = defineConfigSpec({
   fetchMaxBytesPerPartition: envVar({ name: 'INGEST_FETCH_MAX_BYTES_PER_PARTITION', schema: integer({ min: 1_024, max: 1_073_741_824 }), default: INGEST_DEFAULTS.fetchMaxBytesPerPartition, description: "Most bytes of one partition a Kafka fetch returns (Kafka's max.partition.fetch.bytes); larger fetches cost less CPU per event and more memory." }),
   fetchMaxBytes: envVar({ name: 'INGEST_FETCH_MAX_BYTES', schema: integer({ min: 1_024, max: 1_073_741_824 }), default: INGEST_DEFAULTS.fetchMaxBytes, description: "Most bytes one Kafka fetch response holds over all partitions (Kafka's fetch.max.bytes): bounds the memory one fetch takes." }),
   historyLength: envVar({ name: 'INGEST_HISTORY_LENGTH', schema: integer({ min: 0, max: 10_000_000 }), default: INGEST_DEFAULTS.historyLength, description: 'History kept per partition (Redis Stream) for resume and back-fill: about this many offsets (batch form, MINID ~) or entries (event form, MAXLEN ~); 0 writes no history.' }),
-  historyFormat: envVar({ name: 'INGEST_HISTORY_FORMAT', schema: z.enum(HISTORY_FORMATS), default: INGEST_DEFAULTS.historyFormat, description: 'batch: one history entry (XADD) per chunk holding its events; event: one per event, the only form gateways before this version read: keep it until every gateway is upgraded (docs/operations.md, rolling upgrade).' }),
-  publishFormat: envVar({ name: 'INGEST_PUBLISH_FORMAT', schema: z.enum(PUBLISH_FORMATS), default: INGEST_DEFAULTS.publishFormat, description: 'batch: one PUBLISH per key shard per chunk, re-assembled in offset order by the gateway; event: one per event, the only form gateways before this version read: keep it until every gateway is upgraded (docs/operations.md, rolling upgrade).' }),
   historyPrefix: envVar({ name: 'REDIS_HISTORY_PREFIX', schema: z.string().trim().regex(/^[A-Za-z0-9_.-]+$/), default: INGEST_DEFAULTS.historyPrefix, description: 'Prefix of the Redis history keys; must match the gateway.' }),
   maxRetries: envVar({ name: 'INGEST_MAX_RETRIES', schema: integer({ min: 0, max: 100 }), default: INGEST_DEFAULTS.maxRetries, description: 'Re-runs of a message whose processing throws before it is dead-lettered.' }),
   fromBeginning: envVar({ name: 'INGEST_FROM_BEGINNING', schema: booleanFlag(), default: INGEST_DEFAULTS.fromBeginning, description: 'A new consumer group starts at the earliest offset.' }),

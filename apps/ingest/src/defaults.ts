@@ -38,14 +38,6 @@ export const INGEST_DEFAULTS = Object.freeze({
   fetchMaxBytes: 26_214_400, // 25 MiB
   /** Offsets (batch form) or entries (event form) kept per partition stream; 0 writes no history. */
   historyLength: 10_000,
-  /**
-   * One history entry per chunk (`batch`) or per event (`event`, what gateways before 0012 read).
-   * `batch` since the assembler waits for every part on a confirmed channel (a late loop turn had
-   * handed on chunks with holes: the Kafka-leader fault lost events at one gateway; the #18 note).
-   */
-  historyFormat: 'batch',
-  /** One live message per key shard per chunk (`batch`) or per event (`event`, what gateways before 0012 read). */
-  publishFormat: 'batch',
   /** Must match the gateway's. */
   historyPrefix: DEFAULT_HISTORY_PREFIX,
   maxRetries: 3,

@@ -2,7 +2,7 @@ import { Partitioners, type Kafka } from 'kafkajs';
 import type { SchemaDecoders } from '@wirestream/registry';
 import type { Logger, Tracer } from '@wirestream/telemetry';
 import type { WirestreamSchema } from '@wirestream/schema';
-import { createRedisLayout, HISTORY_FORMATS, PUBLISH_FORMATS, REDIS_MODES, type HistoryFormat, type PublishFormat, type RedisMode } from '@wirestream/wire';
+import { createRedisLayout, REDIS_MODES, type RedisMode } from '@wirestream/wire';
 import { createBatchProcessor, type BatchProcessor } from './batch-processor.js';
 import { createChunkBuilder } from './chunk-builder.js';
 import { createChunkTracer } from './chunk-tracing.js';
@@ -87,22 +87,10 @@ export interface IngestOptions {
   /** Most bytes of a whole fetch response (kafkajs `maxBytes`). @default INGEST_DEFAULTS.fetchMaxBytes */
   readonly fetchMaxBytes?: number;
   /**
-   * History kept per partition stream: about this many offsets (batch form, `XADD … MINID ~`) or
-   * entries (event form, `MAXLEN ~`); 0 writes no history. @default INGEST_DEFAULTS.historyLength
+   * History kept per partition stream: about this many offsets (one entry per chunk holding its
+   * events, `XADD … MINID ~`); 0 writes no history. @default INGEST_DEFAULTS.historyLength
    */
   readonly historyLength?: number;
-  /**
-   * `'batch'`: one history entry per chunk holding all its events (one XADD per chunk; gateways
-   * from this version on read it); `'event'`: one entry per event, what older gateways read: keep it
-   * until every gateway is upgraded (docs/operations.md). @default INGEST_DEFAULTS.historyFormat
-   */
-  readonly historyFormat?: HistoryFormat;
-  /**
-   * `'batch'`: one message per key shard per chunk, which gateways from this version on re-assemble
-   * in offset order; `'event'`: one message per event, what older gateways read: keep it until every
-   * gateway is upgraded (docs/operations.md). @default INGEST_DEFAULTS.publishFormat
-   */
-  readonly publishFormat?: PublishFormat;
   /** Prefix of the history keys (must match the gateway's). @default INGEST_DEFAULTS.historyPrefix */
   readonly historyPrefix?: string;
   /**
@@ -179,8 +167,6 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     fetchMaxBytesPerPartition = INGEST_DEFAULTS.fetchMaxBytesPerPartition,
     fetchMaxBytes = INGEST_DEFAULTS.fetchMaxBytes,
     historyLength = INGEST_DEFAULTS.historyLength,
-    historyFormat = INGEST_DEFAULTS.historyFormat,
-    publishFormat = INGEST_DEFAULTS.publishFormat,
     historyPrefix = INGEST_DEFAULTS.historyPrefix,
     redisMode = INGEST_DEFAULTS.redisMode,
     redisWaitReplicas = INGEST_DEFAULTS.redisWaitReplicas,
@@ -193,12 +179,6 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
   validateOptions(schema, { publishChunkSize, historyLength, maxRetries, dlqSuffix });
   for (const [name, setting, value] of [['fetchMaxBytesPerPartition', 'INGEST_FETCH_MAX_BYTES_PER_PARTITION', fetchMaxBytesPerPartition], ['fetchMaxBytes', 'INGEST_FETCH_MAX_BYTES', fetchMaxBytes]] as const) {
     if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} (${setting}) must be a positive integer of bytes, got ${value}`);
-  }
-  if (!HISTORY_FORMATS.includes(historyFormat)) {
-    throw new RangeError(`historyFormat (INGEST_HISTORY_FORMAT) must be one of ${HISTORY_FORMATS.join(', ')}, got ${JSON.stringify(historyFormat)}`);
-  }
-  if (!PUBLISH_FORMATS.includes(publishFormat)) {
-    throw new RangeError(`publishFormat (INGEST_PUBLISH_FORMAT) must be one of ${PUBLISH_FORMATS.join(', ')}, got ${JSON.stringify(publishFormat)}`);
   }
   validateRedisOptions(redis, { redisMode, redisWaitReplicas, redisWaitTimeoutMs, redisTimeoutMs, historyLength });
 
@@ -217,8 +197,6 @@ export function createIngest(deps: IngestDeps, options: IngestOptions = {}): Ing
     logger,
     metrics,
     historyLength,
-    historyFormat,
-    publishFormat,
     redisTimeoutMs,
     waitReplicas: redisWaitReplicas,
     waitTimeoutMs: redisWaitTimeoutMs,

@@ -108,8 +108,6 @@ const ingest = createIngestOrExit(
     fetchMaxBytesPerPartition: config.fetchMaxBytesPerPartition,
     fetchMaxBytes: config.fetchMaxBytes,
     historyLength: config.historyLength,
-    historyFormat: config.historyFormat,
-    publishFormat: config.publishFormat,
     historyPrefix: config.historyPrefix,
     redisMode: config.redisMode,
     redisWaitReplicas: config.redisWaitReplicas,

@@ -6,7 +6,6 @@ import {
   HISTORY_ALREADY_STORED,
   historyBatchArgs,
   historyBatchMinId,
-  historyEntryArgs,
   historyEntryId,
   historyEpochCommand,
   RAISE_PARTITION_COUNT_SCRIPT,
@@ -14,8 +13,6 @@ import {
   SNAPSHOT_TOP_SUFFIX,
   type EncodedBatchPart,
   type EnvelopeBatchFrame,
-  type HistoryFormat,
-  type PublishFormat,
   type RedisLayout,
 } from '@wirestream/wire';
 import type { Chunk } from './chunk-builder.js';
@@ -35,12 +32,8 @@ export interface RedisPublisherOptions {
   readonly snapshotTopics?: ReadonlySet<string>;
   readonly logger: Logger;
   readonly metrics: IngestMetrics | undefined;
-  /** Offsets (batch form) or entries (event form) kept per partition stream; 0 writes no history (and no epoch). */
+  /** Offsets kept per partition stream (one entry per chunk, holding its events); 0 writes no history (and no epoch). */
   readonly historyLength: number;
-  /** `batch`: one XADD per chunk holding all its events; `event`: one XADD per event (what gateways before the batch form read). */
-  readonly historyFormat: HistoryFormat;
-  /** `batch`: one message per key shard per chunk (envelope-batch.ts in @wirestream/wire); `event`: one per event (what gateways before it read). */
-  readonly publishFormat: PublishFormat;
   /** A pipeline not answered within this is treated as Redis being down. */
   readonly redisTimeoutMs: number;
   /** Replicas a chunk's XADDs must reach (WAIT) before its publishes; 0 sends no WAIT. */
@@ -53,16 +46,16 @@ export interface RedisPublisherOptions {
 export interface RedisPublisher {
   /**
    * One pipeline per chunk, on one connection (standalone) or one node (cluster: a chunk is one
-   * partition, so one hash tag and one slot). Each event's history XADD goes before its publish,
-   * so a gateway that saw the live event always finds it in history too:
-   * - standalone, batch history (the default): [SADD partition] [XADD batch entry] [PUBLISH…];
-   *   below, "[XADD…]" is that one batch XADD, or one per event in the event form. With both batch
-   *   forms (and no snapshot) these are not an ioredis pipeline but the same commands in the same
-   *   order on the one connection, each encoded once by us (encoded-command.ts, decision 0029);
-   * - standalone, event history: [SADD partition] then per event [XADD, PUBLISH];
-   * - with WAIT (INGEST_REDIS_WAIT_REPLICAS): [SADD] [XADD…] [WAIT n t] [PUBLISH…], so the history
+   * partition, so one hash tag and one slot). The chunk goes out in the batch forms (decision
+   * 0012): one history entry holding its events, one message per key shard with events. The
+   * history XADD goes before the publishes, so a gateway that saw a live event always finds it in
+   * history too:
+   * - standalone: [SADD partition] [XADD batch entry] [PUBLISH part…]; without a snapshot these are
+   *   not an ioredis pipeline but the same commands in the same order on the one connection, each
+   *   encoded once by us (encoded-command.ts, decision 0029);
+   * - with WAIT (INGEST_REDIS_WAIT_REPLICAS): [SADD] [XADD] [WAIT n t] [PUBLISH…], so the history
    *   reached n replicas before any gateway can see the events;
-   * - cluster: [XADD…] [WAIT n t]? [EVALSHA publish-if-stored]: one script call SPUBLISHes the
+   * - cluster: [XADD] [WAIT n t]? [EVALSHA publish-if-stored]: one script call SPUBLISHes the
    *   chunk on its wire channels only if the stream already holds its last entry, and a migrating
    *   slot refuses it whole (publish-if-stored.ts); without history, plain SPUBLISHes. The
    *   partitions set and the partition count live in other slots and are written once per
@@ -130,21 +123,15 @@ interface PublisherState {
   readonly metrics: IngestMetrics | undefined;
   readonly redisTimeoutMs: number;
   readonly history: boolean;
-  /** One XADD per chunk (a batch entry) instead of one per event. */
-  readonly historyBatch: boolean;
-  /** One publish per key shard per chunk (a batch part) instead of one per event. */
-  readonly publishBatch: boolean;
   readonly historyLength: number;
-  /** `historyLength` as the XADD's MAXLEN argument, made once. */
-  readonly historyMaxLen: string;
   readonly cluster: boolean;
   /** Cluster with history: a chunk's publishes are one publish-if-stored call (publish-if-stored.ts). */
   readonly publishIfStored: boolean;
   readonly shards: ReadonlyMap<string, number>;
   readonly snapshotTopics: ReadonlySet<string>;
   /**
-   * Standalone with both batch forms (or batch publishes without history): a chunk's commands are
-   * encoded by us and sent without a pipeline (publishEncoded); snapshot topics still use the pipeline.
+   * Standalone: a chunk's commands are encoded by us and sent without a pipeline (publishEncoded);
+   * snapshot topics still use the pipeline.
    */
   readonly encoded: boolean;
   /** A WAIT goes between the XADDs and the publishes (history on, waitReplicas > 0). */
@@ -179,15 +166,12 @@ export function createRedisPublisher(options: RedisPublisherOptions): RedisPubli
     metrics: options.metrics,
     redisTimeoutMs: options.redisTimeoutMs,
     history: historyLength > 0,
-    historyBatch: historyLength > 0 && options.historyFormat === 'batch',
-    publishBatch: options.publishFormat === 'batch',
     historyLength,
-    historyMaxLen: String(historyLength),
     cluster,
     publishIfStored,
     shards: options.shards,
     snapshotTopics,
-    encoded: !cluster && !redis.isCluster && options.publishFormat === 'batch' && (historyLength === 0 || options.historyFormat === 'batch'),
+    encoded: !cluster && !redis.isCluster,
     wait: historyLength > 0 && waitReplicas > 0,
     waitReplicas,
     waitTimeoutMs: options.waitTimeoutMs,
@@ -222,29 +206,28 @@ export function createRedisPublisher(options: RedisPublisherOptions): RedisPubli
 }
 
 async function publishChunk(state: PublisherState, topic: string, partition: number, chunk: Chunk): Promise<void> {
-  const { redis, cluster, wait, redisTimeoutMs, metrics } = state;
+  const { redis, cluster, redisTimeoutMs, metrics } = state;
   const keys = topicKeys(state, topic);
   const p = partitionKeys(state, keys, partition);
   if (cluster && needsRegistration(state, keys, p, partition)) await registerPartition(state, keys, p, partition);
-  // Batch forms: the chunk's parts, one per key shard with events (their envelopes copied once,
-  // here), published and stored in history as they are.
+  // The chunk's parts, one per key shard with events (their envelopes copied once, here),
+  // published and stored in history as they are.
   const encoded = state.encoded && !keys.snapshot;
   const frame = encoded ? (keys.publishFrame ?? framePublishes(state, keys)) : undefined;
-  const parts = state.publishBatch || state.historyBatch ? encodeEnvelopeBatch(partition, chunk.offsets, chunk.shards, chunk.bodies, frame, { on: chunk.routedOn, keys: chunk.routes }) : undefined;
-  if (encoded && parts !== undefined) {
+  const parts = encodeEnvelopeBatch(partition, chunk.offsets, chunk.shards, chunk.bodies, frame, { on: chunk.routedOn, keys: chunk.routes });
+  if (encoded) {
     await publishEncoded(state as PublisherState & { readonly redis: Redis }, topic, partition, keys, p, chunk, parts);
     return;
   }
   const pipeline = redis.pipeline();
-  const waitIndex =
-    wait || cluster || parts !== undefined || keys.snapshot ? queueSplit(state, pipeline, keys, p, partition, chunk, parts) : queueInterleaved(state, pipeline, keys, p, partition, chunk);
+  const waitIndex = queueSplit(state, pipeline, keys, p, partition, chunk, parts);
   const started = performance.now();
   const results = await answeredWithin(redis, redisTimeoutMs, pipeline.exec(), `the pipeline for ${topic}[${partition}]`);
   metrics?.redisPublishSeconds.observe((performance.now() - started) / 1_000);
   if (!results) throw new Error(`Redis discarded the pipeline for ${topic}[${partition}]`);
   checkReplies(state, topic, partition, results, waitIndex);
-  // publish-if-stored, the last command, answers how many messages (envelopes, or parts) it published.
-  const messages = state.publishBatch ? (parts?.length ?? 0) : chunk.offsets.length;
+  // publish-if-stored, the last command, answers how many messages (parts) it published.
+  const messages = parts.length;
   const published = state.publishIfStored ? results[results.length - 1]?.[1] : messages;
   if (published !== messages) {
     throw new Error(`Redis published ${String(published)} of the ${messages} messages of the chunk for ${topic}[${partition}]; redoing it`);
@@ -252,7 +235,7 @@ async function publishChunk(state: PublisherState, topic: string, partition: num
 }
 
 /**
- * The standalone default (both batch forms, no snapshot): the chunk's commands in the same order as
+ * Standalone (no snapshot): the chunk's commands in the same order as
  * queueSplit's pipeline, [SADD] [XADD batch] [WAIT]? [PUBLISH part…], each encoded once by us and
  * written on the one connection as it is (encoded-command.ts: no copy of the parts in ioredis), and
  * every reply awaited before the commit, as with the pipeline.
@@ -311,7 +294,7 @@ function checkReplies(state: PublisherState, topic: string, partition: number, r
       if (i === waitIndex && (reply as number) < waitReplicas) onShortWait(state, topic, partition, reply as number);
       continue;
     }
-    // An XADD at or below the stream's top: this event (batch form: the whole chunk) is already in
+    // An XADD at or below the stream's top: the whole chunk is already in
     // history (a re-publish after a crash or a rebalance). Its publish still went out; the gateway
     // drops the duplicate position. A redone chunk that ends past the top is stored again whole:
     // readers skip the offsets they already passed (parseHistoryEntries).
@@ -323,26 +306,6 @@ function checkReplies(state: PublisherState, topic: string, partition: number, r
     if (refreshSlots !== undefined && REDIRECTION.test(err.message)) refreshSlots();
     throw new Error(`Redis rejected a command for ${topic}[${partition}]: ${err.message}`, { cause: err });
   }
-}
-
-/**
- * The standalone default: per event its XADD then its PUBLISH. Deliberately imperative: two
- * commands per event. 'xadd' in lower case, as ioredis names its own commands: it lower-cases a
- * command's name on every flag check (5 or so per command), and 'XADD' would allocate a new
- * string each time (bench/ingest's profile: checkFlag at 2.4x, more GC). Returns -1 (no WAIT).
- */
-function queueInterleaved(state: PublisherState, pipeline: ChainableCommander, keys: TopicKeys, p: PartitionKeys, partition: number, chunk: Chunk): number {
-  const { history, historyMaxLen } = state;
-  const { shards, bodies, offsets } = chunk;
-  if (history) pipeline.sadd(keys.partitionsKey, partition);
-  for (let i = 0; i < offsets.length; i++) {
-    const shard = shards[i] as number;
-    const channel = keys.channels[shard] ?? nameChannel(state, keys, shard);
-    const body = bodies[i] as Buffer;
-    if (history) pipeline.call('xadd', historyEntryArgs(p.streamKey, offsets[i] as string, channel, body, historyMaxLen));
-    pipeline.publish(channel, body);
-  }
-  return -1;
 }
 
 /**
@@ -358,9 +321,9 @@ function queueHistoryBatch(state: PublisherState, pipeline: ChainableCommander, 
 }
 
 /**
- * Every XADD (or the chunk's one batch XADD), then the WAIT, then the publishes: one publish-if-stored call in cluster mode with
- * history, else a PUBLISH (standalone) or SPUBLISH on the wire channel (cluster) per event; history
- * records the logical channel. Returns the WAIT's index in the replies, or -1.
+ * The chunk's batch XADD, then the WAIT, then the publishes: one publish-if-stored call in cluster
+ * mode with history, else a PUBLISH (standalone) or SPUBLISH on the wire channel (cluster) per part;
+ * history records the logical channel. Returns the WAIT's index in the replies, or -1.
  */
 function queueSplit(
   state: PublisherState,
@@ -369,29 +332,17 @@ function queueSplit(
   p: PartitionKeys,
   partition: number,
   chunk: Chunk,
-  allParts: readonly EncodedBatchPart[] | undefined,
+  parts: readonly EncodedBatchPart[],
 ): number {
-  const { history, historyMaxLen, cluster, wait } = state;
-  const parts = state.publishBatch ? allParts : undefined;
-  const { shards, bodies, offsets } = chunk;
+  const { history, cluster, wait } = state;
   let queued = 0;
   if ((history || keys.snapshot) && !cluster) {
     pipeline.sadd(keys.partitionsKey, partition);
     queued++;
   }
   if (history) {
-    if (state.historyBatch && allParts !== undefined) {
-      queueHistoryBatch(state, pipeline, keys, p, chunk, allParts);
-      queued++;
-    } else {
-      // Deliberately imperative, one command per event per loop ('xadd' lower case: see queueInterleaved).
-      for (let i = 0; i < offsets.length; i++) {
-        const shard = shards[i] as number;
-        const channel = keys.channels[shard] ?? nameChannel(state, keys, shard);
-        pipeline.call('xadd', historyEntryArgs(p.streamKey, offsets[i] as string, channel, bodies[i] as Buffer, historyMaxLen));
-      }
-      queued += offsets.length;
-    }
+    queueHistoryBatch(state, pipeline, keys, p, chunk, parts);
+    queued++;
   }
   if (wait) pipeline.wait(state.waitReplicas, state.waitTimeoutMs);
   if (keys.snapshot) queueSnapshot(state, pipeline as SnapshotPipeline, keys, p, partition, chunk);
@@ -399,25 +350,17 @@ function queueSplit(
     queuePublishIfStored(state, pipeline as PublishIfStoredPipeline, keys, p, partition, chunk, parts);
     return wait ? queued : -1;
   }
-  if (parts !== undefined) {
-    for (const { shard, bytes } of parts) {
-      if (cluster) pipeline.spublish(p.wireChannels[shard] ?? nameWireChannel(state, keys, p, partition, shard), bytes);
-      else pipeline.publish(keys.channels[shard] ?? nameChannel(state, keys, shard), bytes);
-    }
-    return wait ? queued : -1;
-  }
-  for (let i = 0; i < offsets.length; i++) {
-    const shard = shards[i] as number;
-    if (cluster) pipeline.spublish(p.wireChannels[shard] ?? nameWireChannel(state, keys, p, partition, shard), bodies[i] as Buffer);
-    else pipeline.publish(keys.channels[shard] ?? nameChannel(state, keys, shard), bodies[i] as Buffer);
+  for (const { shard, bytes } of parts) {
+    if (cluster) pipeline.spublish(p.wireChannels[shard] ?? nameWireChannel(state, keys, p, partition, shard), bytes);
+    else pipeline.publish(keys.channels[shard] ?? nameChannel(state, keys, shard), bytes);
   }
   return wait ? queued : -1;
 }
 
 /**
- * The chunk's publishes as one publish-if-stored call: KEYS made once per partition, and per event
- * two slots of one array (its channel's KEYS index, a string made once per shard, and its envelope)
- * instead of a command, a promise and a reply each. Deliberately imperative: this loop runs per event.
+ * The chunk's publishes as one publish-if-stored call: KEYS made once per partition, and per part
+ * two slots of one array (its channel's KEYS index, a string made once per shard, and the part)
+ * instead of a command, a promise and a reply each.
  */
 function queuePublishIfStored(
   state: PublisherState,
@@ -426,19 +369,13 @@ function queuePublishIfStored(
   p: PartitionKeys,
   partition: number,
   chunk: Chunk,
-  parts: readonly EncodedBatchPart[] | undefined,
+  parts: readonly EncodedBatchPart[],
 ): void {
-  const { shards, bodies, offsets } = chunk;
+  const { offsets } = chunk;
   const publishKeys = p.publishKeys ?? namePublishKeys(state, keys, p, partition);
   const { keyIndexArgs } = keys;
   const argv: (string | Buffer)[] = [historyEntryId(offsets[offsets.length - 1] as string)];
-  if (parts !== undefined) {
-    for (const { shard, bytes } of parts) argv.push(keyIndexArgs[shard] as string, bytes);
-  } else {
-    for (let i = 0; i < offsets.length; i++) {
-      argv.push(keyIndexArgs[shards[i] as number] as string, bodies[i] as Buffer);
-    }
-  }
+  for (const { shard, bytes } of parts) argv.push(keyIndexArgs[shard] as string, bytes);
   pipeline[PUBLISH_IF_STORED](publishKeys.length, publishKeys, argv);
 }
 

@@ -16,13 +16,11 @@ import {
   decodeEnvelope,
   isEnvelopeBatchPart,
   parseEnvelopeBatchPart,
-  historyAppendArgs,
   historyBatchArgs,
   historyEntryId,
   historyEpochKey,
   historyPartitionsKey,
   historyStreamKey,
-  offsetOfHistoryId,
   parseHistoryEntries,
   shardOf,
   type HistoryEntry,
@@ -429,8 +427,8 @@ describe('publishing', () => {
     expect(pipeline.sink.lines.some((l) => l['msg'] === 'joined consumer group' && l['groupId'] === pipeline.groupId)).toBe(true);
   });
 
-  it('batch form (INGEST_PUBLISH_FORMAT=batch): one message per key shard per chunk, holding the events of that shard in the chunk; event form: one v1 envelope each', async () => {
-    const batch = await createPipeline({ options: { publishChunkSize: 20, publishFormat: 'batch', historyFormat: 'batch' } });
+  it('batch form: one message per key shard per chunk, holding the events of that shard in the chunk', async () => {
+    const batch = await createPipeline({ options: { publishChunkSize: 20 } });
     await batch.startIngest();
     const events = demoEvents(60, 21);
     await batch.produce(events);
@@ -455,14 +453,7 @@ describe('publishing', () => {
       });
     }
     expect(envelopes).toBe(events.length);
-
-    const single = await createPipeline({ options: { publishFormat: 'event', historyFormat: 'event' } });
-    await single.startIngest();
-    await single.produce(events);
-    await waitForCommittedToEnd(single);
-    await waitFor(() => single.received.length === events.length, { message: 'every event' });
-    expect(single.raw.map((r) => r.text)).toEqual(single.received.map((r) => r.text));
-    expect(single.raw.every((r) => !isEnvelopeBatchPart(r.text))).toBe(true);
+    expect(batch.raw.every((r) => isEnvelopeBatchPart(r.text))).toBe(true);
   });
 
   it('commits after publishing: the group ends at the high watermark of every partition', async () => {
@@ -813,10 +804,10 @@ describe('Redis that does not answer', () => {
 });
 
 describe('history', () => {
-  it('batch form (INGEST_HISTORY_FORMAT=batch): one entry per chunk, id = its last offset, every event with its offset, channel and bytes; trims by MINID ~', async () => {
+  it('one entry per chunk, id = its last offset, every event with its offset, channel and bytes; the partitions set and the epoch; trims by MINID ~', async () => {
     const historyLength = 50;
     const publishChunkSize = 7;
-    const pipeline = await createPipeline({ options: { historyLength, publishChunkSize, historyFormat: 'batch' } });
+    const pipeline = await createPipeline({ options: { historyLength, publishChunkSize } });
     const ingest = await pipeline.startIngest();
     const reader = new Redis(servers.redisServer.url);
     onTestFinished(() => reader.disconnect());
@@ -828,7 +819,12 @@ describe('history', () => {
     const published = new Map(pipeline.received.map((r) => [`${r.envelope.topic}:${r.envelope.partition}:${r.envelope.offset}`, r]));
     let batchEntries = 0;
     for (const topic of pipeline.topics) {
-      for (const [partition, high] of await highWatermarks(topic)) {
+      const highs = await highWatermarks(topic);
+      // The partitions set lists every partition with history (what a gateway's back-fill reads).
+      expect(new Set(await reader.smembers(historyPartitionsKey(pipeline.historyPrefix, topic)))).toEqual(
+        new Set([...highs].filter(([, high]) => high !== '0').map(([partition]) => String(partition))),
+      );
+      for (const [partition, high] of highs) {
         const key = historyStreamKey(pipeline.historyPrefix, topic, partition);
         const entries = await reader.xrange(key, '-', '+');
         for (const [id, fields] of entries) {
@@ -855,6 +851,9 @@ describe('history', () => {
     }
     // 60 events over 6 partitions in chunks of at most 7: most entries hold several events.
     expect(batchEntries).toBeGreaterThan(0);
+    const epoch = await reader.get(historyEpochKey(pipeline.historyPrefix));
+    expect(epoch).toMatch(/^[0-9a-f-]{36}$/);
+    expect(pipeline.sink.lines.some((l) => l['msg'] === 'history epoch' && l['epoch'] === epoch && l['created'] === true)).toBe(true);
 
     // Far more than historyLength on one partition: trimmed by offset (whole entries), newest kept.
     const generator = createAuctionEventGenerator({ seed: 16, listings: 4 });
@@ -877,67 +876,6 @@ describe('history', () => {
     expect(Number(field('entries-added'))).toBeGreaterThan(Number(field('length')));
     const [firstId, firstFields] = field('first-entry') as [string, string[]];
     expect(parseHistoryEntries(firstId, firstFields)[0]?.offset).toBe(String(kept[0]));
-    expect(ingest.stats.pauses).toBe(0);
-  });
-
-  it('event form (INGEST_HISTORY_FORMAT=event, the default): each published envelope in its own entry (id = offset, same channel and bytes), trimmed by MAXLEN ~', async () => {
-    const historyLength = 50;
-    const pipeline = await createPipeline({ options: { historyLength, historyFormat: 'event' } });
-    const ingest = await pipeline.startIngest();
-    const reader = new Redis(servers.redisServer.url);
-    onTestFinished(() => reader.disconnect());
-    const events = demoEvents(60, 15);
-    await pipeline.produce(events);
-    await waitForCommittedToEnd(pipeline);
-    await waitFor(() => pipeline.received.length === events.length, { message: 'every event on Redis' });
-
-    // Every offset of every partition, in order, holding exactly what was published and where.
-    const published = new Map(pipeline.received.map((r) => [`${r.envelope.topic}:${r.envelope.partition}:${r.envelope.offset}`, r]));
-    for (const topic of pipeline.topics) {
-      const highs = await highWatermarks(topic);
-      expect(new Set(await reader.smembers(historyPartitionsKey(pipeline.historyPrefix, topic)))).toEqual(
-        new Set([...highs].filter(([, high]) => high !== '0').map(([partition]) => String(partition))),
-      );
-      for (const [partition, high] of highs) {
-        const entries = await reader.xrange(historyStreamKey(pipeline.historyPrefix, topic, partition), '-', '+');
-        expect(entries.map(([id]) => id), `${topic}[${partition}]`).toEqual(
-          Array.from({ length: Number(high) }, (_, offset) => historyEntryId(String(offset))),
-        );
-        for (const [id, fields] of entries) {
-          const offset = offsetOfHistoryId(id);
-          const sent = published.get(`${topic}:${partition}:${offset}`);
-          if (sent === undefined) throw new Error(`a history entry for an offset that was not published: ${topic}[${partition}] ${offset}`);
-          // Exactly what the shared contract appends (no MAXLEN: id and fields only), byte for byte.
-          expect([historyStreamKey(pipeline.historyPrefix, topic, partition), id, ...fields]).toEqual(
-            historyAppendArgs(pipeline.historyPrefix, topic, partition, offset, sent.channel, sent.text),
-          );
-        }
-      }
-    }
-    const epoch = await reader.get(historyEpochKey(pipeline.historyPrefix));
-    expect(epoch).toMatch(/^[0-9a-f-]{36}$/);
-    expect(pipeline.sink.lines.some((l) => l['msg'] === 'history epoch' && l['epoch'] === epoch && l['created'] === true)).toBe(true);
-
-    // Far more than historyLength on one partition: trimmed (whole stream nodes at a time), newest kept.
-    const generator = createAuctionEventGenerator({ seed: 16, listings: 4 });
-    const many: Message[] = Array.from({ length: 400 }, () => {
-      const event = generator.listingEvent();
-      return { partition: 0, key: event.key, value: JSON.stringify(event.value) };
-    });
-    await servers.producer.send({ topic: pipeline.listingTopic, acks: -1, messages: many });
-    await waitForCommittedToEnd(pipeline);
-    const high = Number((await highWatermarks(pipeline.listingTopic)).get(0));
-    const key = historyStreamKey(pipeline.historyPrefix, pipeline.listingTopic, 0);
-    const length = await reader.xlen(key);
-    expect(length).toBeGreaterThanOrEqual(historyLength);
-    expect(length).toBeLessThan(high);
-    const info = (await reader.call('XINFO', 'STREAM', key)) as unknown[];
-    const field = (name: string) => info[info.indexOf(name) + 1];
-    expect(field('last-generated-id')).toBe(historyEntryId(String(high - 1)));
-    // What a gateway can read to detect a gap history no longer covers. Not max-deleted-entry-id:
-    // Redis 7.0 updates that on XDEL only, trimming leaves it at 0-0.
-    expect(field('recorded-first-entry-id')).toBe(historyEntryId(String(high - length)));
-    expect(field('entries-added')).toBe(high);
     expect(ingest.stats.pauses).toBe(0);
   });
 

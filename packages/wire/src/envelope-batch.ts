@@ -32,10 +32,6 @@ const PART_MARK = '{"v":2,';
 /** 0x0a, the line separator of a part. */
 const NEWLINE = 10;
 
-/** How ingest publishes live: one message per event (`event`), or one part per shard per chunk (`batch`). */
-export const PUBLISH_FORMATS = ['batch', 'event'] as const;
-export type PublishFormat = (typeof PUBLISH_FORMATS)[number];
-
 /** One part as read back. `envelopes[j]` is the chunk's event number `indexes[j]`, at Kafka offset `offsets[j]`. */
 export interface EnvelopeBatchPart {
   readonly partition: number;

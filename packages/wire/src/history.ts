@@ -11,7 +11,9 @@ import { parseEnvelopeBatchPart, type EnvelopeBatchPart } from './envelope-batch
  *
  * Two entry forms, which every reader must understand (decision 0012):
  * - **event** (one entry per event): `c <channel> e <envelope>`, id `<offset>-1`; trimmed `MAXLEN ~ n`.
- * - **batch** (one entry per ingest chunk, the default): `c <channel> p <part>` per key shard with
+ *   Ingest no longer writes it (only ingests before the batch form did), but a stream may still
+ *   hold such entries from one until they are trimmed, so gateways keep reading it.
+ * - **batch** (one entry per ingest chunk, what ingest writes): `c <channel> p <part>` per key shard with
  *   events, the part exactly as the live batch form publishes it (envelope-batch.ts: a head listing
  *   each envelope's index in the chunk and offset, then the envelopes), id `<last offset>-1`. So one
  *   XADD of a few arguments per chunk, sharing the bytes of its publishes. "After o" is still
@@ -38,10 +40,6 @@ export const HISTORY_FIELD_CHANNEL = 'c';
 export const HISTORY_FIELD_ENVELOPE = 'e';
 /** Batch entries only: field holding one part (a key shard's events of the chunk), after its `c`. */
 export const HISTORY_FIELD_PART = 'p';
-
-/** How ingest writes history: one stream entry per event, or one per chunk (see the module comment). */
-export const HISTORY_FORMATS = ['batch', 'event'] as const;
-export type HistoryFormat = (typeof HISTORY_FORMATS)[number];
 
 /** Redis error text for an XADD whose id is not above the stream's top: the entry is already stored. */
 export const HISTORY_ALREADY_STORED = 'equal or smaller than the target stream top item';

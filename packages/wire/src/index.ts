@@ -3,7 +3,6 @@
 export { DEFAULT_CHANNEL_PREFIX, shardOf, channelName, topicChannels } from './channels.js';
 export { encodeEnvelope, encodeDeletedEnvelope, encodeEnvelopeHead, encodeEnvelopeTrace, createEnvelopeHeadEncoder, decodeEnvelope, envelopeTimestamp, EnvelopeError, type Envelope, type EnvelopeMeta, type EnvelopeHeadEncoder, type RecordHeaders } from './envelope.js';
 export {
-  PUBLISH_FORMATS,
   encodeEnvelopeBatch,
   parseEnvelopeBatchPart,
   isEnvelopeBatchPart,
@@ -12,7 +11,6 @@ export {
   ROUTED_ON_KAFKA_KEY,
   type ChunkRouting,
   type EnvelopeRoute,
-  type PublishFormat,
   type EnvelopeBatchPart,
   type EncodedBatchPart,
   type EnvelopeBatchFrame,
@@ -25,7 +23,6 @@ export {
   HISTORY_FIELD_ENVELOPE,
   HISTORY_ALREADY_STORED,
   HISTORY_FIELD_PART,
-  HISTORY_FORMATS,
   historyStreamKey,
   historyPartitionsKey,
   historyEpochKey,
@@ -40,7 +37,6 @@ export {
   firstOffsetOfHistoryEntry,
   historyEpochCommand,
   type HistoryEntry,
-  type HistoryFormat,
 } from './history.js';
 export {
   REDIS_MODES,
