@@ -102,7 +102,8 @@ afterAll(() => t?.stop());
 // timeout (180 s) is a guard against a hang, not a performance bound.
 it(`stays up, bounded and delivering under ${ITERATIONS} mutated frames (seed ${SEED})`, async () => {
   const good = collect(t.connect(), 'subscription { listingUpdated { listing_id } }');
-  await waitFor(() => t.gateway.stats().confirmedChannels === 16, { message: 'good client subscribed' });
+  // 16 shard subscriptions on a loaded run can take longer than waitFor's default 10 s.
+  await waitFor(() => t.gateway.stats().confirmedChannels === 16, { timeoutMs: 30_000, message: 'good client subscribed' });
   const heapBefore = retainedHeap();
 
   const r = createRandom(SEED);

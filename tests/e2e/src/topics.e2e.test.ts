@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logLevel } from 'kafkajs';
-import { findRepoRoot, startApp, startStack, uniqueName, waitFor, type Stack } from '@wirestream/testkit';
+import { createTopics, findRepoRoot, startApp, startStack, uniqueName, waitFor, type Stack } from '@wirestream/testkit';
 
 const EXIT_CONFIG = 78;
 
@@ -51,7 +51,7 @@ describe('source topics at start', () => {
       const warning = await ingest.waitForLog((l) => l['level'] === 'warn' && Array.isArray(l['topics']), 'the missing-topic warning', 30_000);
       expect(warning['msg']).toBe(`Kafka topic "${topic}" does not exist: ingest waits for it; create it (or start the producer), or set INGEST_CREATE_TOPICS=true`);
       expect(ingest.lines.some((l) => l['msg'] === 'joined consumer group')).toBe(false);
-      await stack.admin.createTopics({ topics: [{ topic, numPartitions: 1 }] });
+      await createTopics(stack.admin, [{ topic, numPartitions: 1 }]);
       await ingest.waitForLog((l) => l['msg'] === 'joined consumer group', 'joined after the topic was created', 60_000);
     } finally {
       expect(await ingest.stop()).toBe(0);
