@@ -239,7 +239,7 @@ function gatewayFigures(sources) {
   // JWT per socket, metrics, history), 3 interleaved repetitions on a quiet machine, one operation
   // (every event to every socket): per-event costs are spread over 10,000 sockets, so this is the
   // cost of a delivery itself.
-  const saturation = sources.result('fanout-capacity-s12.md');
+  const saturation = sources.result('fanout-production.md');
   const saturationTable = findTable(saturation, 'Saturation:', ['stack', 'server µs/delivery median']);
   const production = 'ours, JWT + metrics + history';
   const [saturationRow] = rowsWhere(saturation, saturationTable, (c) => c('stack') === production, `stack "${production}"`);
@@ -360,9 +360,9 @@ function median(values) {
 /** @param {ReturnType<typeof createSources>} sources */
 function ingestFigures(sources) {
   // CPU per event: the latest measurement of ingest as it runs (byte path, history on, batch forms,
-  // 16 key shards): the median of ingest-cpu-s12.md's per-run medians, and its fastest round (the
+  // 16 key shards): the median of ingest-cpu.md's per-run medians, and its fastest round (the
   // machine was busy in every round: how much that inflated the median).
-  const cpuFile = sources.result('ingest-cpu-s12.md');
+  const cpuFile = sources.result('ingest-cpu.md');
   const medianColumn = 'ingest CPU µs/event, median of 5';
   const inputs = findTable(cpuFile, 'Capacity model input', ['build', 'run', medianColumn, 'fastest round']);
   if (inputs.rows.length === 0) throw new FigureError(`${cpuFile.name} › ${section(inputs)}: the table has no rows`);

@@ -1,14 +1,17 @@
 /**
- * The scenarios of issue 18 as report sections: burst, memory-return and heap-limit. Each runs its
- * stacks, prints its table as it goes and returns the markdown section and its SVG.
+ * The scenarios under bursts as report sections: burst, memory-return and heap-limit. Each runs its
+ * stacks, prints its table as it goes and returns the markdown section and its SVG; the scenarios
+ * themselves (their options, the stacks they take from --stacks) are at the end.
  */
 import os from 'node:os';
-import { BURST_HOW_TO_READ, burstTable, burstTargetLines, responsivenessOf } from './burst.js';
-import { deathLogs, heapLimitTable, runHeapLimit, type HeapLimitOptions } from './heap-limit.js';
-import { MEMORY_RETURN_HOW_TO_READ, memoryReturnTable, returnRatio, RETURN_TARGET, type MemoryReturnRow } from './memory-return.js';
+import { BURST_HOW_TO_READ, burstSpec, burstTable, burstTargetLines, responsivenessOf } from './burst.js';
+import { DEFAULT_UNBOUNDED_ENV, deathLogs, heapLimitTable, runHeapLimit, type HeapLimitOptions } from './heap-limit.js';
+import { DEFAULT_MEMORY_VARIANTS, MEMORY_RETURN_HOW_TO_READ, memoryReturnSpec, memoryReturnTable, returnRatio, RETURN_TARGET, type MemoryReturnRow } from './memory-return.js';
 import { fmtInt, fmtMb, fmtMs, notesOf } from './report.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
-import { STACK_LABELS, STACK_SHORT, type StackName } from './servers.js';
+import { saturationSpecOf } from './saturation.js';
+import { drainTimeoutMs, type CommonOptions, type OptionValues, type Scenario, type ScenarioOutput } from './scenario.js';
+import { isGateway, STACK_LABELS, STACK_SHORT, type StackName } from './servers.js';
 import { timelineChart, type TimelinePanel } from './svg.js';
 import { parseVariants, runVariant } from './variants.js';
 
@@ -139,3 +142,94 @@ export async function heapLimitSection(
   );
   return { markdown: `## ${title}\n\n${body}\n\n![heap limit](${svgName})\n`, svg: [svgName, svg] };
 }
+
+/** Our gateway's stacks of --stacks (the bare references have no gateway to push). */
+const gatewayStacksOf = (common: CommonOptions): StackName[] => common.stacks.filter((s) => isGateway(s));
+
+const outputOf = (section: Section): ScenarioOutput => ({ markdown: section.markdown, svgs: [section.svg] });
+
+function burstSpecOf(options: OptionValues, common: CommonOptions): RunSpec {
+  return burstSpec({
+    sockets: options.number('burst-sockets'),
+    distinct: options.number('burst-distinct'),
+    events: options.number('burst-events'),
+    filterKeys: common.filterKeys,
+    drainTimeoutMs: drainTimeoutMs(common, 60_000, 10_000),
+    idleMs: common.idleMs,
+  });
+}
+
+export const burstScenario: Scenario = {
+  name: 'burst',
+  description:
+    'opt-in: our gateway stacks of --stacks and bare-corked, N sockets over D distinct operations, events back-to-back; ' +
+    "/healthz every 50 ms and the gateway's event-loop delay from /metrics during traffic",
+  report: 'burst',
+  options: {
+    'burst-sockets': { arg: 'N', default: '10000', quick: '500', help: 'sockets' },
+    'burst-distinct': { arg: 'D', default: '1000', quick: '50', help: 'distinct operations' },
+    'burst-events': { arg: 'E', default: '200', quick: '50', help: 'events' },
+  },
+  prepare(options, common) {
+    const spec = burstSpecOf(options, common);
+    const stacks: StackName[] = [...gatewayStacksOf(common), 'bare-corked'];
+    return {
+      events: spec.events,
+      run: async (env) => {
+        const { markdown, svg, runs } = await burstSection(env.ctx, stacks, spec, common.repeat, env.svgName('burst'));
+        return { markdown, svgs: [svg], runs };
+      },
+    };
+  },
+};
+
+export const heapLimitScenario: Scenario = {
+  name: 'heap-limit',
+  description: 'opt-in: our gateway stacks of --stacks in a memory budget with a bounded old space, through the saturation and burst scenarios (their options), bounds as shipped and lifted',
+  report: 'burst',
+  options: {
+    'heap-budget-mib': { arg: 'M', default: '512', help: 'memory budget (cgroup) of the gateway' },
+    'heap-old-space-mib': { arg: 'M', default: '256', help: 'NODE_OPTIONS=--max-old-space-size=M' },
+    'heap-scenarios': { arg: 'LIST', default: 'saturation,burst', help: 'the bursts to go through: saturation, burst' },
+    'heap-unbounded-env': { arg: 'LIST', default: DEFAULT_UNBOUNDED_ENV, help: 'env that lifts the bounds' },
+  },
+  prepare(options, common) {
+    const names = options.required('heap-scenarios').split(',');
+    for (const s of names) if (s !== 'saturation' && s !== 'burst') throw new RangeError(`--heap-scenarios: "${s}" is not saturation or burst`);
+    const specs = names.map((name) => ({
+      name,
+      spec: name === 'burst' ? burstSpecOf(options, common) : { ...saturationSpecOf(options, common), drainTimeoutMs: drainTimeoutMs(common, 60_000) },
+    }));
+    const heapOptions: HeapLimitOptions = {
+      budgetBytes: options.number('heap-budget-mib') * 1_048_576,
+      oldSpaceMb: options.number('heap-old-space-mib'),
+      unboundedEnv: options.required('heap-unbounded-env'),
+    };
+    return {
+      events: Math.max(0, ...specs.map((s) => s.spec.events)),
+      run: async (env) => outputOf(await heapLimitSection(env.ctx, gatewayStacksOf(common), specs, heapOptions, env.svgName('heap-limit'))),
+    };
+  },
+};
+
+export const memoryReturnScenario: Scenario = {
+  name: 'memory-return',
+  description: "opt-in: the saturation burst (its options), then the gateway's RSS every 1 s with every socket subscribed, once per env variant",
+  report: 'memory-return',
+  options: {
+    'settle-seconds': { arg: 'S', default: '60', quick: '10', help: 'RSS every 1 s for S s after the last delivery' },
+    'memory-variants': {
+      arg: 'LIST',
+      default: DEFAULT_MEMORY_VARIANTS,
+      help: "each gateway stack of --stacks (ours when none; e.g. ours-base-sse,ours-sse) once per env variant, ';' between variants, ',' within one, 'jemalloc' = LD_PRELOAD of libjemalloc.so.2",
+    },
+  },
+  prepare(options, common) {
+    const spec = memoryReturnSpec(saturationSpecOf(options, common), options.number('settle-seconds') * 1_000);
+    const variants = options.required('memory-variants');
+    return {
+      events: spec.events,
+      run: async (env) => outputOf(await memoryReturnSection(env.ctx, spec, variants, env.svgName('memory-return'), gatewayStacksOf(common))),
+    };
+  },
+};

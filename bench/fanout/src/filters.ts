@@ -11,6 +11,7 @@ import { FILTER_ARM_LABELS, FILTER_ARMS, filterCase, filterQuery, p90AmountOf, f
 import type { EventCorpus } from './publisher.js';
 import { fmtInt, fmtMs, median, notesOf, table } from './report.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
+import { drainTimeoutMs, type Scenario } from './scenario.js';
 
 export interface FiltersOptions {
   readonly sockets: number;
@@ -240,3 +241,31 @@ function timedRow(arm: string, shape: string, predicates: number, rounds: number
   }
   return [arm, shape, fmtInt(predicates), fmtInt(evaluations), `${((matched / evaluations) * 100).toFixed(1)} %`, Math.min(...ns).toFixed(1), median(ns).toFixed(1), Math.max(...ns).toFixed(1)];
 }
+
+export const filtersScenario: Scenario = {
+  name: 'filters',
+  description:
+    'opt-in: our gateway, the same N sockets over D operations: one operation; D unfiltered; D each with its own where matching every event; ' +
+    'D each matching ~10 % (interleaved with --repeat); then the compiled predicate alone in process',
+  report: 'filters',
+  options: {
+    'filter-sockets': { arg: 'N', default: '2000', quick: '500', help: 'sockets' },
+    'filter-ops': { arg: 'D', default: '1000', quick: '100', help: 'distinct operations (at least 2)' },
+    'filter-events': { arg: 'E', default: '200', quick: '100', help: 'events' },
+    'filter-micro-rounds': { arg: 'R', default: '7', quick: '3', help: 'rounds of the in-process predicate micro-bench (0 skips it)' },
+  },
+  prepare(options, common) {
+    const filterOptions: FiltersOptions = {
+      sockets: options.number('filter-sockets'),
+      operations: options.number('filter-ops'),
+      events: options.number('filter-events'),
+      repeat: common.repeat,
+      drainTimeoutMs: drainTimeoutMs(common, 30_000),
+      idleMs: 500,
+      workers: common.workers,
+      microRounds: options.number('filter-micro-rounds'),
+    };
+    if (filterOptions.operations < 2) throw new RangeError(`--filter-ops must be at least 2 (per extra operation is against one), got ${filterOptions.operations}`);
+    return { events: filterOptions.events, run: async (env) => ({ markdown: await filtersSection(env.ctx, env.schema, filterOptions), svgs: [] }) };
+  },
+};

@@ -20,7 +20,7 @@ import { prepareEvents } from './publisher.js';
 import { fmtInt, fmtMs, table } from './report.js';
 import { benchContext, runStack, type RunSpec, type StackRun } from './run-stack.js';
 import { STACK_SHORT, useBaseGateway, type StackName } from './servers.js';
-import { againstBare, BARE_PROJECTING, ISSUE_BARE_US_PER_OP, ISSUE_TARGET_US_PER_OP, usPerExtraOp } from './sweep.js';
+import { againstBare, BARE_PROJECTING, REFERENCE_BARE_US_PER_OP, TARGET_US_PER_OP, usPerExtraOp } from './sweep.js';
 import { parseEnvList } from './variants.js';
 
 const HELP = `regression guard: ours vs bare uWS corked, same run, < 2 min
@@ -101,7 +101,7 @@ async function main(): Promise<void> {
         `with /healthz every 50 ms; sweep 1 vs ${SWEEP_DISTINCT} distinct operations × ${SWEEP_EVENTS} events. ` +
         `"per extra op" is server CPU per event per additional distinct operation, over bare uWS corked's CPU for one whole event fan-out, ` +
         `and over the same figure of bare uWS projecting per operation (envelope parsed once, fields picked and JSON.stringify'd per operation; ` +
-        `the issue's bare server: ~${ISSUE_BARE_US_PER_OP} µs per extra projection, so ratio × ${ISSUE_BARE_US_PER_OP} µs estimates ours there). ` +
+        `the issue's bare server: ~${REFERENCE_BARE_US_PER_OP} µs per extra projection, so ratio × ${REFERENCE_BARE_US_PER_OP} µs estimates ours there). ` +
         `${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; wall ${((Date.now() - started) / 1_000).toFixed(0)} s. Ratios only mean something within this run.`,
     );
   } finally {
@@ -163,7 +163,7 @@ function guardTable(gateways: readonly StackName[], f: GuardFigures): string {
   ]);
   const bareOp = f.sweepCpu.get(BARE_PROJECTING) ?? Number.NaN;
   rows.push([
-    `sweep µs per extra op / bare projecting's (≤ ${(ISSUE_TARGET_US_PER_OP / ISSUE_BARE_US_PER_OP).toFixed(2)}: the issue's ${ISSUE_TARGET_US_PER_OP} µs on its machine)`,
+    `sweep µs per extra op / bare projecting's (≤ ${(TARGET_US_PER_OP / REFERENCE_BARE_US_PER_OP).toFixed(2)}: the issue's ${TARGET_US_PER_OP} µs on its machine)`,
     ...gateways.map((g) => {
       // A baseline that did not rise with the operations is noise, not a figure to divide by.
       if (!(bareOp > 0)) return "n/a: bare projecting's CPU did not rise with the operations in this run (noise): run again";

@@ -23,6 +23,7 @@ import { readCpuTimesOf, startNodeProcess, type ManagedProcess } from './process
 import { publishEvents, type EventCorpus } from './publisher.js';
 import { fmtInt, fmtMs, median, notesOf, table } from './report.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
+import { drainTimeoutMs, type Scenario } from './scenario.js';
 import type { ServerHandle } from './servers.js';
 
 export interface LookupsOptions {
@@ -353,3 +354,38 @@ function runTable(runs: readonly LookupRun[]): string {
   }
   return table(rows);
 }
+
+export const lookupsScenario: Scenario = {
+  name: 'lookups',
+  description:
+    'opt-in: look-ups through the demo seller subgraph (apps/demo/dist/sellers.js, its own process) against none: ' +
+    'saturation with a warm cache (deliveries/s, gateway CPU), then paced with no look-ups, a warm and a cold cache (p99 added)',
+  report: 'lookups',
+  options: {
+    'lookups-sockets': { arg: 'N', default: '10000', quick: '500', help: 'saturation: sockets on one operation' },
+    'lookups-events': { arg: 'E', default: '1000', quick: '200', help: 'saturation: events back-to-back' },
+    'lookups-paced-sockets': { arg: 'N', default: '2000', quick: '200', help: 'paced: sockets' },
+    'lookups-rate': { arg: 'EV/S', default: '20', help: 'paced: events per second (above 0)' },
+    'lookups-seconds': { arg: 'S', default: '10', quick: '2', help: 'paced: seconds of traffic' },
+    'lookups-latency-ms': { arg: 'L', default: '20', help: 'the seller subgraph answers after L ms' },
+  },
+  prepare(options, common) {
+    const lookupsOptions: LookupsOptions = {
+      saturationSockets: options.number('lookups-sockets'),
+      saturationEvents: options.number('lookups-events'),
+      pacedSockets: options.number('lookups-paced-sockets'),
+      pacedRate: options.number('lookups-rate'),
+      pacedSeconds: options.number('lookups-seconds'),
+      latencyMs: options.number('lookups-latency-ms'),
+      repeat: common.repeat,
+      drainTimeoutMs: drainTimeoutMs(common, 30_000, 10_000),
+      idleMs: common.idleMs,
+      workers: common.workers,
+    };
+    if (lookupsOptions.pacedRate <= 0) throw new RangeError(`--lookups-rate must be above 0 (the paced part measures latency), got ${options.string('lookups-rate')}`);
+    return {
+      events: Math.max(lookupsOptions.saturationEvents, Math.round(lookupsOptions.pacedRate * lookupsOptions.pacedSeconds)),
+      run: async (env) => ({ markdown: await lookupsSection(env.ctx, lookupsOptions), svgs: [] }),
+    };
+  },
+};

@@ -10,6 +10,7 @@ import { FULL_SELECTION, type ExplicitOperation } from '@wirestream/loadgen';
 import { prepareEvents } from './publisher.js';
 import { fmtBytes, fmtInt, fmtMs, median, notesOf, table } from './report.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
+import { drainTimeoutMs, type Scenario } from './scenario.js';
 import { STACK_SHORT, type StackName } from './servers.js';
 
 export interface UnicastOptions {
@@ -202,3 +203,41 @@ function derivedLines(runs: readonly UnicastRun[], options: UnicastOptions): str
   }
   return lines;
 }
+
+export const unicastScenario: Scenario = {
+  name: 'unicast',
+  description:
+    'opt-in: each socket following its own key, at each socket count, next to a reference of K sockets on K keys; ' +
+    'ours-base (with --base-gateway) and ours, interleaved with --repeat',
+  report: 'unicast',
+  options: {
+    'unicast-sockets': { arg: 'LIST', default: '1000,10000,19000', quick: '1000', help: 'socket counts, each socket following its own key' },
+    'unicast-reference-keys': { arg: 'K', default: '200', help: 'sockets (and keys) of the reference' },
+    'unicast-events': { arg: 'E', default: '20000', quick: '2000', help: 'events' },
+    'unicast-batch': { arg: 'B', default: '64', help: "events per chunk of ingest's batch form (0: one PUBLISH per event)" },
+    'unicast-rate': { arg: 'EV/S', default: '2000', quick: '0', help: 'events per second (0: back-to-back)' },
+    'unicast-key-share': {
+      arg: 'F',
+      default: '1',
+      help: "the share of the topic's keys the sockets follow (0.1: events over 10× the keys, as one of ten gateways sees them)",
+    },
+  },
+  prepare(options, common) {
+    const keyShare = Number(options.string('unicast-key-share'));
+    if (!(keyShare > 0 && keyShare <= 1)) throw new RangeError(`--unicast-key-share must be a number above 0 and at most 1, got ${String(options.string('unicast-key-share'))}`);
+    const unicastOptions: UnicastOptions = {
+      sockets: options.numbers('unicast-sockets'),
+      referenceKeys: options.number('unicast-reference-keys'),
+      events: options.number('unicast-events'),
+      batch: options.number('unicast-batch'),
+      ratePerSecond: options.number('unicast-rate'),
+      keyShare,
+      stacks: common.baseGateway === undefined ? ['ours'] : ['ours-base', 'ours'],
+      repeat: common.repeat,
+      drainTimeoutMs: drainTimeoutMs(common, 60_000),
+      workers: common.workers,
+    };
+    // Unicast prepares its own events (one key per socket): the shared corpus needs none for it.
+    return { events: 0, run: async (env) => ({ markdown: await unicastSection(env.ctx, unicastOptions), svgs: [] }) };
+  },
+};

@@ -102,10 +102,10 @@ describe('scripts/capacity.mjs on a copy of bench/results', () => {
   }
 
   it('fails naming the file, the table and the row when a figure is gone', () => {
-    edit('fanout-capacity-s12.md', (t) => t.replace(/^\| ours, JWT \+ metrics \+ history \| 3 \|.*\n/m, ''));
+    edit('fanout-production.md', (t) => t.replace(/^\| ours, JWT \+ metrics \+ history \| 3 \|.*\n/m, ''));
     const result = capacity('--results', results);
     expect(result.status).toBe(1);
-    expect(result.stderr).toMatch(/fanout-capacity-s12\.md: the table under "Saturation" \(line \d+\) has no row with stack "ours, JWT \+ metrics \+ history"/);
+    expect(result.stderr).toMatch(/fanout-production\.md: the table under "Saturation" \(line \d+\) has no row with stack "ours, JWT \+ metrics \+ history"/);
   });
 
   it('fails naming the columns it expected when a table is reworded', () => {
@@ -152,7 +152,7 @@ describe('scripts/capacity.mjs on a copy of bench/results', () => {
     expect(readFileSync(docs, 'utf8')).toContain('**gateway pods**');
     expect(readFileSync(join(results, 'capacity.md'), 'utf8')).toContain('## Measured figures (inputs)');
 
-    edit('ingest-cpu-s12.md', (t) => t.replace('| `2160100`, checkout | 1 | 17.6 |', '| `2160100`, checkout | 1 | 31.2 |'));
+    edit('ingest-cpu.md', (t) => t.replace('| `2160100`, checkout | 1 | 17.6 |', '| `2160100`, checkout | 1 | 31.2 |'));
     const stale = check();
     expect(stale.status).toBe(1);
     expect(stale.stderr).toMatch(/capacity\.md and .*operations\.md \(its capacity:\* blocks\) no longer match the figures in bench\/results: run node scripts\/capacity\.mjs --markdown/);

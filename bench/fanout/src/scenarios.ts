@@ -1,0 +1,29 @@
+/**
+ * Every scenario of the fan-out bench, in the order a run goes through them (--help lists them in
+ * this order too). A new scenario is one module exporting a `Scenario` and one line here.
+ */
+import { burstScenario, heapLimitScenario, memoryReturnScenario } from './burst-sections.js';
+import { fieldScenario } from './field.js';
+import { filtersScenario } from './filters.js';
+import { lookupsScenario } from './lookups.js';
+import { saturationScenario } from './saturation.js';
+import { scaleScenario } from './scale.js';
+import type { Scenario } from './scenario.js';
+import { sweepScenario } from './sweep.js';
+import { unicastScenario } from './unicast.js';
+
+export const SCENARIOS: readonly Scenario[] = [
+  scaleScenario,
+  fieldScenario,
+  saturationScenario,
+  burstScenario,
+  heapLimitScenario,
+  memoryReturnScenario,
+  filtersScenario,
+  unicastScenario,
+  lookupsScenario,
+  sweepScenario,
+];
+
+/** What `--scenarios` runs when not given. */
+export const DEFAULT_SCENARIOS = 'field,saturation,sweep';
