@@ -23,7 +23,7 @@ import type { ConnectionWriter, FramePositions } from '../connection-writer.js';
 import { conflateFrames } from './conflation.js';
 import { computeGroupDeltas, type GroupDeltas } from './delta.js';
 import { currentEpoch, type Epoch } from './epoch.js';
-import type { Group, Subscriber } from './groups.js';
+import type { Group, PendingPayloads, Subscriber } from './groups.js';
 import type { GatewayMetrics } from '../metrics.js';
 import { scheduleUnlessInSlice, type Scheduler } from './scheduler.js';
 import type { HubStats } from './stats.js';
@@ -66,19 +66,24 @@ export function createFlusher<C>(deps: FlusherDeps<C>): Flusher<C> {
 
 /** Queues a group's payload for a flush (this module decides when); outside a slice (a back-fill, an async result) a slice is scheduled. */
 export function queuePayload<C>(flusher: Flusher<C>, group: Group<C>, json: string, envelope: Envelope): void {
-  if (group.pending.length === 0) {
+  let pending = group.pending;
+  if (pending === undefined) {
     if (flusher.dirty.length === 0) flusher.pendingSince = performance.now();
     flusher.dirty.push(group);
+    pending = group.pending = { payloads: [], timestamps: [], partitions: [], offsets: [], keys: [], chars: 0 };
   }
-  group.pending.push(json);
-  group.pendingTs.push(envelope.ts);
-  group.pendingPartition.push(envelope.partition);
-  group.pendingOffset.push(envelope.offset);
-  group.pendingKey.push(envelope.key);
-  group.pendingChars += json.length;
-  if (group.pendingChars > flusher.pendingLargest) flusher.pendingLargest = group.pendingChars;
+  pending.payloads.push(json);
+  pending.timestamps.push(envelope.ts);
+  pending.partitions.push(envelope.partition);
+  pending.offsets.push(envelope.offset);
+  pending.keys.push(envelope.key);
+  pending.chars += json.length;
+  if (pending.chars > flusher.pendingLargest) flusher.pendingLargest = pending.chars;
   scheduleUnlessInSlice(flusher.scheduler);
 }
+
+/** What a group that somehow became dirty without payloads writes: nothing. */
+const NONE_PENDING: PendingPayloads = Object.freeze({ payloads: [], timestamps: [], partitions: [], offsets: [], keys: [], chars: 0 });
 
 /** Whether a flush is being written or payloads wait for one. */
 export function flushPending<C>(flusher: Flusher<C>): boolean {
@@ -165,31 +170,27 @@ export function continueFlush<C>(flusher: Flusher<C>, deadline: number): boolean
 
 /** A group's turn: its pending payloads leave it (new ones start a later flush) with today's subscribers. */
 function takeGroup<C>(group: Group<C>, epoch: string | undefined): GroupWrite<C> {
-  const payloads = group.pending;
+  // A dirty group has pending payloads (queuePayload made them when it became dirty).
+  const { payloads, timestamps, partitions, offsets, keys, chars } = group.pending ?? NONE_PENDING;
+  group.pending = undefined;
   // Once per write of the group, not per socket; and only while some subscriber wants deltas.
   const deltas = group.deltaSubscribers > 0 ? computeGroupDeltas(group, payloads) : undefined;
   if (deltas === undefined) group.deltaBase = undefined;
   const job: GroupWrite<C> = {
     group,
     payloads,
-    timestamps: group.pendingTs,
-    partitions: group.pendingPartition,
-    offsets: group.pendingOffset,
-    keys: group.pendingKey,
-    chars: group.pendingChars,
-    positions: { epoch, partitions: group.pendingPartition, offsets: group.pendingOffset },
+    timestamps,
+    partitions,
+    offsets,
+    keys,
+    chars,
+    positions: { epoch, partitions, offsets },
     subscribers: [...group.subscribers],
     next: 0,
     deltas,
     withBase: 0,
     fromFull: 0,
   };
-  group.pending = [];
-  group.pendingTs = [];
-  group.pendingPartition = [];
-  group.pendingOffset = [];
-  group.pendingKey = [];
-  group.pendingChars = 0;
   return job;
 }
 

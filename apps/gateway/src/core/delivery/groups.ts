@@ -40,17 +40,11 @@ export interface Subscriber<C> extends CatchingUp<C>, Conflating<C> {
 export interface Group<C> {
   readonly op: CompiledSubscription;
   readonly subscribers: Set<Subscriber<C>>;
-  /** Payloads (execution results as JSON) of this event-loop turn, in event order, not yet written (flush.ts). */
-  pending: string[];
-  /** Kafka timestamps of `pending`, for the event-to-wire histogram. */
-  pendingTs: number[];
-  /** Positions of `pending` (partition, offset), for subscribers that are catching up. */
-  pendingPartition: number[];
-  pendingOffset: string[];
-  /** Routing keys of `pending` (the envelopes' `key`), for conflating subscribers (conflation.ts). */
-  pendingKey: (string | null)[];
-  /** Characters of `pending`, for the flush's per-group bound. */
-  pendingChars: number;
+  /**
+   * Payloads of this event-loop turn not yet written (flush.ts), with what the flush needs of each;
+   * undefined while none wait, as for most groups most of the time (ten thousand idle groups hold no arrays).
+   */
+  pending: PendingPayloads | undefined;
   /** Sum of the subscribers' frame-head lengths, for bytes-out without a per-subscriber loop. */
   headBytes: number;
   /** Subscribers in delta mode; deltas are computed (once per event for the group) only while some are. */
@@ -62,6 +56,21 @@ export interface Group<C> {
   deltaBase: Uint8Array | undefined;
   /** Resolver context of this group (lazy: members are built on first use), if factories were given. */
   readonly context: object | undefined;
+}
+
+/** A group's payloads waiting for a flush, in event order (flush.ts is their one writer). */
+export interface PendingPayloads {
+  /** Execution results as JSON. */
+  readonly payloads: string[];
+  /** Kafka timestamps, for the event-to-wire histogram. */
+  readonly timestamps: number[];
+  /** Positions (partition, offset), for subscribers that are catching up. */
+  readonly partitions: number[];
+  readonly offsets: string[];
+  /** Routing keys (the envelopes' `key`), for conflating subscribers (conflation.ts). */
+  readonly keys: (string | null)[];
+  /** Characters of `payloads`, for the flush's per-group bound. */
+  chars: number;
 }
 
 /** What every group context offers before any lazy member is built. */
@@ -141,7 +150,8 @@ export function joinGroup<C>(registry: Registry<C>, conn: C, id: string, op: Com
   const subscriber: Subscriber<C> = {
     conn,
     id,
-    head: `{"id":${JSON.stringify(id)},"type":"${options.frameType}","payload":`,
+    // Joined, not concatenated: one flat string, not a chain of four (~70 bytes less per subscriber).
+    head: ['{"id":', JSON.stringify(id), ',"type":"', options.frameType, '","payload":'].join(''),
     group,
     catchup: options.catchup ? createCatchup() : undefined,
     delta: options.delta,
@@ -233,7 +243,7 @@ function openGroup<C>(registry: Registry<C>, op: CompiledSubscription): Group<C>
   const base: GroupContextBase = { dedupKey: op.dedupKey, fieldName, topic, ...(op.claims === undefined ? {} : { claims: op.claims }) };
   // Without factories a context still carries the claims look-up headers read (decision 0042).
   const context = registry.contextFactories ? createLazyContext(registry.contextFactories, base) : op.claims === undefined ? undefined : Object.freeze(base);
-  const group: Group<C> = { op, subscribers: new Set(), pending: [], pendingTs: [], pendingPartition: [], pendingOffset: [], pendingKey: [], pendingChars: 0, headBytes: 0, deltaSubscribers: 0, deltaBase: undefined, context };
+  const group: Group<C> = { op, subscribers: new Set(), pending: undefined, headBytes: 0, deltaSubscribers: 0, deltaBase: undefined, context };
   registry.groups.set(op.dedupKey, group);
   retainTopic(registry, topic);
   for (const channel of op.channels) retainChannel(registry, channel, group);

@@ -1,5 +1,5 @@
+import { createHash } from 'node:crypto';
 import {
-  GraphQLError,
   Kind,
   OperationTypeNode,
   getArgumentValues,
@@ -7,10 +7,7 @@ import {
   getNullableType,
   getVariableValues,
   isObjectType,
-  parse,
   print,
-  validate,
-  visit,
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
@@ -21,13 +18,12 @@ import {
 import { filterClauses, headerFieldName, keyChannels, subscriptionChannels, WHERE_ARGUMENT, type FilterClause, type SubscriptionRoute, type WirestreamSchema } from '@wirestream/schema';
 import { GATEWAY_DEFAULTS } from '../../defaults.js';
 import {
-  checkDocumentLimits,
-  checkDocumentNesting,
   checkVariablesShape,
   resolveDocumentLimits,
   type DocumentLimits,
   type VariablesLimits,
 } from './document-limits.js';
+import { createDocumentCache, toFormatted } from './document-cache.js';
 import { compileProjector, type ProjectableOperation, type Projector } from './projector.js';
 import { and, KAFKA_KEY, keyPin, normalizeWhere, pinnedKeys, TRUE, whereKey, whereLimitViolation, type KeyPin, type WhereLimits, type WhereNode } from './where.js';
 import { compileWhere, type WherePredicate } from './where-compile.js';
@@ -45,7 +41,13 @@ export interface CompiledSubscription {
   readonly kind: 'subscription';
   readonly document: DocumentNode;
   readonly operationName: string | undefined;
+  /** Values of the document's variables (those of moved literals included): what execute reads. */
   readonly variables: Record<string, unknown>;
+  /**
+   * The variables that stand for literals of the text as sent (literals.ts), not sent by the client:
+   * a plugin's onSubscribe is not shown them. Absent when no literal moved.
+   */
+  readonly literalVariables?: readonly string[];
   readonly route: SubscriptionRoute;
   readonly filter: readonly FilterClause[];
   /** The compiled `where` argument (where.ts), shared by every operation with an equal filter; undefined: no filter. */
@@ -116,8 +118,18 @@ export type CompileResult =
   | { readonly ok: false; readonly errors: readonly GraphQLFormattedError[] };
 
 export interface OperationCompilerOptions {
-  /** Distinct document texts kept parsed and validated. @default GATEWAY_DEFAULTS.maxCachedDocuments (1,000) */
+  /**
+   * Distinct document texts kept parsed and validated; a subscription's root-field literals are moved
+   * into variables first (literals.ts), so texts that differ only in them count once.
+   * @default GATEWAY_DEFAULTS.maxCachedDocuments (1,000)
+   */
   readonly maxCachedDocuments?: number;
+  /**
+   * Move a subscription's root-field literals into variables before the document cache (literals.ts).
+   * Off: each text is its own entry (what bench/fanout's unicast-compile compares against).
+   * @default true
+   */
+  readonly normalizeLiterals?: boolean;
   /** Parser token limit: bounds parse work before validation runs. @default GATEWAY_DEFAULTS.maxTokens (2,000) */
   readonly maxTokens?: number;
   /** Document text limit in UTF-16 code units. @default GATEWAY_DEFAULTS.maxQueryLength (16,384) */
@@ -130,25 +142,17 @@ export interface OperationCompilerOptions {
   readonly variablesLimits?: VariablesLimits;
 }
 
-interface ParsedDocument {
-  readonly document?: DocumentNode;
-  readonly errors?: readonly GraphQLFormattedError[];
-  /** Normalized text (printed AST), the document part of the dedup key. */
-  readonly normalized?: string;
-  /**
-   * The document part of the dedup key and the projector's key: the printed AST without the root
-   * fields' arguments (their coerced values and the `where`'s normalized tree stand in for them) and
-   * without the variables only they used.
-   */
-  readonly keyText?: string;
-  /** Variables the document uses outside its root fields' arguments: their values are part of the dedup key. */
-  readonly keyVariables?: readonly string[];
+/** What operations with one projector key share: the projector (undefined: execute serves them), the document it was compiled from, the key's digest. */
+interface ProjectedDocument {
+  readonly projector: Projector | undefined;
+  readonly document: DocumentNode;
+  /** SHA-256 of the projector key, base64url: the document part of the dedup key (43 characters, whatever the document's size). */
+  readonly digest: string;
 }
 
 /**
- * Parses (without locations) and validates each distinct document text once, then binds
- * variables per request. The cache is bounded and keeps errors too, so a client repeating an
- * invalid document costs one Map lookup.
+ * Parses (without locations) and validates each distinct document text once (document-cache.ts),
+ * then binds variables per request.
  */
 export function createOperationCompiler(ws: WirestreamSchema, options: OperationCompilerOptions = {}) {
   const {
@@ -157,59 +161,23 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
     maxQueryLength = GATEWAY_DEFAULTS.maxQueryLength,
     channelPrefix = GATEWAY_DEFAULTS.channelPrefix,
     variablesLimits = {},
+    normalizeLiterals: normalize = true,
   } = options;
   // Fails fast here, at start-up, on contradictory limits.
   const limits = resolveDocumentLimits(options.documentLimits);
-  const cache = new Map<string, ParsedDocument>();
+  const documents = createDocumentCache(ws, { maxCachedDocuments, maxTokens, maxQueryLength, limits, normalizeLiterals: normalize });
   // Projectors by document, operation name and variables (what they depend on), bounded like the
   // documents: one compile per distinct operation, not per subscribe. With each, the document it was
-  // compiled from. null: execute serves it.
-  const projectors = new Map<string, { readonly projector: Projector; readonly document: DocumentNode } | null>();
+  // compiled from and the digest of its key.
+  const projectors = new Map<string, ProjectedDocument>();
+  // Shared channel lists (sharedChannels): one per shard of each topic and one per topic, so bounded by the schema.
+  const channelLists = new Map<string, readonly string[]>();
   const whereOf = createWhereCompiler(ws, { maxClauses: limits.maxFilterClauses, maxDepth: limits.maxFilterDepth, maxInList: limits.maxFilterInList }, maxCachedDocuments);
-
-  function parseAndValidate(query: string): ParsedDocument {
-    const cached = cache.get(query);
-    if (cached) {
-      // Re-insert to keep Map order = recency (a cheap LRU).
-      cache.delete(query);
-      cache.set(query, cached);
-      return cached;
-    }
-    let entry: ParsedDocument;
-    if (query.length > maxQueryLength) {
-      entry = { errors: [{ message: `Document is ${query.length} characters, over the limit of ${maxQueryLength}.` }] };
-    } else {
-      // Cheapest refusals first; validate() only ever sees documents within every bound, so its
-      // cost stays linear (no 10,000-alias overlap checks, no parser stack overflow at depth 2,400).
-      const nesting = checkDocumentNesting(query, limits);
-      if (nesting.length > 0) {
-        entry = { errors: nesting };
-      } else {
-        try {
-          const document = parse(query, { noLocation: true, maxLexicalTokens: maxTokens });
-          const shape = checkDocumentLimits(document, limits);
-          const errors = shape.length > 0 ? shape : validate(ws.schema, document).map((e) => e.toJSON());
-          entry = errors.length > 0 ? { errors } : { document, normalized: print(document), ...withoutRootArguments(document) };
-        } catch (err) {
-          entry = { errors: [toFormatted(err)] };
-        }
-      }
-    }
-    // Oversized texts are not cached: the cache must stay bounded in bytes, not just entries.
-    if (query.length <= maxQueryLength) {
-      cache.set(query, entry);
-      if (cache.size > maxCachedDocuments) {
-        const oldest = cache.keys().next().value;
-        if (oldest !== undefined) cache.delete(oldest);
-      }
-    }
-    return entry;
-  }
 
   function compile(request: OperationRequest, access: AccessScope = OPEN_ACCESS): CompileResult {
     const variableErrors = checkVariablesShape(request.variables, variablesLimits);
     if (variableErrors.length > 0) return { ok: false, errors: variableErrors };
-    const parsed = parseAndValidate(request.query);
+    const { parsed, literals } = documents.documentOf(request.query);
     if (!parsed.document || parsed.normalized === undefined) {
       return { ok: false, errors: parsed.errors ?? [{ message: 'Invalid document.' }] };
     }
@@ -223,7 +191,8 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
           : 'Must provide operationName when the document contains multiple operations.',
       );
     }
-    const coerced = getVariableValues(ws.schema, operation.variableDefinitions ?? [], request.variables ?? {});
+    // A normalized document declares only the literals' variables: the request's own were ignored as unused before.
+    const coerced = getVariableValues(ws.schema, operation.variableDefinitions ?? [], literals?.values ?? request.variables ?? {});
     if (coerced.errors) return { ok: false, errors: coerced.errors.map((e) => e.toJSON()) };
     const variables = coerced.coerced;
 
@@ -256,54 +225,95 @@ export function createOperationCompiler(ws: WirestreamSchema, options: Operation
     const where = whereOf(route, fieldDef.args.some((arg) => arg.name === WHERE_ARGUMENT), args, bound.node);
     if ('error' in where) return fail(where.error);
     // A filter on the routing key needs only the shards that carry that key (an argument's, else the where's).
-    const channels =
+    const channels = sharedChannels(
+      route,
       where.keys !== undefined && (route.keyField === undefined || args[route.keyField] === undefined || args[route.keyField] === null)
         ? keyChannels(channelPrefix, route, where.keys)
-        : subscriptionChannels(channelPrefix, route, args);
+        : subscriptionChannels(channelPrefix, route, args),
+    );
 
     // Forced (tenant-bound) arguments change what is filtered, so the effective arguments are
     // part of the key too, next to the scope; the where filter by its normalized tree.
     const keyVariables = Object.fromEntries((parsed.keyVariables ?? []).filter((name) => name in variables).map((name) => [name, variables[name]]));
     const projectorKey = [parsed.keyText ?? parsed.normalized, operationName ?? '', canonicalJson(keyVariables)].join('\u0000');
     const { [WHERE_ARGUMENT]: _where, ...equalityArgs } = args;
-    const dedupKey = [projectorKey, canonicalJson(route.filterArgs.includes(WHERE_ARGUMENT) ? args : equalityArgs), where.key, access.key].join('\u0000');
     const projected = projectorFor(projectorKey, { document, operationName, variables, fieldName: route.fieldName });
+    // The document part by its digest: each group holds its key, and ten thousand unicast groups would
+    // otherwise hold ten thousand copies of the printed document (decision 0039).
+    const dedupKey = [projected.digest, canonicalJson(route.filterArgs.includes(WHERE_ARGUMENT) ? args : equalityArgs), where.key, access.key].join('\u0000');
     // A projected operation keeps the document its projector was compiled from when it declares the
     // same variables: the two differ at most in the root field's arguments, which are applied above
     // (filter, where, channels) and which execute, used then only for an event graphql-js reports
     // errors for, does not read (the root field has the default resolver, or there would be no
     // projector). Thousands of operations that differ only in their key hold one document, not one each.
-    const projector = projected?.projector;
-    const shared = projected !== undefined && sameVariableDefinitions(projected.document, document, operationName) ? projected.document : document;
+    const { projector } = projected;
+    const shared = projector !== undefined && sameVariableDefinitions(projected.document, document, operationName) ? projected.document : document;
     const keyArg = route.keyField === undefined ? undefined : args[route.keyField];
     const keyed = typeof keyArg === 'string' || typeof keyArg === 'number';
-    const snapshotKeys = keyed ? [String(keyArg)] : where.pinned;
-    const pin = keyed ? { on: route.keyField ?? KAFKA_KEY, keys: [String(keyArg)] } : where.pin;
+    // One array of the key for both: each is read only.
+    const keyList = keyed ? [String(keyArg)] : undefined;
+    const snapshotKeys = keyList ?? where.pinned;
+    const pin = keyList !== undefined ? { on: route.keyField ?? KAFKA_KEY, keys: keyList } : where.pin;
     return {
       ok: true,
-      operation: { kind: 'subscription', document: shared, operationName, variables, route, filter, where: where.predicate, channels, snapshotKeys, pin, dedupKey, projector, ...(access.claims === undefined ? {} : { claims: access.claims }) },
+      operation: {
+        kind: 'subscription',
+        document: shared,
+        operationName,
+        variables,
+        ...(literals === undefined ? {} : { literalVariables: literals.names }),
+        route,
+        filter,
+        where: where.predicate,
+        channels,
+        snapshotKeys,
+        pin,
+        dedupKey,
+        projector,
+        ...(access.claims === undefined ? {} : { claims: access.claims }),
+      },
     };
   }
 
-  function projectorFor(key: string, operation: ProjectableOperation): { readonly projector: Projector; readonly document: DocumentNode } | undefined {
+  /**
+   * One array per channel list that many operations have: one shard's channel (each key of a unicast
+   * topic lands on one of a few shards), or every shard of a topic. Ten thousand operations then hold
+   * a few arrays and channel names, not ten thousand of each. Other lists (several shards of a
+   * `where … in`) are each operation's own: their number is not bounded by the topics.
+   */
+  function sharedChannels(route: SubscriptionRoute, channels: string[]): readonly string[] {
+    const [first] = channels;
+    if (first === undefined || (channels.length > 1 && channels.length !== route.shards)) return channels;
+    // A channel name has no NUL: the key of a topic's every shard cannot be a channel's.
+    const key = channels.length === 1 ? first : `\u0000${route.topic}`;
+    let shared = channelLists.get(key);
+    if (shared === undefined) channelLists.set(key, (shared = Object.freeze(channels)));
+    return shared;
+  }
+
+  function projectorFor(key: string, operation: ProjectableOperation): ProjectedDocument {
     let projected = projectors.get(key);
     if (projected === undefined) {
       const { projector } = compileProjector(ws.schema, operation);
-      projected = projector === undefined ? null : { projector, document: operation.document };
+      projected = { projector, document: operation.document, digest: createHash('sha256').update(key).digest('base64url') };
       projectors.set(key, projected);
       if (projectors.size > maxCachedDocuments) {
         const oldest = projectors.keys().next().value;
         if (oldest !== undefined) projectors.delete(oldest);
       }
     }
-    return projected ?? undefined;
+    return projected;
   }
 
   return {
     compile,
     /** Number of distinct document texts currently cached. */
     get cachedDocuments(): number {
-      return cache.size;
+      return documents.size;
+    },
+    /** Requests answered from the document cache, and texts parsed and validated, since start. */
+    get documentCache(): { readonly hits: number; readonly misses: number } {
+      return { hits: documents.hits, misses: documents.misses };
     },
   };
 }
@@ -385,58 +395,6 @@ function rootField(document: DocumentNode, operation: OperationDefinitionNode): 
   return undefined;
 }
 
-/**
- * The document without the arguments of its operations' root fields (and the `where` of a root field
- * in a fragment), printed, and the variables it still uses. The arguments are in the dedup key as
- * their coerced values (and `where` as its normalized tree), so two operations that differ only in
- * how they write equal arguments (a literal or a variable, keys or `in` values in another order) get
- * one dedup key; and operations that differ only in their root field's arguments (each client its
- * own key: unicast) share one projector, which never reads them (decision 0039).
- */
-function withoutRootArguments(document: DocumentNode): { readonly keyText: string; readonly keyVariables: readonly string[] } {
-  let depth = 0;
-  let inOperation = false;
-  const stripped = visit(document, {
-    OperationDefinition: {
-      enter() {
-        inOperation = true;
-      },
-      leave() {
-        inOperation = false;
-      },
-    },
-    SelectionSet: {
-      enter() {
-        depth++;
-      },
-      leave() {
-        depth--;
-      },
-    },
-    Field(node) {
-      // Only an operation's own root field: a fragment's depth-1 fields may be of any type.
-      return inOperation && depth === 1 && node.arguments !== undefined && node.arguments.length > 0 ? { ...node, arguments: [] } : undefined;
-    },
-    Argument(node) {
-      // Depth 1: an argument of a field directly in an operation's selection set (its root field).
-      return depth === 1 && node.name.value === WHERE_ARGUMENT ? null : undefined;
-    },
-  });
-  const used = new Set<string>();
-  visit(stripped, {
-    VariableDefinition: () => false,
-    Variable(node) {
-      used.add(node.name.value);
-    },
-  });
-  const unused = visit(stripped, {
-    VariableDefinition(node) {
-      return used.has(node.variable.name.value) ? undefined : null;
-    },
-  });
-  return { keyText: print(unused), keyVariables: [...used].sort() };
-}
-
 /** Whether two documents' operations declare the same variables (names, types, defaults, in order). */
 function sameVariableDefinitions(a: DocumentNode, b: DocumentNode, operationName: string | undefined): boolean {
   if (a === b) return true;
@@ -456,9 +414,4 @@ function canonicalJson(value: unknown): string {
 
 function fail(message: string): CompileResult {
   return { ok: false, errors: [{ message }] };
-}
-
-function toFormatted(err: unknown): GraphQLFormattedError {
-  if (err instanceof GraphQLError) return err.toJSON();
-  return { message: err instanceof Error ? err.message : String(err) };
 }

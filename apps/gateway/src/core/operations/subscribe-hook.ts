@@ -41,7 +41,7 @@ export function runSubscribeHook(
       fieldName: operation.route.fieldName,
       topic: operation.route.topic,
       operationName: operation.operationName,
-      variables: operation.variables,
+      variables: requestVariables(operation),
       principal: pluginPrincipal(principal),
       transport: call.transport,
     });
@@ -72,6 +72,13 @@ function decide(call: SubscribeHookCall, request: OperationRequest, operation: C
   const narrowed = call.compiler.compile({ ...request, variables: { ...decision.variables } }, access);
   if (narrowed.ok && narrowed.operation.kind !== 'subscription') return { ok: false, errors: REFUSED };
   return narrowed;
+}
+
+/** The operation's variables as the client sent them: those standing for its literals (literals.ts) are the compiler's. */
+function requestVariables(operation: CompiledSubscription): Record<string, unknown> {
+  const { variables, literalVariables } = operation;
+  if (literalVariables === undefined) return variables;
+  return Object.fromEntries(Object.entries(variables).filter(([name]) => !literalVariables.includes(name)));
 }
 
 function pluginPrincipal(principal: Principal | undefined): PluginPrincipal {
