@@ -8,6 +8,7 @@ export default defineConfig({
     globalSetup: ['./src/global-setup.ts'],
     // One fault at a time: they kill and restart processes and servers, and the machine has 2 cores.
     fileParallelism: false,
+    sequence: { groupOrder: 1 }, // alone, one file at a time, after every other project's files
     testTimeout: 120_000, // 2 minutes: the budget per test
     hookTimeout: 120_000, // 2 minutes: a file may start its own broker
   },
