@@ -11,7 +11,7 @@ import { shardOf, type RedisLayout } from '@wirestream/wire';
 import { keySlot } from '@wirestream/testkit';
 import type { EventCorpus } from './corpus.js';
 import { fetchStats, startGateways, stopGateways, type GatewayProcess, type GatewayStats } from './gateways.js';
-import { loadAverages, readCpuMs, readCpuMsOf, readMachineBusyMs } from './proc.js';
+import { loadAverages, othersCpuPct, readMachineBusyMs, readSchedCpuMs, readSchedCpuMsOf } from '@wirestream/bench-kit';
 import { publishStream } from './publisher.js';
 import { ownerOfSlot, type RedisNode } from './redis-nodes.js';
 
@@ -113,10 +113,10 @@ interface Snapshot {
 }
 
 function snapshot(gateways: readonly GatewayProcess[], nodes: readonly RedisNode[], loadgen: Loadgen): Snapshot {
-  const gatewayCpu = gateways.map((g) => readCpuMs(g.pid) ?? 0);
-  const redisCpu = new Map(nodes.map((n) => [n.port, readCpuMs(n.pid) ?? 0]));
-  const loadgenCpu = readCpuMsOf(loadgen.pids);
-  const ownCpu = readCpuMs(process.pid) ?? 0;
+  const gatewayCpu = gateways.map((g) => readSchedCpuMs(g.pid) ?? 0);
+  const redisCpu = new Map(nodes.map((n) => [n.port, readSchedCpuMs(n.pid) ?? 0]));
+  const loadgenCpu = readSchedCpuMsOf(loadgen.pids);
+  const ownCpu = readSchedCpuMs(process.pid) ?? 0;
   return { atMs: performance.now(), gatewayCpu, redisCpu, loadgenCpu, ownCpu, machineBusy: readMachineBusyMs() };
 }
 
@@ -209,7 +209,7 @@ export async function runScale(count: number, round: number, firstOffset: number
         };
       }),
       loadgenCpuMs: after.loadgenCpu - before.loadgenCpu,
-      othersCpuPct: Math.max(0, ((after.machineBusy - before.machineBusy - ownMs) / windowMs) * 100),
+      othersCpuPct: othersCpuPct(after.machineBusy - before.machineBusy, ownMs, windowMs),
       loadAverage1m,
     };
   } finally {

@@ -19,9 +19,9 @@ import WebSocket from 'ws';
 import type { ExplicitOperation } from '@wirestream/loadgen';
 import { auctionSchemaPath } from '@wirestream/schema';
 import { freePort } from '@wirestream/testkit';
-import { readCpuTimesOf, startNodeProcess, type ManagedProcess } from './processes.js';
+import { markdownTable, median, readCpuTimesOf, startNodeProcess, waitForHttpOk, type ManagedProcess } from '@wirestream/bench-kit';
 import { publishEvents, type EventCorpus } from './publisher.js';
-import { fmtInt, fmtMs, median, notesOf, table } from './report.js';
+import { fmtInt, fmtMs, notesOf } from './report.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
 import { drainTimeoutMs, type Scenario } from './scenario.js';
 import type { ServerHandle } from './servers.js';
@@ -78,23 +78,9 @@ async function startSellers(latencyMs: number): Promise<{ proc: ManagedProcess; 
   const require = createRequire(import.meta.url);
   const main = join(dirname(require.resolve('@wirestream/demo/package.json')), 'dist', 'sellers.js');
   const port = await freePort();
-  const proc = startNodeProcess('sellers', [main], { SELLERS_PORT: String(port), SELLERS_LATENCY_MS: String(latencyMs), LOG_LEVEL: 'warn' });
+  const proc = startNodeProcess('the seller subgraph', [main], { env: { SELLERS_PORT: String(port), SELLERS_LATENCY_MS: String(latencyMs), LOG_LEVEL: 'warn' } });
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const exit = proc.exitInfo();
-    if (exit !== undefined) throw new Error(`the seller subgraph exited (${exit}) before it was ready:\n${proc.tail()}`);
-    try {
-      if ((await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(1_000) })).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      await proc.stop();
-      throw new Error(`the seller subgraph did not answer /healthz within 15 s:\n${proc.tail()}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitForHttpOk(proc, `${base}/healthz`, 15_000);
   return { proc, url: base };
 }
 
@@ -326,7 +312,7 @@ function summaryTable(runs: readonly LookupRun[]): string {
       ]);
     }
   }
-  return table(rows);
+  return markdownTable(rows);
 }
 
 function runTable(runs: readonly LookupRun[]): string {
@@ -352,7 +338,7 @@ function runTable(runs: readonly LookupRun[]): string {
       `${run.othersCpuPct.toFixed(0)} %`,
     ]);
   }
-  return table(rows);
+  return markdownTable(rows);
 }
 
 export const lookupsScenario: Scenario = {
