@@ -16,7 +16,7 @@
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { channelName, shardOf } from '@wirestream/wire';
 import { createLogger } from '@wirestream/telemetry';
-import { createHub, createMemoryBus, createOperationCompiler, type ConnectionWriter } from '@wirestream/gateway';
+import { createHub, createMemoryBus, createOperationCompiler, type ConnectionWriter } from '@wirestream/gateway/internals';
 import { median, parseCli } from '@wirestream/bench-kit';
 
 const { values } = parseCli({

@@ -11,7 +11,7 @@
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { channelName, shardOf } from '@wirestream/wire';
 import { createLogger, createMetricsRegistry } from '@wirestream/telemetry';
-import { createGatewayMetrics, createHub, createMemoryBus, createOperationCompiler, type ConnectionWriter } from '@wirestream/gateway';
+import { createGatewayMetrics, createHub, createMemoryBus, createOperationCompiler, type ConnectionWriter } from '@wirestream/gateway/internals';
 import { median, parseCli } from '@wirestream/bench-kit';
 
 const { values } = parseCli({

@@ -5,7 +5,7 @@
  * matching ~10 %. Interleaved per repetition, our gateway only. Then the compiled predicate alone,
  * in this process, through the gateway's public compiler (`createOperationCompiler`).
  */
-import { createOperationCompiler, type CompiledSubscription } from '@wirestream/gateway';
+import { createOperationCompiler, type CompiledSubscription } from '@wirestream/gateway/internals';
 import type { WirestreamSchema } from '@wirestream/schema';
 import { markdownTable, median } from '@wirestream/bench-kit';
 import { FILTER_ARM_LABELS, FILTER_ARMS, filterCase, filterQuery, p90AmountOf, filterPlan, type FilterArm } from './filter-plans.js';

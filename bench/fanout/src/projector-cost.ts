@@ -19,7 +19,7 @@
 import { execute, type ExecutionResult } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
-import { createOperationCompiler, type CompiledSubscription } from '@wirestream/gateway';
+import { createOperationCompiler, type CompiledSubscription } from '@wirestream/gateway/internals';
 import { COMPACT_SELECTION, FULL_SELECTION } from '@wirestream/loadgen';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { createKeyTransformer } from '@wirestream/transform';

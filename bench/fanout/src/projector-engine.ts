@@ -11,7 +11,7 @@
  *   node bench/fanout/dist/projector-engine.js [--sockets 2000] [--distinct 1000] [--events 200] [--rounds 5] [--paths execute,projector]
  */
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
-import { createHub, createMemoryBus, createOperationCompiler, type CompiledSubscription, type ConnectionWriter } from '@wirestream/gateway';
+import { createHub, createMemoryBus, createOperationCompiler, type CompiledSubscription, type ConnectionWriter } from '@wirestream/gateway/internals';
 import { FULL_SELECTION } from '@wirestream/loadgen';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { channelName, shardOf } from '@wirestream/wire';

@@ -12,7 +12,7 @@
  * The gateway's context manager is `synchronous` (main.ts); `--async-local-storage` measures the other one.
  */
 import { loadConfig } from '@wirestream/config';
-import { createHub, createMemoryBus, createOperationCompiler, type ConnectionWriter } from '@wirestream/gateway';
+import { createHub, createMemoryBus, createOperationCompiler, type ConnectionWriter } from '@wirestream/gateway/internals';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { channelName, createEnvelopeHeadEncoder, encodeEnvelopeTrace, shardOf } from '@wirestream/wire';
 import { createLogger, startTracing, tracingSpec, type Tracer } from '@wirestream/telemetry';

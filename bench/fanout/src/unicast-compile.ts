@@ -14,7 +14,7 @@
  */
 import { parseArgs } from 'node:util';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
-import { createOperationCompiler } from '@wirestream/gateway';
+import { createOperationCompiler } from '@wirestream/gateway/internals';
 
 const { values } = parseArgs({
   options: {

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { createLogger } from '@wirestream/telemetry';
-import { createHub, createMemoryBus, createOperationCompiler, type CompiledSubscription, type ConnectionWriter, type Hub } from '@wirestream/gateway';
+import { createHub, createMemoryBus, createOperationCompiler, type CompiledSubscription, type ConnectionWriter, type Hub } from '@wirestream/gateway/internals';
 
 const { values } = parseArgs({
   options: {

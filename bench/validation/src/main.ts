@@ -21,7 +21,7 @@ import { performance } from 'node:perf_hooks';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
 import { parse, validate, version as graphqlVersion, type DocumentNode } from 'graphql';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
-import { checkDocumentLimits, checkDocumentNesting, resolveDocumentLimits } from '@wirestream/gateway';
+import { checkDocumentLimits, checkDocumentNesting, resolveDocumentLimits } from '@wirestream/gateway/internals';
 import { coresText, median, parseCli, totalMemGiB } from '@wirestream/bench-kit';
 
 const { values: args } = parseCli({
