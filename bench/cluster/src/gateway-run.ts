@@ -5,11 +5,10 @@
  * CPU over the traffic window, with each node's idle CPU rate measured just before (so the per-event
  * Redis figures can leave out the cluster's own cron and bus pings).
  */
-import type { Cluster } from 'ioredis';
-import { createLoadgen, variantOf, variantsOf, type BenchClock, type LatencySummary, type Loadgen, type OperationPlan } from '@wirestream/loadgen';
-import { shardOf, type RedisLayout } from '@wirestream/wire';
+import { createLoadgen, variantOf, variantsOf, type LatencySummary, type Loadgen, type OperationPlan } from '@wirestream/loadgen';
+import { shardOf } from '@wirestream/wire';
 import { keySlot } from '@wirestream/testkit';
-import type { EventCorpus } from './corpus.js';
+import type { FanInContext } from './fanin-run.js';
 import { fetchStats, startGateways, stopGateways, type GatewayProcess, type GatewayStats } from './gateways.js';
 import { loadAverages, othersCpuPct, readMachineBusyMs, readSchedCpuMs, readSchedCpuMsOf } from '@wirestream/bench-kit';
 import { publishStream } from './publisher.js';
@@ -35,18 +34,11 @@ export interface ScaleSpec {
   readonly sourceAddresses: readonly string[];
 }
 
-export interface ScaleContext {
-  readonly cluster: Cluster;
-  readonly layout: RedisLayout;
-  readonly nodes: readonly RedisNode[];
-  readonly topic: string;
-  readonly shards: number;
-  readonly corpus: EventCorpus;
-  readonly clock: BenchClock;
+/** What a scale run shares with the fan-in runs (the cluster, corpus and clock), and how to start gateways. */
+export interface ScaleContext extends FanInContext {
   readonly redisUrl: string;
   readonly nodeEnv: string;
   readonly cpuProfileDir?: string | undefined;
-  readonly log: (line: string) => void;
 }
 
 /** One gateway process of a setup. */
