@@ -238,11 +238,7 @@ async function warmUp(firstOffset: number, spec: ScaleSpec, ctx: ScaleContext, l
   const expected = expectedByGateway({ ...spec, events: spec.warmupEvents }, count, perFilterKey).reduce((a, b) => a + b, 0);
   const before = loadgen.progress().unknownPosition;
   await publishStream({
-    cluster: ctx.cluster,
-    layout: ctx.layout,
-    corpus: ctx.corpus,
-    topic: ctx.topic,
-    clock: ctx.clock,
+    ...ctx, // its cluster, layout, corpus, topic and clock
     offsetBase: firstOffset,
     count: spec.warmupEvents,
     ratePerSecond: spec.ratePerSecond,
@@ -265,11 +261,7 @@ async function publishAndDrain(
   const perFilterKey = ctx.corpus.countByKey(spec.plan.filterKeys, spec.events);
   const expected = expectedByGateway(spec, gateways.length, perFilterKey).reduce((a, b) => a + b, 0);
   const { lastPublishUs } = await publishStream({
-    cluster: ctx.cluster,
-    layout: ctx.layout,
-    corpus: ctx.corpus,
-    topic: ctx.topic,
-    clock: ctx.clock,
+    ...ctx, // its cluster, layout, corpus, topic and clock
     offsetBase,
     count: spec.events,
     ratePerSecond: spec.ratePerSecond,
