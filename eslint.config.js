@@ -38,10 +38,17 @@ const { 'import-x/resolver': _legacyResolver, ...importXTypeScript } = importX.f
 
 /** @type {Pattern} */
 const noDeepImports = {
-  // `@wirestream/schema/auction.graphql` is a declared export (package.json#exports), not a deep import.
-  regex: '^@wirestream/[^/]+/(?!auction\\.graphql$)',
+  // `@wirestream/schema/auction.graphql` and `@wirestream/gateway/internals` are declared exports
+  // (package.json#exports), not deep imports; the second is for benches only (below).
+  regex: '^@wirestream/(?!gateway/internals$)[^/]+/(?!auction\\.graphql$)',
   message:
     'Import a workspace package through its public entry (`@wirestream/<name>`), never a file inside it: what is not exported from its src/index.ts is private. If you need it, export it on purpose.',
+};
+
+/** @type {Path} */
+const gatewayInternals = {
+  name: '@wirestream/gateway/internals',
+  message: "The gateway's core without a server is for in-process benches (bench/*) only: use `@wirestream/gateway`, or the app as a process.",
 };
 
 /**
@@ -50,7 +57,7 @@ const noDeepImports = {
  * @param {{ paths?: Path[], patterns?: Pattern[] }} [extra]
  */
 function restrictedImports({ paths = [], patterns = [] } = {}) {
-  return ['error', { paths, patterns: [noDeepImports, ...patterns] }];
+  return ['error', { paths: [gatewayInternals, ...paths], patterns: [noDeepImports, ...patterns] }];
 }
 
 // The gateway's layers (STYLE.md habit 13): matched on the import specifier, so they hold from the
@@ -153,6 +160,12 @@ export default defineConfig(
       '@nx/enforce-module-boundaries': moduleBoundaries,
       'no-restricted-imports': restrictedImports(),
     },
+  },
+
+  {
+    // Benches may reach the gateway's core in process (`@wirestream/gateway/internals`).
+    files: ['bench/**/*.{ts,tsx,mts,cts,js,mjs}'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [noDeepImports] }] },
   },
 
   {

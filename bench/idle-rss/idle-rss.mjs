@@ -8,45 +8,35 @@
 //   flock /tmp/wirestream-bench.lock node bench/idle-rss/idle-rss.mjs --base /work/wt-x-base --change . [--rounds 3] [--settle-s 15]
 //
 // Prints one JSON line per process, then a table per app (medians).
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+// Not a workspace package (plain scripts): the bench kit by path, built (turbo run build).
+import { median, MiB, parseCli, readRssBytes, startNodeProcess } from '../kit/dist/index.js';
 
-const { values } = parseArgs({ options: { base: { type: 'string' }, change: { type: 'string', default: process.cwd() }, rounds: { type: 'string', default: '3' }, 'settle-s': { type: 'string', default: '15' } } });
+const { values } = parseCli({ options: { base: { type: 'string' }, change: { type: 'string', default: process.cwd() }, rounds: { type: 'string', default: '3' }, 'settle-s': { type: 'string', default: '15' } } });
 if (values.base === undefined) throw new Error('--base <worktree> is required');
 const trees = { base: resolve(values.base), change: resolve(values.change) };
 const settleMs = Number(values['settle-s']) * 1000;
-const MiB = 1_048_576;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const testkit = await import(pathToFileURL(join(trees.change, 'packages', 'testkit', 'dist', 'index.js')).href);
 const preload = pathToFileURL(join(trees.change, 'bench', 'idle-rss', 'rss-report.mjs')).href;
 
-function vmRss(pid) {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1]) * 1024;
-}
-
 function start(tree, app, env) {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', preload, join(tree, 'apps', app, 'dist', 'main.js')], {
-    env: { PATH: process.env['PATH'] ?? '', NODE_ENV: 'production', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  return startNodeProcess(app, ['--expose-gc', '--import', preload, join(tree, 'apps', app, 'dist', 'main.js')], {
+    inheritEnv: false,
+    env: { NODE_ENV: 'production', ...env },
+    graceMs: 15_000,
+    tailChars: 20_000,
   });
-  testkit.killWhenGone(child.pid);
-  let out = '';
-  child.stdout.on('data', (c) => (out = (out + c.toString('utf8')).slice(-20_000)));
-  child.stderr.on('data', (c) => (out = (out + c.toString('utf8')).slice(-20_000)));
-  const exited = new Promise((r) => child.on('exit', r));
-  return { child, exited, out: () => out };
 }
 
 async function until(what, test, ms, proc) {
   const deadline = Date.now() + ms;
   while (!(await test())) {
-    if (proc.child.exitCode !== null) throw new Error(`${what}: the process exited:\n${proc.out()}`);
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms:\n${proc.out()}`);
+    if (proc.exitInfo() !== undefined) throw new Error(`${what}: the process exited:\n${proc.tail()}`);
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms:\n${proc.tail()}`);
     await sleep(100);
   }
 }
@@ -58,14 +48,13 @@ async function measure(variant, app, env, ready) {
   try {
     await until(`${variant} ${app} ready`, () => ready(proc), 90_000, proc);
     await sleep(settleMs);
-    const rss = vmRss(proc.child.pid);
+    const rss = readRssBytes(proc.pid) ?? Number.NaN;
     proc.child.kill('SIGUSR2');
     await until(`${variant} ${app} memory report`, () => existsSync(report), 10_000, proc);
     const { idle, afterGc } = JSON.parse(readFileSync(report, 'utf8'));
     return { variant, app, rss, idle, afterGc };
   } finally {
-    proc.child.kill('SIGTERM');
-    await Promise.race([proc.exited, sleep(15_000).then(() => proc.child.kill('SIGKILL'))]);
+    await proc.stop();
     rmSync(report, { force: true });
   }
 }
@@ -87,7 +76,7 @@ try {
       const ingestPort = await testkit.freePort();
       rows.push(
         await measure(variant, 'ingest', { KAFKA_BROKERS: kafka.brokers.join(','), REDIS_URL: redis.url, KAFKA_GROUP_ID: `idle-rss-${variant}-${round}-${process.pid}`, INGEST_HTTP_PORT: String(ingestPort), INGEST_CREATE_TOPICS: 'true', LOG_LEVEL: 'info' }, (p) =>
-          Promise.resolve(p.out().includes('joined consumer group')),
+          Promise.resolve(p.tail().includes('joined consumer group')),
         ),
       );
       const r = rows.slice(-2);
@@ -99,7 +88,6 @@ try {
   await redis.stop();
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const f = (n) => (n / MiB).toFixed(1);
 const range = (xs) => `${f(Math.min(...xs))}–${f(Math.max(...xs))}`;
 console.log('\n| app | worktree | idle VmRSS MiB median (range) | heapTotal / heapUsed MiB | new space / old space MiB | after 2 GCs: RSS / heapTotal / heapUsed MiB |');

@@ -11,10 +11,10 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+// Not a workspace package (plain scripts): the bench kit by path, built (turbo run build).
+import { median, MiB, parseCli } from '../kit/dist/index.js';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { repeat: { type: 'string', default: '3' }, root: { type: 'string', default: process.cwd() }, child: { type: 'boolean', default: false } } });
-const MiB = 1_048_576;
+const { values, positionals } = parseCli({ allowPositionals: true, options: { repeat: { type: 'string', default: '3' }, root: { type: 'string', default: process.cwd() }, child: { type: 'boolean', default: false } } });
 
 if (values.child) {
   // In the child: baseline after GC, import, GC again.
@@ -52,7 +52,6 @@ function resolveFrom(dir, module) {
   const probe = pathToFileURL(join(dir, 'package.json')).href;
   return execFileSync(process.execPath, ['--experimental-import-meta-resolve', '--no-warnings', '--input-type=module', '-e', `process.stdout.write(import.meta.resolve(${JSON.stringify(module)}, ${JSON.stringify(probe)}))`], { encoding: 'utf8' });
 }
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 for (const spec of positionals) {
   const urls = urlsOf(spec);
   const runs = [];

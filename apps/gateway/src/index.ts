@@ -1,5 +1,5 @@
-// The gateway's public surface, for its own integration tests and the benchmarks (apps never
-// import each other). What is not exported here is private to the app.
+// The gateway's public surface, for its own integration tests (apps never import each other).
+// What is not exported here is private to the app; in-process benches import `./internals`.
 export { createGateway, type Gateway, type GatewayDeps, type GatewayOptions, type GatewayStats } from './gateway.js';
 export { gatewayConfigSpec } from './config.js';
 // Core: the protocol and the hub on any broker and any writer (unit tests, in-process benchmarks).
@@ -15,7 +15,7 @@ export { createOperationCompiler, type CompiledSubscription } from './core/opera
 export { compileProjector, type Projector, type ProjectableOperation } from './core/operations/projector.js';
 export { normalizeWhere, whereKey, type WhereNode } from './core/operations/where.js';
 export { compileWhere, type WherePredicate } from './core/operations/where-compile.js';
-export { checkDocumentLimits, checkDocumentNesting, resolveDocumentLimits, type DocumentLimits } from './core/operations/document-limits.js';
+export type { DocumentLimits } from './core/operations/document-limits.js';
 export { createGatewayMetrics, type GatewayMetrics } from './core/metrics.js';
 // Brokers and history.
 export type { Broker, HistoryReader, SnapshotReader } from './broker/broker.js';

@@ -2,6 +2,7 @@
 // fan-out bench's field load (its working set), the mean frame size, and the drain after SIGTERM.
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { createBenchClock, createLoadgen, isoWithMicros, parseMix, type BenchClock, type Loadgen } from '@wirestream/loadgen';
@@ -9,7 +10,8 @@ import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { DEFAULT_CHANNEL_PREFIX, channelName, encodeEnvelope, shardOf } from '@wirestream/wire';
 import { createKeyTransformer } from '@wirestream/transform';
 import { findRepoRoot, freePort } from '@wirestream/testkit';
-import { rssOf, sleep, startNode, type Child } from './proc.js';
+import { readRssAndPeak, waitForHttpOk, type ManagedProcess } from '@wirestream/bench-kit';
+import { startApp } from './apps.js';
 
 export interface V8Memory {
   readonly rss: number;
@@ -70,14 +72,14 @@ export async function probeGateway(o: GatewayProbeOptions): Promise<GatewayRun[]
   return runs;
 }
 
-interface Gateway extends Child {
+interface Gateway extends ManagedProcess {
   readonly base: string;
   readonly wsUrl: string;
 }
 
 async function startGateway(redisUrl: string): Promise<Gateway> {
   const port = await freePort();
-  const child = startNode('gateway', ['--expose-gc', mainJs], {
+  const child = startApp('gateway', ['--expose-gc', mainJs], {
     GATEWAY_PORT: String(port),
     GATEWAY_HOST: '127.0.0.1',
     REDIS_URL: redisUrl,
@@ -87,14 +89,7 @@ async function startGateway(redisUrl: string): Promise<Gateway> {
     GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
   });
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitedAt() !== undefined) throw new Error(`gateway exited before it was ready:\n${child.tail()}`);
-    const ok = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.ok, () => false);
-    if (ok) break;
-    if (Date.now() > deadline) throw new Error(`gateway not ready within 30 s:\n${child.tail()}`);
-    await sleep(100);
-  }
+  await waitForHttpOk(child, `${base}/readyz`, 30_000);
   return { ...child, base, wsUrl: `ws://127.0.0.1:${port}/graphql` };
 }
 
@@ -128,7 +123,7 @@ async function runOnce(o: GatewayProbeOptions, sockets: number): Promise<Gateway
   let loadgen: Loadgen | undefined;
   try {
     await sleep(o.idleSettleS * 1000);
-    const idleRss = rssOf(gateway.pid)?.rss ?? NaN;
+    const idleRss = readRssAndPeak(gateway.pid)?.rss ?? NaN;
     const idle = await mustMemory(gateway, false);
     const idleGc = await mustMemory(gateway, true);
     const clock = createBenchClock();
@@ -189,7 +184,7 @@ async function loadWindow(o: GatewayProbeOptions, gateway: Gateway, loadgen: Loa
   sampling = false;
   await sampler;
   const p = loadgen.progress();
-  return { peak, hwm: rssOf(gateway.pid)?.hwm ?? NaN, events: count, frames: p.frames - framesBefore, frameBytes: p.bytes - bytesBefore, seconds };
+  return { peak, hwm: readRssAndPeak(gateway.pid)?.hwm ?? NaN, events: count, frames: p.frames - framesBefore, frameBytes: p.bytes - bytesBefore, seconds };
 }
 
 async function sigterm(gateway: Gateway, loadgen: Loadgen, subscribed: number) {

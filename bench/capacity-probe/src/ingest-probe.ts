@@ -2,10 +2,12 @@
 // producer (default rate, then a sustained high rate), and catching up a backlog at full speed.
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, Partitioners, logLevel } from 'kafkajs';
 import { createAuctionEventGenerator, DEMO_TOPICS } from '@wirestream/demo-events';
 import { createTopics, findRepoRoot, freePort, uniqueName, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
-import { rssOf, scrape, sleep, startNode, type Child } from './proc.js';
+import { readRssAndPeak, type ManagedProcess } from '@wirestream/bench-kit';
+import { scrape, startApp } from './apps.js';
 
 /** One reading of the ingest process. */
 export interface IngestSample {
@@ -65,14 +67,14 @@ export async function probeIngest(o: IngestProbeOptions): Promise<IngestProbeRes
 
     o.log(`  ingest under the demo producer at its defaults (DEMO_RATE=5) for ${o.defaultRateS} s`);
     let producer = startProducer(o, {});
-    await producer.waitForLog('demo producer started', 30_000);
+    await producer.waitForLine('demo producer started', 30_000);
     phases.push(await watch(ingest, 'demo producer, defaults (5 events/s)', o.defaultRateS * 1000, consumedBefore));
     await producer.stop();
     consumedBefore = last(phases).samples.at(-1)?.consumed ?? consumedBefore;
 
     o.log(`  ingest under the demo producer at DEMO_RATE=${o.sustainedRate} for ${o.sustainedS} s`);
     producer = startProducer(o, { DEMO_RATE: String(o.sustainedRate) });
-    await producer.waitForLog('demo producer started', 30_000);
+    await producer.waitForLine('demo producer started', 30_000);
     phases.push(await watch(ingest, `demo producer, DEMO_RATE=${o.sustainedRate}`, o.sustainedS * 1000, consumedBefore));
     await producer.stop();
     await ingest.stop();
@@ -91,29 +93,29 @@ function last<T>(list: readonly T[]): T {
   return list[list.length - 1] as T;
 }
 
-interface RunningIngest extends Child {
+interface RunningIngest extends ManagedProcess {
   readonly metricsUrl: string;
 }
 
 async function startIngest(o: IngestProbeOptions, groupId: string): Promise<RunningIngest> {
   const port = await freePort();
-  const child = startNode('ingest', [join(root, 'apps', 'ingest', 'dist', 'main.js')], {
+  const child = startApp('ingest', [join(root, 'apps', 'ingest', 'dist', 'main.js')], {
     KAFKA_BROKERS: o.broker.brokers.join(','),
     REDIS_URL: o.redis.url,
     KAFKA_GROUP_ID: groupId,
     INGEST_HTTP_PORT: String(port),
     LOG_LEVEL: 'info',
   });
-  await child.waitForLog('joined consumer group', 90_000);
+  await child.waitForLine('joined consumer group', 90_000);
   return { ...child, metricsUrl: `http://127.0.0.1:${port}/metrics` };
 }
 
-function startProducer(o: IngestProbeOptions, env: Record<string, string>): Child {
-  return startNode('demo-producer', [join(root, 'apps', 'demo', 'dist', 'producer.js')], { KAFKA_BROKERS: o.broker.brokers.join(','), LOG_LEVEL: 'info', ...env });
+function startProducer(o: IngestProbeOptions, env: Record<string, string>): ManagedProcess {
+  return startApp('demo-producer', [join(root, 'apps', 'demo', 'dist', 'producer.js')], { KAFKA_BROKERS: o.broker.brokers.join(','), LOG_LEVEL: 'info', ...env });
 }
 
 async function sample(ingest: RunningIngest, t0: number): Promise<IngestSample | undefined> {
-  const [metrics, rss] = [await scrape(ingest.metricsUrl), rssOf(ingest.pid)];
+  const [metrics, rss] = [await scrape(ingest.metricsUrl), readRssAndPeak(ingest.pid)];
   if (metrics === undefined || rss === undefined) return undefined;
   return {
     t: (performance.now() - t0) / 1000,
@@ -135,7 +137,7 @@ async function watch(ingest: RunningIngest, name: string, ms: number, consumedBe
     if (ingest.exitedAt() !== undefined) throw new Error(`ingest exited during "${name}":\n${ingest.tail()}`);
     await sleep(500);
   }
-  return { name, seconds: ms / 1000, samples, hwm: rssOf(ingest.pid)?.hwm ?? NaN, eventsConsumed: (samples.at(-1)?.consumed ?? 0) - consumedBefore };
+  return { name, seconds: ms / 1000, samples, hwm: readRssAndPeak(ingest.pid)?.hwm ?? NaN, eventsConsumed: (samples.at(-1)?.consumed ?? 0) - consumedBefore };
 }
 
 /** Samples every 250 ms until the process reports `events` consumed (and 2 s more). */
@@ -153,7 +155,7 @@ async function watchUntil(ingest: RunningIngest, name: string, events: number, t
     if (ingest.exitedAt() !== undefined) throw new Error(`ingest exited during "${name}":\n${ingest.tail()}`);
     await sleep(250);
   }
-  return { name, seconds: (performance.now() - t0) / 1000, samples, hwm: rssOf(ingest.pid)?.hwm ?? NaN, eventsConsumed: samples.at(-1)?.consumed ?? 0 };
+  return { name, seconds: (performance.now() - t0) / 1000, samples, hwm: readRssAndPeak(ingest.pid)?.hwm ?? NaN, eventsConsumed: samples.at(-1)?.consumed ?? 0 };
 }
 
 /** The demo generator's events (70 % listing, 30 % bid), keyed by listing, sent in batches; returns the mean value size. */

@@ -5,19 +5,17 @@
 //        [--sockets 2000,10000,19000] [--settle-s 30] [--sustained-rate 5000] [--backlog 150000] [--burst 200] [--out bench/results/capacity-probe.md]
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { MAX_SOCKETS_PER_WORKER } from '@wirestream/loadgen';
 import { findRepoRoot, startKafka, startRedis, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
 import { probeGateway } from './gateway-probe.js';
 import { probeIngest } from './ingest-probe.js';
-import { loadAverage } from './proc.js';
+import { commandLine, loadAverageText, machineText, parseCli } from '@wirestream/bench-kit';
 import { renderReport, type Planned } from './report.js';
 
 const root = findRepoRoot();
-const { values } = parseArgs({
+const { values } = parseCli({
   options: {
     sockets: { type: 'string', default: `2000,10000,${MAX_SOCKETS_PER_WORKER}` },
     'settle-s': { type: 'string', default: '30' },
@@ -46,7 +44,7 @@ for (const n of socketCounts) {
 }
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 const started = new Date();
-const loadAtStart = loadAverage();
+const loadAtStart = loadAverageText();
 
 /** Deliveries/s per core (measured and planned) from the capacity model, for bytes/s out. */
 function plannedDeliveries(): Planned {
@@ -84,8 +82,8 @@ try {
   const gateway = await probeGateway({ redisUrl: redisServer.url, redis, socketCounts, idleSettleS: positive('settle-s'), rate: positive('load-rate'), loadS: positive('load-s'), burst: Number(values.burst), log });
   const markdown = renderReport({
     started,
-    command: `node bench/capacity-probe/dist/main.js ${process.argv.slice(2).join(' ')}`.trim(),
-    machine: `node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${Math.round(totalmem() / 2 ** 30)} GiB; load average ${loadAtStart} at start, ${loadAverage()} at end (shared with other helpers' test runs)`,
+    command: commandLine(),
+    machine: `${machineText()}; load average ${loadAtStart} at start, ${loadAverageText()} at end (shared with other helpers' test runs)`,
     ingest,
     gateway,
     planned: plannedDeliveries(),

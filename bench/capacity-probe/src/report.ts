@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { findRepoRoot } from '@wirestream/testkit';
 import type { GatewayRun, LoadWindow } from './gateway-probe.js';
 import type { IngestPhase, IngestProbeResult, IngestSample } from './ingest-probe.js';
-import { MiB } from './proc.js';
+import { fitLine, markdownTable, median, MiB } from '@wirestream/bench-kit';
 
 export interface Planned {
   /** Gateway deliveries/s per core (measured CPU per delivery) and planned (with headroom), from scripts/capacity.mjs. */
@@ -48,25 +48,11 @@ function manifestLimit(app: 'gateway' | 'ingest'): string {
 
 const mib = (bytes: number, digits = 1): string => (Number.isFinite(bytes) ? (bytes / MiB).toFixed(digits) : 'n/a');
 const int = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].filter(Number.isFinite).sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s.length % 2 ? (s[(s.length - 1) / 2] as number) : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
-};
 const max = (xs: readonly number[]): number => Math.max(...xs.filter(Number.isFinite));
 const native = (s: IngestSample): number => s.rss - s.heapTotal;
 
 function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
-  return [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
-}
-
-/** Least squares y = a + b·x. */
-function fit(points: readonly (readonly [number, number])[]): { a: number; b: number } {
-  const n = points.length;
-  const mx = points.reduce((s, [x]) => s + x, 0) / n;
-  const my = points.reduce((s, [, y]) => s + y, 0) / n;
-  const sxx = points.reduce((s, [x]) => s + (x - mx) ** 2, 0);
-  const b = sxx === 0 ? 0 : points.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0) / sxx;
-  return { a: my - b * mx, b };
+  return markdownTable([head, ...rows]);
 }
 
 export interface IngestFigures {
@@ -134,7 +120,7 @@ export interface GatewayFigures {
   readonly drainAtMax: number;
   readonly drainMeasuredAtMax: boolean;
   readonly exitAtMax: number;
-  readonly fit: { a: number; b: number };
+  readonly fit: { intercept: number; slope: number };
 }
 
 export const MAX_SOCKETS = 19_000;
@@ -143,7 +129,9 @@ export function gatewayFigures(runs: readonly GatewayRun[]): GatewayFigures {
   const atMax = runs.find((r) => r.subscribed >= MAX_SOCKETS);
   // Drained = both: the client saw its last socket closed, and the process exited (drain() resolved).
   const drained = (r: GatewayRun): number => Math.max(r.lastCloseMs, r.exitMs);
-  const line = fit(runs.map((r) => [r.subscribed, drained(r)] as const));
+  // One socket count gives no slope: a flat line through its drain time, as the table has always shown it.
+  const fitted = fitLine(runs.map((r) => [r.subscribed, drained(r)] as const));
+  const line = Number.isNaN(fitted.slope) ? { intercept: median(runs.map(drained)), slope: 0 } : fitted;
   const frames = runs.reduce((s, r) => s + r.field.frames, 0);
   return {
     baseRss: median(runs.map((r) => r.idleRss)),
@@ -152,7 +140,7 @@ export function gatewayFigures(runs: readonly GatewayRun[]): GatewayFigures {
     burstWorkingSet: max(runs.map((r) => (r.burst ? r.burst.peak.heapUsed - r.subscribedGc.heapUsed : NaN))),
     peakRssAtMax: atMax ? max([atMax.field.hwm, atMax.burst?.hwm ?? NaN]) : NaN,
     frame: runs.reduce((s, r) => s + r.field.frameBytes, 0) / frames,
-    drainAtMax: atMax ? drained(atMax) : line.a + line.b * MAX_SOCKETS,
+    drainAtMax: atMax ? drained(atMax) : line.intercept + line.slope * MAX_SOCKETS,
     drainMeasuredAtMax: atMax !== undefined,
     exitAtMax: atMax?.exitMs ?? NaN,
     fit: line,
@@ -245,7 +233,7 @@ export function renderReport(input: ReportInput): string {
       '`gateway.drain`',
       was('gateway.drain'),
       `${(g.drainAtMax / 1000).toFixed(2)} s${g.drainMeasuredAtMax ? ' measured' : ' extrapolated'} at ${int(MAX_SOCKETS)} (exit ${(g.exitAtMax / 1000).toFixed(2)} s)`,
-      `SIGTERM → the later of last socket closed (as loadgen saw it) and process exit; least-squares line through the rows: ${g.fit.a.toFixed(0)} ms + ${(g.fit.b * 1000).toFixed(1)} µs × N`,
+      `SIGTERM → the later of last socket closed (as loadgen saw it) and process exit; least-squares line through the rows: ${g.fit.intercept.toFixed(0)} ms + ${(g.fit.slope * 1000).toFixed(1)} µs × N`,
     ],
     ['mean frame', '~2.4 KB (bytes/s row)', `${int(g.frame)} B`, 'bytes ÷ `next` frames received in the load windows of all rows'],
     [

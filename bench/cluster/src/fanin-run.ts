@@ -141,11 +141,7 @@ export async function runFanIn(mode: FanInMode, round: number, offsetBase: numbe
       await sleep((spec.events / spec.ratePerSecond) * 1_000);
     } else {
       await publishStream({
-        cluster: ctx.cluster,
-        layout: ctx.layout,
-        corpus: ctx.corpus,
-        topic: ctx.topic,
-        clock: ctx.clock,
+        ...ctx, // its cluster, layout, corpus, topic and clock
         offsetBase,
         count: events,
         ratePerSecond: burst ? 0 : spec.ratePerSecond,

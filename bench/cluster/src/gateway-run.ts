@@ -5,13 +5,12 @@
  * CPU over the traffic window, with each node's idle CPU rate measured just before (so the per-event
  * Redis figures can leave out the cluster's own cron and bus pings).
  */
-import type { Cluster } from 'ioredis';
-import { createLoadgen, variantOf, variantsOf, type BenchClock, type LatencySummary, type Loadgen, type OperationPlan } from '@wirestream/loadgen';
-import { shardOf, type RedisLayout } from '@wirestream/wire';
+import { createLoadgen, variantOf, variantsOf, type LatencySummary, type Loadgen, type OperationPlan } from '@wirestream/loadgen';
+import { shardOf } from '@wirestream/wire';
 import { keySlot } from '@wirestream/testkit';
-import type { EventCorpus } from './corpus.js';
+import type { FanInContext } from './fanin-run.js';
 import { fetchStats, startGateways, stopGateways, type GatewayProcess, type GatewayStats } from './gateways.js';
-import { loadAverages, readCpuMs, readCpuMsOf, readMachineBusyMs } from './proc.js';
+import { loadAverages, othersCpuPct, readMachineBusyMs, readSchedCpuMs, readSchedCpuMsOf } from '@wirestream/bench-kit';
 import { publishStream } from './publisher.js';
 import { ownerOfSlot, type RedisNode } from './redis-nodes.js';
 
@@ -35,18 +34,11 @@ export interface ScaleSpec {
   readonly sourceAddresses: readonly string[];
 }
 
-export interface ScaleContext {
-  readonly cluster: Cluster;
-  readonly layout: RedisLayout;
-  readonly nodes: readonly RedisNode[];
-  readonly topic: string;
-  readonly shards: number;
-  readonly corpus: EventCorpus;
-  readonly clock: BenchClock;
+/** What a scale run shares with the fan-in runs (the cluster, corpus and clock), and how to start gateways. */
+export interface ScaleContext extends FanInContext {
   readonly redisUrl: string;
   readonly nodeEnv: string;
   readonly cpuProfileDir?: string | undefined;
-  readonly log: (line: string) => void;
 }
 
 /** One gateway process of a setup. */
@@ -113,10 +105,10 @@ interface Snapshot {
 }
 
 function snapshot(gateways: readonly GatewayProcess[], nodes: readonly RedisNode[], loadgen: Loadgen): Snapshot {
-  const gatewayCpu = gateways.map((g) => readCpuMs(g.pid) ?? 0);
-  const redisCpu = new Map(nodes.map((n) => [n.port, readCpuMs(n.pid) ?? 0]));
-  const loadgenCpu = readCpuMsOf(loadgen.pids);
-  const ownCpu = readCpuMs(process.pid) ?? 0;
+  const gatewayCpu = gateways.map((g) => readSchedCpuMs(g.pid) ?? 0);
+  const redisCpu = new Map(nodes.map((n) => [n.port, readSchedCpuMs(n.pid) ?? 0]));
+  const loadgenCpu = readSchedCpuMsOf(loadgen.pids);
+  const ownCpu = readSchedCpuMs(process.pid) ?? 0;
   return { atMs: performance.now(), gatewayCpu, redisCpu, loadgenCpu, ownCpu, machineBusy: readMachineBusyMs() };
 }
 
@@ -209,7 +201,7 @@ export async function runScale(count: number, round: number, firstOffset: number
         };
       }),
       loadgenCpuMs: after.loadgenCpu - before.loadgenCpu,
-      othersCpuPct: Math.max(0, ((after.machineBusy - before.machineBusy - ownMs) / windowMs) * 100),
+      othersCpuPct: othersCpuPct(after.machineBusy - before.machineBusy, ownMs, windowMs),
       loadAverage1m,
     };
   } finally {
@@ -246,11 +238,7 @@ async function warmUp(firstOffset: number, spec: ScaleSpec, ctx: ScaleContext, l
   const expected = expectedByGateway({ ...spec, events: spec.warmupEvents }, count, perFilterKey).reduce((a, b) => a + b, 0);
   const before = loadgen.progress().unknownPosition;
   await publishStream({
-    cluster: ctx.cluster,
-    layout: ctx.layout,
-    corpus: ctx.corpus,
-    topic: ctx.topic,
-    clock: ctx.clock,
+    ...ctx, // its cluster, layout, corpus, topic and clock
     offsetBase: firstOffset,
     count: spec.warmupEvents,
     ratePerSecond: spec.ratePerSecond,
@@ -273,11 +261,7 @@ async function publishAndDrain(
   const perFilterKey = ctx.corpus.countByKey(spec.plan.filterKeys, spec.events);
   const expected = expectedByGateway(spec, gateways.length, perFilterKey).reduce((a, b) => a + b, 0);
   const { lastPublishUs } = await publishStream({
-    cluster: ctx.cluster,
-    layout: ctx.layout,
-    corpus: ctx.corpus,
-    topic: ctx.topic,
-    clock: ctx.clock,
+    ...ctx, // its cluster, layout, corpus, topic and clock
     offsetBase,
     count: spec.events,
     ratePerSecond: spec.ratePerSecond,

@@ -18,7 +18,6 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import os from 'node:os';
 import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Cluster } from 'ioredis';
@@ -34,7 +33,7 @@ import { findRepoRoot, keySlot, startRedisCluster, type RedisCluster } from '@wi
 import { prepareCorpus } from './corpus.js';
 import { FAN_IN_MODES, runFanIn, type FanInContext, type FanInRun, type FanInSpec } from './fanin-run.js';
 import { runScale, type ScaleContext, type ScaleRun, type ScaleSpec } from './gateway-run.js';
-import { loadAverages, waitForQuietMachine, type QuietWait } from './proc.js';
+import { commandLine, loadAverages, machineText, waitForQuietMachine, type QuietWait } from '@wirestream/bench-kit';
 import { describeNodes, ownerOfSlot, type RedisNode } from './redis-nodes.js';
 import { fanInCpuTable, fanInTable, fmtInt, gatewayCostLine, scaleTable, shardFigureLines, shardTable } from './report.js';
 import { fitGatewayCost, redisShardFigures, summarizeFanIn, summarizeScale, summarizeShards } from './summary.js';
@@ -264,8 +263,8 @@ async function main(): Promise<void> {
   log(`\nmeasured run ${runMinutes.toFixed(1)} min (wall ${((Date.now() - wallStart) / 60_000).toFixed(1)} min with the wait); load ${loadAtStart.map((l) => l.toFixed(2)).join(' ')} at start, ${loadAtEnd.map((l) => l.toFixed(2)).join(' ')} at end`);
   if (outDir === undefined) return;
   const input: ResultsInput = {
-    command: `node ${relative(findRepoRoot(), process.argv[1] ?? 'bench/cluster/dist/main.js')}${process.argv.length > 2 ? ` ${process.argv.slice(2).join(' ')}` : ''}`,
-    machine: `node ${process.version}, ${os.platform()} ${os.release()}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'}), ${Math.round(os.totalmem() / 2 ** 30)} GiB`,
+    command: commandLine(),
+    machine: machineText({ platform: true }),
     gateway: gatewayCommit(),
     quiet,
     maxLoad,

@@ -13,7 +13,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import type { RedisCluster } from '@wirestream/testkit';
-import { readCpuMs } from './proc.js';
+import { readSchedCpuMs } from '@wirestream/bench-kit';
 
 const run = promisify(execFile);
 
@@ -96,7 +96,7 @@ function infoField(info: string, name: string): number {
 
 /** Every node's counters at once: CPU first (cheapest, least disturbed), then the kernel's bus bytes, then INFO. */
 export async function readCounters(nodes: readonly RedisNode[]): Promise<Map<number, NodeCounters>> {
-  const cpu = new Map(nodes.map((n) => [n.port, readCpuMs(n.pid) ?? 0]));
+  const cpu = new Map(nodes.map((n) => [n.port, readSchedCpuMs(n.pid) ?? 0]));
   const bus = await readBusBytes(nodes);
   const replies = await Promise.all(
     nodes.map(async (n) => ({ stats: String(await n.admin.call('INFO', 'stats')), cluster: String(await n.admin.call('CLUSTER', 'INFO')) })),

@@ -1,13 +1,6 @@
 /** Markdown tables of the summaries (printed, and written to bench/results/cluster.md). */
-import type { Spread } from './stats.js';
+import { markdownTable, type Spread } from '@wirestream/bench-kit';
 import type { FanInNodeSummary, FanInSummary, GatewayCostFit, RedisShardFigures, ScaleSummary, ShardNodeSummary } from './summary.js';
-
-export function table(rows: readonly (readonly string[])[]): string {
-  const [header, ...body] = rows;
-  if (!header) return '';
-  const line = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
-  return [line(header), line(header.map(() => '---')), ...body.map(line)].join('\n');
-}
 
 export function fmtInt(n: number): string {
   // `|| 0`: a rounded -0.3 would print as "-0".
@@ -30,7 +23,7 @@ function fmtMs(ms: number): string {
 }
 
 export function scaleTable(rows: readonly ScaleSummary[]): string {
-  return table([
+  return markdownTable([
     [
       'gateways',
       'sockets / gateway',
@@ -74,7 +67,7 @@ export function scaleTable(rows: readonly ScaleSummary[]): string {
 
 export function shardTable(nodes: readonly ShardNodeSummary[], partitionsOf: (shardPort: number) => readonly number[]): string {
   const counts = nodes[0]?.byGateways.map((b) => b.gateways) ?? [];
-  return table([
+  return markdownTable([
     [
       'node',
       'role',
@@ -103,7 +96,7 @@ function nodeLabel(n: FanInNodeSummary): string {
 export function fanInTable(summary: FanInSummary): string {
   const rows = [...summary.nodes, summary.cluster];
   const b = (s: Spread): string => fmtSpread(s, 0, fmtInt);
-  return table([
+  return markdownTable([
     [
       'node',
       'shard (primary)',
@@ -133,7 +126,7 @@ export function fanInTable(summary: FanInSummary): string {
 
 export function fanInCpuTable(summary: FanInSummary, subscribers: number, chunkEvents: number): string {
   const rows = [...summary.nodes, summary.cluster];
-  return table([
+  return markdownTable([
     [
       'node',
       'idle CPU ms/s',

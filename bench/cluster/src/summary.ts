@@ -6,7 +6,7 @@
 import type { FanInMode, FanInRun } from './fanin-run.js';
 import type { ScaleRun } from './gateway-run.js';
 import type { NodeCounters } from './redis-nodes.js';
-import { fitLine, spreadOf, type Spread } from './stats.js';
+import { fitLine, spreadOf, type Spread } from '@wirestream/bench-kit';
 
 export interface ScaleSummary {
   readonly gateways: number;

@@ -6,8 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FanInRun } from './fanin-run.js';
 import type { ScaleRun } from './gateway-run.js';
-import type { QuietWait } from './proc.js';
-import type { Spread } from './stats.js';
+import type { QuietWait, Spread } from '@wirestream/bench-kit';
 import type { BytesPerEvent, FanInSummary, GatewayCostFit, RedisShardFigures, ScaleSummary, ShardNodeSummary } from './summary.js';
 
 export interface ResultsInput {

@@ -22,8 +22,9 @@ import { Redis } from 'ioredis';
 import { parseMix, type OperationPlan } from '@wirestream/loadgen';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { startRedis, type RedisServer } from '@wirestream/testkit';
+import { loadAverageText, markdownTable, median } from '@wirestream/bench-kit';
 import { prepareEvents } from './publisher.js';
-import { fmtBytes, fmtInt, fmtMs, table } from './report.js';
+import { fmtBytes, fmtInt, fmtMs } from './report.js';
 import { benchContext, runStack, type RunSpec, type StackRun } from './run-stack.js';
 import { useBaseGateway } from './servers.js';
 
@@ -124,11 +125,6 @@ const log = (line: string): void => console.log(line);
 const perDelivery = (total: number, r: StackRun): number => (r.unique > 0 ? total / r.unique : Number.NaN);
 const serverUs = (r: StackRun): number => perDelivery(r.serverCpuMs * 1_000, r);
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
 
 /** One row per config: the run with the median server CPU per delivery, and the range over repeats. */
 function resultTable(all: readonly { config: Config; run: StackRun }[]): string {
@@ -142,7 +138,7 @@ function resultTable(all: readonly { config: Config; run: StackRun }[]): string 
   const base = runs.find((r) => r.config.name === 'plain');
   // Ratios are to `plain` of this build; `plain (base)` against it is what the change costs.
   const ratio = (value: number, of: number | undefined): string => (of === undefined || !(of > 0) ? '' : ` (${(value / of).toFixed(2)}×)`);
-  return table([
+  return markdownTable([
     [
       'config',
       'delivered',
@@ -187,7 +183,7 @@ async function main(): Promise<void> {
   const route = schema.routes.get('listingUpdated');
   if (!route) throw new Error('the auction schema has no listingUpdated route');
   const corpus = prepareEvents(Math.max(...plans.map((p) => p.events)), route, 'ws', listings);
-  const loadAtStart = os.loadavg().map((l) => l.toFixed(1)).join(' ');
+  const loadAtStart = loadAverageText();
   const started = new Date();
   let redisServer: RedisServer | undefined;
   let redis: Redis | undefined;
@@ -235,7 +231,7 @@ async function main(): Promise<void> {
     '',
     `Command: \`${command}\` — ${started.toISOString()}, commit ${gitCommit()}, ` +
       `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ` +
-      `load average at start ${loadAtStart}, at end ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} (the machine is shared).`,
+      `load average at start ${loadAtStart}, at end ${loadAverageText()} (the machine is shared).`,
     '',
     'One gateway process per row (`node apps/gateway/dist/main.js`, NODE_ENV=production), the same demo listing events ' +
       '(snake_cased by our transform, published into a private redis-server), the same load client (`@wirestream/loadgen`: raw ' +

@@ -12,7 +12,7 @@ import { runStack, type RunContext, type RunSpec, type StackRun } from './run-st
 import { saturationSpecOf } from './saturation.js';
 import { drainTimeoutMs, type CommonOptions, type OptionValues, type Scenario, type ScenarioOutput } from './scenario.js';
 import { isGateway, STACK_LABELS, STACK_SHORT, type StackName } from './servers.js';
-import { timelineChart, type TimelinePanel } from './svg.js';
+import { timelineChart, type TimelinePanel } from '@wirestream/bench-kit';
 import { parseVariants, runVariant } from './variants.js';
 
 export interface Section {

@@ -6,8 +6,9 @@
  * operations and writes one prebuilt frame per event to every socket: the machine's ceiling.
  */
 import type { OperationPlan } from '@wirestream/loadgen';
-import { quantile, type ProbeSummary } from './probe.js';
-import { fmtInt, fmtMb, fmtMs, table } from './report.js';
+import { markdownTable, quantile } from '@wirestream/bench-kit';
+import type { ProbeSummary } from './probe.js';
+import { fmtInt, fmtMb, fmtMs } from './report.js';
 import type { RunSpec, StackRun } from './run-stack.js';
 import { isGateway, STACK_SHORT } from './servers.js';
 
@@ -123,7 +124,7 @@ export function burstTable(runs: readonly StackRun[], labelOf: (r: StackRun) => 
       r.serverExit ?? 'running',
     ]);
   }
-  return table(rows);
+  return markdownTable(rows);
 }
 
 /** Issue 18's targets for each gateway run, and the ratios to bare uWS corked of the same run. */

@@ -22,7 +22,7 @@ import {
 import { runStack, type RunSpec, type StackRun } from './run-stack.js';
 import type { ScenarioEnv, ScenarioOutput } from './scenario.js';
 import { STACK_LABELS, STACK_SHORT, type StackName } from './servers.js';
-import { timelineChart } from './svg.js';
+import { timelineChart } from '@wirestream/bench-kit';
 
 /** `85 % shared, 5 % compact, 10 % filtered`, or `100 distinct operations`. */
 export function describePlan(plan: OperationPlan): string {

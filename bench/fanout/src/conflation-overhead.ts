@@ -13,13 +13,13 @@
  *
  *   node bench/fanout/dist/conflation-overhead.js [--subscribers 5000] [--events 500] [--rounds 8]
  */
-import { parseArgs } from 'node:util';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { channelName, shardOf } from '@wirestream/wire';
 import { createLogger } from '@wirestream/telemetry';
-import { createHub, createMemoryBus, createOperationCompiler, type ConnectionWriter } from '@wirestream/gateway';
+import { createHub, createMemoryBus, createOperationCompiler, type ConnectionWriter } from '@wirestream/gateway/internals';
+import { median, parseCli } from '@wirestream/bench-kit';
 
-const { values } = parseArgs({
+const { values } = parseCli({
   options: {
     subscribers: { type: 'string', default: '5000' },
     events: { type: 'string', default: '500' },
@@ -92,7 +92,6 @@ async function round(bus: Awaited<ReturnType<typeof engine>>): Promise<number> {
   return used.user + used.system;
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const sides: Side[] = ['none', 'keeping', 'lagging'];
 const buses = new Map<Side, Awaited<ReturnType<typeof engine>>>();
 for (const side of sides) buses.set(side, await engine(side));

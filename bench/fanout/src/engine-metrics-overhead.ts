@@ -8,13 +8,13 @@
  *
  *   node bench/fanout/dist/engine-metrics-overhead.js [--subscribers 10000] [--events 500] [--rounds 10]
  */
-import { parseArgs } from 'node:util';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { channelName, shardOf } from '@wirestream/wire';
 import { createLogger, createMetricsRegistry } from '@wirestream/telemetry';
-import { createGatewayMetrics, createHub, createMemoryBus, createOperationCompiler, type ConnectionWriter } from '@wirestream/gateway';
+import { createGatewayMetrics, createHub, createMemoryBus, createOperationCompiler, type ConnectionWriter } from '@wirestream/gateway/internals';
+import { median, parseCli } from '@wirestream/bench-kit';
 
-const { values } = parseArgs({
+const { values } = parseCli({
   options: {
     subscribers: { type: 'string', default: '10000' },
     events: { type: 'string', default: '500' },
@@ -105,7 +105,6 @@ async function round(bus: Awaited<ReturnType<typeof engine>>): Promise<number> {
   return used.user + used.system;
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const on = await engine(true);
 const off = await engine(false);
 await round(on); // warm-up: JIT both paths

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createOperationCompiler } from '@wirestream/gateway';
+import { createOperationCompiler } from '@wirestream/gateway/internals';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { filterCase, filterPlan, filterQuery, p90AmountOf } from './filter-plans.js';
 import { prepareEvents } from './publisher.js';

@@ -7,12 +7,12 @@
  *
  *   node bench/fanout/dist/filter-predicate.js [--events 400] [--ops 1000] [--rounds 21]
  */
-import { parseArgs } from 'node:util';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
+import { parseCli } from '@wirestream/bench-kit';
 import { predicateMicroBench } from './filters.js';
 import { prepareEvents } from './publisher.js';
 
-const { values } = parseArgs({
+const { values } = parseCli({
   options: { events: { type: 'string', default: '400' }, ops: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '21' } },
 });
 const positive = (name: string, text: string): number => {

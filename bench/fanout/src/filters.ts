@@ -5,11 +5,12 @@
  * matching ~10 %. Interleaved per repetition, our gateway only. Then the compiled predicate alone,
  * in this process, through the gateway's public compiler (`createOperationCompiler`).
  */
-import { createOperationCompiler, type CompiledSubscription } from '@wirestream/gateway';
+import { createOperationCompiler, type CompiledSubscription } from '@wirestream/gateway/internals';
 import type { WirestreamSchema } from '@wirestream/schema';
+import { markdownTable, median } from '@wirestream/bench-kit';
 import { FILTER_ARM_LABELS, FILTER_ARMS, filterCase, filterQuery, p90AmountOf, filterPlan, type FilterArm } from './filter-plans.js';
 import type { EventCorpus } from './publisher.js';
-import { fmtInt, fmtMs, median, notesOf, table } from './report.js';
+import { fmtInt, fmtMs, notesOf } from './report.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
 import { drainTimeoutMs, type Scenario } from './scenario.js';
 
@@ -115,7 +116,7 @@ function armTable(runs: readonly ArmRun[]): string {
       `${r.othersCpuPct.toFixed(0)} %`,
     ]);
   }
-  return table(rows);
+  return markdownTable(rows);
 }
 
 /** The issue's figures from the arms, median over repetitions and paired per repetition. */
@@ -219,7 +220,7 @@ export function predicateMicroBench(schema: WirestreamSchema, corpus: EventCorpu
       'on a shared machine a round that other processes preempt is slower, so the least disturbed round (min) is the cost, the median and max show the noise; ' +
       `${fmtInt(keys.size)} distinct dedup keys from the ${fmtInt(2 * operations)} filters compiled):`,
     '',
-    table(rows),
+    markdownTable(rows),
   ].join('\n');
 }
 

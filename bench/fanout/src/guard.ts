@@ -15,9 +15,10 @@ import { Redis } from 'ioredis';
 import { parseMix } from '@wirestream/loadgen';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { startRedis } from '@wirestream/testkit';
+import { loadAverageText, markdownTable } from '@wirestream/bench-kit';
 import { burstSpec, responsivenessOf } from './burst.js';
 import { prepareEvents } from './publisher.js';
-import { fmtInt, fmtMs, table } from './report.js';
+import { fmtInt, fmtMs } from './report.js';
 import { benchContext, runStack, type RunSpec, type StackRun } from './run-stack.js';
 import { STACK_SHORT, useBaseGateway, type StackName } from './servers.js';
 import { againstBare, BARE_PROJECTING, REFERENCE_BARE_US_PER_OP, TARGET_US_PER_OP, usPerExtraOp } from './sweep.js';
@@ -102,7 +103,7 @@ async function main(): Promise<void> {
         `"per extra op" is server CPU per event per additional distinct operation, over bare uWS corked's CPU for one whole event fan-out, ` +
         `and over the same figure of bare uWS projecting per operation (envelope parsed once, fields picked and JSON.stringify'd per operation; ` +
         `the issue's bare server: ~${REFERENCE_BARE_US_PER_OP} µs per extra projection, so ratio × ${REFERENCE_BARE_US_PER_OP} µs estimates ours there). ` +
-        `${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; wall ${((Date.now() - started) / 1_000).toFixed(0)} s. Ratios only mean something within this run.`,
+        `${os.cpus().length} cores, load ${loadAverageText()}; wall ${((Date.now() - started) / 1_000).toFixed(0)} s. Ratios only mean something within this run.`,
     );
   } finally {
     redis.disconnect();
@@ -176,7 +177,7 @@ function guardTable(gateways: readonly StackName[], f: GuardFigures): string {
     [f.sat.get(g), f.bur.get(g)].filter((r): r is StackRun => r !== undefined && (r.unique !== r.expected || r.duplicates > 0)),
   );
   rows.push(['every event once (saturation, burst)', ...gateways.map((g) => (lost.some((r) => r.stack === g) ? '**no**' : 'yes')), '']);
-  return table(rows);
+  return markdownTable(rows);
 }
 
 function usPerDelivery(r: StackRun): number {

@@ -6,7 +6,8 @@
  * whether the process died and how (exit code or signal, "heap limit" in its log, OOM kills in
  * the budget), its RSS over time, and whether every event reached every socket.
  */
-import { fmtInt, fmtMb, fmtMs, table } from './report.js';
+import { markdownTable } from '@wirestream/bench-kit';
+import { fmtInt, fmtMb, fmtMs } from './report.js';
 import type { RunContext, RunSpec, StackRun } from './run-stack.js';
 import { createMemoryBudget } from './memory-budget.js';
 import { STACK_SHORT, type StackName } from './servers.js';
@@ -113,7 +114,7 @@ export function heapLimitTable(rows: readonly HeapLimitRow[]): string {
       r ? fmtMs(r.latencyMs.p99) : 'n/a',
     ]);
   }
-  return table(out);
+  return markdownTable(out);
 }
 
 /** The last log lines of each run that died, for the report. */

@@ -19,9 +19,9 @@ import WebSocket from 'ws';
 import type { ExplicitOperation } from '@wirestream/loadgen';
 import { auctionSchemaPath } from '@wirestream/schema';
 import { freePort } from '@wirestream/testkit';
-import { readCpuTimesOf, startNodeProcess, type ManagedProcess } from './processes.js';
+import { markdownTable, median, pairedRatios, readCpuTimesOf, startNodeProcess, waitForHttpOk, type ManagedProcess } from '@wirestream/bench-kit';
 import { publishEvents, type EventCorpus } from './publisher.js';
-import { fmtInt, fmtMs, median, notesOf, table } from './report.js';
+import { fmtInt, fmtMs, notesOf } from './report.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
 import { drainTimeoutMs, type Scenario } from './scenario.js';
 import type { ServerHandle } from './servers.js';
@@ -78,23 +78,9 @@ async function startSellers(latencyMs: number): Promise<{ proc: ManagedProcess; 
   const require = createRequire(import.meta.url);
   const main = join(dirname(require.resolve('@wirestream/demo/package.json')), 'dist', 'sellers.js');
   const port = await freePort();
-  const proc = startNodeProcess('sellers', [main], { SELLERS_PORT: String(port), SELLERS_LATENCY_MS: String(latencyMs), LOG_LEVEL: 'warn' });
+  const proc = startNodeProcess('the seller subgraph', [main], { env: { SELLERS_PORT: String(port), SELLERS_LATENCY_MS: String(latencyMs), LOG_LEVEL: 'warn' } });
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const exit = proc.exitInfo();
-    if (exit !== undefined) throw new Error(`the seller subgraph exited (${exit}) before it was ready:\n${proc.tail()}`);
-    try {
-      if ((await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(1_000) })).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      await proc.stop();
-      throw new Error(`the seller subgraph did not answer /healthz within 15 s:\n${proc.tail()}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitForHttpOk(proc, `${base}/healthz`, 15_000);
   return { proc, url: base };
 }
 
@@ -262,20 +248,18 @@ function labelOf(u: LookupRun | undefined): string {
   return u === undefined ? '?' : `${u.part}, ${u.variant} #${u.repeat}`;
 }
 
-/** The ratio of `variant` to the baseline of the same repetition, per repetition (complete runs only). */
-function pairedRatios(runs: readonly LookupRun[], part: LookupRun['part'], variant: Variant, of: (r: StackRun) => number): number[] {
-  return [...new Set(runs.map((u) => u.repeat))].flatMap((rep) => {
-    const base = runs.find((u) => u.part === part && u.repeat === rep && u.variant === 'no look-ups' && usable(part, u.run))?.run;
-    const change = runs.find((u) => u.part === part && u.repeat === rep && u.variant === variant && usable(part, u.run))?.run;
-    return base && change ? [of(change) / of(base)] : [];
-  });
+/** The baseline's run and `variant`'s of each repetition, where usable (see `usable`). */
+function pairsOf(runs: readonly LookupRun[], part: LookupRun['part'], variant: Variant): [StackRun | undefined, StackRun | undefined][] {
+  const find = (rep: number, v: Variant): StackRun | undefined => runs.find((u) => u.part === part && u.repeat === rep && u.variant === v && usable(part, u.run))?.run;
+  return [...new Set(runs.map((u) => u.repeat))].map((rep) => [find(rep, 'no look-ups'), find(rep, variant)]);
 }
 
 function targetLines(runs: readonly LookupRun[], options: LookupsOptions): string[] {
   const mark = (ok: boolean): string => (ok ? '**met**' : '**not met**');
   const lines: string[] = [];
-  const rate = pairedRatios(runs, 'saturation', 'look-ups, warm', (r) => r.deliveriesPerSec);
-  const cpu = pairedRatios(runs, 'saturation', 'look-ups, warm', usPerDelivery);
+  const saturation = pairsOf(runs, 'saturation', 'look-ups, warm');
+  const rate = pairedRatios(saturation, (r) => r.deliveriesPerSec);
+  const cpu = pairedRatios(saturation, usPerDelivery);
   if (rate.length > 0 && cpu.length > 0) {
     const r = median(rate);
     const c = median(cpu);
@@ -287,11 +271,7 @@ function targetLines(runs: readonly LookupRun[], options: LookupsOptions): strin
     if (cut > 0) lines.push(`saturation: ${cut} run(s) ended at the drain deadline before every delivery; their rate and CPU per delivery are over what they delivered`);
   } else lines.push('saturation: no repetition measured both variants without duplicates; see the runs below');
   for (const variant of ['look-ups, warm', 'look-ups, cold'] as const) {
-    const pairs = [...new Set(runs.map((u) => u.repeat))].flatMap((rep) => {
-      const base = runs.find((u) => u.part === 'paced' && u.repeat === rep && u.variant === 'no look-ups' && complete(u.run))?.run;
-      const change = runs.find((u) => u.part === 'paced' && u.repeat === rep && u.variant === variant && complete(u.run))?.run;
-      return base && change ? [change.latencyMs.p99 - base.latencyMs.p99] : [];
-    });
+    const pairs = pairsOf(runs, 'paced', variant).flatMap(([base, change]) => (base && change ? [change.latencyMs.p99 - base.latencyMs.p99] : []));
     if (pairs.length === 0) {
       lines.push(`paced, ${variant}: no repetition delivered every event in both variants`);
       continue;
@@ -326,7 +306,7 @@ function summaryTable(runs: readonly LookupRun[]): string {
       ]);
     }
   }
-  return table(rows);
+  return markdownTable(rows);
 }
 
 function runTable(runs: readonly LookupRun[]): string {
@@ -352,7 +332,7 @@ function runTable(runs: readonly LookupRun[]): string {
       `${run.othersCpuPct.toFixed(0)} %`,
     ]);
   }
-  return table(rows);
+  return markdownTable(rows);
 }
 
 export const lookupsScenario: Scenario = {

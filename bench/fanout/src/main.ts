@@ -12,13 +12,13 @@
  *   node dist/main.js --help                                 every scenario and option
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import { join, relative } from 'node:path';
 import { parseArgs, type ParseArgsOptionDescriptor } from 'node:util';
 import { Redis } from 'ioredis';
 import { createBenchClock } from '@wirestream/loadgen';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { startRedis } from '@wirestream/testkit';
+import { loadAverageText } from '@wirestream/bench-kit';
 import { profilesIn, summarizeProfile } from './profile-summary.js';
 import { prepareEvents } from './publisher.js';
 import { fmtBytes } from './report.js';
@@ -102,7 +102,7 @@ async function main(): Promise<void> {
   const outDir = options.flag('no-write') ? undefined : options.string('out') ?? (quick ? undefined : new URL('../../results/', import.meta.url).pathname);
   const log = (line: string): void => console.log(line);
   const wallStart = Date.now();
-  const loadAtStart = os.loadavg().map((l) => l.toFixed(1)).join(' ');
+  const loadAtStart = loadAverageText();
 
   const schema = loadWirestreamSchema(auctionSchemaPath);
   const route = schema.routes.get('listingUpdated');

@@ -5,7 +5,8 @@
  * variant of our gateway's env, all measured in the same run; a forced GC at the end tells V8
  * garbage (it goes away) from native memory (it stays: glibc arenas, uWS buffers).
  */
-import { fmtInt, fmtMb, fmtMs, table } from './report.js';
+import { markdownTable } from '@wirestream/bench-kit';
+import { fmtInt, fmtMb, fmtMs } from './report.js';
 import type { RunSpec, StackRun } from './run-stack.js';
 import type { EnvVariant } from './variants.js';
 
@@ -95,7 +96,7 @@ export function memoryReturnTable(rows: readonly MemoryReturnRow[]): string {
       run.unique > 0 ? ((run.serverCpuMs * 1_000) / run.unique).toFixed(2) : 'n/a',
     ]);
   }
-  return table(out);
+  return markdownTable(out);
 }
 
 export const MEMORY_RETURN_HOW_TO_READ =

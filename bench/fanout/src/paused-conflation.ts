@@ -23,9 +23,9 @@ import WebSocket from 'ws';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { createBenchClock } from '@wirestream/loadgen';
 import { startRedis } from '@wirestream/testkit';
-import { readRssBytes } from './processes.js';
+import { loadAverageText, markdownTable, median, readRssBytes } from '@wirestream/bench-kit';
 import { prepareEvents, publishEvents } from './publisher.js';
-import { fmtBytes, fmtInt, median, table } from './report.js';
+import { fmtBytes, fmtInt } from './report.js';
 import { fetchMemory, fetchStats, startServer, type MemoryUsage } from './servers.js';
 
 const { values } = parseArgs({
@@ -180,14 +180,14 @@ const pausedRounds = rounds.filter((x) => x.side === 'paused');
 const lines = [
   `# Paused conflating sockets: what each costs the gateway`,
   '',
-  `- date ${new Date().toISOString()}; node ${process.version}, ${os.cpus().length} cores; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} at the end (a shared machine: other tenants' work lands in the RSS of neither side)`,
+  `- date ${new Date().toISOString()}; node ${process.version}, ${os.cpus().length} cores; load average ${loadAverageText()} at the end (a shared machine: other tenants' work lands in the RSS of neither side)`,
   `- command: \`node bench/fanout/dist/paused-conflation.js --sockets ${SOCKETS} --keys ${KEYS} --events ${EVENTS} --pause-s ${PAUSE_MS / 1_000} --rounds ${ROUNDS} --rate ${RATE}\``,
   `- ${fmtInt(EVENTS)} demo listing events over ${fmtInt(KEYS)} keys published at ${fmtInt(RATE)}/s in ingest's batch form while ${fmtInt(SOCKETS)} sockets subscribed with \`extensions.conflate: true\` do not read for ${PAUSE_MS / 1_000} s; a fresh gateway (default settings) per round; one plain reader in both sides`,
   '',
   `**Per paused socket, after GC: RSS ${fmtBytes(perSocket((m) => m.rss))}, V8 heap ${fmtBytes(perSocket((m) => m.heapUsed))}** (median growth of the paused rounds minus the baseline rounds, ÷ ${fmtInt(SOCKETS)}); the issue's bound is 2 MB.`,
   `Paused sockets still open after the pause: ${pausedRounds.map((x) => `${x.open}/${SOCKETS}`).join(', ')}; with every key's latest event after reading again: ${pausedRounds.map((x) => `${x.complete}/${SOCKETS}`).join(', ')}; frames per paused socket from the measured burst, median: ${pausedRounds.map((x) => fmtInt(x.framesAfterResume)).join(', ')} (of ${fmtInt(EVENTS)} events it would get without conflation; what the kernel's socket buffers took before the gateway saw the lag arrives in full).`,
   '',
-  table([
+  markdownTable([
     ['round', 'side', 'RSS before → after (GC)', 'RSS growth', 'raw RSS growth', 'heap before → after (GC)', 'heap growth'],
     ...rounds.map((x, i) => [
       String(Math.floor(i / 2) + 1),

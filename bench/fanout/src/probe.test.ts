@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseMetrics, quantile, summarize } from './probe.js';
+import { parseMetrics, summarize } from './probe.js';
 import { responsivenessOf } from './burst.js';
 import { JEMALLOC, parseEnvList, parseVariants } from './variants.js';
 
@@ -51,15 +51,7 @@ describe('summarize', () => {
   });
 });
 
-describe('quantile and responsivenessOf', () => {
-  it('nearest rank on ascending values', () => {
-    const values = Array.from({ length: 100 }, (_, i) => i + 1);
-    expect(quantile(values, 0.5)).toBe(50);
-    expect(quantile(values, 0.99)).toBe(99);
-    expect(quantile(values, 1)).toBe(100);
-    expect(quantile([], 0.5)).toBeNaN();
-  });
-
+describe('responsivenessOf', () => {
   it('counts unanswered polls as slower than any answer, in the shares and the quantiles', () => {
     const x = responsivenessOf({
       polls: 4,

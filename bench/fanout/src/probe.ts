@@ -12,6 +12,7 @@
  * gateway and is not affected by the probe at all.
  */
 import http from 'node:http';
+import { quantile } from '@wirestream/bench-kit';
 
 export interface ProbeOptions {
   /** `http://host:port` of the server. */
@@ -190,12 +191,6 @@ export function summarize(
     ownLagMaxMs: lagValues.at(-1) ?? 0,
     ...metrics,
   };
-}
-
-/** The q-quantile of ascending values (nearest rank), NaN when empty. */
-export function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number;
 }
 
 const ELD = /^wirestream_gateway_event_loop_delay_seconds\{[^}]*quantile="([^"]+)"[^}]*\}\s+(\S+)/;

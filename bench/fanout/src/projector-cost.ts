@@ -16,17 +16,17 @@
  *
  *   node bench/fanout/dist/projector-cost.js [--events 200] [--rounds 7] [--min-ms 150] [--frames 2]
  */
-import { parseArgs } from 'node:util';
 import { execute, type ExecutionResult } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
-import { createOperationCompiler, type CompiledSubscription } from '@wirestream/gateway';
+import { createOperationCompiler, type CompiledSubscription } from '@wirestream/gateway/internals';
 import { COMPACT_SELECTION, FULL_SELECTION } from '@wirestream/loadgen';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { createKeyTransformer } from '@wirestream/transform';
-import { table } from './report.js';
+import { markdownTable, median, parseCli } from '@wirestream/bench-kit';
 
-const { values } = parseArgs({
+
+const { values } = parseCli({
   options: {
     events: { type: 'string', default: '200' },
     rounds: { type: 'string', default: '7' },
@@ -152,10 +152,6 @@ function timeWay(render: Render, payloads: readonly Record<string, unknown>[], e
   return cpuUs / n;
 }
 
-function median(xs: number[]): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
-}
 
 /** Malformed copies of an event: each makes graphql-js report an error. */
 function malformed(payload: Record<string, unknown>, kind: 'listing' | 'bid'): Record<string, unknown>[] {
@@ -213,4 +209,4 @@ for (const c of CASES) {
   console.error(`  ${prepared.label}: execute ${ex.toFixed(2)} µs, jit ${jit.toFixed(2)} µs, ours ${ours.toFixed(2)} µs`);
 }
 console.log(`\nCPU µs per operation per event (median of ${ROUNDS} interleaved rounds, ≥ ${MIN_MS} ms each, ${EVENTS} demo events, each payload written as ${FRAMES} frames, node ${process.version})\n`);
-console.log(table(rows));
+console.log(markdownTable(rows));

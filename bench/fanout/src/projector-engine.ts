@@ -10,17 +10,17 @@
  *
  *   node bench/fanout/dist/projector-engine.js [--sockets 2000] [--distinct 1000] [--events 200] [--rounds 5] [--paths execute,projector]
  */
-import { parseArgs } from 'node:util';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
-import { createHub, createMemoryBus, createOperationCompiler, type CompiledSubscription, type ConnectionWriter } from '@wirestream/gateway';
+import { createHub, createMemoryBus, createOperationCompiler, type CompiledSubscription, type ConnectionWriter } from '@wirestream/gateway/internals';
 import { FULL_SELECTION } from '@wirestream/loadgen';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { channelName, shardOf } from '@wirestream/wire';
 import { createLogger } from '@wirestream/telemetry';
 import { createKeyTransformer } from '@wirestream/transform';
-import { table } from './report.js';
+import { markdownTable, median, parseCli } from '@wirestream/bench-kit';
 
-const { values } = parseArgs({
+
+const { values } = parseCli({
   options: {
     sockets: { type: 'string', default: '2000' },
     distinct: { type: 'string', default: '1000' },
@@ -115,7 +115,6 @@ async function round(bus: Awaited<ReturnType<typeof engine>>): Promise<number> {
   return (used.user + used.system) / events.length;
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const sides = (
   [
     ['execute', 1, false],
@@ -142,6 +141,6 @@ for (let s = 0; s < sides.length; s += 2) {
   rows.push([sides[s]?.[0] === 'execute' ? 'execute (before)' : 'projector', one.toFixed(0), many.toFixed(0), perOp(one, many)]);
 }
 console.log(`\nfan-out engine, ${SOCKETS} subscribers, 1 vs ${DISTINCT} distinct operations (full selection), ${EVENTS} demo events per round, ${ROUNDS} rounds, node ${process.version}\n`);
-console.log(table(rows));
+console.log(markdownTable(rows));
 console.log(`\nframes copied: ${(bytes / 1e9).toFixed(2)} GB`);
 process.exit(0);

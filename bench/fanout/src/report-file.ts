@@ -3,7 +3,7 @@
  * reproduces it, and how to read the sections below.
  */
 import { execFileSync } from 'node:child_process';
-import os from 'node:os';
+import { commandLine, loadAverageText, machineText } from '@wirestream/bench-kit';
 import type { EventCorpus } from './publisher.js';
 import { fmtBytes } from './report.js';
 
@@ -51,15 +51,14 @@ const HOW_TO_READ =
   'a row with a high value was measured on a busy machine.';
 
 export function reportHeader(f: ReportFacts): string {
-  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
   return [
     `# Fan-out benchmark${f.reportBase === 'fanout' ? '' : `: ${f.reportBase}`}${f.quick ? ' (quick)' : ''}`,
     '',
     `- date: ${new Date().toISOString()}`,
-    `- node ${process.version}, ${os.platform()} ${os.release()}, ${os.cpus().length} cores (${cpu}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB`,
-    `- machine: shared and noisy (load average ${f.loadAtStart} at start, ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} at end; ` +
+    `- ${machineText({ platform: true })}`,
+    `- machine: shared and noisy (load average ${f.loadAtStart} at start, ${loadAverageText()} at end; ` +
       'other tenants\' benchmarks may run at the same time): compare ratios within one run, not absolute numbers across runs',
-    `- command: \`node bench/fanout/dist/main.js ${process.argv.slice(2).join(' ')}\` (wall time ${f.minutes} min)`,
+    `- command: \`${commandLine()}\` (wall time ${f.minutes} min)`,
     `- gateway measured: \`${gatewayVersion()}\` (apps/gateway/dist as found; build it first)`,
     ...(f.baseGateway === undefined ? [] : [`- base gateway (ours-base): \`${gatewayVersion(f.baseGateway)}\` in ${f.baseGateway}, run by ${f.baseNode ?? process.execPath}`]),
     `- servers: each stack its own \`node --expose-gc\` process (default heap limit), NODE_ENV=${f.nodeEnv}` + (f.gatewayEnv ? `, gateway env ${f.gatewayEnv}` : ''),

@@ -1,3 +1,4 @@
+import { markdownTable, median } from '@wirestream/bench-kit';
 import type { ProcessRun, StackRun } from './run-stack.js';
 import { STACK_SHORT } from './servers.js';
 
@@ -29,14 +30,6 @@ export function fmtMb(bytes: number | undefined): string {
 function fmtRatio(r: number): string {
   if (!Number.isFinite(r) || Number.isNaN(r)) return 'n/a';
   return r >= 10 ? `${r.toFixed(0)}×` : `${r.toFixed(1)}×`;
-}
-
-/** A markdown table; first row is the header. */
-export function table(rows: readonly (readonly string[])[]): string {
-  const [header, ...body] = rows;
-  if (!header) return '';
-  const line = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
-  return [line(header), line(header.map(() => '---')), ...body.map(line)].join('\n');
 }
 
 /** A stack's name, with its repetition when a run measured stacks several times. */
@@ -97,7 +90,7 @@ export function stackTable(runs: readonly StackRun[]): string {
       `${r.othersCpuPct.toFixed(0)} %`,
     ]);
   }
-  return table(rows);
+  return markdownTable(rows);
 }
 
 /** Ours against each baseline in the same run: how many times better. */
@@ -124,7 +117,7 @@ export function ratioTable(runs: readonly StackRun[]): string {
       `${fmtRatio(cpuPerDelivery(base) / cpuPerDelivery(ours))} less`,
     ]);
   }
-  return table(rows);
+  return markdownTable(rows);
 }
 
 function ratioOf(base: number | undefined, ours: number | undefined): string {
@@ -162,7 +155,7 @@ export function memoryTable(runs: readonly StackRun[], labelOf: (r: StackRun) =>
       rows.push(...processMemoryRows(label, p));
     });
   }
-  return table(rows);
+  return markdownTable(rows);
 }
 
 function processMemoryRows(label: string, p: ProcessRun): string[][] {
@@ -262,7 +255,7 @@ export function scaleTable(rows: readonly ScaleRow[]): string {
       `${r.othersCpuPct.toFixed(0)} %`,
     ]);
   }
-  return table(out);
+  return markdownTable(out);
 }
 
 /** Scale runs: memory per server process after forced GCs (the issue-4 memory figures, per process). */
@@ -299,14 +292,7 @@ export function scaleMemoryTable(rows: readonly ScaleRow[]): string {
       ]);
     });
   }
-  return table(out);
-}
-
-export function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  if (sorted.length === 0) return Number.NaN;
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return markdownTable(out);
 }
 
 const serverUsPerDelivery = (r: StackRun): number => (r.unique > 0 ? (r.serverCpuMs * 1_000) / r.unique : Number.NaN);
@@ -331,7 +317,7 @@ export function repeatSummaryTable(runs: readonly StackRun[]): string {
       `${median(of.map((r) => r.othersCpuPct)).toFixed(0)} %`,
     ]);
   }
-  return table(rows);
+  return markdownTable(rows);
 }
 
 /**

@@ -3,10 +3,10 @@ import { createBenchClock, createLoadgen, variantOf, variantsOf, type BenchClock
 import type { SubscriptionRoute } from '@wirestream/schema';
 import { channelName, shardOf, topicChannels } from '@wirestream/wire';
 import os from 'node:os';
-import { readCpuTimes, readCpuTimesOf, readMachineBusyMs, readRssBytes, readRssSplit, type CpuTimes } from './processes.js';
+import { othersCpuPct, readCpuTimes, readCpuTimesOf, readMachineBusyMs, readRssBytes, readRssSplit, type CpuTimes, type PhaseMark } from '@wirestream/bench-kit';
 import { publishEvents, type EventCorpus } from './publisher.js';
 import { startProbe, type Probe, type ProbeSummary } from './probe.js';
-import { startSampler, type PhaseMark, type Sample, type Sampler } from './sampler.js';
+import { startSampler, type Sample, type Sampler } from './sampler.js';
 import { benchJwtClaims, BENCH_JWT_SECRET, fetchMemory, fetchStats, protocolOf, startServer, type MemoryUsage, type ServerHandle, type StackName } from './servers.js';
 
 /** One measured configuration: N sockets with a plan, E events at a rate (or back-to-back). */
@@ -438,7 +438,7 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
     const machineAfter = readMachineBusyMs();
     const windowMs = (clock.nowUs() - firstPublishUs) / 1_000;
     const ownMs = ownAfter.userMs + ownAfter.systemMs - ownBefore.userMs - ownBefore.systemMs;
-    const othersCpuPct = windowMs > 0 ? Math.max(0, ((machineAfter - machineBefore - ownMs) / windowMs) * 100) : 0;
+    const othersCpu = othersCpuPct(machineAfter - machineBefore, ownMs, windowMs);
     // The progress tick lags up to 250 ms: the report below has the exact counters.
     const report = await loadgen.report({
       total: spec.events,
@@ -557,7 +557,7 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
       clientCpuPct:
         windowMs > 0 ? ((clientCpuAfter.userMs + clientCpuAfter.systemMs - clientCpuBefore.userMs - clientCpuBefore.systemMs) / windowMs) * 100 : 0,
       loadAverage,
-      othersCpuPct,
+      othersCpuPct: othersCpu,
       clientPeakRssBytes: Math.max(0, ...report.workerRssBytes, ...allSamples.map((s) => s.clientMaxWorkerRssMb * 1_048_576)),
       clientPeakRssTotalBytes: Math.max(
         report.workerRssBytes.reduce((a, b) => a + b, 0),

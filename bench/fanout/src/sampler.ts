@@ -1,32 +1,14 @@
 import type { Loadgen } from '@wirestream/loadgen';
-import { readCpuMs, readCpuTimesOf, readMemAvailableMb, readRssBytes } from './processes.js';
+import { readCpuMs, readCpuTimesOf, readMemAvailableMb, readRssBytes, type PhaseMark, type TimelineSample } from '@wirestream/bench-kit';
 import { fetchMemory, type ServerHandle } from './servers.js';
 
-/** One point of the timeline, every `intervalMs`. */
-export interface Sample {
-  /** Seconds since the stack's run started. */
-  readonly t: number;
-  /** VmRSS of the server process, MB. */
-  readonly rssMb: number | undefined;
-  /** V8 heap of the server (no forced GC), MB; undefined while the server is too busy to answer. */
-  readonly heapUsedMb: number | undefined;
-  readonly heapTotalMb: number | undefined;
-  /** Server CPU over the last interval, % of one core. */
-  readonly serverCpuPct: number;
-  /** All load workers' CPU over the last interval, % of one core. */
-  readonly clientCpuPct: number;
-  /** Distinct deliveries per second over the last interval. */
-  readonly deliveriesPerSec: number;
+/** One point of the timeline, every `intervalMs` (what the chart draws, and the clients' memory). */
+export interface Sample extends TimelineSample {
   /** RSS of all load workers together, and of the largest one, MB (as the workers last reported it). */
   readonly clientRssMb: number;
   readonly clientMaxWorkerRssMb: number;
   /** MemAvailable of the machine, MB (all tenants): what is left of the shared RAM. */
   readonly machineAvailableMb: number | undefined;
-}
-
-export interface PhaseMark {
-  readonly name: string;
-  readonly t: number;
 }
 
 export interface Sampler {

@@ -10,7 +10,7 @@ import { fmtBytes, fmtInt, fmtMs, memoryTable, notesOf, scaleMemoryTable, scaleT
 import { runStack, type ProcessRun } from './run-stack.js';
 import { drainTimeoutMs, withWorkers, type OptionValues, type Scenario, type ScenarioEnv, type ScenarioOutput } from './scenario.js';
 import { STACK_SHORT } from './servers.js';
-import { timelineChart } from './svg.js';
+import { timelineChart } from '@wirestream/bench-kit';
 
 interface ScaleOptions {
   /** Sockets of the one-process setup (0 skips it). */

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { freePort } from '@wirestream/testkit';
-import { startNodeProcess, type ManagedProcess } from './processes.js';
+import { startNodeProcess, waitForHttpOk, type ManagedProcess } from '@wirestream/bench-kit';
 
 /** The servers a run can measure. */
 export type StackName = 'naive' | 'card' | 'ours' | 'ours-prod' | 'ours-sse' | 'ours-legacy' | 'ours-no-metrics' | 'ours-base' | 'ours-base-sse' | 'bare' | 'bare-corked' | 'bare-projecting';
@@ -132,51 +132,43 @@ export async function startServer(
   const host = '127.0.0.1';
   let proc: ManagedProcess;
   if (isGateway(stack)) {
-    proc = startNodeProcess(isBase(stack) ? 'gateway-base' : 'gateway', ['--expose-gc', ...nodeArgs, gatewayMain(stack)], {
-      GATEWAY_PORT: String(port),
-      GATEWAY_HOST: host,
-      REDIS_URL: redisUrl,
-      LOG_LEVEL: 'warn',
-      GATEWAY_DEBUG_ENDPOINTS: 'true',
-      // Benchmarks measure the fan-out, not auth: anonymous, and loadgen opens thousands of
-      // sockets from a few loopback addresses.
-      GATEWAY_AUTH_MODE: 'anonymous',
-      GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
-      ...commonEnv,
-      ...gatewayEnv,
-      // Last, so --gateway-env cannot turn the comparison into ours vs ours.
-      ...(stack === 'ours-no-metrics' ? { GATEWAY_METRICS: 'false' } : {}),
-      ...(stack === 'ours-prod' ? PRODUCTION_ENV : {}),
-    }, cgroupProcs, isBase(stack) ? baseNode : process.execPath);
+    proc = startNodeProcess(`${stack} server`, ['--expose-gc', ...nodeArgs, gatewayMain(stack)], {
+      env: {
+        GATEWAY_PORT: String(port),
+        GATEWAY_HOST: host,
+        REDIS_URL: redisUrl,
+        LOG_LEVEL: 'warn',
+        GATEWAY_DEBUG_ENDPOINTS: 'true',
+        // Benchmarks measure the fan-out, not auth: anonymous, and loadgen opens thousands of
+        // sockets from a few loopback addresses.
+        GATEWAY_AUTH_MODE: 'anonymous',
+        GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
+        ...commonEnv,
+        ...gatewayEnv,
+        // Last, so --gateway-env cannot turn the comparison into ours vs ours.
+        ...(stack === 'ours-no-metrics' ? { GATEWAY_METRICS: 'false' } : {}),
+        ...(stack === 'ours-prod' ? PRODUCTION_ENV : {}),
+      },
+      cgroupProcs,
+      node: isBase(stack) ? baseNode : process.execPath,
+    });
   } else {
     const file = { naive: 'naive.js', card: 'card-stack.js', bare: 'bare-uws.js', 'bare-corked': 'bare-uws.js', 'bare-projecting': 'bare-uws.js' }[stack];
-    proc = startNodeProcess(stack, ['--expose-gc', ...nodeArgs, baselineMain(file)], {
-      PORT: String(port),
-      HOST: host,
-      REDIS_URL: redisUrl,
-      BARE_CORK_BATCH: String(stack === 'bare-corked' || stack === 'bare-projecting'),
-      BARE_PROJECT: String(stack === 'bare-projecting'),
-      ...commonEnv,
-    }, cgroupProcs);
+    proc = startNodeProcess(`${stack} server`, ['--expose-gc', ...nodeArgs, baselineMain(file)], {
+      env: {
+        PORT: String(port),
+        HOST: host,
+        REDIS_URL: redisUrl,
+        BARE_CORK_BATCH: String(stack === 'bare-corked' || stack === 'bare-projecting'),
+        BARE_PROJECT: String(stack === 'bare-projecting'),
+        ...commonEnv,
+      },
+      cgroupProcs,
+    });
   }
   const httpBase = `http://${host}:${port}`;
   const readyPath = isGateway(stack) ? '/readyz' : '/healthz';
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const exit = proc.exitInfo();
-    if (exit !== undefined) throw new Error(`${stack} server exited (${exit}) before it was ready:\n${proc.tail()}`);
-    try {
-      const res = await fetch(httpBase + readyPath, { signal: AbortSignal.timeout(1_000) });
-      if (res.ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      await proc.stop();
-      throw new Error(`${stack} server did not answer ${readyPath} within 20 s:\n${proc.tail()}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitForHttpOk(proc, httpBase + readyPath, 20_000);
   return { stack, process: proc, port, wsUrl: `ws://${host}:${port}/graphql`, httpBase };
 }
 

@@ -11,7 +11,6 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
@@ -32,11 +31,11 @@ import {
 } from '@wirestream/wire';
 import { startRedis } from '@wirestream/testkit';
 import { createKeyTransformer } from '@wirestream/transform';
-import { readRssBytes } from './processes.js';
-import { fmtBytes, fmtMs, table } from './report.js';
+import { markdownTable, median, parseCli, readRssBytes } from '@wirestream/bench-kit';
+import { fmtBytes, fmtMs } from './report.js';
 import { fetchMemory, startServer, type ServerHandle } from './servers.js';
 
-const { values } = parseArgs({ options: { keys: { type: 'string', default: '10000' }, rounds: { type: 'string', default: '5' }, partitions: { type: 'string', default: '3' } } });
+const { values } = parseCli({ options: { keys: { type: 'string', default: '10000' }, rounds: { type: 'string', default: '5' }, partitions: { type: 'string', default: '3' } } });
 const KEYS = Number(values.keys);
 const ROUNDS = Number(values.rounds);
 const PARTITIONS = Number(values.partitions);
@@ -138,10 +137,6 @@ async function runRound(server: ServerHandle, mode: Mode, epoch: string): Promis
   return { mode, ms, frames: mode === 'resume' ? frames - 1 : frames, bytes, rssPeakDelta: rssPeak - rssBefore, heapAfter: after?.heapUsed ?? NaN, heapPeak };
 }
 
-const median = (xs: readonly number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
-};
 
 async function main(): Promise<void> {
   const redisServer = await startRedis();
@@ -182,7 +177,7 @@ async function main(): Promise<void> {
     };
     const ratio = median(rounds.filter((x) => x.mode === 'snapshot').map((x) => x.ms)) / median(rounds.filter((x) => x.mode === 'resume').map((x) => x.ms));
     console.log(`${KEYS} keys over ${PARTITIONS} partitions, demo listing events (full selection), one subscriber, ${ROUNDS} rounds of each (alternating, after one warm-up pair)\n`);
-    console.log(table([['run', 'to last initial frame (median)', 'range', 'bytes to client', 'gateway RSS peak − before (median)', 'gateway heap peak (median)', 'heap after, GC (median)'], row('snapshot'), row('resume')]));
+    console.log(markdownTable([['run', 'to last initial frame (median)', 'range', 'bytes to client', 'gateway RSS peak − before (median)', 'gateway heap peak (median)', 'heap after, GC (median)'], row('snapshot'), row('resume')]));
     console.log(`\nsnapshot / resume time: ${ratio.toFixed(2)}×`);
   } finally {
     await server?.process.stop();

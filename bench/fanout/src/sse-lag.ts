@@ -8,18 +8,16 @@
  *   flock /tmp/wirestream-bench.lock node bench/fanout/dist/sse-lag.js --base-gateway DIR [--streams 200] [--events 1500] [--settle-s 20]
  */
 import { connect, type Socket } from 'node:net';
-import os from 'node:os';
-import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { FULL_SELECTION, createBenchClock } from '@wirestream/loadgen';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { startRedis, waitFor } from '@wirestream/testkit';
-import { readRssBytes } from './processes.js';
+import { loadAverageText, markdownTable, parseCli, readRssBytes } from '@wirestream/bench-kit';
 import { prepareEvents, publishEvents } from './publisher.js';
-import { fmtInt, table } from './report.js';
+import { fmtInt } from './report.js';
 import { fetchMemory, fetchStats, startServer, useBaseGateway, type StackName } from './servers.js';
 
-const { values } = parseArgs({
+const { values } = parseCli({
   options: {
     'base-gateway': { type: 'string' },
     streams: { type: 'string', default: '200' },
@@ -106,7 +104,7 @@ async function measure(stack: StackName, redisUrl: string, redis: Redis): Promis
 
 const redisServer = await startRedis();
 const redis = new Redis(redisServer.url);
-const loadStart = os.loadavg().map((l) => l.toFixed(1)).join(' ');
+const loadStart = loadAverageText();
 const started = new Date();
 const rows: Row[] = [];
 try {
@@ -120,10 +118,10 @@ try {
 }
 const mb = (b: number): string => (b / MB).toFixed(1);
 const at = (r: Row, s: number): number => r.after[Math.min(s, r.after.length) - 1] ?? 0;
-console.log(`- date: ${started.toISOString()}; load average ${loadStart} at start, ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} at end`);
+console.log(`- date: ${started.toISOString()}; load average ${loadStart} at start, ${loadAverageText()} at end`);
 console.log(`- ${fmtInt(streams)} SSE streams (raw HTTP, paused while ${fmtInt(events)} events went out back-to-back, then read), settle ${settleS} s\n`);
 console.log(
-  table([
+  markdownTable([
     ['stack', 'RSS before burst MB (GC)', 'peak RSS MB', '+10 s MB', `+${settleS} s MB`, `+${settleS} s / before`, 'after forced GC MB', 'delivered / expected', 'catch-up after resume'],
     ...rows.map((r) => [r.stack, mb(r.before), mb(r.peak), mb(at(r, 10)), mb(at(r, settleS)), `${(at(r, settleS) / r.before).toFixed(2)}×`, mb(r.afterGc), `${fmtInt(r.delivered)} / ${fmtInt(streams * events)}`, `${fmtInt(r.catchUpMs)} ms`]),
   ]),

@@ -7,11 +7,11 @@
  * projecting server of the same run, since this machine's µs are not the issue's.
  */
 import os from 'node:os';
-import { fmtInt, fmtMs, table } from './report.js';
+import { fmtInt, fmtMs } from './report.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
 import { drainTimeoutMs, type Scenario } from './scenario.js';
 import { isGateway, STACK_LABELS, STACK_SHORT, type StackName } from './servers.js';
-import { logXLineChart } from './svg.js';
+import { logXLineChart, markdownTable, median } from '@wirestream/bench-kit';
 
 /** The issue's bare server: ~4.6 µs of server CPU per extra projection per event, on its machine. */
 export const REFERENCE_BARE_US_PER_OP = 4.6;
@@ -85,13 +85,6 @@ export async function runSweep(ctx: RunContext, o: SweepOptions): Promise<SweepR
   return runs;
 }
 
-/** The middle value (the mean of the middle two of an even count: two repetitions give their mean). */
-const median = (xs: readonly number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  if (sorted.length === 0) return Number.NaN;
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-};
 
 /** Every run of one stack at one N and D delivered every event exactly once. */
 const complete = (rs: readonly SweepRun[]): boolean => rs.length > 0 && rs.every((r) => r.run.unique === r.run.expected && r.run.duplicates === 0);
@@ -175,7 +168,7 @@ export function sweepSection(runs: readonly SweepRun[], o: SweepOptions, svgName
     `and \`JSON.stringify\`'d once, frames corked per socket): the issue measured such a bare server at ~${REFERENCE_BARE_US_PER_OP} µs per extra projection and ` +
     `sets ≤ ${TARGET_US_PER_OP} µs (${(TARGET_US_PER_OP / REFERENCE_BARE_US_PER_OP).toFixed(2)}× bare) as the target, so "scaled" = our ratio to bare × ${REFERENCE_BARE_US_PER_OP} µs.\n\n` +
     (lines.length > 0 ? `${lines.map((l) => `- ${l}`).join('\n')}\n\n` : '') +
-    `${summaries.join('\n\n')}\n\nEvery run:\n\n${table(rows)}\n\n![sweep](${svgName})\n`;
+    `${summaries.join('\n\n')}\n\nEvery run:\n\n${markdownTable(rows)}\n\n![sweep](${svgName})\n`;
   return { markdown, svg: [svgName, svg] };
 }
 
@@ -243,7 +236,7 @@ function summaryTable(figures: readonly SweepFigures[], counts: readonly number[
       execs.length === 0 ? 'n/a' : (median(execs) / events).toFixed(0),
     ]);
   }
-  return table(rows);
+  return markdownTable(rows);
 }
 
 export const sweepScenario: Scenario = {

@@ -11,15 +11,15 @@
  *
  * The gateway's context manager is `synchronous` (main.ts); `--async-local-storage` measures the other one.
  */
-import { parseArgs } from 'node:util';
 import { loadConfig } from '@wirestream/config';
-import { createHub, createMemoryBus, createOperationCompiler, type ConnectionWriter } from '@wirestream/gateway';
+import { createHub, createMemoryBus, createOperationCompiler, type ConnectionWriter } from '@wirestream/gateway/internals';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { channelName, createEnvelopeHeadEncoder, encodeEnvelopeTrace, shardOf } from '@wirestream/wire';
 import { createLogger, startTracing, tracingSpec, type Tracer } from '@wirestream/telemetry';
 import { startOtlpReceiver } from '@wirestream/testkit';
+import { median, parseCli } from '@wirestream/bench-kit';
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '2000' }, subscribers: { type: 'string', default: '100' }, tries: { type: 'string', default: '5' }, 'async-local-storage': { type: 'boolean', default: false } } });
+const { values } = parseCli({ options: { events: { type: 'string', default: '2000' }, subscribers: { type: 'string', default: '100' }, tries: { type: 'string', default: '5' }, 'async-local-storage': { type: 'boolean', default: false } } });
 const EVENTS = Number(values.events);
 const SUBSCRIBERS = Number(values.subscribers);
 const TRIES = Number(values.tries);
@@ -74,8 +74,7 @@ async function measure(tracer: Tracer | undefined, share: number): Promise<{ byt
       cpus.push(used.user + used.system);
     }
   }
-  cpus.sort((a, b) => a - b);
-  return { bytes: least, cpuUs: cpus[Math.floor(cpus.length / 2)] as number };
+  return { bytes: least, cpuUs: median(cpus) };
 }
 
 const receiver = await startOtlpReceiver({ keepBodies: false });

@@ -17,8 +17,9 @@ import { Redis } from 'ioredis';
 import { parseMix } from '@wirestream/loadgen';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { startOtlpReceiver, startRedis, type OtlpReceiver, type RedisServer } from '@wirestream/testkit';
+import { loadAverageText, markdownTable, median } from '@wirestream/bench-kit';
 import { prepareEvents } from './publisher.js';
-import { fmtInt, fmtMs, table } from './report.js';
+import { fmtInt, fmtMs } from './report.js';
 import { benchContext, runStack, type RunSpec, type StackRun } from './run-stack.js';
 
 const HELP = `tracing bench (fan-out): server CPU per delivery, tracing off vs on at 0 %, 1 %, 100 % of events traced
@@ -70,11 +71,6 @@ const repeat = positiveInt('repeat', values.repeat);
 const log = (line: string): void => console.log(line);
 const serverUs = (r: StackRun): number => (r.unique > 0 ? (r.serverCpuMs * 1_000) / r.unique : Number.NaN);
 
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-}
 
 function resultTable(runs: readonly { config: Config; run: StackRun }[], receiverBytes: ReadonlyMap<string, number>): string {
   const rows = CONFIGS.map((config) => {
@@ -82,7 +78,7 @@ function resultTable(runs: readonly { config: Config; run: StackRun }[], receive
     return { config, mine, cpu: median(mine.map(serverUs)) };
   }).filter((r) => r.mine.length > 0);
   const off = rows[0]?.cpu;
-  return table([
+  return markdownTable([
     ['config', 'delivered (all runs)', `server CPU µs per delivery (median of ${repeat} [range])`, 'vs off', 'latency p50 / p99 (median run)', 'OTLP bytes exported (all runs)'],
     ...rows.map(({ config, mine, cpu }) => {
       const mid = mine.reduce((best, r) => (Math.abs(serverUs(r) - cpu) < Math.abs(serverUs(best) - cpu) ? r : best));
@@ -106,7 +102,7 @@ async function main(): Promise<void> {
   if (!route) throw new Error('the auction schema has no listingUpdated route');
   const corpus = prepareEvents(events, route, 'ws', 50);
   const started = new Date();
-  const loadAtStart = os.loadavg().map((l) => l.toFixed(1)).join(' ');
+  const loadAtStart = loadAverageText();
   let redisServer: RedisServer | undefined;
   let redis: Redis | undefined;
   let receiver: OtlpReceiver | undefined;
@@ -139,7 +135,7 @@ async function main(): Promise<void> {
   }
   const text = [
     `Command: \`flock /tmp/wirestream-bench.lock node bench/fanout/dist/tracing.js ${process.argv.slice(2).join(' ')}\` — ${started.toISOString()}, ` +
-      `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, load average at start ${loadAtStart}, at end ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}.`,
+      `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, load average at start ${loadAtStart}, at end ${loadAverageText()}.`,
     '',
     `${fmtInt(sockets)} sockets (${values.mix}), ${fmtInt(events)} demo listing events at ${rate}/s per run, published into a private redis-server with ` +
       'the envelope head ingest writes (a sampled `tp` on the traced share, each event its own trace); spans exported by the real SDK (OTLP/HTTP protobuf) to a receiver in the bench process.',

@@ -12,11 +12,11 @@
  *
  *   node bench/fanout/dist/unicast-compile.js [--clients 10000] [--rounds 6]
  */
-import { parseArgs } from 'node:util';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
-import { createOperationCompiler } from '@wirestream/gateway';
+import { createOperationCompiler } from '@wirestream/gateway/internals';
+import { median, parseCli } from '@wirestream/bench-kit';
 
-const { values } = parseArgs({
+const { values } = parseCli({
   options: {
     clients: { type: 'string', default: '10000' },
     rounds: { type: 'string', default: '6' },
@@ -48,7 +48,6 @@ function round(side: Side): number {
   return used.user + used.system;
 }
 
-const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const first = new Map<Side, number>();
 for (const side of sides) first.set(side, round(side)); // the first round: every cache cold
 const timings = new Map<Side, number[]>(sides.map((s) => [s, []]));

@@ -11,13 +11,13 @@
  *
  *   node bench/fanout/dist/unicast-early-drop.js [--subscribers 1000] [--share 0.1] [--events 20000] [--rounds 8]
  */
-import { parseArgs } from 'node:util';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { channelName, ROUTED_ON_KAFKA_KEY, shardOf } from '@wirestream/wire';
 import { createLogger } from '@wirestream/telemetry';
-import { createHub, createMemoryBus, createOperationCompiler, type ConnectionWriter } from '@wirestream/gateway';
+import { createHub, createMemoryBus, createOperationCompiler, type ConnectionWriter } from '@wirestream/gateway/internals';
+import { median, parseCli } from '@wirestream/bench-kit';
 
-const { values } = parseArgs({
+const { values } = parseCli({
   options: {
     subscribers: { type: 'string', default: '1000' },
     share: { type: 'string', default: '0.1' },
@@ -93,7 +93,6 @@ async function round(side: Side, { bus }: Awaited<ReturnType<typeof engine>>): P
   return used.user + used.system;
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const sides: Side[] = ['unrouted', 'routed'];
 const engines = new Map<Side, Awaited<ReturnType<typeof engine>>>();
 for (const side of sides) engines.set(side, await engine());

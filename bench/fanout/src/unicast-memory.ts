@@ -19,12 +19,12 @@
  */
 import { writeHeapSnapshot } from 'node:v8';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { createLogger } from '@wirestream/telemetry';
-import { createHub, createMemoryBus, createOperationCompiler, type CompiledSubscription, type ConnectionWriter, type Hub } from '@wirestream/gateway';
+import { createHub, createMemoryBus, createOperationCompiler, type CompiledSubscription, type ConnectionWriter, type Hub } from '@wirestream/gateway/internals';
+import { median, parseCli } from '@wirestream/bench-kit';
 
-const { values } = parseArgs({
+const { values } = parseCli({
   options: {
     subscribers: { type: 'string', default: '10000' },
     rounds: { type: 'string', default: '4' },
@@ -96,7 +96,6 @@ async function measure(shape: Shape, snapshotDir: string | undefined): Promise<{
   return { perSocket: (after - before) / SUBSCRIBERS, groups, cachedDocuments };
 }
 
-const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const shapes: Shape[] = ['distinct', 'shared'];
 await measure('distinct', undefined); // warm-up: code, shapes and the schema's caches
 await measure('shared', undefined);

@@ -7,8 +7,9 @@
  * many keys, next to a small reference (200 sockets, 200 keys); base and change interleaved.
  */
 import { FULL_SELECTION, type ExplicitOperation } from '@wirestream/loadgen';
+import { markdownTable, median } from '@wirestream/bench-kit';
 import { prepareEvents } from './publisher.js';
-import { fmtBytes, fmtInt, fmtMs, median, notesOf, table } from './report.js';
+import { fmtBytes, fmtInt, fmtMs, notesOf } from './report.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
 import { drainTimeoutMs, type Scenario } from './scenario.js';
 import { STACK_SHORT, type StackName } from './servers.js';
@@ -142,7 +143,7 @@ function runTable(runs: readonly UnicastRun[]): string {
       `${run.othersCpuPct.toFixed(0)} %`,
     ]);
   }
-  return table(rows);
+  return markdownTable(rows);
 }
 
 /** Medians over the complete runs of each stack and key count (what scripts/capacity.mjs reads). */
@@ -163,7 +164,7 @@ function summaryTable(runs: readonly UnicastRun[], options: UnicastOptions): str
       ]);
     }
   }
-  return table(rows);
+  return markdownTable(rows);
 }
 
 /** Per stack the medians by key count, the ratio to the reference, and change ÷ base per key count (complete runs only). */

@@ -11,7 +11,9 @@
 import net from 'node:net';
 import uWS from 'uWebSockets.js';
 import WebSocket from 'ws';
+import { parseCli } from '@wirestream/bench-kit';
 
+parseCli({ options: {} }); // no options: --help prints what it does
 const MESSAGES = 20;
 const message = JSON.stringify({
   title: 'Signed Vinyl Collection',

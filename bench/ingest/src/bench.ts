@@ -4,20 +4,21 @@
 //   pnpm --filter @wirestream/bench-ingest bench -- [--events 200000] [--variants knobs,fetch]
 //        [--repeat 3] [--profile app] [--json out.json] [--base /path/to/other/checkout/apps/ingest]
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { createBenchEnvironment, highWatermarks, preload, type BenchEnvironment, type PreloadResult } from './environment.js';
 import { summarizeCpuProfile, type ProfileSummary } from './profile-summary.js';
 import { runOnce, type RunContext, type RunResult, type Variant } from './run-process.js';
-import { fixed, int, markdownTable, median } from './table.js';
+import { machineText, median, paddedTable, parseCli } from '@wirestream/bench-kit';
+import { fixed, int } from './format.js';
 import { findRepoRoot, startOtlpReceiver } from '@wirestream/testkit';
 import { buildPatchedApp } from './patched-app.js';
 import { prepareFormatTopics, type FormatTopics } from './formats-e2e.js';
 import { baseVariant, OTLP_RECEIVER, PRESETS, VARIANTS } from './variants.js';
 
-const { values: args } = parseArgs({
+const { values: args } = parseCli({
+  usage: `usage: node bench/ingest/dist/bench.js [options]
+End-to-end ingest throughput against a real Kafka broker and redis-server started for the run.`,
   options: {
     events: { type: 'string', default: '200000' },
     partitions: { type: 'string', default: '6' },
@@ -31,31 +32,24 @@ const { values: args } = parseArgs({
     'profile-dir': { type: 'string' },
     base: { type: 'string' },
     'base-node': { type: 'string' },
-    help: { type: 'boolean', short: 'h', default: false },
   },
-  allowPositionals: false,
+  help: {
+    events: 'events preloaded and consumed by each run',
+    partitions: 'partitions of each topic',
+    variants: 'comma-separated variants or presets',
+    repeat: 'rounds, variants interleaved in each',
+    profile: 'variants to run once more under --cpu-prof',
+    'profile-dir': 'where the CPU profiles go',
+    'timeout-s': 'give up on a run after N seconds',
+    warmup: 'run an unmeasured warm-up first',
+    'no-warmup': 'skip the unmeasured warm-up run',
+    json: 'also write every run as JSON',
+    base: 'another build of apps/ingest, measured as app-base in the same run',
+    'base-node': 'the node binary that runs app-base (default: this one), for a runtime change',
+  },
+  epilog: `presets: ${Object.entries(PRESETS).map(([name, ids]) => `${name} (${ids.join(', ')})`).join('; ')}
+variants: ${Object.keys(VARIANTS).join(', ')}`,
 });
-
-if (args.help === true) {
-  process.stdout.write(`usage: node bench/ingest/dist/bench.js [options]
-End-to-end ingest throughput against a real Kafka broker and redis-server started for the run.
-  --events N          events preloaded and consumed by each run (default 200000)
-  --partitions N      partitions of each topic (default 6)
-  --variants LIST     comma-separated variants or presets (default knobs)
-  --repeat N          rounds, variants interleaved in each (default 1)
-  --profile LIST      variants to run once more under --cpu-prof
-  --profile-dir DIR   where the CPU profiles go
-  --timeout-s N       give up on a run after N seconds (default 180)
-  --no-warmup         skip the unmeasured warm-up run
-  --json FILE         also write every run as JSON
-  --base DIR          another build of apps/ingest, measured as app-base in the same run
-  --base-node PATH    the node binary that runs app-base (default: this one), for a runtime change
-  -h, --help          this text
-presets: ${Object.entries(PRESETS).map(([name, ids]) => `${name} (${ids.join(', ')})`).join('; ')}
-variants: ${Object.keys(VARIANTS).join(', ')}
-`);
-  process.exit(0);
-}
 
 function positiveInt(name: string, text: string | undefined): number {
   const n = Number(text);
@@ -209,10 +203,10 @@ function report(
   profiles: readonly { variant: string; result: RunResult; summary: ProfileSummary; file: string }[],
 ): string {
   const out: string[] = [];
-  out.push(`## Ingest throughput — ${new Date().toISOString()}, node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${Math.round(totalmem() / 2 ** 30)} GiB`);
+  out.push(`## Ingest throughput — ${new Date().toISOString()}, ${machineText()}`);
   out.push('');
   out.push(
-    markdownTable(
+    paddedTable(
       ['preload', 'events', 'listing / bid', 'mean value', 'total', 'generate', 'produce', 'produce rate'],
       preloads.map(({ label, loaded }) => [
           `${label}: kafkajs sendBatch, acks 1, no compression`,
@@ -232,7 +226,7 @@ function report(
   const base = medianOf(names[0] ?? '', (r) => r.eventsPerS);
   const baseCpu = medianOf(names[0] ?? '', (r) => r.cpuUsPerEvent);
   out.push(
-    markdownTable(
+    paddedTable(
       [
         'variant', 'events/s', 'best ev/s', 'steady ev/s', 'vs first', 'runs (events/s each)', 'CPU %', 'CPU µs/event', 'CPU/event vs first', 'CPU µs/event each', 'peak RSS MiB', 'broker CPU %', 'redis CPU %',
         'redis CPU ms / 10k ev', 'redis cmds / event', 'machine busy / steal %', 'startup ms', 'PUBLISH calls', 'events published',
@@ -271,9 +265,9 @@ function report(
       `### CPU profile: ${p.variant} — ${int(p.result.eventsPerS)} events/s while profiled; busy ${int(p.summary.busyMs)} ms, idle ${int(p.summary.idleMs)} ms (whole process life)`,
     );
     out.push('');
-    out.push(markdownTable(['self time by category', 'ms', '% of busy'], p.summary.categories.map((c) => [c.name, int(c.ms), fixed(c.pct)])));
+    out.push(paddedTable(['self time by category', 'ms', '% of busy'], p.summary.categories.map((c) => [c.name, int(c.ms), fixed(c.pct)])));
     out.push('');
-    out.push(markdownTable(['top self-time functions', 'category', 'ms', '% of busy'], p.summary.top.map((f) => [f.name, f.category, int(f.ms), fixed(f.pct)])));
+    out.push(paddedTable(['top self-time functions', 'category', 'ms', '% of busy'], p.summary.top.map((f) => [f.name, f.category, int(f.ms), fixed(f.pct)])));
     out.push(`\nprofile: ${p.file}`);
   }
   return out.join('\n');

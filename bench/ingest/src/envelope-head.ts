@@ -3,10 +3,10 @@
 // `@topic(headers:)` (called as chunk-builder calls it, with the record's headers), and for a topic
 // that copies two headers from records that carry them. Interleaved rounds, medians, one process.
 //   node bench/ingest/dist/envelope-head.js [--heads 1000000] [--rounds 9]
-import { parseArgs } from 'node:util';
 import { createEnvelopeHeadEncoder, type EnvelopeHeadEncoder } from '@wirestream/wire';
+import { median, parseCli } from '@wirestream/bench-kit';
 
-const { values: args } = parseArgs({ options: { heads: { type: 'string', default: '1000000' }, rounds: { type: 'string', default: '9' } } });
+const { values: args } = parseCli({ options: { heads: { type: 'string', default: '1000000' }, rounds: { type: 'string', default: '9' } } });
 const HEADS = Number(args.heads);
 const ROUNDS = Number(args.rounds);
 
@@ -52,7 +52,6 @@ for (let round = 0; round < ROUNDS + 1; round++) {
     if (round > 0) (samples[i] as number[]).push(ns); // round 0 warms up
   }
 }
-const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 const base = median(samples[0] as number[]);
 console.log(`| variant | CPU ns/head (median of ${ROUNDS}) | range | vs base |`);
 console.log('|---|---:|---:|---:|');

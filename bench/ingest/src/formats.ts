@@ -10,7 +10,6 @@
 //
 //   npx turbo run build --filter=@wirestream/bench-ingest...
 //   flock /tmp/wirestream-bench.lock node bench/ingest/dist/formats.js [--events 20000] [--rounds 7]
-import { parseArgs } from 'node:util';
 import { AvroSerializer, JsonDeserializer, JsonSerializer, MockClient, ProtobufDeserializer, SerdeType } from '@confluentinc/schemaregistry';
 import { createAuctionEventGenerator, type DemoEvent } from '@wirestream/demo-events';
 import { createEventConverter, createWireConverter, type EventConverter } from '@wirestream/ingest';
@@ -18,10 +17,11 @@ import protobuf from 'protobufjs';
 import { createRegistrySource, createSchemaDecoders } from '@wirestream/registry';
 import { createEnvelopeHeadEncoder } from '@wirestream/wire';
 import { confluentProtobufSerializer } from '@wirestream/testkit';
+import { median, parseCli } from '@wirestream/bench-kit';
 import { inferSchema, jsonSchemaOf, protoOf, withoutNulls } from './formats-schemas.js';
 import { toSnakeCase } from '@wirestream/transform';
 
-const { values: args } = parseArgs({ options: { events: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '7' } } });
+const { values: args } = parseCli({ options: { events: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '7' } } });
 const EVENTS = Number(args.events);
 const ROUNDS = Number(args.rounds);
 
@@ -90,11 +90,6 @@ function pass(events: readonly Encoded[], convert: (e: Encoded) => ReturnType<Ev
   }
   if (bytes === 0) throw new Error('nothing converted');
   return (cpuMicros() - started) / events.length;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
 }
 
 /** CPU µs per event of one awaited call per event (Confluent's deserializers are async). */

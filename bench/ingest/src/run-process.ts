@@ -1,12 +1,10 @@
-import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { Admin } from 'kafkajs';
-import { uniqueName } from '@wirestream/testkit';
+import { MiB, readCpuMs, readMachineTicks, readRssAndPeak, startNodeProcess, type MachineTicks } from '@wirestream/bench-kit';
+import { freePort, uniqueName } from '@wirestream/testkit';
 import type { BenchEnvironment } from './environment.js';
-import { cpuSecondsOf, machineTicks, memoryOf, type MachineTicks } from './proc-stats.js';
 
 /** One process to measure: the built ingest app with some settings, or a minimal loop. */
 export interface Variant {
@@ -86,6 +84,9 @@ export interface RunContext {
 
 const SAMPLE_INTERVAL_MS = 25;
 
+/** CPU seconds (user + system, all threads) a process has used so far; NaN once it is gone. */
+const cpuSecondsOf = (pid: number | undefined): number => (pid === undefined ? Number.NaN : (readCpuMs(pid) ?? Number.NaN) / 1_000);
+
 /** Runs one process over the preloaded topics with a fresh consumer group and measures it. */
 export async function runOnce(ctx: RunContext, variant: Variant): Promise<RunResult> {
   const { env, monitor, admin, total, timeoutMs, cpuProfileDir } = ctx;
@@ -99,9 +100,13 @@ export async function runOnce(ctx: RunContext, variant: Variant): Promise<RunRes
   const nodeArgs: string[] = [...(variant.nodeArgs ?? [])];
   if (cpuProfileDir !== undefined) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`);
   for (const module of variant.imports ?? []) nodeArgs.push('--import', module);
-  const child = spawn(variant.node ?? process.execPath, [...nodeArgs, variant.script], {
+  const child = startNodeProcess(variant.name, [...nodeArgs, variant.script], {
+    node: variant.node,
+    inheritEnv: false,
+    // SIGTERM makes the app commit and leave its group: give it time before SIGKILL.
+    graceMs: 20_000,
+    tailChars: 4_000,
     env: {
-      PATH: process.env['PATH'] ?? '',
       KAFKA_BROKERS: env.broker.brokers.join(','),
       REDIS_URL: env.redis.url,
       SCHEMA_PATH: env.schemaPath,
@@ -111,17 +116,7 @@ export async function runOnce(ctx: RunContext, variant: Variant): Promise<RunRes
       INGEST_HTTP_PORT: String(metricsPort),
       ...variant.env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  const keep = (chunk: Buffer): void => {
-    output = (output + chunk.toString('utf8')).slice(-4_000);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const killOnExit = (): void => void child.kill('SIGKILL');
-  process.once('exit', killOnExit);
   const pid = child.pid;
   const brokerPid = env.broker.pid;
   const redisPid = env.redis.pid;
@@ -154,9 +149,8 @@ export async function runOnce(ctx: RunContext, variant: Variant): Promise<RunRes
 
   try {
     for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null) {
-        throw new Error(`${variant.name} exited early (${String(child.exitCode ?? child.signalCode)}):\n${output.trim()}`);
-      }
+      const exit = child.exitInfo();
+      if (exit !== undefined) throw new Error(`${variant.name} exited early (${exit}):\n${child.tail()}`);
       if (performance.now() > deadline) {
         throw new Error(`${variant.name} did not finish within ${timeoutMs} ms (${Math.max(publishes, committed)} of ${total} events)`);
       }
@@ -168,12 +162,12 @@ export async function runOnce(ctx: RunContext, variant: Variant): Promise<RunRes
       samples.push({
         t,
         done,
-        cpu: cpuSecondsOf(pid) ?? NaN,
-        brokerCpu: cpuSecondsOf(brokerPid) ?? NaN,
-        redisCpu: cpuSecondsOf(redisPid) ?? NaN,
-        machine: machineTicks(),
+        cpu: cpuSecondsOf(pid),
+        brokerCpu: cpuSecondsOf(brokerPid),
+        redisCpu: cpuSecondsOf(redisPid),
+        machine: readMachineTicks(),
       });
-      peakRssMiB = Math.max(peakRssMiB, memoryOf(pid)?.peakRssMiB ?? 0);
+      peakRssMiB = Math.max(peakRssMiB, (readRssAndPeak(pid)?.hwm ?? 0) / MiB);
       if (firstIndex < 0 && done > 0) firstIndex = samples.length - 1;
       if (endIndex < 0 && done >= total) endIndex = samples.length - 1;
       if (endIndex >= 0) {
@@ -192,13 +186,7 @@ export async function runOnce(ctx: RunContext, variant: Variant): Promise<RunRes
   } catch (err) {
     error = err instanceof Error ? err.message : String(err);
   } finally {
-    process.off('exit', killOnExit);
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await child.stop();
   }
 
   // The window opens at the last sample before any event was done: the first fetch and the
@@ -237,15 +225,6 @@ export async function runOnce(ctx: RunContext, variant: Variant): Promise<RunRes
     publishes,
     committed,
   };
-}
-
-/** A free TCP port on the loopback (for the app's health/metrics server). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** Sum of the app's `wirestream_ingest_published_total` series. */

@@ -8,14 +8,15 @@
  *
  *   node --expose-gc --max-semi-space-size=128 bench/ingest/dist/tracing-alloc.js [--chunks 200] [--chunk 500]
  */
-import { parseArgs } from 'node:util';
-import type { KafkaMessage } from 'kafkajs';
 import { loadConfig } from '@wirestream/config';
+// (After a value import: tsc drops the comment above an elided `import type`, and --help prints it.)
+import type { KafkaMessage } from 'kafkajs';
 import { createChunkTracer } from '@wirestream/ingest';
 import { startTracing, tracingSpec } from '@wirestream/telemetry';
 import { startOtlpReceiver } from '@wirestream/testkit';
+import { parseCli } from '@wirestream/bench-kit';
 
-const { values } = parseArgs({ options: { chunks: { type: 'string', default: '200' }, chunk: { type: 'string', default: '500' }, tries: { type: 'string', default: '5' } } });
+const { values } = parseCli({ options: { chunks: { type: 'string', default: '200' }, chunk: { type: 'string', default: '500' }, tries: { type: 'string', default: '5' } } });
 const CHUNKS = Number(values.chunks);
 const CHUNK = Number(values.chunk);
 const TRIES = Number(values.tries);

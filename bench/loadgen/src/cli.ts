@@ -7,12 +7,12 @@
  * so it reports deliveries, duplicates and latency (of events whose occurred_at is a recent time),
  * not loss: the fan-out bench does that.
  */
-import { parseArgs } from 'node:util';
+import { parseCli } from '@wirestream/bench-kit';
 import { createBenchClock } from './clock.js';
 import { createLoadgen } from './loadgen.js';
 import { parseMix } from './operations.js';
 
-const { values } = parseArgs({
+const { values } = parseCli({
   options: {
     url: { type: 'string', default: 'ws://127.0.0.1:4000/graphql' },
     urls: { type: 'string' },

@@ -108,6 +108,16 @@ export interface WorkerCounters {
   readonly rssBytes: number;
 }
 
+/** The counts a worker keeps and the parent sums (WorkerCounters without its per-target, CPU and RSS figures). */
+export const COUNT_NAMES = ['open', 'subscribed', 'failed', 'closedByServer', 'frames', 'unique', 'duplicates', 'unknownPosition', 'noTimestamp', 'bytes', 'wireBytes', 'compressedFrames', 'deltaFrames', 'protocolErrors'] as const;
+
+export type Counts = { -readonly [K in (typeof COUNT_NAMES)[number]]: number };
+
+/** Every count at 0: an object literal, so the worker's hot counters keep one shape. */
+export function zeroCounts(): Counts {
+  return { open: 0, subscribed: 0, failed: 0, closedByServer: 0, frames: 0, unique: 0, duplicates: 0, unknownPosition: 0, noTimestamp: 0, bytes: 0, wireBytes: 0, compressedFrames: 0, deltaFrames: 0, protocolErrors: 0 };
+}
+
 export interface WorkerProgressMessage extends WorkerCounters {
   readonly type: 'progress';
 }

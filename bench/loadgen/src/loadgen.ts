@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { addSparse, createHistogram, quantileUs } from './histogram.js';
-import type { ExpectedDeliveries, JwtOptions, WorkerCounters, WorkerMessage, WorkerReportMessage, WorkerStartMessage, WorkerTarget } from './ipc.js';
+import { COUNT_NAMES, zeroCounts, type ExpectedDeliveries, type JwtOptions, type WorkerCounters, type WorkerMessage, type WorkerReportMessage, type WorkerStartMessage, type WorkerTarget } from './ipc.js';
 import { checkPlan, type OperationPlan } from './operations.js';
 
 /**
@@ -317,67 +317,17 @@ export function createLoadgen(options: LoadgenOptions): Loadgen {
 }
 
 function emptyCounters(workerIndex: number, targets: number): WorkerCounters {
-  return {
-    workerIndex,
-    open: 0,
-    subscribed: 0,
-    subscribedPerTarget: new Array<number>(targets).fill(0),
-    failed: 0,
-    closedByServer: 0,
-    frames: 0,
-    unique: 0,
-    duplicates: 0,
-    unknownPosition: 0,
-    noTimestamp: 0,
-    bytes: 0,
-    wireBytes: 0,
-    compressedFrames: 0,
-    deltaFrames: 0,
-    protocolErrors: 0,
-    cpuUs: 0,
-    rssBytes: 0,
-  };
+  return { workerIndex, ...zeroCounts(), subscribedPerTarget: new Array<number>(targets).fill(0), cpuUs: 0, rssBytes: 0 };
 }
 
 function sum(all: readonly WorkerCounters[], sockets: number, targets: number): LoadProgress {
   const subscribedPerTarget = new Array<number>(targets).fill(0);
-  const total = {
-    sockets,
-    open: 0,
-    subscribed: 0,
-    subscribedPerTarget,
-    failed: 0,
-    closedByServer: 0,
-    frames: 0,
-    unique: 0,
-    duplicates: 0,
-    unknownPosition: 0,
-    noTimestamp: 0,
-    bytes: 0,
-    wireBytes: 0,
-    compressedFrames: 0,
-    deltaFrames: 0,
-    protocolErrors: 0,
-    workerCpuUs: all.map((c) => c.cpuUs),
-    workerRssBytes: all.map((c) => c.rssBytes),
-  };
+  const counts = zeroCounts();
   for (const c of all) {
-    total.open += c.open;
-    total.subscribed += c.subscribed;
+    for (const name of COUNT_NAMES) counts[name] += c[name];
     c.subscribedPerTarget.forEach((n, t) => (subscribedPerTarget[t] = (subscribedPerTarget[t] ?? 0) + n));
-    total.failed += c.failed;
-    total.closedByServer += c.closedByServer;
-    total.frames += c.frames;
-    total.unique += c.unique;
-    total.duplicates += c.duplicates;
-    total.unknownPosition += c.unknownPosition;
-    total.noTimestamp += c.noTimestamp;
-    total.bytes += c.bytes;
-    total.wireBytes += c.wireBytes;
-    total.compressedFrames += c.compressedFrames;
-    total.deltaFrames += c.deltaFrames;
-    total.protocolErrors += c.protocolErrors;
   }
+  const total = { sockets, ...counts, subscribedPerTarget, workerCpuUs: all.map((c) => c.cpuUs), workerRssBytes: all.map((c) => c.rssBytes) };
   return total;
 }
 

@@ -32,7 +32,7 @@ import {
   timeOfDayDeltaUs,
 } from './frames.js';
 import { bucketOf, createHistogram, toSparse } from './histogram.js';
-import type { ExpectedDeliveries, JwtOptions, ParentMessage, WorkerCounters, WorkerMessage, WorkerStartMessage, WorkerTarget } from './ipc.js';
+import { zeroCounts, type ExpectedDeliveries, type JwtOptions, type ParentMessage, type WorkerCounters, type WorkerMessage, type WorkerStartMessage, type WorkerTarget } from './ipc.js';
 import { signHs256 } from './jwt.js';
 import { variantOf, variantsOf } from './operations.js';
 import { readSseChunks, sseRequest, type SseReadState } from './sse.js';
@@ -104,22 +104,7 @@ let received = new Uint8Array(0);
 let receivedCount = new Uint32Array(0);
 const histogram = createHistogram();
 
-const counters = {
-  open: 0,
-  subscribed: 0,
-  failed: 0,
-  closedByServer: 0,
-  frames: 0,
-  unique: 0,
-  duplicates: 0,
-  unknownPosition: 0,
-  noTimestamp: 0,
-  bytes: 0,
-  wireBytes: 0,
-  compressedFrames: 0,
-  deltaFrames: 0,
-  protocolErrors: 0,
-};
+const counters = zeroCounts();
 let subscribedPerTarget: number[] = [];
 let maxLatencyUs = 0;
 let firstDeliveryUs = 0;

@@ -8,20 +8,20 @@
  *   node bench/soak/dist/main.js                     10 min, 2,000 sockets, 20 events/s
  *   node bench/soak/dist/main.js --minutes 1 --sockets 200 --no-write   smoke run
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { fork } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { channelName, DEFAULT_CHANNEL_PREFIX, DEFAULT_HISTORY_PREFIX, encodeEnvelope, historyAppendArgs, historyPartitionsKey, shardOf } from '@wirestream/wire';
 import { findRepoRoot, freePort, startRedis, waitFor } from '@wirestream/testkit';
 import { createKeyTransformer } from '@wirestream/transform';
+import { commandLine, loadAverageText, parseCli, readRssBytes, startNodeProcess } from '@wirestream/bench-kit';
 import type { ClientsReport, FromClients, ToClients } from './clients.js';
 
-const { values } = parseArgs({
+const { values } = parseCli({
   options: {
     sockets: { type: 'string', default: '2000' },
     rate: { type: 'string', default: '20' },
@@ -69,11 +69,6 @@ interface Sample {
 async function memory(base: string): Promise<Omit<Sample, 'tMs'>> {
   const response = await fetch(`${base}/debug/memory?gc=1`);
   return (await response.json()) as Omit<Sample, 'tMs'>;
-}
-
-function rawRss(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) * 1_024 : 0;
 }
 
 /**
@@ -130,9 +125,9 @@ async function main(): Promise<void> {
   const redis = new Redis(redisServer.url);
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const gateway: ChildProcess = spawn(process.execPath, ['--expose-gc', join(root, 'apps/gateway/dist/main.js')], {
+  const gateway = startNodeProcess('gateway', ['--expose-gc', join(root, 'apps/gateway/dist/main.js')], {
+    inheritEnv: false,
     env: {
-      PATH: process.env['PATH'] ?? '',
       NODE_ENV: 'production',
       REDIS_URL: redisServer.url,
       GATEWAY_HOST: '127.0.0.1',
@@ -143,14 +138,10 @@ async function main(): Promise<void> {
       LOG_LEVEL: 'warn',
       ...GATEWAY_ENV,
     },
-    stdio: ['ignore', 'inherit', 'inherit'],
   });
   const clients = fork(join(root, 'bench/soak/dist/clients.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const cleanup = (): void => {
-    clients.kill('SIGKILL');
-    gateway.kill('SIGKILL');
-  };
-  process.on('exit', cleanup);
+  // The gateway is the kit's to kill on exit; the clients are ours.
+  process.on('exit', () => clients.kill('SIGKILL'));
   const fromClients = (type: FromClients['type']): Promise<FromClients> =>
     new Promise((resolve) => {
       const on = (m: FromClients): void => {
@@ -164,7 +155,7 @@ async function main(): Promise<void> {
   const send = (m: ToClients): void => void clients.send(m);
 
   await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 30_000, message: 'gateway ready' });
-  const pid = gateway.pid as number;
+  const pid = gateway.pid;
   const t0 = Date.now();
   const samples: Sample[] = [];
   const marks: { tMs: number; label: string }[] = [];
@@ -214,7 +205,7 @@ async function main(): Promise<void> {
       published++;
     }
     await pipeline.exec();
-    rawPeak = Math.max(rawPeak, rawRss(pid));
+    rawPeak = Math.max(rawPeak, readRssBytes(pid) ?? 0);
     if (Date.now() >= nextChurn) {
       send({ type: 'churn', count: CHURN });
       nextChurn += 1_000;
@@ -262,8 +253,8 @@ async function main(): Promise<void> {
   const lines = [
     '# Soak benchmark',
     '',
-    `- date: ${new Date().toISOString()}; node ${process.version}, ${os.cpus().length} cores, load average at end ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} (shared machine)`,
-    `- command: \`node bench/soak/dist/main.js ${process.argv.slice(2).join(' ')}\``,
+    `- date: ${new Date().toISOString()}; node ${process.version}, ${os.cpus().length} cores, load average at end ${loadAverageText()} (shared machine)`,
+    `- command: \`${commandLine()}\``,
     `- slopes: Theil–Sen (median of pairwise slopes) over the forced-GC samples every 10 s after warm-up, in % of the mean per hour`,
     `- one gateway process (--expose-gc, NODE_ENV=production), ${SOCKETS} sockets over ${QUERIES.length} distinct operations, ${RATE} events/s (demo listing events, ~2 KB envelopes, ${PARTITIONS} partitions) written as ingest does (XADD history + PUBLISH), ${MINUTES} min of traffic; every second ${CHURN} clients leave and resubscribe with their last positions (resume through history)`,
     '',
@@ -296,7 +287,7 @@ async function main(): Promise<void> {
     log(`wrote bench/results/${name}.md and ${name}.svg`);
   }
   redis.disconnect();
-  gateway.kill('SIGTERM');
+  await gateway.stop();
   await redisServer.stop();
   process.exit(0);
 }

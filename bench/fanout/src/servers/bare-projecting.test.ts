@@ -13,7 +13,7 @@ import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { channelName, shardOf } from '@wirestream/wire';
 import { freePort, startRedis, waitFor, type RedisServer } from '@wirestream/testkit';
 import { prepareEvents } from '../publisher.js';
-import { startNodeProcess, type ManagedProcess } from '../processes.js';
+import { startNodeProcess, type ManagedProcess } from '@wirestream/bench-kit';
 
 const ws = loadWirestreamSchema(auctionSchemaPath);
 const listingRoute = ws.routes.get('listingUpdated');
@@ -46,10 +46,7 @@ async function startBare(env: Record<string, string>): Promise<string> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const server = startNodeProcess('bare', [new URL('../../dist/servers/bare-uws.js', import.meta.url).pathname], {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    REDIS_URL: redisServer.url,
-    ...env,
+    env: { PORT: String(port), HOST: '127.0.0.1', REDIS_URL: redisServer.url, ...env },
   });
   servers.push(server);
   await waitFor(async () => (await fetch(`${base}/healthz`)).ok, { message: `the bare server to listen:\n${server.tail()}` });

@@ -1,14 +1,36 @@
 /**
  * Hand-written SVG (no dependencies): the memory-over-time chart in the style of the field's heap
- * graph, one column per stack, phases shaded; and a small line chart for the sweep.
+ * graph, one column per process, phases shaded; and a small line chart with a log-scale x axis.
  */
-import type { PhaseMark, Sample } from './sampler.js';
+
+/** One point of a timeline (fan-out's sampler takes one every 250 ms). */
+export interface TimelineSample {
+  /** Seconds since the run started. */
+  readonly t: number;
+  /** VmRSS of the server process, MB. */
+  readonly rssMb: number | undefined;
+  /** V8 heap of the server (no forced GC), MB; undefined while the server is too busy to answer. */
+  readonly heapUsedMb: number | undefined;
+  readonly heapTotalMb: number | undefined;
+  /** Server CPU over the last interval, % of one core. */
+  readonly serverCpuPct: number;
+  /** All load workers' CPU over the last interval, % of one core. */
+  readonly clientCpuPct: number;
+  /** Distinct deliveries per second over the last interval. */
+  readonly deliveriesPerSec: number;
+}
+
+/** Where a phase (idle, connect, traffic, drain…) began, in seconds since the run started. */
+export interface PhaseMark {
+  readonly name: string;
+  readonly t: number;
+}
 
 export interface TimelinePanel {
   readonly title: string;
   /** Up to two short lines under the title. */
   readonly subtitle: readonly string[];
-  readonly samples: readonly Sample[];
+  readonly samples: readonly TimelineSample[];
   readonly phases: readonly PhaseMark[];
 }
 
@@ -72,7 +94,7 @@ interface Row {
   readonly label: string;
   readonly height: number;
   readonly max: number;
-  readonly series: readonly { readonly color: string; readonly dash?: string; readonly value: (s: Sample) => number | undefined }[];
+  readonly series: readonly { readonly color: string; readonly dash?: string; readonly value: (s: TimelineSample) => number | undefined }[];
 }
 
 /** Memory (RSS, heap), deliveries/s and CPU over time, one column per stack, phases shaded. */

@@ -9,23 +9,22 @@
 //
 //   git worktree add /tmp/ingest-base <base-commit>
 //   (cd /tmp/ingest-base && pnpm install --frozen-lockfile --offline && npx turbo run build --filter=@wirestream/ingest...)
-//   pnpm --filter @wirestream/ingest bench --variant base=/tmp/ingest-base/apps/ingest --mode cluster
+//   node bench/ingest/dist/publish-cpu.js --variant base=/tmp/ingest-base/apps/ingest --mode cluster
 // Options: --mode cluster|standalone (cluster), --events N (60000), --partitions N (6), --repeat N
 // (rounds, 3), --wait-replicas N (INGEST_REDIS_WAIT_REPLICAS, 0).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel, Partitioners, type Admin } from 'kafkajs';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { auctionSchemaPath } from '@wirestream/schema';
 import { createTopics, findRepoRoot, startKafka, startRedis, startRedisCluster, uniqueName } from '@wirestream/testkit';
+import { median, parseCli, readCpuMs, readMachineTicks, startNodeProcess } from '@wirestream/bench-kit';
 
 const SAMPLE_INTERVAL_MS = 25;
 const RUN_TIMEOUT_MS = 180_000; // 3 minutes per run: far above a run of 100k events on a busy 2-core machine
-const CLOCK_TICKS_PER_S = 100; // /proc/<pid>/stat's unit (USER_HZ) on every Linux we run on
 
 type Mode = 'cluster' | 'standalone';
 
@@ -63,25 +62,9 @@ interface Sample {
   readonly total: number;
 }
 
+/** CPU seconds (user + system, all threads) of a process so far; NaN once it is gone. */
 function cpuSecondsOf(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
-  } catch {
-    return NaN;
-  }
-}
-
-function machineTicks(): { busy: number; total: number } {
-  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = (readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '')
-    .trim()
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  return { busy: user + nice + system + irq + softirq, total: user + nice + system + idle + iowait + irq + softirq + steal };
+  return pid === undefined ? Number.NaN : (readCpuMs(pid) ?? Number.NaN) / 1_000;
 }
 
 async function startTarget(mode: Mode): Promise<Target> {
@@ -150,7 +133,7 @@ async function committedSoFar(admin: Admin, groupId: string, topics: string[]): 
 }
 
 function sample(target: Target, ingestPid: number | undefined, publishes: number): Sample {
-  const machine = machineTicks();
+  const machine = readMachineTicks();
   let primaries = 0;
   for (const p of target.primaries) primaries += cpuSecondsOf(p.pid);
   let replicas = 0;
@@ -172,9 +155,10 @@ async function runOnce(
     await client.config('RESETSTAT');
   }
   const groupId = uniqueName('bench-publish-cpu');
-  const child = spawn(process.execPath, [variant.main], {
+  const child = startNodeProcess(variant.name, [variant.main], {
+    inheritEnv: false,
+    tailChars: 4_000,
     env: {
-      PATH: process.env['PATH'] ?? '',
       KAFKA_BROKERS: ctx.brokers.join(','),
       REDIS_URL: target.url,
       REDIS_MODE: mode,
@@ -184,16 +168,13 @@ async function runOnce(
       INGEST_HTTP_PORT: '0',
       ...ctx.env,
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
   });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4_000)));
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
   const samples: Sample[] = [];
   try {
     const deadline = performance.now() + RUN_TIMEOUT_MS;
     for (;;) {
-      if (child.exitCode !== null) throw new Error(`${variant.name} exited (${child.exitCode}): ${stderr}`);
+      const exit = child.exitInfo();
+      if (exit !== undefined) throw new Error(`${variant.name} exited (${exit}): ${child.tail()}`);
       if (performance.now() > deadline) throw new Error(`${variant.name} did not publish ${events} events within ${RUN_TIMEOUT_MS} ms`);
       const s = sample(target, child.pid, await publishesSoFar(target, command));
       samples.push(s);
@@ -201,8 +182,8 @@ async function runOnce(
       await new Promise((done) => setTimeout(done, SAMPLE_INTERVAL_MS));
     }
   } finally {
-    child.kill('SIGTERM');
-    await exited;
+    // The app commits and leaves its group on SIGTERM: SIGKILL only if that hangs.
+    await child.stop(30_000);
   }
   const first = samples.findIndex((s) => s.publishes > 0);
   const start = samples[Math.max(0, first - 1)] ?? raise('no samples');
@@ -218,12 +199,6 @@ async function runOnce(
     machineBusyPct: ((end.busy - start.busy) / (end.total - start.total)) * 100,
     publishes: await publishesSoFar(target, command),
   };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] ?? NaN) : ((sorted[mid - 1] ?? NaN) + (sorted[mid] ?? NaN)) / 2;
 }
 
 function printTable(results: RunResult[], variants: Variant[], events: number): void {
@@ -261,7 +236,7 @@ function printTable(results: RunResult[], variants: Variant[], events: number): 
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = parseCli({
     options: {
       variant: { type: 'string', multiple: true, default: [] },
       mode: { type: 'string', default: 'cluster' },

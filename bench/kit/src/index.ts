@@ -1,0 +1,28 @@
+// What the benches share, once (STYLE.md habit 18).
+export { startNodeProcess, waitForHttpOk, type ManagedProcess, type StartOptions } from './processes.js';
+export {
+  CLOCK_TICKS_PER_S,
+  MiB,
+  loadAverageText,
+  loadAverages,
+  othersCpuPct,
+  readCpuMs,
+  readCpuTimes,
+  readCpuTimesOf,
+  readMachineBusyMs,
+  readMachineTicks,
+  readMemAvailableMb,
+  readRssAndPeak,
+  readRssBytes,
+  readRssSplit,
+  readSchedCpuMs,
+  readSchedCpuMsOf,
+  readStatusBytes,
+  type CpuTimes,
+  type MachineTicks,
+} from './proc.js';
+export { fitLine, median, pairedRatios, quantile, spreadOf, type Spread } from './stats.js';
+export { markdownTable, paddedTable } from './table.js';
+export { logXLineChart, timelineChart, type LineSeries, type PhaseMark, type TimelinePanel, type TimelineSample } from './svg.js';
+export { commandLine, coresText, machineText, totalMemGiB, waitForQuietMachine, type QuietWait, type QuietWaitOptions } from './header.js';
+export { helpText, parseCli, type CliSpec } from './cli.js';
