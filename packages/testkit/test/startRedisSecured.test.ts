@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRedis, uniqueName, type RedisServer } from './index.js';
+import { startRedis, uniqueName, type RedisServer } from '../src/index.js';
 
 const pem = (file: string): string => readFileSync(file, 'utf8');
 const open: Redis[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startOtlpReceiver } from './index.js';
+import { startOtlpReceiver } from '../src/index.js';
 
 describe('startOtlpReceiver', () => {
   it('answers an OTLP/JSON export with 200 and keeps the request; a protobuf one with an empty protobuf body', async () => {

@@ -2,9 +2,9 @@ import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accepts } from './internal/accepts.js';
-import { isAlive } from './internal/processes.js';
-import { findRepoRoot, keySlot, startRedisCluster, type ClusterNode, type RedisCluster, uniqueName, waitFor } from './index.js';
+import { accepts } from '../src/internal/accepts.js';
+import { isAlive } from '../src/internal/processes.js';
+import { findRepoRoot, keySlot, startRedisCluster, type ClusterNode, type RedisCluster, uniqueName, waitFor } from '../src/index.js';
 
 // One cluster for the file: starting one is ~2.5-4.5 s on this loaded 2-core machine. The tests run in order
 // and the later ones build on the earlier: migrateSlot, then killPrimary, then restartNode, then stop.

@@ -14,7 +14,7 @@ import {
   waitFor,
   type KafkaSecurity,
   type SecuredKafkaBroker,
-} from './index.js';
+} from '../src/index.js';
 
 let broker: SecuredKafkaBroker;
 let security: KafkaSecurity;

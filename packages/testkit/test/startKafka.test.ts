@@ -6,9 +6,9 @@ import { createRequire } from 'node:module';
 import { connect } from 'node:net';
 import { Kafka, logLevel, Partitioners, type EachBatchPayload, type IHeaders } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { fetchApiVersions } from './internal/apiVersions.js';
-import { isAlive } from './internal/processes.js';
-import { createTopics, startKafka, type KafkaBroker, uniqueName, waitFor } from './index.js';
+import { fetchApiVersions } from '../src/internal/apiVersions.js';
+import { isAlive } from '../src/internal/processes.js';
+import { createTopics, startKafka, type KafkaBroker, uniqueName, waitFor } from '../src/index.js';
 
 const require = createRequire(import.meta.url);
 // kafkajs internals: each request's implemented versions, and the API keys. No exports map, so

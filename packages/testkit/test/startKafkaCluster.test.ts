@@ -3,8 +3,8 @@
 import { performance } from 'node:perf_hooks';
 import { Kafka, logLevel, Partitioners, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { isAlive } from './internal/processes.js';
-import { createTopics, startKafkaCluster, type KafkaCluster, uniqueName, waitFor } from './index.js';
+import { isAlive } from '../src/internal/processes.js';
+import { createTopics, startKafkaCluster, type KafkaCluster, uniqueName, waitFor } from '../src/index.js';
 
 let cluster: KafkaCluster;
 let kafka: Kafka;

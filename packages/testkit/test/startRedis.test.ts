@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { accepts } from './internal/accepts.js';
-import { isAlive } from './internal/processes.js';
-import { startRedis, type RedisServer, uniqueName, waitFor } from './index.js';
+import { accepts } from '../src/internal/accepts.js';
+import { isAlive } from '../src/internal/processes.js';
+import { startRedis, type RedisServer, uniqueName, waitFor } from '../src/index.js';
 
 /** Whether something accepts TCP connections on 127.0.0.1:port. */
 
