@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sellerProfile } from './seller-profiles.js';
+import { sellerProfile } from '../src/seller-profiles.js';
 
 const MAIN = fileURLToPath(new URL('../dist/sellers.js', import.meta.url));
 const ENTITIES = 'query ($representations: [_Any!]!) { _entities(representations: $representations) { ... on Seller { id display_name rating is_verified listings_sold } } }';
