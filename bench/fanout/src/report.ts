@@ -2,6 +2,11 @@ import { markdownTable, median } from '@wirestream/bench-kit';
 import type { ProcessRun, StackRun } from './run-stack.js';
 import { STACK_SHORT } from './servers.js';
 
+/** The cells every run table shares: sockets subscribed (and failed), distinct deliveries of those expected, events lost (and sockets the server closed). */
+const subscribedCell = (r: StackRun): string => `${fmtInt(r.subscribed)}${r.failed > 0 ? ` (${fmtInt(r.failed)} failed)` : ''}`;
+const deliveredCell = (r: StackRun): string => `${fmtInt(r.unique)} / ${fmtInt(r.expected)}`;
+const lostCell = (r: StackRun): string => fmtInt(r.lost) + (r.closedByServer > 0 ? ` (${fmtInt(r.closedByServer)} sockets closed)` : '');
+
 export function fmtInt(n: number | undefined): string {
   return n === undefined || !Number.isFinite(n) ? 'n/a' : Math.round(n).toLocaleString('en-US');
 }
@@ -68,9 +73,9 @@ export function stackTable(runs: readonly StackRun[]): string {
     const perDelivery = (ms: number): string => (r.unique > 0 ? ((ms * 1_000) / r.unique).toFixed(1) : 'n/a');
     rows.push([
       runLabel(r, runs),
-      `${fmtInt(r.subscribed)}${r.failed > 0 ? ` (${fmtInt(r.failed)} failed)` : ''}`,
-      `${fmtInt(r.unique)} / ${fmtInt(r.expected)}`,
-      fmtInt(r.lost) + (r.closedByServer > 0 ? ` (${fmtInt(r.closedByServer)} sockets closed)` : ''),
+      subscribedCell(r),
+      deliveredCell(r),
+      lostCell(r),
       fmtInt(r.duplicates),
       fmtInt(r.deliveriesPerSec),
       fmtMs(r.latencyMs.p50),
@@ -220,11 +225,11 @@ export function scaleTable(rows: readonly ScaleRow[]): string {
     out.push([
       setup,
       String(r.processes.length),
-      `${fmtInt(r.subscribed)}${r.failed > 0 ? ` (${fmtInt(r.failed)} failed)` : ''}` +
+      subscribedCell(r) +
         (r.processes.length > 1 ? ` (${r.processes.map((p) => fmtInt(p.subscribed)).join(' + ')})` : ''),
       r.connectSeconds.toFixed(1),
-      `${fmtInt(r.unique)} / ${fmtInt(r.expected)}`,
-      fmtInt(r.lost) + (r.closedByServer > 0 ? ` (${fmtInt(r.closedByServer)} sockets closed)` : ''),
+      deliveredCell(r),
+      lostCell(r),
       fmtInt(r.duplicates),
       fmtInt(r.deliveriesPerSec),
       fmtMs(r.latencyMs.p50),
