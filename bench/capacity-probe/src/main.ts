@@ -11,7 +11,7 @@ import { MAX_SOCKETS_PER_WORKER } from '@wirestream/loadgen';
 import { findRepoRoot, startKafka, startRedis, type KafkaBroker, type RedisServer } from '@wirestream/testkit';
 import { probeGateway } from './gateway-probe.js';
 import { probeIngest } from './ingest-probe.js';
-import { commandLine, loadAverageText, machineText, parseCli } from '@wirestream/bench-kit';
+import { commandLine, loadAverageText, machineText, parseCli, positiveInt } from '@wirestream/bench-kit';
 import { renderReport, type Planned } from './report.js';
 
 const root = findRepoRoot();
@@ -31,11 +31,7 @@ const { values } = parseCli({
   },
 });
 
-function positive(name: string): number {
-  const n = Number(values[name as keyof typeof values]);
-  if (!Number.isInteger(n) || n < 1) throw new RangeError(`--${name} must be a positive integer, got ${String(values[name as keyof typeof values])}`);
-  return n;
-}
+const positive = (name: string): number => positiveInt(name, String(values[name as keyof typeof values]));
 
 const socketCounts = String(values.sockets).split(',').map((s) => Number(s.trim()));
 if (!Number.isInteger(Number(values.burst)) || Number(values.burst) < 0) throw new RangeError(`--burst must be an integer ≥ 0 (events back-to-back after the field load), got ${String(values.burst)}`);

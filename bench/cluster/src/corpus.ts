@@ -3,19 +3,13 @@
  * (what ingest puts in an envelope), each with its Kafka partition (Kafka's default partitioner)
  * and key shard (the schema's `@topic(shards:)`). Prepared once, untimed.
  */
-import { createAuctionEventGenerator } from '@wirestream/demo-events';
+import { countByKey, prepareListingEvents, type ListingEvent } from '@wirestream/bench-kit';
 import { shardOf } from '@wirestream/wire';
-import { createKeyTransformer } from '@wirestream/transform';
 
-const OCCURRED_AT = '"occurred_at":"';
-
-export interface CorpusEvent {
-  readonly key: string;
+/** A listing event (its payload split around `occurred_at`, which the publisher sets to the publish instant), where it goes. */
+export interface CorpusEvent extends ListingEvent {
   readonly partition: number;
   readonly shard: number;
-  /** Payload JSON up to and after the `occurred_at` value, which the publisher sets to the publish instant. */
-  readonly before: string;
-  readonly after: string;
 }
 
 export interface EventCorpus {
@@ -41,40 +35,13 @@ export interface CorpusOptions {
 }
 
 export function prepareCorpus({ count, listings, partitions, shards, seed = 42 }: CorpusOptions): EventCorpus {
-  const generator = createAuctionEventGenerator({ seed, listings });
-  const transformer = createKeyTransformer();
-  const events: CorpusEvent[] = [];
-  let bytes = 0;
-  for (let i = 0; i < count; i++) {
-    const event = generator.listingEvent();
-    const json = JSON.stringify(transformer.transform(event.value));
-    const at = json.indexOf(OCCURRED_AT);
-    const valueStart = at + OCCURRED_AT.length;
-    const valueEnd = json.indexOf('"', valueStart);
-    if (at < 0 || valueEnd < 0) throw new Error('demo listing event has no occurred_at: the generator contract changed');
-    events.push({
-      key: event.key,
-      partition: kafkaPartition(event.key, partitions),
-      shard: shardOf(event.key, shards),
-      before: json.slice(0, valueStart),
-      after: json.slice(valueEnd),
-    });
-    // +3: the µs digits our timestamp adds; +~110: the envelope around the payload.
-    bytes += json.length + 3 + 110;
-  }
+  const prepared = prepareListingEvents({ count, listings, seed });
+  const events = prepared.events.map((e): CorpusEvent => ({ ...e, partition: kafkaPartition(e.key, partitions), shard: shardOf(e.key, shards) }));
   return {
     events,
     partitions,
-    meanEnvelopeBytes: bytes / Math.max(1, count),
-    countByKey(keys, upTo) {
-      const index = new Map(keys.map((k, i) => [k, i]));
-      const counts = keys.map(() => 0);
-      for (const event of events.slice(0, upTo)) {
-        const k = index.get(event.key);
-        if (k !== undefined) counts[k] = (counts[k] ?? 0) + 1;
-      }
-      return counts;
-    },
+    meanEnvelopeBytes: prepared.meanEnvelopeBytes,
+    countByKey: (keys, upTo) => countByKey(events, keys, upTo),
     countByPartition(upTo) {
       const counts = new Array<number>(partitions).fill(0);
       for (const event of events.slice(0, upTo)) counts[event.partition] = (counts[event.partition] ?? 0) + 1;

@@ -13,6 +13,7 @@
  * one connection per primary each (SSUBSCRIBE per partition's slot); classic, one connection each,
  * on different nodes (SUBSCRIBE every wire channel). Each counts what it received.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis, type Cluster } from 'ioredis';
 import type { BenchClock } from '@wirestream/loadgen';
 import type { RedisLayout } from '@wirestream/wire';
@@ -121,10 +122,6 @@ async function openSubscribers(mode: 'sharded' | 'classic', spec: FanInSpec, ctx
     received: () => received,
     close: () => connections.forEach((c) => c.disconnect()),
   };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 /** One window of a mode; offsets continue from `offsetBase` (XADD ids must keep rising per partition). */

@@ -5,6 +5,7 @@
  * CPU over the traffic window, with each node's idle CPU rate measured just before (so the per-event
  * Redis figures can leave out the cluster's own cron and bus pings).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createLoadgen, variantOf, variantsOf, type LatencySummary, type Loadgen, type OperationPlan } from '@wirestream/loadgen';
 import { shardOf } from '@wirestream/wire';
 import { keySlot } from '@wirestream/testkit';
@@ -110,10 +111,6 @@ function snapshot(gateways: readonly GatewayProcess[], nodes: readonly RedisNode
   const loadgenCpu = readSchedCpuMsOf(loadgen.pids);
   const ownCpu = readSchedCpuMs(process.pid) ?? 0;
   return { atMs: performance.now(), gatewayCpu, redisCpu, loadgenCpu, ownCpu, machineBusy: readMachineBusyMs() };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 /**

@@ -22,9 +22,9 @@ import { Redis } from 'ioredis';
 import { parseMix, type OperationPlan } from '@wirestream/loadgen';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { startRedis, type RedisServer } from '@wirestream/testkit';
-import { loadAverageText, markdownTable, median } from '@wirestream/bench-kit';
+import { loadAverageText, markdownTable, median, positiveInt } from '@wirestream/bench-kit';
 import { prepareEvents } from './publisher.js';
-import { fmtBytes, fmtInt, fmtMs } from './report.js';
+import { fmtBytes, fmtInt, fmtMs, serverUsPerDelivery } from './report.js';
 import { benchContext, runStack, type RunSpec, type StackRun } from './run-stack.js';
 import { useBaseGateway } from './servers.js';
 
@@ -82,12 +82,6 @@ const CONFIGS: readonly Config[] = [
   { name: 'deflate+delta', what: 'both', gatewayEnv: { GATEWAY_COMPRESSION: 'shared' }, wire: { deflate: true, delta: true } },
 ];
 
-function positiveInt(name: string, text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new RangeError(`--${name} must be a positive integer, got ${text}`);
-  return n;
-}
-
 const sockets = positiveInt('sockets', values.sockets);
 const listings = positiveInt('listings', values.listings);
 const repeat = positiveInt('repeat', values.repeat);
@@ -123,7 +117,6 @@ const plans = values.plans.split(',').map((name) => {
 
 const log = (line: string): void => console.log(line);
 const perDelivery = (total: number, r: StackRun): number => (r.unique > 0 ? total / r.unique : Number.NaN);
-const serverUs = (r: StackRun): number => perDelivery(r.serverCpuMs * 1_000, r);
 
 
 /** One row per config: the run with the median server CPU per delivery, and the range over repeats. */
@@ -131,9 +124,9 @@ function resultTable(all: readonly { config: Config; run: StackRun }[]): string 
   const byConfig = new Map<string, StackRun[]>();
   for (const { config, run } of all) byConfig.set(config.name, [...(byConfig.get(config.name) ?? []), run]);
   const runs = [...byConfig.entries()].map(([name, rs]) => {
-    const m = median(rs.map(serverUs));
-    const run = rs.reduce((best, r) => (Math.abs(serverUs(r) - m) < Math.abs(serverUs(best) - m) ? r : best));
-    return { config: CONFIGS.find((c) => c.name === name) as Config, run, cpu: m, range: rs.length > 1 ? ` [${Math.min(...rs.map(serverUs)).toFixed(2)}–${Math.max(...rs.map(serverUs)).toFixed(2)}]` : '' };
+    const m = median(rs.map(serverUsPerDelivery));
+    const run = rs.reduce((best, r) => (Math.abs(serverUsPerDelivery(r) - m) < Math.abs(serverUsPerDelivery(best) - m) ? r : best));
+    return { config: CONFIGS.find((c) => c.name === name) as Config, run, cpu: m, range: rs.length > 1 ? ` [${Math.min(...rs.map(serverUsPerDelivery)).toFixed(2)}–${Math.max(...rs.map(serverUsPerDelivery)).toFixed(2)}]` : '' };
   });
   const base = runs.find((r) => r.config.name === 'plain');
   // Ratios are to `plain` of this build; `plain (base)` against it is what the change costs.
@@ -213,7 +206,7 @@ async function main(): Promise<void> {
           runs.push({ config, run });
           log(
             `    ${fmtInt(run.unique)}/${fmtInt(run.expected)} delivered, ${fmtInt(perDelivery(run.wireBytes, run))} wire B/delivery, ` +
-              `${serverUs(run).toFixed(2)} µs server CPU/delivery, ${pct(run.deltaFrames, run.frames)} deltas, ${pct(run.compressedFrames, run.frames)} deflated`,
+              `${serverUsPerDelivery(run).toFixed(2)} µs server CPU/delivery, ${pct(run.deltaFrames, run.frames)} deltas, ${pct(run.compressedFrames, run.frames)} deflated`,
           );
           if (run.errorSamples.length > 0) log(`    errors: ${run.errorSamples.join(' | ')}`);
         }

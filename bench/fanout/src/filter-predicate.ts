@@ -8,20 +8,15 @@
  *   node bench/fanout/dist/filter-predicate.js [--events 400] [--ops 1000] [--rounds 21]
  */
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
-import { parseCli } from '@wirestream/bench-kit';
+import { parseCli, positiveInt } from '@wirestream/bench-kit';
 import { predicateMicroBench } from './filters.js';
 import { prepareEvents } from './publisher.js';
 
 const { values } = parseCli({
   options: { events: { type: 'string', default: '400' }, ops: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '21' } },
 });
-const positive = (name: string, text: string): number => {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new RangeError(`--${name} must be a positive integer, got ${text}`);
-  return n;
-};
-const events = positive('events', values.events);
+const events = positiveInt('events', values.events);
 const schema = loadWirestreamSchema(auctionSchemaPath);
 const route = schema.routes.get('listingUpdated');
 if (!route) throw new Error('the auction schema has no listingUpdated route');
-console.log(predicateMicroBench(schema, prepareEvents(events, route, 'ws', 50), events, positive('ops', values.ops), positive('rounds', values.rounds)));
+console.log(predicateMicroBench(schema, prepareEvents(events, route, 'ws', 50), events, positiveInt('ops', values.ops), positiveInt('rounds', values.rounds)));

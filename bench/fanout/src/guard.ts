@@ -18,7 +18,7 @@ import { startRedis } from '@wirestream/testkit';
 import { loadAverageText, markdownTable } from '@wirestream/bench-kit';
 import { burstSpec, responsivenessOf } from './burst.js';
 import { prepareEvents } from './publisher.js';
-import { fmtInt, fmtMs } from './report.js';
+import { fmtInt, fmtMs, serverUsPerDelivery } from './report.js';
 import { benchContext, runStack, type RunSpec, type StackRun } from './run-stack.js';
 import { STACK_SHORT, useBaseGateway, type StackName } from './servers.js';
 import { againstBare, BARE_PROJECTING, REFERENCE_BARE_US_PER_OP, TARGET_US_PER_OP, usPerExtraOp } from './sweep.js';
@@ -127,7 +127,7 @@ function guardTable(gateways: readonly StackName[], f: GuardFigures): string {
     return r ? (value(r) / bareValue).toFixed(2) : 'n/a';
   };
   rows.push(['saturation deliveries/s (higher is better)', ...gateways.map((g) => cell(g, (r) => r.deliveriesPerSec, f.bare.deliveriesPerSec)), fmtInt(f.bare.deliveriesPerSec)]);
-  rows.push(['saturation server CPU µs/delivery (lower is better)', ...gateways.map((g) => cell(g, usPerDelivery, usPerDelivery(f.bare))), usPerDelivery(f.bare).toFixed(2)]);
+  rows.push(['saturation server CPU µs/delivery (lower is better)', ...gateways.map((g) => cell(g, serverUsPerDelivery, serverUsPerDelivery(f.bare))), serverUsPerDelivery(f.bare).toFixed(2)]);
   const burstOf = (r: StackRun | undefined): ReturnType<typeof responsivenessOf> | undefined => (r?.responsiveness ? responsivenessOf(r.responsiveness) : undefined);
   const bareX = burstOf(f.bareBurst);
   rows.push([
@@ -178,10 +178,6 @@ function guardTable(gateways: readonly StackName[], f: GuardFigures): string {
   );
   rows.push(['every event once (saturation, burst)', ...gateways.map((g) => (lost.some((r) => r.stack === g) ? '**no**' : 'yes')), '']);
   return markdownTable(rows);
-}
-
-function usPerDelivery(r: StackRun): number {
-  return r.unique > 0 ? (r.serverCpuMs * 1_000) / r.unique : Number.NaN;
 }
 
 main().then(

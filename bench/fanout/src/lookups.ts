@@ -21,7 +21,7 @@ import { auctionSchemaPath } from '@wirestream/schema';
 import { freePort } from '@wirestream/testkit';
 import { markdownTable, median, pairedRatios, readCpuTimesOf, startNodeProcess, waitForHttpOk, type ManagedProcess } from '@wirestream/bench-kit';
 import { publishEvents, type EventCorpus } from './publisher.js';
-import { fmtInt, fmtMs, notesOf } from './report.js';
+import { fmtInt, fmtMs, notesOf, serverUsPerDelivery } from './report.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
 import { drainTimeoutMs, type Scenario } from './scenario.js';
 import type { ServerHandle } from './servers.js';
@@ -199,7 +199,7 @@ export async function lookupsSection(ctx: RunContext, options: LookupsOptions): 
           };
           runs.push(entry);
           ctx.log(
-            `    ${fmtInt(run.unique)}/${fmtInt(run.expected)}, ${fmtInt(run.duplicates)} dup, ${fmtInt(run.deliveriesPerSec)}/s, ${usPerDelivery(run).toFixed(2)} µs CPU/delivery, ` +
+            `    ${fmtInt(run.unique)}/${fmtInt(run.expected)}, ${fmtInt(run.duplicates)} dup, ${fmtInt(run.deliveriesPerSec)}/s, ${serverUsPerDelivery(run).toFixed(2)} µs CPU/delivery, ` +
               `p50 ${fmtMs(run.latencyMs.p50)}, p99 ${fmtMs(run.latencyMs.p99)}; subgraph ${fmtInt(entry.subgraphRequests)} requests, ${fmtInt(entry.subgraphRepresentations)} representations`,
           );
         }
@@ -235,7 +235,6 @@ export async function lookupsSection(ctx: RunContext, options: LookupsOptions): 
   return `## ${title}\n\n${body}\n`;
 }
 
-const usPerDelivery = (r: StackRun): number => (r.unique > 0 ? (r.serverCpuMs * 1_000) / r.unique : Number.NaN);
 const complete = (r: StackRun): boolean => r.unique === r.expected && r.duplicates === 0;
 /**
  * The runs a part's figures are taken from. Saturation measures a rate: a run the drain deadline
@@ -259,7 +258,7 @@ function targetLines(runs: readonly LookupRun[], options: LookupsOptions): strin
   const lines: string[] = [];
   const saturation = pairsOf(runs, 'saturation', 'look-ups, warm');
   const rate = pairedRatios(saturation, (r) => r.deliveriesPerSec);
-  const cpu = pairedRatios(saturation, usPerDelivery);
+  const cpu = pairedRatios(saturation, serverUsPerDelivery);
   if (rate.length > 0 && cpu.length > 0) {
     const r = median(rate);
     const c = median(cpu);
@@ -299,7 +298,7 @@ function summaryTable(runs: readonly LookupRun[]): string {
         variant,
         `${xs.length} of ${all.length}`,
         fmtInt(med((u) => u.run.deliveriesPerSec)),
-        xs.length === 0 ? 'n/a' : med((u) => usPerDelivery(u.run)).toFixed(2),
+        xs.length === 0 ? 'n/a' : med((u) => serverUsPerDelivery(u.run)).toFixed(2),
         fmtMs(med((u) => u.run.latencyMs.p50)),
         fmtMs(med((u) => u.run.latencyMs.p99)),
         fmtInt(med((u) => u.subgraphRequests)),
@@ -324,7 +323,7 @@ function runTable(runs: readonly LookupRun[]): string {
       fmtInt(run.deliveriesPerSec),
       fmtMs(run.latencyMs.p50),
       fmtMs(run.latencyMs.p99),
-      usPerDelivery(run).toFixed(2),
+      serverUsPerDelivery(run).toFixed(2),
       run.executions === undefined ? 'n/a' : (run.executions / run.spec.events).toFixed(2),
       fmtInt(u.subgraphRequests),
       fmtInt(u.subgraphRepresentations),

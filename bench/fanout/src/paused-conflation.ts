@@ -17,18 +17,17 @@
  */
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import WebSocket from 'ws';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { createBenchClock } from '@wirestream/loadgen';
-import { startRedis } from '@wirestream/testkit';
-import { loadAverageText, markdownTable, median, readRssBytes } from '@wirestream/bench-kit';
+import { startRedis, waitFor } from '@wirestream/testkit';
+import { loadAverageText, markdownTable, median, parseCli, positiveInt, readRssBytes } from '@wirestream/bench-kit';
 import { prepareEvents, publishEvents } from './publisher.js';
 import { fmtBytes, fmtInt } from './report.js';
 import { fetchMemory, fetchStats, startServer, type MemoryUsage } from './servers.js';
 
-const { values } = parseArgs({
+const { values } = parseCli({
   options: {
     sockets: { type: 'string', default: '20' },
     keys: { type: 'string', default: '500' },
@@ -37,18 +36,9 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '2' },
     rate: { type: 'string', default: '5000' },
     report: { type: 'string', default: 'paused-conflation' },
-    help: { type: 'boolean', default: false },
   },
 });
-if (values.help) {
-  console.log('usage: node bench/fanout/dist/paused-conflation.js [--sockets 20] [--keys 500] [--events 50000] [--pause-s 20] [--rounds 2] [--rate 5000] [--report NAME]');
-  process.exit(0);
-}
-const positive = (name: keyof typeof values): number => {
-  const n = Number(values[name]);
-  if (!Number.isInteger(n) || n < 1) throw new RangeError(`--${name} must be a positive integer, got ${String(values[name])}`);
-  return n;
-};
+const positive = (name: keyof typeof values): number => positiveInt(name, String(values[name]));
 const SOCKETS = positive('sockets');
 const KEYS = positive('keys');
 const EVENTS = positive('events');
@@ -91,13 +81,7 @@ function subscribe(url: string, conflate: boolean): Client {
   return client;
 }
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = (message: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<unknown> => waitFor(check, { message, timeoutMs });
 
 interface Round {
   readonly side: 'paused' | 'baseline';

@@ -9,26 +9,20 @@
  * what a subscription can select; the schema does not expose `ts`.
  */
 import type { Redis } from 'ioredis';
-import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { randomBytes } from 'node:crypto';
 import type { SubscriptionRoute } from '@wirestream/schema';
 import { channelName, createEnvelopeHeadEncoder, encodeEnvelopeBatch, encodeEnvelopeTrace, ROUTED_ON_KAFKA_KEY, shardOf } from '@wirestream/wire';
-import { createKeyTransformer } from '@wirestream/transform';
+import { countByKey, prepareListingEvents, type ListingEvent } from '@wirestream/bench-kit';
 import { isoWithMicros, type BenchClock } from '@wirestream/loadgen';
 
 /** Kafka partitions of the simulated topic (positions look like real ones). */
 const PARTITIONS = 6;
-const OCCURRED_AT = '"occurred_at":"';
 
-interface PreparedEvent {
-  readonly key: string;
+interface PreparedEvent extends ListingEvent {
   readonly channel: string;
   /** The key shard of `channel`. */
   readonly shard: number;
   readonly partition: number;
-  /** Payload JSON up to and after the `occurred_at` value. */
-  readonly before: string;
-  readonly after: string;
 }
 
 export interface EventCorpus {
@@ -48,46 +42,21 @@ export interface EventCorpus {
  * listing id (the unicast scenario spreads events evenly over its keys); default: the generator's pick.
  */
 export function prepareEvents(count: number, route: SubscriptionRoute, prefix: string, listings: number, keyOf?: (i: number) => string): EventCorpus {
-  const generator = createAuctionEventGenerator({ seed: 42, listings });
-  const transformer = createKeyTransformer();
-  const events: PreparedEvent[] = [];
-  let bytes = 0;
-  for (let i = 0; i < count; i++) {
-    const event = generator.listingEvent(keyOf?.(i));
-    const json = JSON.stringify(transformer.transform(event.value));
-    const at = json.indexOf(OCCURRED_AT);
-    const valueStart = at + OCCURRED_AT.length;
-    const valueEnd = json.indexOf('"', valueStart);
-    if (at < 0 || valueEnd < 0) throw new Error('demo listing event has no occurred_at: the generator contract changed');
-    events.push({
-      key: event.key,
-      channel: channelName(prefix, route.topic, shardOf(event.key, route.shards)),
-      shard: shardOf(event.key, route.shards),
-      partition: shardOf(event.key, PARTITIONS),
-      before: json.slice(0, valueStart),
-      after: json.slice(valueEnd),
-    });
-    // +3: the µs digits our timestamp adds; +~110: the envelope around the payload.
-    bytes += json.length + 3 + 110;
-  }
+  const prepared = prepareListingEvents({ count, listings, keyOf });
+  const events = prepared.events.map((e): PreparedEvent => {
+    const shard = shardOf(e.key, route.shards);
+    return { ...e, channel: channelName(prefix, route.topic, shard), shard, partition: shardOf(e.key, PARTITIONS) };
+  });
   return {
     events,
     routedOn: route.keyField ?? ROUTED_ON_KAFKA_KEY,
-    meanEnvelopeBytes: bytes / Math.max(1, count),
+    meanEnvelopeBytes: prepared.meanEnvelopeBytes,
     payloadOf(i) {
       const event = events[i];
       if (event === undefined) throw new RangeError(`event ${i} is beyond the corpus of ${events.length}`);
       return JSON.parse(event.before + '2025-01-01T00:00:00.000000Z' + event.after) as Record<string, unknown>;
     },
-    countByKey(keys, upTo) {
-      const index = new Map(keys.map((k, i) => [k, i]));
-      const counts = keys.map(() => 0);
-      for (let i = 0; i < upTo && i < events.length; i++) {
-        const k = index.get((events[i] as PreparedEvent).key);
-        if (k !== undefined) counts[k] = (counts[k] as number) + 1;
-      }
-      return counts;
-    },
+    countByKey: (keys, upTo) => countByKey(events, keys, upTo),
   };
 }
 

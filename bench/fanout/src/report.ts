@@ -2,6 +2,11 @@ import { markdownTable, median } from '@wirestream/bench-kit';
 import type { ProcessRun, StackRun } from './run-stack.js';
 import { STACK_SHORT } from './servers.js';
 
+/** The cells every run table shares: sockets subscribed (and failed), distinct deliveries of those expected, events lost (and sockets the server closed). */
+const subscribedCell = (r: StackRun): string => `${fmtInt(r.subscribed)}${r.failed > 0 ? ` (${fmtInt(r.failed)} failed)` : ''}`;
+const deliveredCell = (r: StackRun): string => `${fmtInt(r.unique)} / ${fmtInt(r.expected)}`;
+const lostCell = (r: StackRun): string => fmtInt(r.lost) + (r.closedByServer > 0 ? ` (${fmtInt(r.closedByServer)} sockets closed)` : '');
+
 export function fmtInt(n: number | undefined): string {
   return n === undefined || !Number.isFinite(n) ? 'n/a' : Math.round(n).toLocaleString('en-US');
 }
@@ -68,9 +73,9 @@ export function stackTable(runs: readonly StackRun[]): string {
     const perDelivery = (ms: number): string => (r.unique > 0 ? ((ms * 1_000) / r.unique).toFixed(1) : 'n/a');
     rows.push([
       runLabel(r, runs),
-      `${fmtInt(r.subscribed)}${r.failed > 0 ? ` (${fmtInt(r.failed)} failed)` : ''}`,
-      `${fmtInt(r.unique)} / ${fmtInt(r.expected)}`,
-      fmtInt(r.lost) + (r.closedByServer > 0 ? ` (${fmtInt(r.closedByServer)} sockets closed)` : ''),
+      subscribedCell(r),
+      deliveredCell(r),
+      lostCell(r),
       fmtInt(r.duplicates),
       fmtInt(r.deliveriesPerSec),
       fmtMs(r.latencyMs.p50),
@@ -158,6 +163,9 @@ export function memoryTable(runs: readonly StackRun[], labelOf: (r: StackRun) =>
   return markdownTable(rows);
 }
 
+/** The memory table's columns, in order. */
+const MEMORY_FIELDS = ['rss', 'heapTotal', 'heapUsed', 'external', 'arrayBuffers'] as const;
+
 function processMemoryRows(label: string, p: ProcessRun): string[][] {
   const rows: string[][] = [];
   type Usage = ProcessRun['memory']['idle'];
@@ -168,33 +176,15 @@ function processMemoryRows(label: string, p: ProcessRun): string[][] {
     ['after traffic', p.memory.afterTraffic],
   ];
   for (const [phase, m] of phases) {
-    rows.push([label, phase, ...(m ? [m.rss, m.heapTotal, m.heapUsed, m.external, m.arrayBuffers].map((b) => fmtMb(b)) : ['busy', '', '', '', ''])]);
+    rows.push([label, phase, ...(m ? MEMORY_FIELDS.map((f) => fmtMb(m[f])) : ['busy', '', '', '', ''])]);
   }
   const { idle, subscribed, halfway } = p.memory;
   if (idle && subscribed && p.subscribed > 0) {
-    const per = (a: number, b: number): string => fmtBytes((a - b) / p.subscribed);
+    // Bytes per socket between two phases, each column: over the second half of the sockets, and over all of them.
+    const perSocket = (to: NonNullable<Usage>, from: NonNullable<Usage>, sockets: number): string[] => MEMORY_FIELDS.map((f) => fmtBytes((to[f] - from[f]) / sockets));
     const wave = p.subscribed - p.memory.halfwaySockets;
-    if (halfway && wave > 0) {
-      const slope = (a: number, b: number): string => fmtBytes((a - b) / wave);
-      rows.push([
-        label,
-        '**per socket, N/2→N**',
-        slope(subscribed.rss, halfway.rss),
-        slope(subscribed.heapTotal, halfway.heapTotal),
-        slope(subscribed.heapUsed, halfway.heapUsed),
-        slope(subscribed.external, halfway.external),
-        slope(subscribed.arrayBuffers, halfway.arrayBuffers),
-      ]);
-    }
-    rows.push([
-      label,
-      '**per socket, idle→N**',
-      per(subscribed.rss, idle.rss),
-      per(subscribed.heapTotal, idle.heapTotal),
-      per(subscribed.heapUsed, idle.heapUsed),
-      per(subscribed.external, idle.external),
-      per(subscribed.arrayBuffers, idle.arrayBuffers),
-    ]);
+    if (halfway && wave > 0) rows.push([label, '**per socket, N/2→N**', ...perSocket(subscribed, halfway, wave)]);
+    rows.push([label, '**per socket, idle→N**', ...perSocket(subscribed, idle, p.subscribed)]);
   }
   return rows;
 }
@@ -235,11 +225,11 @@ export function scaleTable(rows: readonly ScaleRow[]): string {
     out.push([
       setup,
       String(r.processes.length),
-      `${fmtInt(r.subscribed)}${r.failed > 0 ? ` (${fmtInt(r.failed)} failed)` : ''}` +
+      subscribedCell(r) +
         (r.processes.length > 1 ? ` (${r.processes.map((p) => fmtInt(p.subscribed)).join(' + ')})` : ''),
       r.connectSeconds.toFixed(1),
-      `${fmtInt(r.unique)} / ${fmtInt(r.expected)}`,
-      fmtInt(r.lost) + (r.closedByServer > 0 ? ` (${fmtInt(r.closedByServer)} sockets closed)` : ''),
+      deliveredCell(r),
+      lostCell(r),
       fmtInt(r.duplicates),
       fmtInt(r.deliveriesPerSec),
       fmtMs(r.latencyMs.p50),
@@ -295,7 +285,8 @@ export function scaleMemoryTable(rows: readonly ScaleRow[]): string {
   return markdownTable(out);
 }
 
-const serverUsPerDelivery = (r: StackRun): number => (r.unique > 0 ? (r.serverCpuMs * 1_000) / r.unique : Number.NaN);
+/** Server CPU µs per distinct delivery of a run (NaN when nothing arrived). */
+export const serverUsPerDelivery = (r: StackRun): number => (r.unique > 0 ? (r.serverCpuMs * 1_000) / r.unique : Number.NaN);
 
 /** Repeated stacks: median and range of each stack's rate and server cost. */
 export function repeatSummaryTable(runs: readonly StackRun[]): string {
@@ -320,6 +311,17 @@ export function repeatSummaryTable(runs: readonly StackRun[]): string {
   return markdownTable(rows);
 }
 
+/** A signed share: `+1.5 %`. */
+const pct = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
+
+/** Per repetition both ran in: the change's rate and CPU per delivery relative to the base's (0 = the same). */
+function pairedChanges(change: readonly StackRun[], base: readonly StackRun[]): { rate: number; cost: number }[] {
+  return change.flatMap((a) => {
+    const b = base.find((o) => o.repeat === a.repeat);
+    return b ? [{ rate: a.deliveriesPerSec / b.deliveriesPerSec - 1, cost: serverUsPerDelivery(a) / serverUsPerDelivery(b) - 1 }] : [];
+  });
+}
+
 /**
  * Issue 7: metrics on (ours) vs off (ours-no-metrics), from interleaved repetitions. Each
  * repetition ran both back to back, so the pair ratios carry the noise of the machine; the
@@ -329,11 +331,7 @@ export function metricsOverheadLines(runs: readonly StackRun[]): string[] {
   const on = runs.filter((r) => r.stack === 'ours');
   const off = runs.filter((r) => r.stack === 'ours-no-metrics');
   if (on.length === 0 || off.length === 0) return [];
-  const pct = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
-  const pairs = on.flatMap((a) => {
-    const b = off.find((o) => o.repeat === a.repeat);
-    return b ? [{ rate: a.deliveriesPerSec / b.deliveriesPerSec - 1, cost: serverUsPerDelivery(a) / serverUsPerDelivery(b) - 1 }] : [];
-  });
+  const pairs = pairedChanges(on, off);
   const rateOn = median(on.map((r) => r.deliveriesPerSec));
   const rateOff = median(off.map((r) => r.deliveriesPerSec));
   const costOn = median(on.map(serverUsPerDelivery));
@@ -376,11 +374,7 @@ export function baseComparisonLines(runs: readonly StackRun[]): string[] {
   const change = runs.filter((r) => r.stack === 'ours');
   const base = runs.filter((r) => r.stack === 'ours-base');
   if (change.length === 0 || base.length === 0) return [];
-  const pct = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
-  const pairs = change.flatMap((a) => {
-    const b = base.find((o) => o.repeat === a.repeat);
-    return b ? [{ rate: a.deliveriesPerSec / b.deliveriesPerSec - 1, cost: serverUsPerDelivery(a) / serverUsPerDelivery(b) - 1 }] : [];
-  });
+  const pairs = pairedChanges(change, base);
   const med = (of: readonly StackRun[], f: (r: StackRun) => number | undefined): number => median(of.map((r) => f(r) ?? Number.NaN));
   return [
     `server CPU µs/delivery, median: change ${med(change, serverUsPerDelivery).toFixed(2)}, base ${med(base, serverUsPerDelivery).toFixed(2)}; ` +

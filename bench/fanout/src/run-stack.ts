@@ -3,6 +3,7 @@ import { createBenchClock, createLoadgen, variantOf, variantsOf, type BenchClock
 import type { SubscriptionRoute } from '@wirestream/schema';
 import { channelName, shardOf, topicChannels } from '@wirestream/wire';
 import os from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { othersCpuPct, readCpuTimes, readCpuTimesOf, readMachineBusyMs, readRssBytes, readRssSplit, type CpuTimes, type PhaseMark } from '@wirestream/bench-kit';
 import { publishEvents, type EventCorpus } from './publisher.js';
 import { startProbe, type Probe, type ProbeSummary } from './probe.js';
@@ -282,10 +283,6 @@ async function sampleSettle(pid: number, lastDeliveryUs: number, settleMs: numbe
     samples.push({ afterS: (clock.nowUs() - lastDeliveryUs) / 1e6, rssBytes: readRssBytes(pid), anonBytes: readRssSplit(pid)?.anonBytes });
   }
   return samples;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 /** Runs one stack through idle → connected and subscribed → traffic → drain, and cleans up. */

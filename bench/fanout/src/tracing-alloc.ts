@@ -17,14 +17,13 @@ import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { channelName, createEnvelopeHeadEncoder, encodeEnvelopeTrace, shardOf } from '@wirestream/wire';
 import { createLogger, startTracing, tracingSpec, type Tracer } from '@wirestream/telemetry';
 import { startOtlpReceiver } from '@wirestream/testkit';
-import { median, parseCli } from '@wirestream/bench-kit';
+import { median, parseCli, requireGc } from '@wirestream/bench-kit';
 
 const { values } = parseCli({ options: { events: { type: 'string', default: '2000' }, subscribers: { type: 'string', default: '100' }, tries: { type: 'string', default: '5' }, 'async-local-storage': { type: 'boolean', default: false } } });
 const EVENTS = Number(values.events);
 const SUBSCRIBERS = Number(values.subscribers);
 const TRIES = Number(values.tries);
-const gc = (globalThis as { gc?: () => void }).gc;
-if (gc === undefined) throw new Error('run with node --expose-gc --max-semi-space-size=256');
+const gc = requireGc('run with node --expose-gc --max-semi-space-size=256');
 
 const schema = loadWirestreamSchema(auctionSchemaPath);
 const found = schema.routesForTopic('listing-events')[0];
@@ -60,7 +59,7 @@ async function measure(tracer: Tracer | undefined, share: number): Promise<{ byt
   const cpus: number[] = [];
   for (let t = 0; t <= TRIES; t++) {
     const round = envelopes(t + 1, share); // made before the measured window
-    gc?.();
+    gc();
     const before = process.memoryUsage().heapUsed;
     const cpu = process.cpuUsage();
     for (const { channel, text } of round) bus.publish(channel, text);

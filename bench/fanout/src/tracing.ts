@@ -17,9 +17,9 @@ import { Redis } from 'ioredis';
 import { parseMix } from '@wirestream/loadgen';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { startOtlpReceiver, startRedis, type OtlpReceiver, type RedisServer } from '@wirestream/testkit';
-import { loadAverageText, markdownTable, median } from '@wirestream/bench-kit';
+import { loadAverageText, markdownTable, median, positiveInt } from '@wirestream/bench-kit';
 import { prepareEvents } from './publisher.js';
-import { fmtInt, fmtMs } from './report.js';
+import { fmtInt, fmtMs, serverUsPerDelivery } from './report.js';
 import { benchContext, runStack, type RunSpec, type StackRun } from './run-stack.js';
 
 const HELP = `tracing bench (fan-out): server CPU per delivery, tracing off vs on at 0 %, 1 %, 100 % of events traced
@@ -46,12 +46,6 @@ if (values.help) {
   process.exit(0);
 }
 
-function positiveInt(name: string, text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new RangeError(`--${name} must be a positive integer, got ${text}`);
-  return n;
-}
-
 interface Config {
   readonly name: string;
   readonly on: boolean;
@@ -69,25 +63,24 @@ const events = positiveInt('events', values.events);
 const rate = positiveInt('rate', values.rate);
 const repeat = positiveInt('repeat', values.repeat);
 const log = (line: string): void => console.log(line);
-const serverUs = (r: StackRun): number => (r.unique > 0 ? (r.serverCpuMs * 1_000) / r.unique : Number.NaN);
 
 
 function resultTable(runs: readonly { config: Config; run: StackRun }[], receiverBytes: ReadonlyMap<string, number>): string {
   const rows = CONFIGS.map((config) => {
     const mine = runs.filter((r) => r.config === config).map((r) => r.run);
-    return { config, mine, cpu: median(mine.map(serverUs)) };
+    return { config, mine, cpu: median(mine.map(serverUsPerDelivery)) };
   }).filter((r) => r.mine.length > 0);
   const off = rows[0]?.cpu;
   return markdownTable([
     ['config', 'delivered (all runs)', `server CPU µs per delivery (median of ${repeat} [range])`, 'vs off', 'latency p50 / p99 (median run)', 'OTLP bytes exported (all runs)'],
     ...rows.map(({ config, mine, cpu }) => {
-      const mid = mine.reduce((best, r) => (Math.abs(serverUs(r) - cpu) < Math.abs(serverUs(best) - cpu) ? r : best));
+      const mid = mine.reduce((best, r) => (Math.abs(serverUsPerDelivery(r) - cpu) < Math.abs(serverUsPerDelivery(best) - cpu) ? r : best));
       const unique = mine.reduce((n, r) => n + r.unique, 0);
       const expected = mine.reduce((n, r) => n + r.expected, 0);
       return [
         config.name,
         `${fmtInt(unique)}/${fmtInt(expected)}`,
-        `${cpu.toFixed(3)} [${Math.min(...mine.map(serverUs)).toFixed(3)}–${Math.max(...mine.map(serverUs)).toFixed(3)}]`,
+        `${cpu.toFixed(3)} [${Math.min(...mine.map(serverUsPerDelivery)).toFixed(3)}–${Math.max(...mine.map(serverUsPerDelivery)).toFixed(3)}]`,
         off === undefined ? '' : `${(((cpu - off) / off) * 100).toFixed(1)} %`,
         `${fmtMs(mid.latencyMs.p50)} / ${fmtMs(mid.latencyMs.p99)}`,
         fmtInt(receiverBytes.get(config.name) ?? 0),
@@ -125,7 +118,7 @@ async function main(): Promise<void> {
         const run = await runStack('ours', spec, { ...ctx, gatewayEnv });
         receiverBytes.set(config.name, (receiverBytes.get(config.name) ?? 0) + receiver.bytes() - bytesBefore);
         runs.push({ config, run });
-        log(`[${rep}/${repeat}] ${config.name}: ${fmtInt(run.unique)}/${fmtInt(run.expected)} delivered, ${serverUs(run).toFixed(3)} µs server CPU/delivery`);
+        log(`[${rep}/${repeat}] ${config.name}: ${fmtInt(run.unique)}/${fmtInt(run.expected)} delivered, ${serverUsPerDelivery(run).toFixed(3)} µs server CPU/delivery`);
       }
     }
   } finally {

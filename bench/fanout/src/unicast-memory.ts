@@ -19,10 +19,8 @@
  */
 import { writeHeapSnapshot } from 'node:v8';
 import { join } from 'node:path';
-import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
-import { createLogger } from '@wirestream/telemetry';
-import { createHub, createMemoryBus, createOperationCompiler, type CompiledSubscription, type ConnectionWriter, type Hub } from '@wirestream/gateway/internals';
-import { median, parseCli } from '@wirestream/bench-kit';
+import { markdownTable, median, parseCli } from '@wirestream/bench-kit';
+import { alternate, collectGarbage, compileSubscription, createCompiler, createFrameSink, listingKey, medianRange, runEngineBench, startEngine, type OperationCompiler } from './engine-fixture.js';
 
 const { values } = parseCli({
   options: {
@@ -35,88 +33,55 @@ const { values } = parseCli({
 const SUBSCRIBERS = Number(values.subscribers);
 const ROUNDS = Number(values.rounds);
 const AS_SENT = values['as-sent'];
-const gc = (globalThis as { gc?: () => void }).gc;
-if (gc === undefined) throw new Error('run with node --expose-gc');
-const collect = gc;
+collectGarbage(); // fails now, not after the set-up, without --expose-gc
 
-const schema = loadWirestreamSchema(auctionSchemaPath);
-const logger = createLogger({ name: 'bench', level: 'error' });
 const SELECTION = '{ listing_id event_type occurred_at listing { title current_price { amount_cents } } }';
-const keyOf = (i: number): string => `lst-${String(i).padStart(6, '0')}`;
-const writer: ConnectionWriter<object> = {
-  send: () => undefined,
-  sendFrames: () => undefined,
-  close: () => undefined,
-  hasRoom: () => true,
-  replayChunkBytes: 65_536,
-};
-const access = { key: 'bench', authorize: (_route: unknown, args: Readonly<Record<string, unknown>>) => ({ ok: true as const, args }) };
+const { writer } = createFrameSink<object>();
+const compileOne = (compiler: OperationCompiler, key: string) => compileSubscription(compiler, `subscription { listingUpdated(listing_id: "${key}") ${SELECTION} }`);
 
 type Shape = 'distinct' | 'shared';
-interface Built {
-  readonly hub: Hub<object>;
-  readonly compiler: ReturnType<typeof createOperationCompiler>;
-  readonly conns: object[];
-}
-
-function compileOne(compiler: ReturnType<typeof createOperationCompiler>, key: string): CompiledSubscription {
-  const compiled = compiler.compile({ query: `subscription { listingUpdated(listing_id: "${key}") ${SELECTION} }` }, access);
-  if (!compiled.ok || compiled.operation.kind !== 'subscription') throw new Error(`bench operation does not compile: ${JSON.stringify(compiled)}`);
-  return compiled.operation;
-}
-
-async function build(shape: Shape): Promise<Built> {
-  const bus = createMemoryBus();
-  const compiler = createOperationCompiler(schema, { channelPrefix: 'ws', normalizeLiterals: !AS_SENT });
-  const hub = createHub<object>({ schema, broker: bus.broker, logger, writer });
-  const conns: object[] = [];
-  const shared = shape === 'shared' ? compileOne(compiler, keyOf(0)) : undefined;
-  for (let i = 0; i < SUBSCRIBERS; i++) {
-    const conn = {};
-    conns.push(conn);
-    hub.subscribe(conn, '1', shared ?? compileOne(compiler, keyOf(i)));
-  }
-  while (hub.stats().confirmedChannels < hub.stats().channels) await new Promise((resolve) => setImmediate(resolve));
-  return { hub, compiler, conns };
-}
 
 /** Heap bytes per socket that a built engine of this shape holds, after a forced GC (and what it built, to check). */
 async function measure(shape: Shape, snapshotDir: string | undefined): Promise<{ perSocket: number; groups: number; cachedDocuments: number }> {
-  collect();
-  collect();
+  collectGarbage();
   const before = process.memoryUsage().heapUsed;
-  const built = await build(shape);
-  collect();
-  collect();
+  const compiler = createCompiler({ normalizeLiterals: !AS_SENT });
+  const conns: object[] = [];
+  const { hub } = await startEngine<object>({
+    writer,
+    subscribe: (hub) => {
+      const shared = shape === 'shared' ? compileOne(compiler, listingKey(0)) : undefined;
+      for (let i = 0; i < SUBSCRIBERS; i++) {
+        const conn = {};
+        conns.push(conn);
+        hub.subscribe(conn, '1', shared ?? compileOne(compiler, listingKey(i)));
+      }
+    },
+  });
+  collectGarbage();
   const after = process.memoryUsage().heapUsed;
-  const { groups, subscribers } = built.hub.stats();
-  if (subscribers !== SUBSCRIBERS) throw new Error(`${shape}: ${subscribers} subscribers, expected ${SUBSCRIBERS}`);
+  const { groups, subscribers } = hub.stats();
+  if (subscribers !== SUBSCRIBERS || conns.length !== SUBSCRIBERS) throw new Error(`${shape}: ${subscribers} subscribers, expected ${SUBSCRIBERS}`);
   if (snapshotDir !== undefined) writeHeapSnapshot(join(snapshotDir, `unicast-memory-${shape}.heapsnapshot`));
-  const cachedDocuments = built.compiler.cachedDocuments;
-  return { perSocket: (after - before) / SUBSCRIBERS, groups, cachedDocuments };
+  return { perSocket: (after - before) / SUBSCRIBERS, groups, cachedDocuments: compiler.cachedDocuments };
 }
 
-const shapes: Shape[] = ['distinct', 'shared'];
-await measure('distinct', undefined); // warm-up: code, shapes and the schema's caches
-await measure('shared', undefined);
-const bytes = new Map<Shape, number[]>(shapes.map((s) => [s, []]));
-const seen = new Map<Shape, { groups: number; cachedDocuments: number }>();
-for (let r = 0; r < ROUNDS; r++) {
-  for (const shape of r % 2 === 0 ? shapes : [...shapes].reverse()) {
-    const last = r === ROUNDS - 1 || r === ROUNDS - 2;
+runEngineBench(async () => {
+  const shapes: Shape[] = ['distinct', 'shared'];
+  const seen = new Map<Shape, { groups: number; cachedDocuments: number }>();
+  // The warm-up (round -1) builds code, shapes and the schema's caches; the last two rounds may write a snapshot.
+  const { samples: bytes } = await alternate(shapes, ROUNDS, async (shape, r) => {
+    const last = r >= 0 && (r === ROUNDS - 1 || r === ROUNDS - 2);
     const m = await measure(shape, last && shape === 'distinct' ? values.snapshot : undefined);
-    bytes.get(shape)?.push(m.perSocket);
-    seen.set(shape, m);
-  }
-}
-console.log(`heap per socket after GC: ${SUBSCRIBERS} sockets, ${ROUNDS} rounds each, alternating, literals ${AS_SENT ? 'kept as sent' : 'moved'} (node ${process.version})`);
-console.log('| shape | groups | cached documents | bytes per socket, median (min–max) |');
-console.log('| --- | --- | --- | --- |');
-for (const shape of shapes) {
-  const b = bytes.get(shape) ?? [];
-  const s = seen.get(shape);
-  console.log(`| ${shape} | ${s?.groups ?? 0} | ${s?.cachedDocuments ?? 0} | ${median(b).toFixed(0)} (${Math.min(...b).toFixed(0)}–${Math.max(...b).toFixed(0)}) |`);
-}
-const extra = median(bytes.get('distinct') ?? []) - median(bytes.get('shared') ?? []);
-console.log(`a distinct operation costs ${extra.toFixed(0)} bytes of heap beyond a socket that shares one`);
-process.exit(0);
+    if (r >= 0) seen.set(shape, m);
+    return m.perSocket;
+  });
+  console.log(`heap per socket after GC: ${SUBSCRIBERS} sockets, ${ROUNDS} rounds each, alternating, literals ${AS_SENT ? 'kept as sent' : 'moved'} (node ${process.version})`);
+  const rows = shapes.map((shape) => {
+    const s = seen.get(shape);
+    return [shape, String(s?.groups ?? 0), String(s?.cachedDocuments ?? 0), medianRange(bytes.get(shape) ?? [], (b) => b.toFixed(0))];
+  });
+  console.log(markdownTable([['shape', 'groups', 'cached documents', 'bytes per socket, median (min–max)'], ...rows]));
+  const extra = median(bytes.get('distinct') ?? []) - median(bytes.get('shared') ?? []);
+  console.log(`a distinct operation costs ${extra.toFixed(0)} bytes of heap beyond a socket that shares one`);
+});

@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { createBenchEnvironment, highWatermarks, preload, type BenchEnvironment, type PreloadResult } from './environment.js';
 import { summarizeCpuProfile, type ProfileSummary } from './profile-summary.js';
 import { runOnce, type RunContext, type RunResult, type Variant } from './run-process.js';
-import { machineText, median, paddedTable, parseCli } from '@wirestream/bench-kit';
+import { machineText, median, paddedTable, parseCli, positiveInt } from '@wirestream/bench-kit';
 import { fixed, int } from './format.js';
 import { findRepoRoot, startOtlpReceiver } from '@wirestream/testkit';
 import { buildPatchedApp } from './patched-app.js';
@@ -51,11 +51,6 @@ End-to-end ingest throughput against a real Kafka broker and redis-server starte
 variants: ${Object.keys(VARIANTS).join(', ')}`,
 });
 
-function positiveInt(name: string, text: string | undefined): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new RangeError(`--${name} must be a positive integer, got ${String(text)}`);
-  return n;
-}
 // --base: another build of apps/ingest (e.g. a git worktree of the base commit) measured as the
 // baseline `app-base` in the same run, interleaved with this checkout's variants.
 const known: Readonly<Record<string, Variant>> = args.base === undefined ? VARIANTS : { 'app-base': baseVariant(resolve(args.base), args['base-node']), ...VARIANTS };

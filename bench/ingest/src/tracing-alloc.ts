@@ -14,14 +14,13 @@ import type { KafkaMessage } from 'kafkajs';
 import { createChunkTracer } from '@wirestream/ingest';
 import { startTracing, tracingSpec } from '@wirestream/telemetry';
 import { startOtlpReceiver } from '@wirestream/testkit';
-import { parseCli } from '@wirestream/bench-kit';
+import { parseCli, requireGc } from '@wirestream/bench-kit';
 
 const { values } = parseCli({ options: { chunks: { type: 'string', default: '200' }, chunk: { type: 'string', default: '500' }, tries: { type: 'string', default: '5' } } });
 const CHUNKS = Number(values.chunks);
 const CHUNK = Number(values.chunk);
 const TRIES = Number(values.tries);
-const gc = (globalThis as { gc?: () => void }).gc;
-if (gc === undefined) throw new Error('run with node --expose-gc --max-semi-space-size=128');
+const gc = requireGc('run with node --expose-gc --max-semi-space-size=128');
 
 const messages: KafkaMessage[] = Array.from({ length: CHUNK }, (_, i) => ({
   key: Buffer.from(`k${i}`),
@@ -44,7 +43,7 @@ function measure(tracer: ReturnType<typeof createChunkTracer> | undefined): { by
   let bytes = Infinity;
   let cpuUs = Infinity;
   for (let t = 0; t < TRIES; t++) {
-    gc?.();
+    gc();
     const before = process.memoryUsage().heapUsed;
     const cpu = process.cpuUsage();
     for (let c = 0; c < CHUNKS; c++) {

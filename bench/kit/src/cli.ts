@@ -57,3 +57,10 @@ export function parseCli<O extends Options>(spec: CliSpec<O>): ReturnType<typeof
   }
   return parseArgs({ args: argv, options: spec.options, allowPositionals: spec.allowPositionals ?? false, strict: true });
 }
+
+/** An option's text as a whole number ≥ 1, or a RangeError that names the option and what it got. */
+export function positiveInt(name: string, text: string | undefined): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new RangeError(`--${name} must be a positive integer, got ${String(text)}`);
+  return n;
+}

@@ -83,17 +83,11 @@ export interface LatencySummary {
   readonly max: number;
 }
 
-export interface LoadReport extends LoadProgress {
-  readonly expected: number;
-  readonly lost: number;
-  /** `lost` per entry of `OperationPlan.operations` (same index); empty when the plan lists none. */
-  readonly lostPerOperation: readonly number[];
+/** Counters summed and deliveries merged over workers: the workers' report fields, over all of them. */
+export interface LoadReport
+  extends LoadProgress,
+    Pick<WorkerReportMessage, 'expected' | 'lost' | 'lostPerOperation' | 'firstDeliveryUs' | 'lastDeliveryUs' | 'closeCodes' | 'errorSamples'> {
   readonly latencyMs: LatencySummary;
-  /** Shared wall clock (µs) of the first and last distinct delivery over all workers; 0 when none. */
-  readonly firstDeliveryUs: number;
-  readonly lastDeliveryUs: number;
-  readonly closeCodes: Readonly<Record<string, number>>;
-  readonly errorSamples: readonly string[];
 }
 
 export interface Loadgen {

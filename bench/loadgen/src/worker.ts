@@ -239,18 +239,29 @@ function onClose(s: ClientSocket, socket: net.Socket): void {
   }
 }
 
+/**
+ * The HTTP response head once all of it has arrived, and how many bytes of this read follow it;
+ * undefined until then (failing the handshake when the head passes 8 KiB).
+ */
+function responseHead(s: ClientSocket, nread: number, buf: Buffer): { head: string; rest: number } | undefined {
+  s.http += buf.toString('latin1', 0, nread);
+  const headEnd = s.http.indexOf('\r\n\r\n');
+  if (headEnd < 0) {
+    if (s.http.length > 8_192) failHandshake(s, 'HTTP response head over 8 KiB');
+    return undefined;
+  }
+  const head = s.http.slice(0, headEnd);
+  const rest = s.http.length - (headEnd + 4);
+  s.http = '';
+  return { head, rest };
+}
+
 function onRead(s: ClientSocket, nread: number, buf: Buffer): void {
   if (config.sse) return onSseRead(s, nread, buf);
   if (s.phase === Phase.Upgrading) {
-    s.http += buf.toString('latin1', 0, nread);
-    const headEnd = s.http.indexOf('\r\n\r\n');
-    if (headEnd < 0) {
-      if (s.http.length > 8_192) failHandshake(s, 'HTTP response head over 8 KiB');
-      return;
-    }
-    const head = s.http.slice(0, headEnd);
-    const rest = s.http.length - (headEnd + 4);
-    s.http = '';
+    const response = responseHead(s, nread, buf);
+    if (response === undefined) return;
+    const { head, rest } = response;
     if (!head.startsWith('HTTP/1.1 101')) return failHandshake(s, `upgrade refused: ${head.split('\r\n')[0] ?? ''}`);
     if (!new RegExp(`^sec-websocket-protocol:\\s*${subprotocol}\\s*$`, 'im').test(head)) {
       return failHandshake(s, `server did not select the ${subprotocol} subprotocol`);
@@ -277,15 +288,10 @@ function onRead(s: ClientSocket, nread: number, buf: Buffer): void {
 function onSseRead(s: ClientSocket, nread: number, buf: Buffer): void {
   let pos = 0;
   if (s.phase === Phase.Upgrading) {
-    s.http += buf.toString('latin1', 0, nread);
-    const headEnd = s.http.indexOf('\r\n\r\n');
-    if (headEnd < 0) {
-      if (s.http.length > 8_192) failHandshake(s, 'HTTP response head over 8 KiB');
-      return;
-    }
-    const head = s.http.slice(0, headEnd);
-    pos = nread - (s.http.length - (headEnd + 4));
-    s.http = '';
+    const response = responseHead(s, nread, buf);
+    if (response === undefined) return;
+    const { head, rest } = response;
+    pos = nread - rest;
     if (!head.startsWith('HTTP/1.1 200')) return failHandshake(s, `stream refused: ${head.split('\r\n')[0] ?? ''}`);
     if (!/^content-type:\s*text\/event-stream/im.test(head)) return failHandshake(s, 'the response is not text/event-stream');
     s.phase = Phase.Subscribed;

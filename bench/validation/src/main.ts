@@ -22,7 +22,7 @@ import { GCProfiler, getHeapStatistics } from 'node:v8';
 import { parse, validate, version as graphqlVersion, type DocumentNode } from 'graphql';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { checkDocumentLimits, checkDocumentNesting, resolveDocumentLimits } from '@wirestream/gateway/internals';
-import { coresText, median, parseCli, totalMemGiB } from '@wirestream/bench-kit';
+import { coresText, median, parseCli, requireGc, totalMemGiB } from '@wirestream/bench-kit';
 
 const { values: args } = parseCli({
   options: {
@@ -35,8 +35,7 @@ const minMs = Number(args['min-ms']);
 if (!Number.isFinite(minMs) || minMs <= 0) throw new RangeError(`--min-ms must be a positive number, got ${String(args['min-ms'])}`);
 const outPath = args.out ?? new URL('../../results/validation.md', import.meta.url).pathname;
 
-const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) throw new Error('run with node --expose-gc (the bench script does): bytes are measured from a clean heap');
+const gc = requireGc('run with node --expose-gc (the bench script does): bytes are measured from a clean heap');
 
 /** What the gateway uses today (apps/gateway/src/core/operations/operations.ts): parser token limit. */
 const MAX_TOKENS = 2_000;
@@ -138,8 +137,8 @@ function measure(fn: () => string): Measurement {
 
   // Bytes over several runs when each is cheap, from a collected heap.
   const runs = Math.max(1, Math.min(100, Math.floor(20 / Math.max(medianMs, 0.001))));
-  gc!();
-  gc!();
+  gc();
+  gc();
   const profiler = new GCProfiler();
   profiler.start();
   const before = getHeapStatistics().used_heap_size;
