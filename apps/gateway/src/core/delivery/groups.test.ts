@@ -6,7 +6,7 @@ import type { Envelope } from '@wirestream/wire';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import type { Broker } from '../../broker/broker.js';
 import { createOperationCompiler, type CompiledSubscription } from '../operations/operations.js';
-import { channelState, createRegistry, groupsForEvent, joinGroup, leaveGroup, type Group } from './groups.js';
+import { channelState, createRegistry, groupsForEvent, isSubscribed, joinGroup, leaveGroup, subscriberCount, subscribersOf, type Group } from './groups.js';
 
 const schema = loadWirestreamSchema(auctionSchemaPath);
 const compiler = createOperationCompiler(schema);
@@ -65,5 +65,30 @@ describe('the channel index', () => {
     expect([...groupsForEvent(state, event('lst-a', 'k1'))]).toEqual([s.group]);
     expect([...groupsForEvent(state, event('k1', 'k2'))]).toEqual([]);
     expect([...groupsForEvent(state, event('k1', null))]).toEqual([]);
+  });
+});
+
+describe('the subscribers of a group', () => {
+  it('are counted and listed in the order they joined, through one, three, one and none', () => {
+    const registry = createRegistry<string>(broker, undefined, createLogger({ name: 'groups-test', destination: createMemorySink() }), undefined);
+    const operation = op('subscription { listingUpdated(listing_id: "lst-a") { listing_id } }');
+    const first = joinGroup(registry, 'c1', '1', operation, JOIN);
+    const { group } = first;
+    expect([subscriberCount(group), subscribersOf(group)]).toEqual([1, [first]]);
+    const second = joinGroup(registry, 'c2', '1', operation, JOIN);
+    const third = joinGroup(registry, 'c3', '1', operation, JOIN);
+    expect(second.group).toBe(group);
+    expect([subscriberCount(group), subscribersOf(group)]).toEqual([3, [first, second, third]]);
+    leaveGroup(registry, first);
+    leaveGroup(registry, first); // idempotent
+    expect([isSubscribed(first), isSubscribed(second), isSubscribed(third)]).toEqual([false, true, true]);
+    expect([subscriberCount(group), subscribersOf(group), registry.subscribers]).toEqual([2, [second, third], 2]);
+    leaveGroup(registry, third);
+    expect([subscriberCount(group), subscribersOf(group), isSubscribed(second), isSubscribed(third)]).toEqual([1, [second], true, false]);
+    const fourth = joinGroup(registry, 'c4', '1', operation, JOIN);
+    expect(subscribersOf(group)).toEqual([second, fourth]);
+    leaveGroup(registry, second);
+    leaveGroup(registry, fourth);
+    expect([subscriberCount(group), subscribersOf(group), registry.groups.size, registry.subscribers]).toEqual([0, [], 0, 0]);
   });
 });

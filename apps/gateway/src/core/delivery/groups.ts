@@ -4,6 +4,8 @@
  * unsubscribed when the last group leaves; topics are counted for their history floor. This module
  * is the one writer of the registry (groups, channels, topics, the subscriber count) and of each
  * group's membership; the flush writes a group's pending payloads (flush.ts), delta.ts its base.
+ * A group's subscribers are one reference until a second one joins (one-or-set.ts): a unicast
+ * group has one subscriber.
  */
 import { createLazyContext, disposeLazyContext, type LazyFactories } from '@wirestream/context';
 import type { Logger } from '@wirestream/telemetry';
@@ -13,6 +15,7 @@ import type { ConflationState, Conflating } from './conflation.js';
 import type { CompiledSubscription } from '../operations/operations.js';
 import type { EnvelopeRoute } from '@wirestream/wire';
 import { KAFKA_KEY } from '../operations/where.js';
+import { addOne, countOf, hasOne, listOf, removeOne, type OneOrSet } from './one-or-set.js';
 import type { WhereEvent } from '../operations/where-compile.js';
 
 /** One client subscription (one graphql-ws `id` on one connection). Returned as the handle to remove it. */
@@ -39,7 +42,12 @@ export interface Subscriber<C> extends CatchingUp<C>, Conflating<C> {
  */
 export interface Group<C> {
   readonly op: CompiledSubscription;
-  readonly subscribers: Set<Subscriber<C>>;
+  /**
+   * Its subscribers, in the order they joined: the one itself until a second joins, then a Set
+   * (one-or-set.ts; ask {@link isSubscribed}, {@link subscriberCount}, {@link subscribersOf}).
+   * Undefined once the last one left (the group is closed).
+   */
+  members: OneOrSet<Subscriber<C>> | undefined;
   /**
    * Payloads of this event-loop turn not yet written (flush.ts), with what the flush needs of each;
    * undefined while none wait, as for most groups most of the time (ten thousand idle groups hold no arrays).
@@ -158,7 +166,7 @@ export function joinGroup<C>(registry: Registry<C>, conn: C, id: string, op: Com
     hasBase: false,
     conflation: options.conflation,
   };
-  group.subscribers.add(subscriber);
+  group.members = addOne(group.members, subscriber);
   group.headBytes += subscriber.head.length;
   if (options.delta) group.deltaSubscribers++;
   registry.subscribers++;
@@ -168,11 +176,27 @@ export function joinGroup<C>(registry: Registry<C>, conn: C, id: string, op: Com
 /** Removes a subscriber; its group and channels go with the last one. Idempotent. */
 export function leaveGroup<C>(registry: Registry<C>, subscriber: Subscriber<C>): void {
   const { group } = subscriber;
-  if (!group.subscribers.delete(subscriber)) return;
+  if (!hasOne(group.members, subscriber)) return;
+  group.members = removeOne(group.members, subscriber);
   group.headBytes -= subscriber.head.length;
   if (subscriber.delta) group.deltaSubscribers--;
   registry.subscribers--;
-  if (group.subscribers.size === 0) closeGroup(registry, group);
+  if (group.members === undefined) closeGroup(registry, group);
+}
+
+/** Whether the subscriber is still in its group (it has not left, nor been removed). */
+export function isSubscribed<C>(subscriber: Subscriber<C>): boolean {
+  return hasOne(subscriber.group.members, subscriber);
+}
+
+/** How many subscribers a group has now (0 once it closed). */
+export function subscriberCount<C>(group: Group<C>): number {
+  return countOf(group.members);
+}
+
+/** A group's subscribers now, as a new array in the order they joined. */
+export function subscribersOf<C>(group: Group<C>): Subscriber<C>[] {
+  return listOf(group.members);
 }
 
 /** A broker channel's state (undefined when no group listens on it). */
@@ -243,7 +267,7 @@ function openGroup<C>(registry: Registry<C>, op: CompiledSubscription): Group<C>
   const base: GroupContextBase = { dedupKey: op.dedupKey, fieldName, topic, ...(op.claims === undefined ? {} : { claims: op.claims }) };
   // Without factories a context still carries the claims look-up headers read (decision 0042).
   const context = registry.contextFactories ? createLazyContext(registry.contextFactories, base) : op.claims === undefined ? undefined : Object.freeze(base);
-  const group: Group<C> = { op, subscribers: new Set(), pending: undefined, headBytes: 0, deltaSubscribers: 0, deltaBase: undefined, context };
+  const group: Group<C> = { op, members: undefined, pending: undefined, headBytes: 0, deltaSubscribers: 0, deltaBase: undefined, context };
   registry.groups.set(op.dedupKey, group);
   retainTopic(registry, topic);
   for (const channel of op.channels) retainChannel(registry, channel, group);
