@@ -4,8 +4,8 @@
  * unsubscribed when the last group leaves; topics are counted for their history floor. This module
  * is the one writer of the registry (groups, channels, topics, the subscriber count) and of each
  * group's membership; the flush writes a group's pending payloads (flush.ts), delta.ts its base.
- * A group's subscribers are one reference until a second one joins (one-or-set.ts): a unicast
- * group has one subscriber.
+ * A group's subscribers and a key's groups in the channel index are one reference until a second
+ * one comes (one-or-set.ts): a unicast group has one subscriber, and a key one group.
  */
 import { createLazyContext, disposeLazyContext, type LazyFactories } from '@wirestream/context';
 import type { Logger } from '@wirestream/telemetry';
@@ -101,9 +101,10 @@ export interface ChannelState<C> {
   readonly unpinned: Set<Group<C>>;
   /**
    * The groups that pin routing keys (decision 0039), by where the key is read (a payload field's
-   * name, or KAFKA_KEY), then by key: an event finds them by its key, one lookup per pin field.
+   * name, or KAFKA_KEY), then by key: an event finds them by its key, one lookup per pin field. A
+   * key's lone group is filed as itself, several as a Set (one-or-set.ts).
    */
-  readonly pinned: Map<string, Map<string, Group<C>[]>>;
+  readonly pinned: Map<string, Map<string, OneOrSet<Group<C>>>>;
   /** Resolves once the broker confirmed the SUBSCRIBE (live events flow from then on). */
   readonly ready: Promise<void>;
   confirmed: boolean;
@@ -209,11 +210,12 @@ export function channelState<C>(registry: Registry<C>, channel: string): Channel
  * that pin none; every group is still filtered in full (render.ts), the index only leaves out groups
  * that cannot match. A key read from a payload field is compared as text, as the filters do: a
  * string is itself, a number its decimal text; any other value (null, a list, a 64-bit integer kept
- * as digits…) tests every group, as before the index. No array is made when one list serves.
+ * as digits…) tests every group, as before the index. No array is made when one list serves, and
+ * a key's lone group with no unpinned group beside it is returned as itself (unicast's common case).
  */
-export function groupsForEvent<C>(state: ChannelState<C>, event: WhereEvent): ReadonlySet<Group<C>> | readonly Group<C>[] {
+export function groupsForEvent<C>(state: ChannelState<C>, event: WhereEvent): Group<C> | ReadonlySet<Group<C>> | readonly Group<C>[] {
   if (state.pinned.size === 0) return state.unpinned;
-  let found: readonly Group<C>[] | undefined;
+  let found: OneOrSet<Group<C>> | undefined;
   let more: Group<C>[] | undefined;
   for (const [on, byKey] of state.pinned) {
     const value = on === KAFKA_KEY ? event.key : event.payload[on];
@@ -225,13 +227,18 @@ export function groupsForEvent<C>(state: ChannelState<C>, event: WhereEvent): Re
     const groups = byKey.get(key);
     if (groups === undefined) continue;
     if (found === undefined) found = groups;
-    else (more ??= [...found]).push(...groups);
+    else (more ??= listOf(found)).push(...listOf(groups));
   }
   if (found === undefined) return state.unpinned;
   if (state.unpinned.size === 0 && more === undefined) return found;
-  const all = more ?? [...found];
+  const all = more ?? listOf(found);
   for (const group of state.unpinned) all.push(group);
   return all;
+}
+
+/** Whether {@link groupsForEvent} found one group, returned as itself rather than in a collection. */
+export function isOneGroup<C>(found: Group<C> | ReadonlySet<Group<C>> | readonly Group<C>[]): found is Group<C> {
+  return 'op' in found;
 }
 
 /**
@@ -357,12 +364,8 @@ function addToChannel<C>(state: ChannelState<C>, group: Group<C>): void {
     return;
   }
   let byKey = state.pinned.get(pin.on);
-  if (byKey === undefined) state.pinned.set(pin.on, (byKey = new Map<string, Group<C>[]>()));
-  for (const key of pin.keys) {
-    const groups = byKey.get(key);
-    if (groups === undefined) byKey.set(key, [group]);
-    else if (!groups.includes(group)) groups.push(group);
-  }
+  if (byKey === undefined) state.pinned.set(pin.on, (byKey = new Map<string, OneOrSet<Group<C>>>()));
+  for (const key of pin.keys) byKey.set(key, addOne(byKey.get(key), group));
 }
 
 function removeFromChannel<C>(state: ChannelState<C>, group: Group<C>): void {
@@ -375,11 +378,9 @@ function removeFromChannel<C>(state: ChannelState<C>, group: Group<C>): void {
   const byKey = state.pinned.get(pin.on);
   if (byKey === undefined) return;
   for (const key of pin.keys) {
-    const groups = byKey.get(key);
-    const at = groups === undefined ? -1 : groups.indexOf(group);
-    if (groups === undefined || at < 0) continue;
-    if (groups.length === 1) byKey.delete(key);
-    else groups.splice(at, 1);
+    const left = removeOne(byKey.get(key), group);
+    if (left === undefined) byKey.delete(key);
+    else byKey.set(key, left);
   }
   if (byKey.size === 0) state.pinned.delete(pin.on);
 }

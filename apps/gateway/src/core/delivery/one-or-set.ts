@@ -1,12 +1,13 @@
 /**
  * A collection that is usually one thing: the thing itself until a second one joins, then a Set
- * (issue #37). A group's subscribers are such (a unicast group has one): a Set of one costs ~230
- * bytes of heap (node 24, 8-byte pointers), the reference itself nothing. Order is the order they
- * came in (a Set's), as before.
+ * (issue #37). A group's subscribers (a unicast group has one) and the groups the channel index
+ * files under a key (a key has one group) are such: a Set of one costs ~230 bytes of heap (node 24,
+ * 8-byte pointers), an array of one ~56, the reference itself nothing. Order is the order they came
+ * in (a Set's), as before.
  *
  * The functions are pure: the module that owns a collection assigns what {@link addOne} and
- * {@link removeOne} return (groups.ts). A member is never a Set itself: that is how one is told
- * from many.
+ * {@link removeOne} return (groups.ts owns both kinds). A member is never a Set itself: that is how
+ * one is told from many.
  */
 export type OneOrSet<T extends object> = T | Set<T>;
 
