@@ -18,7 +18,9 @@ export function filterClauses(route: SubscriptionRoute, args: Readonly<Record<st
     // eslint-disable-next-line @typescript-eslint/no-base-to-string -- arguments are GraphQL-validated scalars (IDs, strings, numbers)
     if (value !== undefined && value !== null) filter.push([name, String(value)]);
   }
-  return filter;
+  // An array grown by push keeps room for ~16 more elements (~130 bytes); a gateway keeps one filter
+  // per distinct operation (ten thousand for a unicast topic), so it gets a copy of the exact size.
+  return filter.length === 0 ? filter : filter.slice();
 }
 
 /** Whether a payload passes every clause (values compared as text: IDs arrive as strings or numbers). */

@@ -22,7 +22,7 @@
 import type { Logger } from '@wirestream/telemetry';
 import type { Envelope } from '@wirestream/wire';
 import { queuePayload, type Flusher } from './flush.js';
-import type { Group } from './groups.js';
+import { subscriberCount, type Group } from './groups.js';
 import { scheduleUnlessInSlice, type Scheduler } from './scheduler.js';
 import type { HubStats } from './stats.js';
 import { tripQueued, type Trip } from './trip-tracing.js';
@@ -123,7 +123,7 @@ function releaseSettled<C>(renders: AsyncRenders<C>, group: Group<C>): void {
     const slot = queue[taken] as Slot<C>;
     if (!slot.settled) break;
     // A group whose last subscriber left meanwhile has nobody to write to.
-    if (slot.json === undefined || group.subscribers.size === 0) continue;
+    if (slot.json === undefined || subscriberCount(group) === 0) continue;
     if (slot.trip !== undefined) tripQueued(slot.trip, group);
     queuePayload(renders.flusher, group, slot.json, slot.envelope);
   }

@@ -23,6 +23,7 @@ import { performance } from 'node:perf_hooks';
 import type { ConnectionWriter, FramePositions } from '../connection-writer.js';
 import { currentEpoch, type Epoch } from './epoch.js';
 import type { GatewayMetrics } from '../metrics.js';
+import { hasOne, type OneOrSet } from './one-or-set.js';
 import type { HubStats } from './stats.js';
 
 /** How often waiting queues look for room in their connections (and rate-capped ones for their turn). */
@@ -58,7 +59,7 @@ export interface ConflationState<C> {
 export interface Conflating<C> {
   readonly conn: C;
   readonly head: string;
-  readonly group: { readonly subscribers: ReadonlySet<unknown> };
+  readonly group: { readonly members: OneOrSet<object> | undefined };
   /** Set when the subscription asked for conflation. */
   readonly conflation: ConflationState<C> | undefined;
 }
@@ -245,7 +246,7 @@ function poll<C>(conflator: Conflator<C>): void {
   conflator.timer = undefined;
   for (const subscriber of [...conflator.waiting]) {
     const state = subscriber.conflation as ConflationState<C>;
-    if (!subscriber.group.subscribers.has(subscriber)) forget(conflator, subscriber, state);
+    if (!hasOne(subscriber.group.members, subscriber)) forget(conflator, subscriber, state);
     else drain(conflator, subscriber);
   }
 }

@@ -18,7 +18,7 @@ import { decodeEnvelope, type Envelope, type EnvelopeRoute } from '@wirestream/w
 import { queueInOrder, waitsInOrder, type AsyncRenders } from './async-renders.js';
 import { currentEpoch, type Epoch } from './epoch.js';
 import { queuePayload, type Flusher } from './flush.js';
-import { channelState, groupsForEvent, mayMatchRoute, type Group, type Registry } from './groups.js';
+import { channelState, groupsForEvent, isOneGroup, mayMatchRoute, type Group, type Registry } from './groups.js';
 import type { GatewayMetrics } from '../metrics.js';
 import { acceptPosition, acceptPositionAt, positionExtensions, type DeliveredMarks } from './positions.js';
 import { renderPayload, type Renderer } from './render.js';
@@ -98,21 +98,38 @@ export function fanOutMessage<C>(fanout: Fanout<C>, channel: string, text: strin
   }
   // The groups pinned to the event's key and those that pin none: not every group of the channel (decision 0039).
   const groups = groupsForEvent(state, envelope);
-  const count = 'size' in groups ? groups.size : groups.length;
+  const one = isOneGroup(groups);
+  const count = one ? 1 : 'size' in groups ? groups.size : groups.length;
   const extensions = positionExtensions(envelope, currentEpoch(fanout.epoch));
   const { tracing } = fanout;
   // Only an event that carries a trace looks further (a property read per event otherwise).
   const trip = envelope.tp === undefined || tracing === undefined ? undefined : startTrip<C>(tracing, envelope, count);
+  // Unicast: the key's one group, found as itself (no collection to walk, nothing to split).
+  if (one) renderGroup(fanout, groups, envelope, extensions, trip);
+  else if (!renderGroups(fanout, groups, count, envelope, extensions, deadline, trip)) return;
+  if (trip !== undefined && tracing !== undefined) tripRendered(tracing, trip);
+}
+
+/** Renders the groups until `deadline`; false when the rest were left for the next slice (fanout.inProgress). */
+function renderGroups<C>(
+  fanout: Fanout<C>,
+  groups: ReadonlySet<Group<C>> | readonly Group<C>[],
+  count: number,
+  envelope: Envelope,
+  extensions: Record<string, unknown>,
+  deadline: number,
+  trip: Trip<C> | undefined,
+): boolean {
   let rendered = 0;
   for (const group of groups) {
     renderGroup(fanout, group, envelope, extensions, trip);
     rendered++;
     if (rendered % GROUPS_PER_CLOCK_CHECK === 0 && rendered < count && performance.now() >= deadline) {
       fanout.inProgress = { envelope, extensions, groups: [...groups].slice(rendered), next: 0, trip };
-      return;
+      return false;
     }
   }
-  if (trip !== undefined && tracing !== undefined) tripRendered(tracing, trip);
+  return true;
 }
 
 /** No single message can stop the hub: a throw is logged and the next message goes on. */

@@ -23,7 +23,7 @@ import type { ConnectionWriter, FramePositions } from '../connection-writer.js';
 import { conflateFrames } from './conflation.js';
 import { computeGroupDeltas, type GroupDeltas } from './delta.js';
 import { currentEpoch, type Epoch } from './epoch.js';
-import type { Group, PendingPayloads, Subscriber } from './groups.js';
+import { isSubscribed, subscribersOf, type Group, type PendingPayloads, type Subscriber } from './groups.js';
 import type { GatewayMetrics } from '../metrics.js';
 import { scheduleUnlessInSlice, type Scheduler } from './scheduler.js';
 import type { HubStats } from './stats.js';
@@ -153,10 +153,10 @@ export function continueFlush<C>(flusher: Flusher<C>, deadline: number): boolean
       job = flush.current = takeGroup(group, currentEpoch(flusher.epoch));
     }
     // Deliberately imperative: this loop runs per subscriber per flush.
-    const { subscribers, group } = job;
+    const { subscribers } = job;
     while (job.next < subscribers.length) {
       const subscriber = subscribers[job.next++] as Subscriber<C>;
-      if (group.subscribers.has(subscriber)) writeSubscriber(flusher.writer, job, subscriber);
+      if (isSubscribed(subscriber)) writeSubscriber(flusher.writer, job, subscriber);
       if (++writes % CLOCK_EVERY === 0 && performance.now() >= deadline) return false;
     }
     countDeliveries(flusher, job);
@@ -185,7 +185,7 @@ function takeGroup<C>(group: Group<C>, epoch: string | undefined): GroupWrite<C>
     keys,
     chars,
     positions: { epoch, partitions, offsets },
-    subscribers: [...group.subscribers],
+    subscribers: subscribersOf(group),
     next: 0,
     deltas,
     withBase: 0,

@@ -6,7 +6,7 @@ import type { Envelope } from '@wirestream/wire';
 import { createLogger, createMemorySink } from '@wirestream/telemetry';
 import type { Broker } from '../../broker/broker.js';
 import { createOperationCompiler, type CompiledSubscription } from '../operations/operations.js';
-import { channelState, createRegistry, groupsForEvent, joinGroup, leaveGroup, type Group } from './groups.js';
+import { channelState, createRegistry, groupsForEvent, isOneGroup, isSubscribed, joinGroup, leaveGroup, subscriberCount, subscribersOf, type ChannelState, type Group } from './groups.js';
 
 const schema = loadWirestreamSchema(auctionSchemaPath);
 const compiler = createOperationCompiler(schema);
@@ -20,6 +20,11 @@ function op(query: string, variables?: Record<string, unknown>): CompiledSubscri
   return result.operation;
 }
 
+/** The groups found, as a list (a key's lone group is returned as itself). */
+const listed = (state: ChannelState<string>, envelope: Envelope): Group<string>[] => {
+  const found = groupsForEvent(state, envelope);
+  return isOneGroup(found) ? [found] : [...found];
+};
 const event = (listingId: unknown, key: string | null = null): Envelope => ({ v: 1, topic: 'listing-events', partition: 0, offset: '1', key, ts: 0, payload: { listing_id: listingId } });
 
 describe('the channel index', () => {
@@ -38,7 +43,7 @@ describe('the channel index', () => {
     const c = joinGroup(registry, 'c3', '1', all, JOIN);
     const state = channelState(registry, channel as string);
     if (state === undefined) throw new Error('no channel state');
-    const found = (listingId: unknown): Group<string>[] => [...groupsForEvent(state, event(listingId))];
+    const found = (listingId: unknown): Group<string>[] => listed(state, event(listingId));
     expect(found('lst-a')).toEqual([a.group, b.group, c.group]);
     expect(found('lst-b')).toEqual([b.group, c.group]);
     expect(found('lst-z')).toEqual([c.group]);
@@ -62,8 +67,47 @@ describe('the channel index', () => {
     const s = joinGroup(registry, 'c1', '1', byKafkaKey, JOIN);
     const state = channelState(registry, byKafkaKey.channels[0] as string);
     if (state === undefined) throw new Error('no channel state');
-    expect([...groupsForEvent(state, event('lst-a', 'k1'))]).toEqual([s.group]);
-    expect([...groupsForEvent(state, event('k1', 'k2'))]).toEqual([]);
-    expect([...groupsForEvent(state, event('k1', null))]).toEqual([]);
+    expect(listed(state, event('lst-a', 'k1'))).toEqual([s.group]);
+    expect(listed(state, event('k1', 'k2'))).toEqual([]);
+    expect(listed(state, event('k1', null))).toEqual([]);
+  });
+
+  it('files the lone group of a key as itself, two as a collection, and one again when the other closes', () => {
+    const registry = createRegistry<string>(broker, undefined, createLogger({ name: 'groups-test', destination: createMemorySink() }), undefined);
+    const other = op('subscription { listingUpdated(listing_id: "lst-a") { event_type } }');
+    const a = joinGroup(registry, 'c1', '1', byArg, JOIN);
+    const state = channelState(registry, byArg.channels[0] as string);
+    if (state === undefined) throw new Error('no channel state');
+    expect(groupsForEvent(state, event('lst-a'))).toBe(a.group);
+    const b = joinGroup(registry, 'c2', '1', other, JOIN);
+    expect(listed(state, event('lst-a'))).toEqual([a.group, b.group]);
+    leaveGroup(registry, a);
+    expect(groupsForEvent(state, event('lst-a'))).toBe(b.group);
+    expect(listed(state, event('lst-b'))).toEqual([]);
+  });
+});
+
+describe('the subscribers of a group', () => {
+  it('are counted and listed in the order they joined, through one, three, one and none', () => {
+    const registry = createRegistry<string>(broker, undefined, createLogger({ name: 'groups-test', destination: createMemorySink() }), undefined);
+    const operation = op('subscription { listingUpdated(listing_id: "lst-a") { listing_id } }');
+    const first = joinGroup(registry, 'c1', '1', operation, JOIN);
+    const { group } = first;
+    expect([subscriberCount(group), subscribersOf(group)]).toEqual([1, [first]]);
+    const second = joinGroup(registry, 'c2', '1', operation, JOIN);
+    const third = joinGroup(registry, 'c3', '1', operation, JOIN);
+    expect(second.group).toBe(group);
+    expect([subscriberCount(group), subscribersOf(group)]).toEqual([3, [first, second, third]]);
+    leaveGroup(registry, first);
+    leaveGroup(registry, first); // idempotent
+    expect([isSubscribed(first), isSubscribed(second), isSubscribed(third)]).toEqual([false, true, true]);
+    expect([subscriberCount(group), subscribersOf(group), registry.subscribers]).toEqual([2, [second, third], 2]);
+    leaveGroup(registry, third);
+    expect([subscriberCount(group), subscribersOf(group), isSubscribed(second), isSubscribed(third)]).toEqual([1, [second], true, false]);
+    const fourth = joinGroup(registry, 'c4', '1', operation, JOIN);
+    expect(subscribersOf(group)).toEqual([second, fourth]);
+    leaveGroup(registry, second);
+    leaveGroup(registry, fourth);
+    expect([subscriberCount(group), subscribersOf(group), registry.groups.size, registry.subscribers]).toEqual([0, [], 0, 0]);
   });
 });

@@ -4,6 +4,8 @@
  * unsubscribed when the last group leaves; topics are counted for their history floor. This module
  * is the one writer of the registry (groups, channels, topics, the subscriber count) and of each
  * group's membership; the flush writes a group's pending payloads (flush.ts), delta.ts its base.
+ * A group's subscribers and a key's groups in the channel index are one reference until a second
+ * one comes (one-or-set.ts): a unicast group has one subscriber, and a key one group.
  */
 import { createLazyContext, disposeLazyContext, type LazyFactories } from '@wirestream/context';
 import type { Logger } from '@wirestream/telemetry';
@@ -13,6 +15,7 @@ import type { ConflationState, Conflating } from './conflation.js';
 import type { CompiledSubscription } from '../operations/operations.js';
 import type { EnvelopeRoute } from '@wirestream/wire';
 import { KAFKA_KEY } from '../operations/where.js';
+import { addOne, countOf, hasOne, listOf, removeOne, type OneOrSet } from './one-or-set.js';
 import type { WhereEvent } from '../operations/where-compile.js';
 
 /** One client subscription (one graphql-ws `id` on one connection). Returned as the handle to remove it. */
@@ -39,7 +42,12 @@ export interface Subscriber<C> extends CatchingUp<C>, Conflating<C> {
  */
 export interface Group<C> {
   readonly op: CompiledSubscription;
-  readonly subscribers: Set<Subscriber<C>>;
+  /**
+   * Its subscribers, in the order they joined: the one itself until a second joins, then a Set
+   * (one-or-set.ts; ask {@link isSubscribed}, {@link subscriberCount}, {@link subscribersOf}).
+   * Undefined once the last one left (the group is closed).
+   */
+  members: OneOrSet<Subscriber<C>> | undefined;
   /**
    * Payloads of this event-loop turn not yet written (flush.ts), with what the flush needs of each;
    * undefined while none wait, as for most groups most of the time (ten thousand idle groups hold no arrays).
@@ -93,9 +101,10 @@ export interface ChannelState<C> {
   readonly unpinned: Set<Group<C>>;
   /**
    * The groups that pin routing keys (decision 0039), by where the key is read (a payload field's
-   * name, or KAFKA_KEY), then by key: an event finds them by its key, one lookup per pin field.
+   * name, or KAFKA_KEY), then by key: an event finds them by its key, one lookup per pin field. A
+   * key's lone group is filed as itself, several as a Set (one-or-set.ts).
    */
-  readonly pinned: Map<string, Map<string, Group<C>[]>>;
+  readonly pinned: Map<string, Map<string, OneOrSet<Group<C>>>>;
   /** Resolves once the broker confirmed the SUBSCRIBE (live events flow from then on). */
   readonly ready: Promise<void>;
   confirmed: boolean;
@@ -158,7 +167,7 @@ export function joinGroup<C>(registry: Registry<C>, conn: C, id: string, op: Com
     hasBase: false,
     conflation: options.conflation,
   };
-  group.subscribers.add(subscriber);
+  group.members = addOne(group.members, subscriber);
   group.headBytes += subscriber.head.length;
   if (options.delta) group.deltaSubscribers++;
   registry.subscribers++;
@@ -168,11 +177,27 @@ export function joinGroup<C>(registry: Registry<C>, conn: C, id: string, op: Com
 /** Removes a subscriber; its group and channels go with the last one. Idempotent. */
 export function leaveGroup<C>(registry: Registry<C>, subscriber: Subscriber<C>): void {
   const { group } = subscriber;
-  if (!group.subscribers.delete(subscriber)) return;
+  if (!hasOne(group.members, subscriber)) return;
+  group.members = removeOne(group.members, subscriber);
   group.headBytes -= subscriber.head.length;
   if (subscriber.delta) group.deltaSubscribers--;
   registry.subscribers--;
-  if (group.subscribers.size === 0) closeGroup(registry, group);
+  if (group.members === undefined) closeGroup(registry, group);
+}
+
+/** Whether the subscriber is still in its group (it has not left, nor been removed). */
+export function isSubscribed<C>(subscriber: Subscriber<C>): boolean {
+  return hasOne(subscriber.group.members, subscriber);
+}
+
+/** How many subscribers a group has now (0 once it closed). */
+export function subscriberCount<C>(group: Group<C>): number {
+  return countOf(group.members);
+}
+
+/** A group's subscribers now, as a new array in the order they joined. */
+export function subscribersOf<C>(group: Group<C>): Subscriber<C>[] {
+  return listOf(group.members);
 }
 
 /** A broker channel's state (undefined when no group listens on it). */
@@ -185,11 +210,12 @@ export function channelState<C>(registry: Registry<C>, channel: string): Channel
  * that pin none; every group is still filtered in full (render.ts), the index only leaves out groups
  * that cannot match. A key read from a payload field is compared as text, as the filters do: a
  * string is itself, a number its decimal text; any other value (null, a list, a 64-bit integer kept
- * as digits…) tests every group, as before the index. No array is made when one list serves.
+ * as digits…) tests every group, as before the index. No array is made when one list serves, and
+ * a key's lone group with no unpinned group beside it is returned as itself (unicast's common case).
  */
-export function groupsForEvent<C>(state: ChannelState<C>, event: WhereEvent): ReadonlySet<Group<C>> | readonly Group<C>[] {
+export function groupsForEvent<C>(state: ChannelState<C>, event: WhereEvent): Group<C> | ReadonlySet<Group<C>> | readonly Group<C>[] {
   if (state.pinned.size === 0) return state.unpinned;
-  let found: readonly Group<C>[] | undefined;
+  let found: OneOrSet<Group<C>> | undefined;
   let more: Group<C>[] | undefined;
   for (const [on, byKey] of state.pinned) {
     const value = on === KAFKA_KEY ? event.key : event.payload[on];
@@ -201,13 +227,18 @@ export function groupsForEvent<C>(state: ChannelState<C>, event: WhereEvent): Re
     const groups = byKey.get(key);
     if (groups === undefined) continue;
     if (found === undefined) found = groups;
-    else (more ??= [...found]).push(...groups);
+    else (more ??= listOf(found)).push(...listOf(groups));
   }
   if (found === undefined) return state.unpinned;
   if (state.unpinned.size === 0 && more === undefined) return found;
-  const all = more ?? [...found];
+  const all = more ?? listOf(found);
   for (const group of state.unpinned) all.push(group);
   return all;
+}
+
+/** Whether {@link groupsForEvent} found one group, returned as itself rather than in a collection. */
+export function isOneGroup<C>(found: Group<C> | ReadonlySet<Group<C>> | readonly Group<C>[]): found is Group<C> {
+  return 'op' in found;
 }
 
 /**
@@ -243,7 +274,7 @@ function openGroup<C>(registry: Registry<C>, op: CompiledSubscription): Group<C>
   const base: GroupContextBase = { dedupKey: op.dedupKey, fieldName, topic, ...(op.claims === undefined ? {} : { claims: op.claims }) };
   // Without factories a context still carries the claims look-up headers read (decision 0042).
   const context = registry.contextFactories ? createLazyContext(registry.contextFactories, base) : op.claims === undefined ? undefined : Object.freeze(base);
-  const group: Group<C> = { op, subscribers: new Set(), pending: undefined, headBytes: 0, deltaSubscribers: 0, deltaBase: undefined, context };
+  const group: Group<C> = { op, members: undefined, pending: undefined, headBytes: 0, deltaSubscribers: 0, deltaBase: undefined, context };
   registry.groups.set(op.dedupKey, group);
   retainTopic(registry, topic);
   for (const channel of op.channels) retainChannel(registry, channel, group);
@@ -333,12 +364,8 @@ function addToChannel<C>(state: ChannelState<C>, group: Group<C>): void {
     return;
   }
   let byKey = state.pinned.get(pin.on);
-  if (byKey === undefined) state.pinned.set(pin.on, (byKey = new Map<string, Group<C>[]>()));
-  for (const key of pin.keys) {
-    const groups = byKey.get(key);
-    if (groups === undefined) byKey.set(key, [group]);
-    else if (!groups.includes(group)) groups.push(group);
-  }
+  if (byKey === undefined) state.pinned.set(pin.on, (byKey = new Map<string, OneOrSet<Group<C>>>()));
+  for (const key of pin.keys) byKey.set(key, addOne(byKey.get(key), group));
 }
 
 function removeFromChannel<C>(state: ChannelState<C>, group: Group<C>): void {
@@ -351,11 +378,9 @@ function removeFromChannel<C>(state: ChannelState<C>, group: Group<C>): void {
   const byKey = state.pinned.get(pin.on);
   if (byKey === undefined) return;
   for (const key of pin.keys) {
-    const groups = byKey.get(key);
-    const at = groups === undefined ? -1 : groups.indexOf(group);
-    if (groups === undefined || at < 0) continue;
-    if (groups.length === 1) byKey.delete(key);
-    else groups.splice(at, 1);
+    const left = removeOne(byKey.get(key), group);
+    if (left === undefined) byKey.delete(key);
+    else byKey.set(key, left);
   }
   if (byKey.size === 0) state.pinned.delete(pin.on);
 }

@@ -13,7 +13,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Envelope } from '@wirestream/wire';
 import { otelContext, otelTrace, parseTraceContext, ROOT_CONTEXT, SpanKind, traceparentSampled, type Attributes, type Context, type Span, type Tracer } from '@wirestream/telemetry';
-import type { Group } from './groups.js';
+import { subscriberCount, type Group } from './groups.js';
 import { renderPayload, type Renderer } from './render.js';
 
 /** One sampled event on its way through the hub. */
@@ -90,7 +90,7 @@ export function renderTraced<C>(
     tracing.groupNames.set(group, names);
   }
   const span = tracing.tracer.startSpan(names.name, { kind: SpanKind.INTERNAL, attributes: names.attributes }, trip.context);
-  span.setAttribute('wirestream.subscribers', group.subscribers.size);
+  span.setAttribute('wirestream.subscribers', subscriberCount(group));
   trip.executions++;
   try {
     return otelContext.with(otelTrace.setSpan(trip.context, span), renderPayload, undefined, renderer, group, envelope, extensions);
@@ -128,7 +128,7 @@ export function endTrips<C>(tracer: Tracer, trips: readonly Trip<C>[], flushStar
   const startTime = performance.timeOrigin + flushStartedAt;
   for (const trip of trips) {
     let deliveries = 0;
-    for (const group of trip.groups) deliveries += group.subscribers.size;
+    for (const group of trip.groups) deliveries += subscriberCount(group);
     const flush = tracer.startSpan('flush', { kind: SpanKind.INTERNAL, startTime }, trip.context);
     flush.setAttribute('wirestream.deliveries', deliveries);
     flush.setAttribute('wirestream.groups', trip.groups.length);

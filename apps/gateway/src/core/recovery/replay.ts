@@ -10,7 +10,7 @@ import type { HistoryReader, SnapshotReader } from '../../broker/broker.js';
 import { dropCovered, releaseCatchup } from '../delivery/catchup.js';
 import type { ConnectionWriter } from '../connection-writer.js';
 import { currentEpoch, type Epoch } from '../delivery/epoch.js';
-import type { Registry, Subscriber } from '../delivery/groups.js';
+import { isSubscribed, type Registry, type Subscriber } from '../delivery/groups.js';
 import type { GatewayMetrics } from '../metrics.js';
 import { positionExtensions } from '../delivery/positions.js';
 import { renderPayload, type Renderer } from '../delivery/render.js';
@@ -54,7 +54,7 @@ export async function replayThenRelease<C>(
   partitions: Iterable<number>,
   after: ReadonlyMap<number, string>,
 ): Promise<void> {
-  const alive = (): boolean => subscriber.group.subscribers.has(subscriber);
+  const alive = (): boolean => isSubscribed(subscriber);
   const sent = new Map<number, string>();
   const from = (p: number): string | undefined => sent.get(p) ?? after.get(p);
   // Live events keep arriving while history replays, and they are in history too: replay again from

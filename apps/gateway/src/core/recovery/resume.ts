@@ -4,7 +4,7 @@
  * back meanwhile (replay.ts: the seam it shares with a replay by time).
  */
 import { currentEpoch, knownEpoch } from '../delivery/epoch.js';
-import { channelsConfirmed, type Subscriber } from '../delivery/groups.js';
+import { channelsConfirmed, isSubscribed, type Subscriber } from '../delivery/groups.js';
 import { releaseCatchup } from '../delivery/catchup.js';
 import { replayThenRelease, signalRecovery, type CatchupContext, type Recovery } from './replay.js';
 import type { ResumeRequest } from './resume-request.js';
@@ -18,7 +18,7 @@ export async function catchUp<C>(state: CatchupContext<C>, subscriber: Subscribe
   const { group } = subscriber;
   const { topic } = group.op.route;
   const { history } = state;
-  const alive = (): boolean => group.subscribers.has(subscriber);
+  const alive = (): boolean => isSubscribed(subscriber);
   await channelsConfirmed(state.registry, group);
   if (!history) {
     signalResume(state, subscriber, { recovered: false, reason: 'this gateway keeps no history' });

@@ -8,7 +8,7 @@
  * so that resuming from it (or from later positions) is exact.
  */
 import { currentEpoch, knownEpoch } from '../delivery/epoch.js';
-import { channelsConfirmed, type Subscriber } from '../delivery/groups.js';
+import { channelsConfirmed, isSubscribed, type Subscriber } from '../delivery/groups.js';
 import { releaseCatchup } from '../delivery/catchup.js';
 import { replayThenRelease, signalRecovery, type CatchupContext, type Recovery } from './replay.js';
 import type { SinceRequest } from './since-request.js';
@@ -19,7 +19,7 @@ export async function replayFromTime<C>(state: CatchupContext<C>, subscriber: Su
   const { group } = subscriber;
   const { topic } = group.op.route;
   const { history } = state;
-  const alive = (): boolean => group.subscribers.has(subscriber);
+  const alive = (): boolean => isSubscribed(subscriber);
   await channelsConfirmed(state.registry, group);
   if (!history) {
     signalSince(state, subscriber, { recovered: false, reason: 'this gateway keeps no history' });

@@ -16,7 +16,7 @@
 import { decodeEnvelope, type Envelope, type Snapshot, type SnapshotEntry } from '@wirestream/wire';
 import { releaseCatchup } from '../delivery/catchup.js';
 import { currentEpoch, knownEpoch } from '../delivery/epoch.js';
-import { channelsConfirmed, type Subscriber } from '../delivery/groups.js';
+import { channelsConfirmed, isSubscribed, type Subscriber } from '../delivery/groups.js';
 import { offsetAfter, positionExtensions } from '../delivery/positions.js';
 import { renderPayload } from '../delivery/render.js';
 import { createReplayChunks, type CatchupContext } from './replay.js';
@@ -40,7 +40,7 @@ export interface SnapshotSignal {
 
 /** Reads and sends the subscriber's snapshot, then releases the live payloads it held meanwhile. */
 export async function sendSnapshot<C>(state: CatchupContext<C>, subscriber: Subscriber<C>, ask: SnapshotAsk, start: boolean): Promise<void> {
-  const alive = (): boolean => subscriber.group.subscribers.has(subscriber);
+  const alive = (): boolean => isSubscribed(subscriber);
   await channelsConfirmed(state.registry, subscriber.group);
   if (!alive()) return;
   const { snapshot, tops } = await readSeam(state, subscriber.group.op.route.topic, ask);

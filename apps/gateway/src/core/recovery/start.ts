@@ -11,7 +11,7 @@
  */
 import { releaseCatchup } from '../delivery/catchup.js';
 import { currentEpoch, knownEpoch } from '../delivery/epoch.js';
-import { channelsConfirmed, type Subscriber } from '../delivery/groups.js';
+import { channelsConfirmed, isSubscribed, type Subscriber } from '../delivery/groups.js';
 import type { CatchupContext } from './replay.js';
 
 /** The data-less first `next` of a subscription that asked for its start. */
@@ -25,7 +25,7 @@ export interface StartSignal {
 /** Fixes and sends the subscriber's start, then releases the live payloads it held meanwhile. */
 export async function announceStart<C>(state: CatchupContext<C>, subscriber: Subscriber<C>): Promise<void> {
   const { group } = subscriber;
-  const alive = (): boolean => group.subscribers.has(subscriber);
+  const alive = (): boolean => isSubscribed(subscriber);
   await channelsConfirmed(state.registry, group);
   if (!alive()) return;
   const positions = await readStart(state, group.op.route.topic);
@@ -64,7 +64,7 @@ export async function holdPositions<C>(state: CatchupContext<C>, subscriber: Sub
   if (!state.history) return undefined;
   const { group } = subscriber;
   await channelsConfirmed(state.registry, group);
-  if (!group.subscribers.has(subscriber)) return undefined;
+  if (!isSubscribed(subscriber)) return undefined;
   const positions = await readStart(state, group.op.route.topic);
   const epoch = currentEpoch(state.epoch);
   return epoch === undefined ? undefined : { epoch, positions };
