@@ -13,6 +13,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     maxWorkers: Math.max(3, availableParallelism()),
-    projects: ['packages/*', 'apps/*', 'tests/*'],
+    // bench/: the projects with tests of their own (the kit, the fan-out bench's units, the load client).
+    projects: ['packages/*', 'apps/*', 'tests/*', 'bench/*/vitest.config.ts'],
   },
 });
