@@ -228,7 +228,9 @@ describe('KafkaBroker.restart', () => {
     try {
       // The broker answers before it has loaded every partition: wait for the log end to show.
       await waitFor(async () => (await again.fetchTopicOffsets(topic))[0]?.high === '1', { timeoutMs: 30_000, message: 'the topic after the restarts' });
-      const [committed] = await again.fetchOffsets({ groupId, topics: [topic] });
+      // …and for the group coordinator, which loads its offsets after that (NOT_COORDINATOR until then).
+      let committed: Awaited<ReturnType<typeof again.fetchOffsets>>[number] | undefined;
+      await waitFor(async () => ([committed] = await again.fetchOffsets({ groupId, topics: [topic] })).length > 0, { timeoutMs: 30_000, message: 'the group coordinator after the restarts' });
       expect(committed?.partitions).toEqual([{ partition: 0, offset: '1', metadata: null }]);
     } finally {
       await again.disconnect();
