@@ -5,7 +5,7 @@ import { freePort } from '@wirestream/testkit';
 import { startNodeProcess, waitForHttpOk, type ManagedProcess } from '@wirestream/bench-kit';
 
 /** The servers a run can measure. */
-export type StackName = 'naive' | 'card' | 'ours' | 'ours-prod' | 'ours-sse' | 'ours-legacy' | 'ours-no-metrics' | 'ours-base' | 'ours-base-sse' | 'bare' | 'bare-corked' | 'bare-projecting';
+export type StackName = 'naive' | 'card' | 'ours' | 'ours-prod' | 'ours-sse' | 'ours-legacy' | 'ours-no-metrics' | 'ours-base' | 'ours-base-sse' | 'bare' | 'bare-corked' | 'bare-projecting' | 'bare-unicast';
 
 /** Our gateway, with or without metrics, over WebSocket or SSE: the stacks that run apps/gateway. */
 export function isGateway(stack: StackName): stack is GatewayStack {
@@ -38,6 +38,7 @@ export const STACK_LABELS: Readonly<Record<StackName, string>> = {
   'bare-corked': 'bare uWS, frames of one event-loop turn corked per socket',
   'bare-projecting':
     'bare uWS projecting per distinct operation: envelope parsed once, per operation its fields picked and JSON.stringify\'d once, corked per socket (issue 18 baseline)',
+  'bare-unicast': "bare uWS unicast: each batch part's envelopes sent whole to the sockets of their routing key (no payload parse, no projection)",
 };
 
 export const STACK_SHORT: Readonly<Record<StackName, string>> = {
@@ -53,6 +54,7 @@ export const STACK_SHORT: Readonly<Record<StackName, string>> = {
   bare: 'bare uWS',
   'bare-corked': 'bare uWS corked',
   'bare-projecting': 'bare uWS projecting',
+  'bare-unicast': 'bare uWS unicast',
 };
 
 /**
@@ -153,7 +155,7 @@ export async function startServer(
       node: isBase(stack) ? baseNode : process.execPath,
     });
   } else {
-    const file = { naive: 'naive.js', card: 'card-stack.js', bare: 'bare-uws.js', 'bare-corked': 'bare-uws.js', 'bare-projecting': 'bare-uws.js' }[stack];
+    const file = { naive: 'naive.js', card: 'card-stack.js', bare: 'bare-uws.js', 'bare-corked': 'bare-uws.js', 'bare-projecting': 'bare-uws.js', 'bare-unicast': 'bare-uws.js' }[stack];
     proc = startNodeProcess(`${stack} server`, ['--expose-gc', ...nodeArgs, baselineMain(file)], {
       env: {
         PORT: String(port),
@@ -161,6 +163,7 @@ export async function startServer(
         REDIS_URL: redisUrl,
         BARE_CORK_BATCH: String(stack === 'bare-corked' || stack === 'bare-projecting'),
         BARE_PROJECT: String(stack === 'bare-projecting'),
+        BARE_UNICAST: String(stack === 'bare-unicast'),
         ...commonEnv,
       },
       cgroupProcs,

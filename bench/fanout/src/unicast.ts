@@ -4,7 +4,8 @@
  * it), so a gateway holds as many distinct operations as sockets, each matching a sliver of the
  * topic. Events are spread evenly over the keys (event i is listing i mod K) and published in
  * ingest's batch form, so every event is delivered exactly once. Each socket count runs with as
- * many keys, next to a small reference (200 sockets, 200 keys); base and change interleaved.
+ * many keys, next to a small reference (200 sockets, 200 keys); base, change and the bare floor
+ * (bare uWS sending each envelope whole to its key's sockets) interleaved.
  */
 import { FULL_SELECTION, type ExplicitOperation } from '@wirestream/loadgen';
 import { markdownTable, median } from '@wirestream/bench-kit';
@@ -109,7 +110,9 @@ export async function unicastSection(ctx: RunContext, options: UnicastOptions): 
       'each event with at most one subscriber. "CPU µs / delivery" ' +
       'is the gateway\'s user + system CPU from the first publish to the last delivery, per event delivered; "per published event" divides by every event published. ' +
       '"deliveries per core" is deliveries per second of that CPU. "heap / socket" is (subscribed − idle) V8 heap after two forced ' +
-      'GCs, per socket: what a distinct operation costs with its socket. Base and change run interleaved in one run.',
+      'GCs, per socket: what a distinct operation costs with its socket. Base, change and the bare floor run interleaved in one run; ' +
+      '"bare uWS unicast" splits each batch part and writes each envelope whole to its key\'s sockets, with no payload parse, filter or projection: ' +
+      'the least any server does per unicast delivery on this machine (read the message, find the socket, write one frame).',
     '',
     ...notesOf(runs.map((u) => u.run), (r) => labelOf(runs.find((u) => u.run === r))).map((n) => `- ${n}`),
   ].join('\n');
@@ -187,8 +190,9 @@ function derivedLines(runs: readonly UnicastRun[], options: UnicastOptions): str
       );
     }
   }
-  const [base, change] = options.stacks;
-  if (base !== undefined && change !== undefined) {
+  // Change vs base, and ours vs the bare floor: per repetition, then the median.
+  for (const [base, change] of [['ours-base', 'ours'], ['bare-unicast', 'ours']] as const) {
+    if (!options.stacks.includes(base) || !options.stacks.includes(change)) continue;
     for (const keys of keyCounts) {
       const pairs = [...new Set(runs.map((u) => u.repeat))].flatMap((rep) => {
         const b = runs.find((u) => u.keys === keys && u.repeat === rep && u.run.stack === base && complete(u.run))?.run;
@@ -197,8 +201,11 @@ function derivedLines(runs: readonly UnicastRun[], options: UnicastOptions): str
       });
       if (pairs.length === 0) continue;
       lines.push(
-        `**${fmtInt(keys)} keys, ${STACK_SHORT[change]} vs ${STACK_SHORT[base]}** (same repetition): deliveries per core ×${median(pairs.map((p) => p.perCore)).toFixed(2)} ` +
-          `(runs ${pairs.map((p) => `×${p.perCore.toFixed(2)}`).join(', ')}); CPU per event ÷${median(pairs.map((p) => p.cpu)).toFixed(2)}`,
+        base === 'bare-unicast'
+          ? `**${fmtInt(keys)} keys, ${STACK_SHORT[change]} vs ${STACK_SHORT[base]}** (same repetition): CPU per delivered event ×${median(pairs.map((p) => 1 / p.cpu)).toFixed(2)} the bare floor ` +
+              `(runs ${pairs.map((p) => `×${(1 / p.cpu).toFixed(2)}`).join(', ')})`
+          : `**${fmtInt(keys)} keys, ${STACK_SHORT[change]} vs ${STACK_SHORT[base]}** (same repetition): deliveries per core ×${median(pairs.map((p) => p.perCore)).toFixed(2)} ` +
+              `(runs ${pairs.map((p) => `×${p.perCore.toFixed(2)}`).join(', ')}); CPU per event ÷${median(pairs.map((p) => p.cpu)).toFixed(2)}`,
       );
     }
   }
@@ -209,7 +216,7 @@ export const unicastScenario: Scenario = {
   name: 'unicast',
   description:
     'opt-in: each socket following its own key, at each socket count, next to a reference of K sockets on K keys; ' +
-    'ours-base (with --base-gateway) and ours, interleaved with --repeat',
+    'ours-base (with --base-gateway), ours and the bare uWS unicast floor, interleaved with --repeat',
   report: 'unicast',
   options: {
     'unicast-sockets': { arg: 'LIST', default: '1000,10000,19000', quick: '1000', help: 'socket counts, each socket following its own key' },
@@ -217,6 +224,7 @@ export const unicastScenario: Scenario = {
     'unicast-events': { arg: 'E', default: '20000', quick: '2000', help: 'events' },
     'unicast-batch': { arg: 'B', default: '64', help: "events per chunk of ingest's batch form (0: one PUBLISH per event)" },
     'unicast-rate': { arg: 'EV/S', default: '2000', quick: '0', help: 'events per second (0: back-to-back)' },
+    'unicast-no-bare': { help: 'leave out the bare uWS unicast floor (each envelope sent whole to its key\'s sockets, no parse)' },
     'unicast-key-share': {
       arg: 'F',
       default: '1',
@@ -233,7 +241,7 @@ export const unicastScenario: Scenario = {
       batch: options.number('unicast-batch'),
       ratePerSecond: options.number('unicast-rate'),
       keyShare,
-      stacks: common.baseGateway === undefined ? ['ours'] : ['ours-base', 'ours'],
+      stacks: [...(common.baseGateway === undefined ? [] : (['ours-base'] as const)), 'ours', ...(options.flag('unicast-no-bare') ? [] : (['bare-unicast'] as const))],
       repeat: common.repeat,
       drainTimeoutMs: drainTimeoutMs(common, 60_000),
       workers: common.workers,

@@ -16,18 +16,26 @@
  * `extensions.position` once, and sent to that operation's subscribers. `/stats` counts those
  * renders as `executions`, like our gateway.
  *
+ * BARE_UNICAST=true (the unicast scenario's floor): subscribers are grouped by the listing key their
+ * document pins (`listingUpdated(listing_id: "lst-…")`); each Redis message in ingest's batch form
+ * is split into its envelopes (`parseEnvelopeBatchPart`, which also gives each envelope's routing
+ * key), and an envelope whose key has a subscriber is sent to it as the whole event: no parse of the
+ * payload, no filter, no projection. The least a unicast server does per delivery: read the
+ * message, find the socket, write one frame.
+ *
  * Env and HTTP endpoints: as the baselines.
  */
 import uWS from 'uWebSockets.js';
 import { Redis } from 'ioredis';
 import { loadWirestreamSchema } from '@wirestream/schema';
-import { topicChannels } from '@wirestream/wire';
+import { isEnvelopeBatchPart, parseEnvelopeBatchPart, topicChannels } from '@wirestream/wire';
 import { memoryReport, readServerConfig } from './common.js';
 import { compileSelection } from './selection.js';
 
 const config = readServerConfig();
 const corkBatch = process.env['BARE_CORK_BATCH'] === 'true';
 const project = process.env['BARE_PROJECT'] === 'true';
+const unicast = process.env['BARE_UNICAST'] === 'true';
 const FIELD = 'listingUpdated';
 
 /** The envelope as the ingest writes it (the fields a `next` needs). */
@@ -100,8 +108,17 @@ function projectingRender(request: SubscribeRequest): Group['render'] {
 const groups = new Map<string, Group>();
 let executions = 0;
 
+/** The listing a unicast document pins (`listing_id: "lst-…"` written in it, or `$id`'s value). */
+function pinnedListing(request: SubscribeRequest): string {
+  const written = typeof request.query === 'string' ? /listing_id:\s*"([^"]*)"/.exec(request.query)?.[1] : undefined;
+  const variable = (request.variables as { id?: unknown } | undefined)?.id;
+  const key = written ?? (typeof variable === 'string' ? variable : undefined);
+  if (key === undefined) throw new Error('the bare unicast server serves listingUpdated(listing_id: …) only');
+  return key;
+}
+
 function join(request: SubscribeRequest): Group {
-  const key = project ? JSON.stringify([request.query, request.variables ?? null, request.operationName ?? null]) : '';
+  const key = unicast ? pinnedListing(request) : project ? JSON.stringify([request.query, request.variables ?? null, request.operationName ?? null]) : '';
   let group = groups.get(key);
   if (!group) {
     const render = project
@@ -169,8 +186,13 @@ const redis = new Redis(config.redisUrl);
 const ws = loadWirestreamSchema(config.schemaPath);
 const route = ws.routes.get(FIELD);
 if (!route) throw new Error(`schema has no ${FIELD} route`);
+const topicJson = JSON.stringify(route.topic);
 void redis.subscribe(...topicChannels(config.channelPrefix, route.topic, route.shards));
 redis.on('message', (_channel: string, text: string) => {
+  if (unicast) {
+    sendToKeys(text);
+    return;
+  }
   const event = arrival(text);
   if (!corkBatch) {
     for (const group of groups.values()) {
@@ -182,6 +204,31 @@ redis.on('message', (_channel: string, text: string) => {
   batch.push(event);
   if (batch.length === 1) setImmediate(flush);
 });
+
+/** Unicast: each envelope of a batch part to the sockets of its routing key, as the whole event; a single envelope by its parsed key. */
+function sendToKeys(text: string): void {
+  if (!isEnvelopeBatchPart(text)) {
+    const e = JSON.parse(text) as Envelope & { payload: { listing_id?: unknown } };
+    const group = typeof e.payload.listing_id === 'string' ? groups.get(e.payload.listing_id) : undefined;
+    if (group !== undefined) sendWhole(group, text.slice(text.indexOf(',"payload":') + 11, -1), e.partition, e.offset);
+    return;
+  }
+  const part = parseEnvelopeBatchPart(text);
+  const keys = part.routingKeys;
+  if (keys === undefined) throw new Error('the bare unicast server needs batch parts with routing keys (ingest after decision 0039)');
+  for (let i = 0; i < keys.length; i++) {
+    const group = groups.get(keys[i] ?? '');
+    if (group === undefined) continue;
+    const envelope = part.envelopes[i] as string;
+    sendWhole(group, envelope.slice(envelope.indexOf(',"payload":') + 11, -1), part.partition, part.offsets[i] as string);
+  }
+}
+
+function sendWhole(group: Group, payload: string, partition: number, offset: string): void {
+  executions++;
+  const body = `{"data":{"listingUpdated":${payload}},"extensions":{"position":{"topic":${topicJson},"partition":${partition},"offset":"${offset}"}}}}`;
+  for (const socket of group.sockets) socket.send(socket.getUserData().head + body, false);
+}
 
 let batch: Arrival[] = [];
 function flush(): void {
