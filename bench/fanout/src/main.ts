@@ -140,8 +140,8 @@ async function main(): Promise<void> {
   const sections = outputs.map((o) => o.markdown);
   if (targets.length > 0) {
     const body = targets.map((t) => `- ${t}`).join('\n');
-    log(`\n## Issue 4 targets\n\n${body}\n`);
-    sections.unshift(`## Issue 4 targets (this run)\n\n${body}\n`);
+    log(`\n## Targets\n\n${body}\n`);
+    sections.unshift(`## Targets (this run)\n\n${body}\n`);
   }
   const profileDir = options.string('cpu-prof');
   if (profileDir !== undefined) {

@@ -32,7 +32,7 @@ export const RUNNER_OPTIONS: OptionSpecs = {
   help: { help: 'this text' },
 };
 
-/** Entry points beside this runner: their flags clash with the scenarios' (--sockets, --events, --out FILE). */
+/** Entry points beside this runner, each with flags of its own: in-process benches, and paused-conflation (its own gateway and redis). */
 export const STANDALONE_BENCHES = [
   'tracing-alloc',
   'paused-conflation',
