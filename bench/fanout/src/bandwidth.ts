@@ -1,69 +1,20 @@
-#!/usr/bin/env node
 /**
- * The bandwidth bench (issue #18): bytes per delivery on the wire and server CPU per delivery of
- * our gateway with plain frames, permessage-deflate, delta mode and both, in one run, on the same
- * demo events, the same N sockets and the same load client (which negotiates deflate like a
- * browser, inflates, applies deltas and still checks every position).
- *
- *   flock /tmp/wirestream-bench.lock node bench/fanout/dist/bandwidth.js            → bench/results/bandwidth.md
- *   node bench/fanout/dist/bandwidth.js --sockets 500 --events 40 --no-write         smoke run
- *   node bench/fanout/dist/bandwidth.js --help
+ * The bandwidth scenario: bytes per delivery on the wire and server CPU per delivery of our gateway
+ * with plain frames, permessage-deflate, delta mode and both, in one run, on the same demo events,
+ * the same N sockets and the same load client (which negotiates deflate like a browser, inflates,
+ * applies deltas and still checks every position). With --base-gateway the base build's plain row
+ * runs too, interleaved: what the change costs deliveries that use neither saving.
  *
  * Two plans: `shared` (every socket the same unfiltered operation: consecutive payloads are mostly
  * different listings) and `filtered` (each socket follows one listing: the same object again and
  * again, the dashboards delta mode is for).
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import { dirname, relative } from 'node:path';
-import { parseArgs } from 'node:util';
-import { Redis } from 'ioredis';
 import { parseMix, type OperationPlan } from '@wirestream/loadgen';
-import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
-import { startRedis, type RedisServer } from '@wirestream/testkit';
-import { loadAverageText, markdownTable, median, positiveInt } from '@wirestream/bench-kit';
+import { markdownTable, median, positiveInt } from '@wirestream/bench-kit';
 import { prepareEvents } from './publisher.js';
 import { fmtBytes, fmtInt, fmtMs, serverUsPerDelivery } from './report.js';
-import { benchContext, runStack, type RunSpec, type StackRun } from './run-stack.js';
-import { useBaseGateway } from './servers.js';
-
-const HELP = `bandwidth bench: bytes and server CPU per delivery, plain vs deflate vs delta vs both (one run)
-  --sockets N           default 4000
-  --configs LIST        plain,deflate,delta,deflate+delta (default: all; deflate = GATEWAY_COMPRESSION=shared)
-  --plans LIST          shared,filtered (default both)
-  --events E            shared plan: events published (default 200)   --rate EV/S  default 10
-  --filtered-events E   filtered plan (default 1000)                   --filtered-rate EV/S  default 100
-  --listings L          distinct listings in the events; the filtered plan follows each of them (default 10)
-  --base-gateway DIR    also run \`plain (base)\`: the gateway built in DIR (a checkout of the base commit), interleaved
-                        with the others: what the change costs deliveries that use neither saving
-  --repeat K            run the configs K times, interleaved (plain, deflate, …, plain, …); rows show the median
-                        server CPU per delivery and its range (default 1)
-  --out FILE            default bench/results/bandwidth.md; --no-write prints only
-  --node-env V          NODE_ENV of the gateway (default production)`;
-
-const { values } = parseArgs({
-  options: {
-    help: { type: 'boolean', default: false },
-    sockets: { type: 'string', default: '4000' },
-    configs: { type: 'string', default: 'plain,deflate,delta,deflate+delta' },
-    plans: { type: 'string', default: 'shared,filtered' },
-    events: { type: 'string', default: '200' },
-    rate: { type: 'string', default: '10' },
-    'filtered-events': { type: 'string', default: '1000' },
-    'filtered-rate': { type: 'string', default: '100' },
-    listings: { type: 'string', default: '10' },
-    repeat: { type: 'string', default: '1' },
-    'base-gateway': { type: 'string' },
-    out: { type: 'string' },
-    'no-write': { type: 'boolean', default: false },
-    'node-env': { type: 'string', default: 'production' },
-  },
-});
-if (values.help) {
-  console.log(HELP);
-  process.exit(0);
-}
+import { runStack, type RunContext, type StackRun } from './run-stack.js';
+import { drainTimeoutMs, withWorkers, type CommonOptions, type OptionValues, type Scenario } from './scenario.js';
 
 interface Config {
   readonly name: string;
@@ -82,51 +33,49 @@ const CONFIGS: readonly Config[] = [
   { name: 'deflate+delta', what: 'both', gatewayEnv: { GATEWAY_COMPRESSION: 'shared' }, wire: { deflate: true, delta: true } },
 ];
 
-const sockets = positiveInt('sockets', values.sockets);
-const listings = positiveInt('listings', values.listings);
-const repeat = positiveInt('repeat', values.repeat);
-const configs = values.configs.split(',').map((name) => {
-  const config = CONFIGS.find((c) => c.name === name.trim() && c.stack !== 'ours-base');
-  if (!config) throw new RangeError(`--configs: unknown "${name}"; choose from plain, deflate, delta, deflate+delta`);
-  return config;
-});
-if (values['base-gateway'] !== undefined) {
-  useBaseGateway(values['base-gateway']);
-  configs.unshift(CONFIGS[0] as Config);
+interface Plan {
+  readonly title: string;
+  readonly plan: OperationPlan;
+  readonly events: number;
+  readonly rate: number;
 }
-const filterKeys = Array.from({ length: listings }, (_, i) => `lst-${String(i).padStart(6, '0')}`);
-const PLANS: Readonly<Record<string, { title: string; plan: OperationPlan; events: number; rate: number }>> = {
-  shared: {
-    title: `shared: ${fmtInt(sockets)} sockets on one operation (every field of ListingEvent), events of ${listings} listings interleaved`,
-    plan: { mix: parseMix('shared:100'), filterKeys },
-    events: positiveInt('events', values.events),
-    rate: positiveInt('rate', values.rate),
-  },
-  filtered: {
-    title: `filtered: ${fmtInt(sockets)} sockets, each following one of ${listings} listings (listingUpdated(listing_id), every field): the same object again and again`,
-    plan: { mix: parseMix('filtered:100'), filterKeys },
-    events: positiveInt('filtered-events', values['filtered-events']),
-    rate: positiveInt('filtered-rate', values['filtered-rate']),
-  },
-};
-const plans = values.plans.split(',').map((name) => {
-  const plan = PLANS[name.trim()];
-  if (!plan) throw new RangeError(`--plans: unknown "${name}"; choose from ${Object.keys(PLANS).join(', ')}`);
-  return plan;
-});
 
-const log = (line: string): void => console.log(line);
+interface BandwidthOptions {
+  readonly sockets: number;
+  readonly listings: number;
+  readonly configs: readonly Config[];
+  readonly plans: readonly Plan[];
+  readonly repeat: number;
+  readonly common: CommonOptions;
+}
+
+const HOW_TO_READ = [
+  'One gateway process per row (`node apps/gateway/dist/main.js`), the same demo listing events ' +
+    '(snake_cased by our transform, published into a private redis-server), the same load client (`@wirestream/loadgen`: raw ' +
+    'TCP; with deflate it offers `permessage-deflate; client_max_window_bits` as browsers do and inflates, with delta it ' +
+    'subscribes with `extensions: { delta: "fossil" }` and applies the deltas, and in every row it checks each position).',
+  '',
+  '- **wire bytes per delivery**: bytes the client sockets read after the upgrade (frame headers and deflate included; ' +
+    'a few bytes of `connection_ack` and pings too), over distinct deliveries. The ratio is to `plain` of the same plan.',
+  "- **server CPU per delivery**: the gateway process's user + system CPU from the first publish to the last delivery, over distinct deliveries.",
+  '- Rows run one after the other on a 2-core machine that other work shares: read CPU as ratios within a table, and see the last column.',
+].join('\n');
+
 const perDelivery = (total: number, r: StackRun): number => (r.unique > 0 ? total / r.unique : Number.NaN);
 
+function pct(part: number, whole: number): string {
+  return whole > 0 ? `${((part / whole) * 100).toFixed(0)} %` : 'n/a';
+}
 
 /** One row per config: the run with the median server CPU per delivery, and the range over repeats. */
-function resultTable(all: readonly { config: Config; run: StackRun }[]): string {
-  const byConfig = new Map<string, StackRun[]>();
-  for (const { config, run } of all) byConfig.set(config.name, [...(byConfig.get(config.name) ?? []), run]);
-  const runs = [...byConfig.entries()].map(([name, rs]) => {
+function resultTable(all: readonly { config: Config; run: StackRun }[], repeat: number): string {
+  const byConfig = new Map<Config, StackRun[]>();
+  for (const { config, run } of all) byConfig.set(config, [...(byConfig.get(config) ?? []), run]);
+  const runs = [...byConfig.entries()].map(([config, rs]) => {
     const m = median(rs.map(serverUsPerDelivery));
     const run = rs.reduce((best, r) => (Math.abs(serverUsPerDelivery(r) - m) < Math.abs(serverUsPerDelivery(best) - m) ? r : best));
-    return { config: CONFIGS.find((c) => c.name === name) as Config, run, cpu: m, range: rs.length > 1 ? ` [${Math.min(...rs.map(serverUsPerDelivery)).toFixed(2)}–${Math.max(...rs.map(serverUsPerDelivery)).toFixed(2)}]` : '' };
+    const range = rs.length > 1 ? ` [${Math.min(...rs.map(serverUsPerDelivery)).toFixed(2)}–${Math.max(...rs.map(serverUsPerDelivery)).toFixed(2)}]` : '';
+    return { config, run, cpu: m, range };
   });
   const base = runs.find((r) => r.config.name === 'plain');
   // Ratios are to `plain` of this build; `plain (base)` against it is what the change costs.
@@ -159,93 +108,104 @@ function resultTable(all: readonly { config: Config; run: StackRun }[]): string 
   ]);
 }
 
-function pct(part: number, whole: number): string {
-  return whole > 0 ? `${((part / whole) * 100).toFixed(0)} %` : 'n/a';
-}
-
-function gitCommit(): string {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
-
-async function main(): Promise<void> {
-  const schema = loadWirestreamSchema(auctionSchemaPath);
-  const route = schema.routes.get('listingUpdated');
-  if (!route) throw new Error('the auction schema has no listingUpdated route');
-  const corpus = prepareEvents(Math.max(...plans.map((p) => p.events)), route, 'ws', listings);
-  const loadAtStart = loadAverageText();
-  const started = new Date();
-  let redisServer: RedisServer | undefined;
-  let redis: Redis | undefined;
-  const sections: string[] = [];
-  try {
-    redisServer = await startRedis();
-    redis = new Redis(redisServer.url);
-    const ctx = benchContext(redisServer, redis, corpus, route, { log, nodeEnv: values['node-env'] });
-    for (const p of plans) {
-      log(`\n## ${p.title}; ${fmtInt(p.events)} events at ${p.rate}/s\n`);
-      const runs: { config: Config; run: StackRun }[] = [];
-      for (let rep = 1; rep <= repeat; rep++) {
-        // Interleaved: slow drifts of a shared machine hit every config alike.
-        for (const config of configs) {
-          log(`  ${config.name} (${config.what})${repeat > 1 ? ` ${rep}/${repeat}` : ''} …`);
-          const spec: RunSpec = {
-            sockets,
-            plan: p.plan,
-            events: p.events,
-            ratePerSecond: p.rate,
-            drainTimeoutMs: 60_000,
-            stallTimeoutMs: 10_000,
-            idleMs: 500,
-            wire: config.wire,
-          };
-          const run = await runStack(config.stack ?? 'ours', spec, { ...ctx, gatewayEnv: config.gatewayEnv });
-          runs.push({ config, run });
-          log(
-            `    ${fmtInt(run.unique)}/${fmtInt(run.expected)} delivered, ${fmtInt(perDelivery(run.wireBytes, run))} wire B/delivery, ` +
-              `${serverUsPerDelivery(run).toFixed(2)} µs server CPU/delivery, ${pct(run.deltaFrames, run.frames)} deltas, ${pct(run.compressedFrames, run.frames)} deflated`,
-          );
-          if (run.errorSamples.length > 0) log(`    errors: ${run.errorSamples.join(' | ')}`);
-        }
-      }
-      sections.push(`## ${p.title}; ${fmtInt(p.events)} events at ${p.rate}/s\n\n${resultTable(runs)}\n`);
-      log(`\n${resultTable(runs)}`);
+/** Every config of one plan, interleaved per repetition: slow drifts of a shared machine hit every config alike. */
+async function runPlan(ctx: RunContext, p: Plan, o: BandwidthOptions): Promise<string> {
+  const title = `${p.title}; ${fmtInt(p.events)} events at ${p.rate}/s`;
+  ctx.log(`\n## ${title}\n`);
+  const corpus = prepareEvents(p.events, ctx.route, ctx.channelPrefix, o.listings);
+  const runs: { config: Config; run: StackRun }[] = [];
+  for (let rep = 1; rep <= o.repeat; rep++) {
+    for (const config of o.configs) {
+      ctx.log(`  ${config.name} (${config.what})${o.repeat > 1 ? ` ${rep}/${o.repeat}` : ''} …`);
+      const spec = withWorkers(o.common, {
+        sockets: o.sockets,
+        plan: p.plan,
+        events: p.events,
+        ratePerSecond: p.rate,
+        drainTimeoutMs: drainTimeoutMs(o.common, 60_000),
+        stallTimeoutMs: 10_000,
+        idleMs: 500,
+        wire: config.wire,
+      });
+      const run = await runStack(config.stack ?? 'ours', spec, { ...ctx, corpus, gatewayEnv: { ...ctx.gatewayEnv, ...config.gatewayEnv } });
+      runs.push({ config, run });
+      ctx.log(
+        `    ${fmtInt(run.unique)}/${fmtInt(run.expected)} delivered, ${fmtInt(perDelivery(run.wireBytes, run))} wire B/delivery, ` +
+          `${serverUsPerDelivery(run).toFixed(2)} µs server CPU/delivery, ${pct(run.deltaFrames, run.frames)} deltas, ${pct(run.compressedFrames, run.frames)} deflated`,
+      );
+      if (run.errorSamples.length > 0) ctx.log(`    errors: ${run.errorSamples.join(' | ')}`);
     }
-  } finally {
-    redis?.disconnect();
-    await redisServer?.stop();
   }
-  const command = `flock /tmp/wirestream-bench.lock node bench/fanout/dist/bandwidth.js ${process.argv.slice(2).join(' ')}`.trim();
-  const header = [
-    '# Bandwidth: bytes and server CPU per delivery (issue #18)',
-    '',
-    `Command: \`${command}\` — ${started.toISOString()}, commit ${gitCommit()}, ` +
-      `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ` +
-      `load average at start ${loadAtStart}, at end ${loadAverageText()} (the machine is shared).`,
-    '',
-    'One gateway process per row (`node apps/gateway/dist/main.js`, NODE_ENV=production), the same demo listing events ' +
-      '(snake_cased by our transform, published into a private redis-server), the same load client (`@wirestream/loadgen`: raw ' +
-      'TCP; with deflate it offers `permessage-deflate; client_max_window_bits` as browsers do and inflates, with delta it ' +
-      'subscribes with `extensions: { delta: "fossil" }` and applies the deltas, and in every row it checks each position).',
-    '',
-    '- **wire bytes per delivery**: bytes the client sockets read after the upgrade (frame headers and deflate included; ' +
-      'a few bytes of `connection_ack` and pings too), over distinct deliveries. The ratio is to `plain` of the same plan.',
-    '- **server CPU per delivery**: the gateway process\'s user + system CPU from the first publish to the last delivery, over distinct deliveries.',
-    '- Rows run one after the other on a 2-core machine that other work shares: read CPU as ratios within a table, and see the last column.',
-    '',
-  ].join('\n');
-  const text = `${header}\n${sections.join('\n')}`;
-  if (values['no-write']) return;
-  const out = values.out ?? new URL('../../results/bandwidth.md', import.meta.url).pathname;
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, text);
-  log(`\nwrote ${relative(process.cwd(), out)}`);
+  const table = resultTable(runs, o.repeat);
+  ctx.log(`\n${table}`);
+  return `### ${title}\n\n${table}\n`;
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+function bandwidthOptionsOf(options: OptionValues, common: CommonOptions): BandwidthOptions {
+  const sockets = positiveInt('bandwidth-sockets', options.string('bandwidth-sockets'));
+  const listings = positiveInt('bandwidth-listings', options.string('bandwidth-listings'));
+  const configs = options
+    .required('bandwidth-configs')
+    .split(',')
+    .map((name) => {
+      const config = CONFIGS.find((c) => c.name === name.trim() && c.stack !== 'ours-base');
+      if (!config) throw new RangeError(`--bandwidth-configs: unknown "${name}"; choose from plain, deflate, delta, deflate+delta`);
+      return config;
+    });
+  if (common.baseGateway !== undefined) configs.unshift(CONFIGS[0] as Config);
+  const filterKeys = Array.from({ length: listings }, (_, i) => `lst-${String(i).padStart(6, '0')}`);
+  const int = (name: string): number => positiveInt(name, options.string(name));
+  const plans: Readonly<Record<string, Plan>> = {
+    shared: {
+      title: `shared: ${fmtInt(sockets)} sockets on one operation (every field of ListingEvent), events of ${listings} listings interleaved`,
+      plan: { mix: parseMix('shared:100'), filterKeys },
+      events: int('bandwidth-events'),
+      rate: int('bandwidth-rate'),
+    },
+    filtered: {
+      title: `filtered: ${fmtInt(sockets)} sockets, each following one of ${listings} listings (listingUpdated(listing_id), every field): the same object again and again`,
+      plan: { mix: parseMix('filtered:100'), filterKeys },
+      events: int('bandwidth-filtered-events'),
+      rate: int('bandwidth-filtered-rate'),
+    },
+  };
+  const chosen = options
+    .required('bandwidth-plans')
+    .split(',')
+    .map((name) => {
+      const plan = plans[name.trim()];
+      if (!plan) throw new RangeError(`--bandwidth-plans: unknown "${name}"; choose from ${Object.keys(plans).join(', ')}`);
+      return plan;
+    });
+  return { sockets, listings, configs, plans: chosen, repeat: common.repeat, common };
+}
+
+export const bandwidthScenario: Scenario = {
+  name: 'bandwidth',
+  description:
+    'opt-in: wire bytes and server CPU per delivery of our gateway plain, with permessage-deflate, in delta mode and both ' +
+    '(with --base-gateway also the base build plain), interleaved with --repeat',
+  report: 'bandwidth',
+  options: {
+    'bandwidth-sockets': { arg: 'N', default: '4000', quick: '500', help: 'sockets' },
+    'bandwidth-configs': { arg: 'LIST', default: 'plain,deflate,delta,deflate+delta', help: 'configs (deflate = GATEWAY_COMPRESSION=shared)' },
+    'bandwidth-plans': { arg: 'LIST', default: 'shared,filtered', help: 'plans: shared (one operation), filtered (each socket one listing)' },
+    'bandwidth-events': { arg: 'E', default: '200', quick: '40', help: 'shared plan: events published' },
+    'bandwidth-rate': { arg: 'EV/S', default: '10', quick: '20', help: 'shared plan: events per second' },
+    'bandwidth-filtered-events': { arg: 'E', default: '1000', quick: '100', help: 'filtered plan: events published' },
+    'bandwidth-filtered-rate': { arg: 'EV/S', default: '100', help: 'filtered plan: events per second' },
+    'bandwidth-listings': { arg: 'L', default: '10', help: 'distinct listings in the events; the filtered plan follows each of them' },
+  },
+  prepare(options, common) {
+    const o = bandwidthOptionsOf(options, common);
+    // Bandwidth prepares its own events (its own number of listings): the shared corpus needs none for it.
+    return {
+      events: 0,
+      run: async (env) => {
+        const sections: string[] = [];
+        for (const p of o.plans) sections.push(await runPlan(env.ctx, p, o));
+        return { markdown: `## Bandwidth: bytes and server CPU per delivery\n\n${HOW_TO_READ}\n\n${sections.join('\n')}`, svgs: [] };
+      },
+    };
+  },
+};

@@ -1,114 +1,86 @@
-#!/usr/bin/env node
 /**
- * The CI-sized regression guard (issue 18): a short profile (< 2 minutes on two shared cores)
- * that prints our gateway's ratios to bare uWS corked measured in the same run — saturation
- * deliveries/s, burst /healthz and event-loop delay, sweep CPU per extra distinct operation (also
- * as a ratio to bare uWS projecting per operation, the issue's "bare server" baseline) — so
- * a change can be checked before it lands. Prints only; the test command does not run it.
- *
- *   node bench/fanout/dist/guard.js
- *   node bench/fanout/dist/guard.js --base-gateway /tmp/base      also ours-base, same run
+ * The CI-sized regression guard: a short profile (< 2 minutes on two shared cores) that gives our
+ * gateway's ratios to bare uWS corked measured in the same run — saturation deliveries/s, burst
+ * /healthz and event-loop delay, sweep CPU per extra distinct operation (also as a ratio to bare
+ * uWS projecting per operation, the "bare server" baseline) — so a change can be checked before it
+ * lands. With --base-gateway the base is a column next to ours. Not part of the test command.
  */
 import os from 'node:os';
-import { parseArgs } from 'node:util';
-import { Redis } from 'ioredis';
 import { parseMix } from '@wirestream/loadgen';
-import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
-import { startRedis } from '@wirestream/testkit';
-import { loadAverageText, markdownTable } from '@wirestream/bench-kit';
+import { markdownTable, positiveInt } from '@wirestream/bench-kit';
 import { burstSpec, responsivenessOf } from './burst.js';
-import { prepareEvents } from './publisher.js';
 import { fmtInt, fmtMs, serverUsPerDelivery } from './report.js';
-import { benchContext, runStack, type RunSpec, type StackRun } from './run-stack.js';
-import { STACK_SHORT, useBaseGateway, type StackName } from './servers.js';
+import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
+import { withWorkers, type CommonOptions, type Scenario } from './scenario.js';
+import { STACK_SHORT, type StackName } from './servers.js';
 import { againstBare, BARE_PROJECTING, REFERENCE_BARE_US_PER_OP, TARGET_US_PER_OP, usPerExtraOp } from './sweep.js';
-import { parseEnvList } from './variants.js';
 
-const HELP = `regression guard: ours vs bare uWS corked, same run, < 2 min
-  --sockets N          default 2000
-  --base-gateway DIR   also measure the checkout DIR's gateway as ours-base
-  --gateway-env LIST   extra env for our gateway (NAME=VALUE,…)`;
-
-const { values } = parseArgs({
-  options: {
-    sockets: { type: 'string', default: '2000' },
-    'base-gateway': { type: 'string' },
-    'gateway-env': { type: 'string', default: '' },
-    help: { type: 'boolean', default: false },
-  },
-});
-if (values.help) {
-  console.log(HELP);
-  process.exit(0);
-}
-const sockets = Number(values.sockets);
-if (!Number.isInteger(sockets) || sockets < 100) throw new RangeError(`--sockets must be an integer ≥ 100, got ${values.sockets}`);
-if (values['base-gateway'] !== undefined) useBaseGateway(values['base-gateway']);
-const gateways: StackName[] = values['base-gateway'] === undefined ? ['ours'] : ['ours-base', 'ours'];
-
-const LISTINGS = 50;
-const filterKeys = Array.from({ length: LISTINGS }, (_, i) => `lst-${String(i).padStart(6, '0')}`);
 const SATURATION_EVENTS = 300;
 const SWEEP_EVENTS = 100;
 // 1,000, not 100: at 100 the extra operations' CPU (~99 × 5 µs per event for the bare projecting
 // server) was smaller than one short run's noise next to 2,000 deliveries per event, and the bare
 // figure came out 0 or twice itself from one run to the next.
 const SWEEP_DISTINCT = 1_000;
-const common = { ratePerSecond: 0, drainTimeoutMs: 20_000, stallTimeoutMs: 10_000, idleMs: 300 } as const;
-const saturation: RunSpec = { ...common, sockets, plan: { mix: parseMix('shared:100'), filterKeys }, events: SATURATION_EVENTS };
-const burst = burstSpec({ sockets, distinct: Math.min(200, sockets), events: 100, filterKeys, drainTimeoutMs: 20_000, idleMs: 300 });
-const sweep = (distinct: number): RunSpec => ({ ...common, sockets, plan: { distinctOperations: distinct, filterKeys }, events: SWEEP_EVENTS });
 
-const log = (line: string): void => console.log(line);
+interface GuardSpecs {
+  readonly sockets: number;
+  readonly gateways: readonly StackName[];
+  readonly saturation: RunSpec;
+  readonly burst: RunSpec;
+  readonly sweep: (distinct: number) => RunSpec;
+}
 
-async function main(): Promise<void> {
+function guardSpecsOf(sockets: number, common: CommonOptions): GuardSpecs {
+  const { filterKeys } = common;
+  const timing = { ratePerSecond: 0, drainTimeoutMs: common.drainOverrideMs ?? 20_000, stallTimeoutMs: 10_000, idleMs: 300 } as const;
+  return {
+    sockets,
+    gateways: common.baseGateway === undefined ? ['ours'] : ['ours-base', 'ours'],
+    saturation: withWorkers(common, { ...timing, sockets, plan: { mix: parseMix('shared:100'), filterKeys }, events: SATURATION_EVENTS }),
+    burst: withWorkers(common, burstSpec({ sockets, distinct: Math.min(200, sockets), events: 100, filterKeys, drainTimeoutMs: timing.drainTimeoutMs, idleMs: 300 })),
+    sweep: (distinct) => withWorkers(common, { ...timing, sockets, plan: { distinctOperations: distinct, filterKeys }, events: SWEEP_EVENTS }),
+  };
+}
+
+async function guardSection(ctx: RunContext, g: GuardSpecs): Promise<string> {
   const started = Date.now();
-  const schema = loadWirestreamSchema(auctionSchemaPath);
-  const route = schema.routes.get('listingUpdated');
-  if (!route) throw new Error('the auction schema has no listingUpdated route');
-  const corpus = prepareEvents(SATURATION_EVENTS, route, 'ws', LISTINGS);
-  const redisServer = await startRedis();
-  const redis = new Redis(redisServer.url);
-  try {
-    const ctx = benchContext(redisServer, redis, corpus, route, { log: () => undefined, nodeEnv: 'production', gatewayEnv: parseEnvList(values['gateway-env']) });
-    const run = async (what: string, stack: StackName, spec: RunSpec): Promise<StackRun> => {
-      const r = await runStack(stack, spec, ctx);
-      log(`  ${what}, ${STACK_SHORT[stack]}: ${fmtInt(r.unique)}/${fmtInt(r.expected)}, ${fmtInt(r.deliveriesPerSec)}/s, server CPU ${(r.serverCpuMs / 1_000).toFixed(2)} s`);
-      return r;
-    };
-    const all: StackName[] = [...gateways, 'bare-corked'];
-    const sat = new Map<StackName, StackRun>();
-    const bur = new Map<StackName, StackRun>();
-    const sweepCpu = new Map<StackName, number>();
-    for (const stack of all) sat.set(stack, await run('saturation', stack, saturation));
-    for (const stack of all) bur.set(stack, await run('burst', stack, burst));
-    // CPU ms per event, one operation vs SWEEP_DISTINCT: the cost of each extra distinct operation,
-    // ours and the bare server that projects per operation, interleaved per count.
-    const sweepStacks: StackName[] = [...gateways, BARE_PROJECTING];
-    const sweepOne = new Map<StackName, StackRun>();
-    for (const stack of sweepStacks) sweepOne.set(stack, await run('sweep 1 op', stack, sweep(1)));
-    for (const stack of sweepStacks) {
-      const many = await run(`sweep ${SWEEP_DISTINCT} ops`, stack, sweep(SWEEP_DISTINCT));
-      const one = sweepOne.get(stack) as StackRun;
-      sweepCpu.set(stack, usPerExtraOp(one.serverCpuMs / SWEEP_EVENTS, many.serverCpuMs / SWEEP_EVENTS, SWEEP_DISTINCT) / 1_000);
-    }
-    const bare = sat.get('bare-corked') as StackRun;
-    const bareBurst = bur.get('bare-corked') as StackRun;
-    const bareCpuPerEvent = bare.serverCpuMs / SATURATION_EVENTS;
-    log('');
-    log(guardTable(gateways, { sat, bur, sweepCpu, bare, bareBurst, bareCpuPerEvent }));
-    log(
-      `\nN = ${fmtInt(sockets)}; saturation ${SATURATION_EVENTS} events on one operation; burst ${burst.plan.distinctOperations} distinct operations × ${burst.events} events ` +
-        `with /healthz every 50 ms; sweep 1 vs ${SWEEP_DISTINCT} distinct operations × ${SWEEP_EVENTS} events. ` +
-        `"per extra op" is server CPU per event per additional distinct operation, over bare uWS corked's CPU for one whole event fan-out, ` +
-        `and over the same figure of bare uWS projecting per operation (envelope parsed once, fields picked and JSON.stringify'd per operation; ` +
-        `the issue's bare server: ~${REFERENCE_BARE_US_PER_OP} µs per extra projection, so ratio × ${REFERENCE_BARE_US_PER_OP} µs estimates ours there). ` +
-        `${os.cpus().length} cores, load ${loadAverageText()}; wall ${((Date.now() - started) / 1_000).toFixed(0)} s. Ratios only mean something within this run.`,
-    );
-  } finally {
-    redis.disconnect();
-    await redisServer.stop();
+  const { gateways, saturation, burst, sweep } = g;
+  const quiet = { ...ctx, log: (): void => undefined };
+  const run = async (what: string, stack: StackName, spec: RunSpec): Promise<StackRun> => {
+    const r = await runStack(stack, spec, quiet);
+    ctx.log(`  ${what}, ${STACK_SHORT[stack]}: ${fmtInt(r.unique)}/${fmtInt(r.expected)}, ${fmtInt(r.deliveriesPerSec)}/s, server CPU ${(r.serverCpuMs / 1_000).toFixed(2)} s`);
+    return r;
+  };
+  const all: StackName[] = [...gateways, 'bare-corked'];
+  const sat = new Map<StackName, StackRun>();
+  const bur = new Map<StackName, StackRun>();
+  const sweepCpu = new Map<StackName, number>();
+  for (const stack of all) sat.set(stack, await run('saturation', stack, saturation));
+  for (const stack of all) bur.set(stack, await run('burst', stack, burst));
+  // CPU ms per event, one operation vs SWEEP_DISTINCT: the cost of each extra distinct operation,
+  // ours and the bare server that projects per operation, interleaved per count.
+  const sweepStacks: StackName[] = [...gateways, BARE_PROJECTING];
+  const sweepOne = new Map<StackName, StackRun>();
+  for (const stack of sweepStacks) sweepOne.set(stack, await run('sweep 1 op', stack, sweep(1)));
+  for (const stack of sweepStacks) {
+    const many = await run(`sweep ${SWEEP_DISTINCT} ops`, stack, sweep(SWEEP_DISTINCT));
+    const one = sweepOne.get(stack) as StackRun;
+    sweepCpu.set(stack, usPerExtraOp(one.serverCpuMs / SWEEP_EVENTS, many.serverCpuMs / SWEEP_EVENTS, SWEEP_DISTINCT) / 1_000);
   }
+  const bare = sat.get('bare-corked') as StackRun;
+  const bareBurst = bur.get('bare-corked') as StackRun;
+  const body = [
+    guardTable(gateways, { sat, bur, sweepCpu, bare, bareBurst, bareCpuPerEvent: bare.serverCpuMs / SATURATION_EVENTS }),
+    '',
+    `N = ${fmtInt(g.sockets)}; saturation ${SATURATION_EVENTS} events on one operation; burst ${burst.plan.distinctOperations} distinct operations × ${burst.events} events ` +
+      `with /healthz every 50 ms; sweep 1 vs ${SWEEP_DISTINCT} distinct operations × ${SWEEP_EVENTS} events. ` +
+      `"per extra op" is server CPU per event per additional distinct operation, over bare uWS corked's CPU for one whole event fan-out, ` +
+      `and over the same figure of bare uWS projecting per operation (envelope parsed once, fields picked and JSON.stringify'd per operation; ` +
+      `the bare server: ~${REFERENCE_BARE_US_PER_OP} µs per extra projection, so ratio × ${REFERENCE_BARE_US_PER_OP} µs estimates ours there). ` +
+      `${os.cpus().length} cores; wall ${((Date.now() - started) / 1_000).toFixed(0)} s. Ratios only mean something within this run.`,
+  ].join('\n');
+  ctx.log(`\n${body}\n`);
+  return `## Regression guard: ours vs bare uWS corked, N = ${fmtInt(g.sockets)}\n\n${body}\n`;
 }
 
 interface GuardFigures {
@@ -180,10 +152,19 @@ function guardTable(gateways: readonly StackName[], f: GuardFigures): string {
   return markdownTable(rows);
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
+export const guardScenario: Scenario = {
+  name: 'guard',
+  description:
+    "opt-in, < 2 min: our gateway's ratios to bare uWS corked in one run (saturation, burst /healthz and event-loop delay, " +
+    'sweep CPU per extra operation, also over bare uWS projecting); with --base-gateway the base too',
+  report: 'guard',
+  options: {
+    'guard-sockets': { arg: 'N', default: '2000', quick: '1000', help: 'sockets (at least 100)' },
   },
-);
+  prepare(options, common) {
+    const sockets = positiveInt('guard-sockets', options.string('guard-sockets'));
+    if (sockets < 100) throw new RangeError(`--guard-sockets must be an integer ≥ 100, got ${sockets}`);
+    const specs = guardSpecsOf(sockets, common);
+    return { events: SATURATION_EVENTS, run: async (env) => ({ markdown: await guardSection(env.ctx, specs), svgs: [] }) };
+  },
+};

@@ -9,6 +9,7 @@
  *   pnpm bench -- --quick             smoke run (N=500, seconds), prints only
  *   node dist/main.js --scenarios scale                      1 × 19,000 and 3 × 17,000 sockets → fanout-scale.md
  *   node dist/main.js --scenarios saturation --stacks ours,ours-no-metrics --repeat 4 --report metrics-overhead
+ *   node dist/main.js --scenarios bandwidth                  plain vs deflate vs delta → bandwidth.md (guard, tracing, snapshot, sse-lag alike)
  *   node dist/main.js --help                                 every scenario and option
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -27,6 +28,7 @@ import type { RunContext, StackRun } from './run-stack.js';
 import { createOptionValues, helpLines, type OptionSpecs, type OptionValues, type Scenario, type ScenarioOutput } from './scenario.js';
 import { DEFAULT_SCENARIOS, SCENARIOS } from './scenarios.js';
 import { LISTINGS, readCommon, RUNNER_OPTIONS, STANDALONE_BENCHES } from './runner-options.js';
+import { parseEnvList } from './variants.js';
 
 function helpText(): string {
   return [
@@ -70,15 +72,6 @@ function reportBaseOf(o: OptionValues, chosen: readonly Scenario[]): string {
   return base;
 }
 
-function gatewayEnvOf(list: string | undefined): Record<string, string> {
-  return Object.fromEntries(
-    (list ?? '')
-      .split(',')
-      .filter((kv) => kv.includes('='))
-      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-  );
-}
-
 async function main(): Promise<void> {
   const specs = allOptionSpecs();
   const parseOptions: Record<string, ParseArgsOptionDescriptor> = Object.fromEntries(
@@ -109,6 +102,7 @@ async function main(): Promise<void> {
   if (!route) throw new Error('the auction schema has no listingUpdated route');
   const corpus = prepareEvents(Math.max(1, ...prepared.map((p) => p.events)), route, 'ws', LISTINGS);
 
+  const gatewayEnv = parseEnvList(options.string('gateway-env') ?? '');
   const outputs: ScenarioOutput[] = [];
   const runsOf = new Map<string, readonly StackRun[]>();
   const redisServer = await startRedis();
@@ -126,7 +120,7 @@ async function main(): Promise<void> {
       log,
       redisPid: redisServer.pid,
       nodeEnv: options.required('node-env'),
-      gatewayEnv: gatewayEnvOf(options.string('gateway-env')),
+      gatewayEnv,
       nodeArgs: (stack) => (profileDir !== undefined && profiled.has(stack) ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
     };
     log(`redis-server pid ${String(redisServer.pid)} on ${redisServer.url}; mean envelope ${fmtBytes(corpus.meanEnvelopeBytes)}`);
@@ -146,8 +140,8 @@ async function main(): Promise<void> {
   const sections = outputs.map((o) => o.markdown);
   if (targets.length > 0) {
     const body = targets.map((t) => `- ${t}`).join('\n');
-    log(`\n## Issue 4 targets\n\n${body}\n`);
-    sections.unshift(`## Issue 4 targets (this run)\n\n${body}\n`);
+    log(`\n## Targets\n\n${body}\n`);
+    sections.unshift(`## Targets (this run)\n\n${body}\n`);
   }
   const profileDir = options.string('cpu-prof');
   if (profileDir !== undefined) {

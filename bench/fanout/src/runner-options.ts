@@ -23,7 +23,7 @@ export const RUNNER_OPTIONS: OptionSpecs = {
   'node-env': { arg: 'VALUE', default: 'production', help: 'NODE_ENV of every server process (graphql-js and graphql-ws check more in development)' },
   'base-gateway': { arg: 'DIR', help: 'another checkout (a built git worktree of the base commit) measured as stack ours-base' },
   'base-node': { arg: 'PATH', help: 'the node binary that runs ours-base (default: this one), for a runtime change' },
-  'gateway-env': { arg: 'LIST', help: 'extra env for our gateway, e.g. GATEWAY_MAX_PAYLOAD_BYTES=16384,GATEWAY_IDLE_TIMEOUT_SECONDS=120' },
+  'gateway-env': { arg: 'LIST', help: 'extra env for our gateway (NAME=VALUE,…; jemalloc), e.g. GATEWAY_MAX_PAYLOAD_BYTES=16384,GATEWAY_IDLE_TIMEOUT_SECONDS=120' },
   'cpu-prof': { arg: 'DIR', help: 'write a V8 CPU profile of each server process of --cpu-prof-stacks into DIR' },
   'cpu-prof-stacks': { arg: 'LIST', default: 'ours', help: 'the stacks --cpu-prof profiles' },
   out: { arg: 'DIR', help: 'where the report and its SVGs go (default: bench/results; none for --quick)' },
@@ -32,13 +32,8 @@ export const RUNNER_OPTIONS: OptionSpecs = {
   help: { help: 'this text' },
 };
 
-/** Entry points beside this runner: their flags clash with the scenarios' (--sockets, --events, --out FILE). */
+/** Entry points beside this runner, each with flags of its own: in-process benches, and paused-conflation (its own gateway and redis). */
 export const STANDALONE_BENCHES = [
-  'bandwidth',
-  'snapshot',
-  'guard',
-  'sse-lag',
-  'tracing',
   'tracing-alloc',
   'paused-conflation',
   'unicast-early-drop',

@@ -69,5 +69,9 @@ describe('the registry', () => {
     expect(() => sweep?.prepare(createOptionValues(all, { 'sweep-distinct': '10,100' }, false), common)).toThrow('--sweep-distinct must include 1');
     const saturation = SCENARIOS.find((s) => s.name === 'saturation');
     expect(() => saturation?.prepare(createOptionValues(all, { 'conflating-share': '2' }, false), common)).toThrow('--conflating-share: expected 0..1');
+    const bandwidth = SCENARIOS.find((s) => s.name === 'bandwidth');
+    expect(() => bandwidth?.prepare(createOptionValues(all, { 'bandwidth-configs': 'plain,gzip' }, false), common)).toThrow('--bandwidth-configs: unknown "gzip"');
+    const guard = SCENARIOS.find((s) => s.name === 'guard');
+    expect(() => guard?.prepare(createOptionValues(all, { 'guard-sockets': '50' }, false), common)).toThrow('--guard-sockets must be an integer ≥ 100, got 50');
   });
 });

@@ -101,10 +101,10 @@ export function drainTimeoutMs(common: CommonOptions, fullMs: number, quickMs = 
   return common.drainOverrideMs ?? (common.quick ? quickMs : fullMs);
 }
 
-/** Option values over the given command line, with the declared defaults (--quick's when `quick`). */
 /** What node:util's parseArgs returns (no option here is `multiple`, so no arrays arrive). */
 export type ParsedValues = Readonly<Record<string, string | boolean | readonly (string | boolean)[] | undefined>>;
 
+/** Option values over the given command line, with the declared defaults (--quick's when `quick`). */
 export function createOptionValues(specs: OptionSpecs, given: ParsedValues, quick: boolean): OptionValues {
   const specOf = (name: string): OptionSpec => {
     const spec = specs[name];

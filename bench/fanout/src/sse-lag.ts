@@ -1,38 +1,32 @@
 /**
- * SSE streams that lag (issue 18, decision 0030): N raw SSE streams stop reading while E events go
- * out back-to-back, then read again; the gateway's VmRSS before the burst (after forced GCs), at
- * its peak, and every second for S s after every stream got every event — for the --base-gateway
- * build and this checkout's, one after the other in one run. The saturation scenario's load client
- * reads as fast as the gateway writes, so its SSE streams never lag: this one makes them.
- *
- *   flock /tmp/wirestream-bench.lock node bench/fanout/dist/sse-lag.js --base-gateway DIR [--streams 200] [--events 1500] [--settle-s 20]
+ * SSE streams that lag (decision 0030): N raw SSE streams stop reading while E events go out
+ * back-to-back, then read again; the gateway's VmRSS before the burst (after forced GCs), at its
+ * peak, and every second for S s after every stream got every event — for this checkout's build,
+ * after the --base-gateway build's when given, one after the other in one run. The saturation
+ * scenario's load client reads as fast as the gateway writes, so its SSE streams never lag: this
+ * one makes them.
  */
 import { connect, type Socket } from 'node:net';
-import { Redis } from 'ioredis';
-import { FULL_SELECTION, createBenchClock } from '@wirestream/loadgen';
-import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
-import { startRedis, waitFor } from '@wirestream/testkit';
-import { loadAverageText, markdownTable, parseCli, readRssBytes } from '@wirestream/bench-kit';
-import { prepareEvents, publishEvents } from './publisher.js';
+import { FULL_SELECTION } from '@wirestream/loadgen';
+import { waitFor } from '@wirestream/testkit';
+import { markdownTable, positiveInt, readRssBytes } from '@wirestream/bench-kit';
+import { publishEvents } from './publisher.js';
 import { fmtInt } from './report.js';
-import { fetchMemory, fetchStats, startServer, useBaseGateway, type StackName } from './servers.js';
+import type { RunContext } from './run-stack.js';
+import type { Scenario } from './scenario.js';
+import { fetchMemory, fetchStats, startServer, type StackName } from './servers.js';
 
-const { values } = parseCli({
-  options: {
-    'base-gateway': { type: 'string' },
-    streams: { type: 'string', default: '200' },
-    events: { type: 'string', default: '1500' },
-    'settle-s': { type: 'string', default: '20' },
-  },
-});
-if (values['base-gateway'] === undefined) throw new RangeError('--base-gateway <checkout with apps/gateway built> is required: the run measures base and change');
-useBaseGateway(values['base-gateway']);
-const streams = Number(values.streams);
-const events = Number(values.events);
-const settleS = Number(values['settle-s']);
 const QUERY = `subscription { listingUpdated { ${FULL_SELECTION} } }`;
 const NEXT = 'event: next\n';
 const MB = 1_048_576;
+
+interface SseLagOptions {
+  /** ours-sse, after ours-base-sse with --base-gateway. */
+  readonly stacks: readonly StackName[];
+  readonly streams: number;
+  readonly events: number;
+  readonly settleS: number;
+}
 
 /** A POST stream read by hand: counts `next` events; `pause()` stops reading (the kernel's buffers fill). */
 interface RawStream {
@@ -66,13 +60,11 @@ interface Row {
   readonly catchUpMs: number;
 }
 
-async function measure(stack: StackName, redisUrl: string, redis: Redis): Promise<Row> {
-  const schema = loadWirestreamSchema(auctionSchemaPath);
-  const route = schema.routes.get('listingUpdated');
-  if (!route) throw new Error('the auction schema has no listingUpdated route');
-  const corpus = prepareEvents(events, route, 'ws', 50);
+async function measure(ctx: RunContext, stack: StackName, o: SseLagOptions): Promise<Row> {
+  const { streams, events, settleS } = o;
   // A stream that lags is not a slow consumer here: the limit is far above its backlog.
-  const server = await startServer(stack, redisUrl, [], { NODE_ENV: 'production' }, { GATEWAY_MAX_BACKPRESSURE_BYTES: String(256 * MB) });
+  const gatewayEnv = { ...ctx.gatewayEnv, GATEWAY_MAX_BACKPRESSURE_BYTES: String(256 * MB) };
+  const server = await startServer(stack, ctx.redisUrl, [], { NODE_ENV: ctx.nodeEnv }, gatewayEnv);
   const pid = server.process.pid;
   const all = Array.from({ length: streams }, () => openStream(server.port));
   await waitFor(async () => (await fetchStats(server))?.['subscriptions'] === streams, { message: `${streams} SSE streams subscribed`, timeoutMs: 30_000 });
@@ -82,7 +74,7 @@ async function measure(stack: StackName, redisUrl: string, redis: Redis): Promis
   let peak = before;
   const sample = setInterval(() => (peak = Math.max(peak, readRssBytes(pid) ?? 0)), 100);
   for (const s of all) s.socket.pause();
-  await publishEvents({ redis, corpus, topic: route.topic, clock: createBenchClock(), offsetBase: 0, count: events, ratePerSecond: 0 });
+  await publishEvents({ redis: ctx.redis, corpus: ctx.corpus, topic: ctx.route.topic, clock: ctx.clock, offsetBase: 0, count: events, ratePerSecond: 0 });
   await new Promise((r) => setTimeout(r, 3_000)); // the gateway writes what it can; the rest waits (uWS or queue)
   const resumed = Date.now();
   for (const s of all) s.socket.resume();
@@ -102,27 +94,49 @@ async function measure(stack: StackName, redisUrl: string, redis: Redis): Promis
   return { stack, before, peak, after, afterGc, delivered, catchUpMs };
 }
 
-const redisServer = await startRedis();
-const redis = new Redis(redisServer.url);
-const loadStart = loadAverageText();
-const started = new Date();
-const rows: Row[] = [];
-try {
-  for (const stack of ['ours-base-sse', 'ours-sse'] as const) {
-    console.error(`  ${stack} …`);
-    rows.push(await measure(stack, redisServer.url, redis));
+async function sseLagSection(ctx: RunContext, o: SseLagOptions): Promise<string> {
+  const rows: Row[] = [];
+  for (const stack of o.stacks) {
+    ctx.log(`  ${stack} …`);
+    rows.push(await measure(ctx, stack, o));
   }
-} finally {
-  redis.disconnect();
-  await redisServer.stop();
+  const mb = (b: number): string => (b / MB).toFixed(1);
+  const at = (r: Row, s: number): number => r.after[Math.min(s, r.after.length) - 1] ?? 0;
+  const title = `SSE streams that lag: ${fmtInt(o.streams)} streams paused while ${fmtInt(o.events)} events went out back-to-back, then read; settle ${o.settleS} s`;
+  const table = markdownTable([
+    ['stack', 'RSS before burst MB (GC)', 'peak RSS MB', '+10 s MB', `+${o.settleS} s MB`, `+${o.settleS} s / before`, 'after forced GC MB', 'delivered / expected', 'catch-up after resume'],
+    ...rows.map((r) => [
+      r.stack,
+      mb(r.before),
+      mb(r.peak),
+      mb(at(r, 10)),
+      mb(at(r, o.settleS)),
+      `${(at(r, o.settleS) / r.before).toFixed(2)}×`,
+      mb(r.afterGc),
+      `${fmtInt(r.delivered)} / ${fmtInt(o.streams * o.events)}`,
+      `${fmtInt(r.catchUpMs)} ms`,
+    ]),
+  ]);
+  ctx.log(`\n${table}\n`);
+  return `## ${title}\n\nRaw HTTP SSE streams (one \`POST\` each, the full selection), RSS from /proc.\n\n${table}\n`;
 }
-const mb = (b: number): string => (b / MB).toFixed(1);
-const at = (r: Row, s: number): number => r.after[Math.min(s, r.after.length) - 1] ?? 0;
-console.log(`- date: ${started.toISOString()}; load average ${loadStart} at start, ${loadAverageText()} at end`);
-console.log(`- ${fmtInt(streams)} SSE streams (raw HTTP, paused while ${fmtInt(events)} events went out back-to-back, then read), settle ${settleS} s\n`);
-console.log(
-  markdownTable([
-    ['stack', 'RSS before burst MB (GC)', 'peak RSS MB', '+10 s MB', `+${settleS} s MB`, `+${settleS} s / before`, 'after forced GC MB', 'delivered / expected', 'catch-up after resume'],
-    ...rows.map((r) => [r.stack, mb(r.before), mb(r.peak), mb(at(r, 10)), mb(at(r, settleS)), `${(at(r, settleS) / r.before).toFixed(2)}×`, mb(r.afterGc), `${fmtInt(r.delivered)} / ${fmtInt(streams * events)}`, `${fmtInt(r.catchUpMs)} ms`]),
-  ]),
-);
+
+export const sseLagScenario: Scenario = {
+  name: 'sse-lag',
+  description: "opt-in: SSE streams that stop reading during a burst, then read; the gateway's RSS (with --base-gateway the base first)",
+  report: 'sse-lag',
+  options: {
+    'sse-lag-streams': { arg: 'N', default: '200', quick: '20', help: 'raw SSE streams' },
+    'sse-lag-events': { arg: 'E', default: '1500', quick: '200', help: 'events published back-to-back while they lag' },
+    'sse-lag-settle-s': { arg: 'S', default: '20', quick: '2', help: 'RSS every 1 s for S s after every stream got every event' },
+  },
+  prepare(options, common) {
+    const o: SseLagOptions = {
+      stacks: common.baseGateway === undefined ? ['ours-sse'] : ['ours-base-sse', 'ours-sse'],
+      streams: positiveInt('sse-lag-streams', options.string('sse-lag-streams')),
+      events: positiveInt('sse-lag-events', options.string('sse-lag-events')),
+      settleS: positiveInt('sse-lag-settle-s', options.string('sse-lag-settle-s')),
+    };
+    return { events: o.events, run: async (env) => ({ markdown: await sseLagSection(env.ctx, o), svgs: [] }) };
+  },
+};
