@@ -114,14 +114,20 @@ export function createEntityLoader(source: EntitySource, options: EntityLoaderOp
     delete: (key: string) => cache.delete(key),
     clear: () => cache.clear(),
   };
-  type Loader = DataLoader<Representation, EntityResult, string>;
+  /** A load's representation with its cache key, worked out once by `load` (DataLoader reads the key back, not a second JSON.stringify). */
+  interface Keyed {
+    readonly cacheKey: string;
+    readonly representation: Representation;
+  }
+  type Loader = DataLoader<Keyed, EntityResult, string>;
   /** What a batcher's next request's span is told: the traced loads that joined it, the cache hits since the last. */
   interface TraceState {
     parents: unknown[];
     hits: number;
   }
   type Partition = TraceState & { readonly loader: Loader };
-  const batchFor = (p: TraceState, headers: Readonly<Record<string, string>> | undefined) => async (keys: readonly Representation[]): Promise<readonly EntityResult[]> => {
+  const batchFor = (p: TraceState, headers: Readonly<Record<string, string>> | undefined) => async (keyed: readonly Keyed[]): Promise<readonly EntityResult[]> => {
+    const keys = keyed.map((k) => k.representation);
     stats.requests++;
     stats.representations += keys.length;
     const started = performance.now();
@@ -145,19 +151,18 @@ export function createEntityLoader(source: EntitySource, options: EntityLoaderOp
       end?.({ status: outcome.status, failed, error: error instanceof Error ? error : undefined });
     }
   };
-  const newPartition = (headers: Readonly<Record<string, string>> | undefined, cacheKeyFn: (r: Representation) => string): Partition => {
+  const newPartition = (headers: Readonly<Record<string, string>> | undefined): Partition => {
     const trace: TraceState = { parents: [], hits: 0 };
-    return Object.assign(trace, { loader: new DataLoader(batchFor(trace, headers), { cacheKeyFn, cacheMap, maxBatchSize }) });
+    return Object.assign(trace, { loader: new DataLoader(batchFor(trace, headers), { cacheKeyFn: cacheKeyOf, cacheMap, maxBatchSize }) });
   };
-  const shared = newPartition(undefined, representationKey);
+  const shared = newPartition(undefined);
   // One batcher per caller partition: DataLoader batches per instance, so a batch holds one caller's headers.
   // Evicting one loses nothing: its cache entries live in `cache`, a scheduled batch still runs.
   const partitions = new LRUCache<string, Partition>({ max: MAX_PARTITIONS });
   const partitionOf = (caller: LookupCaller): Partition => {
     let partition = partitions.get(caller.key);
     if (partition === undefined) {
-      const prefix = `${caller.key}\u0000`;
-      partition = newPartition(caller.headers, (r) => prefix + representationKey(r));
+      partition = newPartition(caller.headers);
       partitions.set(caller.key, partition);
     }
     return partition;
@@ -170,7 +175,9 @@ export function createEntityLoader(source: EntitySource, options: EntityLoaderOp
       const partitioned = caller !== undefined && caller.key !== '';
       const partition = partitioned ? partitionOf(caller) : shared;
       const { loader } = partition;
-      const cached = cache.get(partitioned ? `${caller.key}\u0000${representationKey(representation)}` : representationKey(representation));
+      // A partition's entries are keyed by its caller too: one caller's answer is never another's.
+      const cacheKey = partitioned ? `${caller.key}\u0000${representationKey(representation)}` : representationKey(representation);
+      const cached = cache.get(cacheKey);
       const hit = cached !== undefined;
       if (hit) stats.cacheHits++;
       observer?.load(hit);
@@ -186,13 +193,16 @@ export function createEntityLoader(source: EntitySource, options: EntityLoaderOp
       }
       // DataLoader keeps a key that failed alone (an Error in the batch's answers) cached: cleared
       // here, so the next event asks again; a failed batch it clears itself.
-      return (loader.load(representation) as Promise<Readonly<Record<string, unknown>> | null>).catch((err: unknown) => {
-        loader.clear(representation);
+      const keyed: Keyed = { cacheKey, representation };
+      return (loader.load(keyed) as Promise<Readonly<Record<string, unknown>> | null>).catch((err: unknown) => {
+        loader.clear(keyed);
         throw err;
       });
     },
   };
 }
+
+const cacheKeyOf = (keyed: { readonly cacheKey: string }): string => keyed.cacheKey;
 
 /** The cache key: the type and the key fields' values in their order (built by the caller in a fixed order). */
 export function representationKey(representation: Representation): string {
