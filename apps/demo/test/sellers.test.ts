@@ -1,35 +1,28 @@
 // The demo's seller subgraph as start.sh runs it (dist/sellers.js, its own process: @apollo/subgraph is
 // CommonJS and must share graphql-js with what executes its schema), asked what the gateway asks it.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type AppProcess } from '@wirestream/testkit';
 import { sellerProfile } from '../src/seller-profiles.js';
 
 const MAIN = fileURLToPath(new URL('../dist/sellers.js', import.meta.url));
 const ENTITIES = 'query ($representations: [_Any!]!) { _entities(representations: $representations) { ... on Seller { id display_name rating is_verified listings_sold } } }';
 
 interface Started {
-  readonly child: ChildProcess;
+  readonly app: AppProcess;
   readonly url: string;
 }
 
 async function start(env: Record<string, string> = {}): Promise<Started> {
-  const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env['PATH'] ?? '', SELLERS_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  let buffer = '';
-  for await (const chunk of child.stdout ?? []) {
-    buffer += String(chunk);
-    const line = buffer.split('\n').find((l) => l.includes('seller subgraph listening'));
-    if (line !== undefined) return { child, url: (JSON.parse(line) as { url: string }).url };
-  }
-  throw new Error(`the seller subgraph exited (${child.exitCode}) before listening: ${buffer}`);
+  const app = startApp('demo', { SELLERS_PORT: '0', ...env }, 'sellers');
+  const listening = await app.waitForLog((line) => line['msg'] === 'seller subgraph listening', 'the seller subgraph listening', 30_000);
+  return { app, url: listening['url'] as string };
 }
 
-async function stop({ child }: Started): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  await exited;
+async function stop({ app }: Started): Promise<void> {
+  await app.stop();
 }
 
 async function post(url: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {

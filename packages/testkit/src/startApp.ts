@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { findRepoRoot } from './findRepoRoot.js';
 import { waitFor } from './waitFor.js';
 
-/** A built app (`apps/<name>/dist/main.js`) running as a child process, with its JSON log lines. */
+/** A built app (`apps/<name>/dist/<entry>.js`, `main` unless said) running as a child process, with its JSON log lines. */
 export interface AppProcess {
   readonly name: string;
   readonly child: ChildProcess;
@@ -22,8 +22,9 @@ process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-export function startApp(name: 'ingest' | 'gateway', env: Record<string, string>): AppProcess {
-  const main = join(findRepoRoot(), 'apps', name, 'dist', 'main.js');
+/** `entry`: another program of the app, e.g. the demo's seller subgraph (`startApp('demo', env, 'sellers')`). */
+export function startApp(name: 'ingest' | 'gateway' | 'demo', env: Record<string, string>, entry = 'main'): AppProcess {
+  const main = join(findRepoRoot(), 'apps', name, 'dist', `${entry}.js`);
   const child = spawn(process.execPath, [main], {
     env: { PATH: process.env['PATH'] ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

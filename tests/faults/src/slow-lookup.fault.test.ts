@@ -10,13 +10,10 @@
 // of 10-20 on 2 cores, a process is off-CPU for hundreds of ms at a time (its CPU profile shows a few
 // samples per such stretch), which says nothing about the gateway. The test is then marked skipped,
 // after every other assertion ran, with the figures in its reason.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { findRepoRoot, sharedKafkaFromEnv } from '@wirestream/testkit';
+import { sharedKafkaFromEnv, startApp, type AppProcess } from '@wirestream/testkit';
 import { createFaultHarness, describeCounts, type Gateway, type RecordingClient } from './harness.js';
 
 const LATENCY_MS = 500;
@@ -64,16 +61,10 @@ function withSellerLookup(sdl: string): string {
 }
 
 /** The demo's seller subgraph on a free port, answering after `latencyMs`. */
-async function startSellers(latencyMs: number): Promise<{ child: ChildProcess; url: string }> {
-  const main = join(findRepoRoot(), 'apps', 'demo', 'dist', 'sellers.js');
-  const child = spawn(process.execPath, [main], { env: { PATH: process.env['PATH'] ?? '', SELLERS_PORT: '0', SELLERS_LATENCY_MS: String(latencyMs) }, stdio: ['ignore', 'pipe', 'inherit'] });
-  let buffer = '';
-  for await (const chunk of child.stdout ?? []) {
-    buffer += String(chunk);
-    const line = buffer.split('\n').find((l) => l.includes('seller subgraph listening'));
-    if (line !== undefined) return { child, url: (JSON.parse(line) as { url: string }).url };
-  }
-  throw new Error(`the seller subgraph exited (${child.exitCode}) before listening: ${buffer}`);
+async function startSellers(latencyMs: number): Promise<{ app: AppProcess; url: string }> {
+  const app = startApp('demo', { SELLERS_PORT: '0', SELLERS_LATENCY_MS: String(latencyMs) }, 'sellers');
+  const listening = await app.waitForLog((line) => line['msg'] === 'seller subgraph listening', 'the seller subgraph listening', 30_000);
+  return { app, url: listening['url'] as string };
 }
 
 /** The gateway's memory after two forced GCs (GATEWAY_DEBUG_ENDPOINTS, node --expose-gc). */
@@ -124,10 +115,7 @@ describe('fault 7: a look-up source answering in 500 ms under sustained traffic'
     onTestFinished(() => harness.close());
     const sellers = await startSellers(LATENCY_MS);
     onTestFinished(async () => {
-      if (sellers.child.exitCode !== null) return;
-      const exited = once(sellers.child, 'exit');
-      sellers.child.kill('SIGTERM');
-      await exited;
+      await sellers.app.stop();
     });
     await harness.startIngest();
     const gateway = await harness.startGateway({
