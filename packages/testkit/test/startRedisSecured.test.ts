@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, uniqueName, type RedisServer } from '../src/index.js';
+import { rejection } from './support/rejection.js';
 
 const pem = (file: string): string => readFileSync(file, 'utf8');
 const open: Redis[] = [];
@@ -26,17 +27,6 @@ async function connectTo(server: RedisServer, options: RedisOptions): Promise<Re
     throw emitted ?? error;
   }
   return client;
-}
-
-/** The error a promise rejects with (fails the test when it resolves). */
-async function rejection(promise: Promise<unknown>): Promise<Error & Record<string, unknown>> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof Error) return error as Error & Record<string, unknown>;
-    throw new Error(`rejected with a non-Error: ${String(error)}`);
-  }
-  throw new Error('expected a rejection, but it resolved');
 }
 
 afterAll(() => {

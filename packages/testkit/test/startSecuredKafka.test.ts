@@ -15,6 +15,7 @@ import {
   type KafkaSecurity,
   type SecuredKafkaBroker,
 } from '../src/index.js';
+import { rejection } from './support/rejection.js';
 
 let broker: SecuredKafkaBroker;
 let security: KafkaSecurity;
@@ -69,17 +70,6 @@ async function produceAndReadBack(client: Kafka, topic: string): Promise<string>
   const offsets = await admin.fetchTopicOffsets(topic);
   expect(offsets).toEqual([expect.objectContaining({ partition: 0, offset: '1' })]);
   return value;
-}
-
-/** The error a promise rejects with (fails the test when it resolves). */
-async function rejection(promise: Promise<unknown>): Promise<Error & Record<string, unknown>> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof Error) return error as Error & Record<string, unknown>;
-    throw new Error(`rejected with a non-Error: ${String(error)}`);
-  }
-  throw new Error('expected a rejection, but it resolved');
 }
 
 describe('startSecuredKafka', () => {
