@@ -28,3 +28,5 @@ export { commandLine, coresText, machineText, totalMemGiB, waitForQuietMachine, 
 export { helpText, parseCli, positiveInt, type CliSpec } from './cli.js';
 export { countByKey, prepareListingEvents, type ListingEvent, type ListingEventsOptions } from './listing-events.js';
 export { requireGc } from './gc.js';
+export { kafkaPartition, prepareCorpus, type CorpusEvent, type CorpusOptions, type EventCorpus } from './corpus.js';
+export { paceStream, type PaceOptions } from './pace.js';
