@@ -1,6 +1,5 @@
 // The gateway against a real Redis: idle RSS, then per N subscribed sockets the heap under the
 // fan-out bench's field load (its working set), the mean frame size, and the drain after SIGTERM.
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
@@ -9,9 +8,7 @@ import { createBenchClock, createLoadgen, isoWithMicros, parseMix, type BenchClo
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { DEFAULT_CHANNEL_PREFIX, channelName, encodeEnvelope, shardOf } from '@wirestream/wire';
 import { createKeyTransformer } from '@wirestream/transform';
-import { findRepoRoot, freePort } from '@wirestream/testkit';
-import { readRssAndPeak, waitForHttpOk, type ManagedProcess } from '@wirestream/bench-kit';
-import { startApp } from './apps.js';
+import { getJson, readRssAndPeak, startGateway, type ServerProcess } from '@wirestream/bench-kit';
 
 export interface V8Memory {
   readonly rss: number;
@@ -59,7 +56,6 @@ const OFFSET_BASE = 1_000_000;
 const PARTITIONS = 6;
 const filterKeys = Array.from({ length: LISTINGS }, (_, i) => `lst-${String(i).padStart(6, '0')}`);
 const plan = { mix: parseMix('shared:85,compact:5,filtered:10'), filterKeys };
-const mainJs = join(findRepoRoot(), 'apps', 'gateway', 'dist', 'main.js');
 
 export async function probeGateway(o: GatewayProbeOptions): Promise<GatewayRun[]> {
   const runs: GatewayRun[] = [];
@@ -72,34 +68,15 @@ export async function probeGateway(o: GatewayProbeOptions): Promise<GatewayRun[]
   return runs;
 }
 
-interface Gateway extends ManagedProcess {
-  readonly base: string;
-  readonly wsUrl: string;
+type Gateway = ServerProcess;
+
+/** As deployed (NODE_ENV=production, only PATH inherited), with `--expose-gc` for `/debug/memory?gc=1`; 10 s to drain on stop. */
+function startProbedGateway(redisUrl: string): Promise<Gateway> {
+  return startGateway({ redisUrl, nodeArgs: ['--expose-gc'], inheritEnv: false, graceMs: 10_000, env: { NODE_ENV: 'production' } });
 }
 
-async function startGateway(redisUrl: string): Promise<Gateway> {
-  const port = await freePort();
-  const child = startApp('gateway', ['--expose-gc', mainJs], {
-    GATEWAY_PORT: String(port),
-    GATEWAY_HOST: '127.0.0.1',
-    REDIS_URL: redisUrl,
-    LOG_LEVEL: 'warn',
-    GATEWAY_DEBUG_ENDPOINTS: 'true',
-    GATEWAY_AUTH_MODE: 'anonymous',
-    GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
-  });
-  const base = `http://127.0.0.1:${port}`;
-  await waitForHttpOk(child, `${base}/readyz`, 30_000);
-  return { ...child, base, wsUrl: `ws://127.0.0.1:${port}/graphql` };
-}
-
-async function memory(gateway: Gateway, gc: boolean): Promise<V8Memory | undefined> {
-  try {
-    const res = await fetch(`${gateway.base}/debug/memory${gc ? '?gc=1' : ''}`, { signal: AbortSignal.timeout(5_000) });
-    return res.ok ? ((await res.json()) as V8Memory) : undefined;
-  } catch {
-    return undefined;
-  }
+function memory(gateway: Gateway, gc: boolean): Promise<V8Memory | undefined> {
+  return getJson<V8Memory>(`${gateway.httpBase}/debug/memory${gc ? '?gc=1' : ''}`, 5_000);
 }
 
 async function mustMemory(gateway: Gateway, gc: boolean): Promise<V8Memory> {
@@ -111,7 +88,7 @@ async function mustMemory(gateway: Gateway, gc: boolean): Promise<V8Memory> {
 async function waitSubscriptions(gateway: Gateway, n: number): Promise<void> {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const stats = await fetch(`${gateway.base}/stats`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.json() as Promise<Record<string, unknown>>, () => undefined);
+    const stats = await getJson<Record<string, unknown>>(`${gateway.httpBase}/stats`, 2_000);
     if (Number(stats?.['subscriptions'] ?? -1) >= n && stats?.['confirmedChannels'] === stats?.['channels']) return;
     if (Date.now() > deadline) throw new Error(`gateway reports ${String(stats?.['subscriptions'])}/${n} subscriptions after 60 s`);
     await sleep(100);
@@ -119,7 +96,7 @@ async function waitSubscriptions(gateway: Gateway, n: number): Promise<void> {
 }
 
 async function runOnce(o: GatewayProbeOptions, sockets: number): Promise<GatewayRun> {
-  const gateway = await startGateway(o.redisUrl);
+  const gateway = await startProbedGateway(o.redisUrl);
   let loadgen: Loadgen | undefined;
   try {
     await sleep(o.idleSettleS * 1000);

@@ -30,3 +30,4 @@ export { countByKey, prepareListingEvents, type ListingEvent, type ListingEvents
 export { requireGc } from './gc.js';
 export { kafkaPartition, prepareCorpus, type CorpusEvent, type CorpusOptions, type EventCorpus } from './corpus.js';
 export { paceStream, type PaceOptions } from './pace.js';
+export { BENCH_GATEWAY_ENV, getJson, startGateway, startServerProcess, type GatewayStartOptions, type ServerProcess, type ServerStartOptions } from './server.js';
