@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { getJson, startServerProcess } from './server.js';
+import { getJson, startServerProcess } from '../src/server.js';
 
 // A server that is ready only on its second /ready request, and serves /stats.
 const script = `
