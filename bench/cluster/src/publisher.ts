@@ -19,23 +19,15 @@
 import { createHash } from 'node:crypto';
 import type { Cluster } from 'ioredis';
 import { encodeEnvelope, historyEntryArgs, historyEntryId, PUBLISH_IF_STORED_SCRIPT, type RedisLayout } from '@wirestream/wire';
-import { isoWithMicros, type BenchClock } from '@wirestream/loadgen';
-import { paceStream, type CorpusEvent, type EventCorpus } from '@wirestream/bench-kit';
+import { isoWithMicros } from '@wirestream/loadgen';
+import { paceStream, type CorpusEvent, type EventCorpus, type StreamOptions } from '@wirestream/bench-kit';
 
 export type PublishMode = 'sharded' | 'classic';
 
-export interface PublishOptions {
+/** The stream (offsets unique over partitions, rising in each); at rate 0, slices of `maxChunkEvents` per partition. */
+export interface PublishOptions extends StreamOptions<EventCorpus> {
   readonly cluster: Cluster;
   readonly layout: RedisLayout;
-  readonly corpus: EventCorpus;
-  readonly topic: string;
-  readonly clock: BenchClock;
-  /** Offset of event 0; event i gets `offsetBase + i` (unique over partitions, rising in each: what the load client dedups on). */
-  readonly offsetBase: number;
-  /** Events to publish (≤ corpus size). */
-  readonly count: number;
-  /** Events per second; 0 = back-to-back in slices of `maxChunkEvents` per partition. */
-  readonly ratePerSecond: number;
   /** Most events of one partition in one pipeline (ingest's INGEST_PUBLISH_CHUNK_SIZE is 500). @default 100 */
   readonly maxChunkEvents?: number;
   /** At a fixed rate, how often due events are sent (a consumer's fetch loop). @default 10 (ms) */

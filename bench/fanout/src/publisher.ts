@@ -12,8 +12,8 @@ import type { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import type { SubscriptionRoute } from '@wirestream/schema';
 import { channelName, createEnvelopeHeadEncoder, encodeEnvelopeBatch, encodeEnvelopeTrace, ROUTED_ON_KAFKA_KEY } from '@wirestream/wire';
-import { paceStream, prepareCorpus, type CorpusEvent, type EventCorpus as KitCorpus } from '@wirestream/bench-kit';
-import { isoWithMicros, type BenchClock } from '@wirestream/loadgen';
+import { paceStream, prepareCorpus, type CorpusEvent, type EventCorpus as KitCorpus, type StreamOptions } from '@wirestream/bench-kit';
+import { isoWithMicros } from '@wirestream/loadgen';
 
 /** Kafka partitions of the simulated topic (positions look like real ones). */
 const PARTITIONS = 6;
@@ -40,16 +40,9 @@ export function prepareEvents(count: number, route: SubscriptionRoute, prefix: s
   return { ...corpus, events: corpus.events.map((e) => ({ ...e, channel: channels[e.shard] as string })), routedOn: route.keyField ?? ROUTED_ON_KAFKA_KEY };
 }
 
-export interface PublishOptions {
+/** The stream; at rate 0 every event back-to-back, in one pipeline. */
+export interface PublishOptions extends StreamOptions<EventCorpus> {
   readonly redis: Redis;
-  readonly corpus: EventCorpus;
-  readonly topic: string;
-  readonly clock: BenchClock;
-  readonly offsetBase: number;
-  /** Events to publish (≤ corpus size). */
-  readonly count: number;
-  /** Events per second; 0 = all back-to-back. */
-  readonly ratePerSecond: number;
   /**
    * Share of events (0…1, spread evenly) whose envelope carries a sampled W3C traceparent, each its
    * own trace, as ingest writes the events it traced (decision 0020). @default 0

@@ -5,6 +5,20 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
+/** What every publisher of a corpus is given, whatever its transport (one Redis, a cluster). */
+export interface StreamOptions<Corpus> {
+  readonly corpus: Corpus;
+  readonly topic: string;
+  /** The bench's shared clock (loadgen's `BenchClock`): the events' timestamps and their pacing. */
+  readonly clock: { nowUs(): number };
+  /** Offset of event 0; event i gets `offsetBase + i` (unique, rising: what the load client dedups on). */
+  readonly offsetBase: number;
+  /** Events to publish (≤ corpus size). */
+  readonly count: number;
+  /** Events per second; 0: back-to-back. */
+  readonly ratePerSecond: number;
+}
+
 export interface PaceOptions {
   /** Events to send. */
   readonly count: number;
