@@ -3,12 +3,10 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { createBenchClock, createLoadgen, isoWithMicros, parseMix, type BenchClock, type Loadgen } from '@wirestream/loadgen';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
-import { DEFAULT_CHANNEL_PREFIX, channelName, encodeEnvelope, shardOf } from '@wirestream/wire';
-import { createKeyTransformer } from '@wirestream/transform';
-import { getJson, readRssAndPeak, startGateway, type ServerProcess } from '@wirestream/bench-kit';
+import { DEFAULT_CHANNEL_PREFIX, channelName, encodeEnvelope } from '@wirestream/wire';
+import { getJson, paceStream, prepareCorpus, readRssAndPeak, startGateway, type ServerProcess } from '@wirestream/bench-kit';
 
 export interface V8Memory {
   readonly rss: number;
@@ -182,24 +180,24 @@ async function sigterm(gateway: Gateway, loadgen: Loadgen, subscribed: number) {
   };
 }
 
+/** Demo listing events as ingest writes them (the kit's corpus), paced (the kit's clock), one PUBLISH each. */
 async function publish(redis: Redis, clock: BenchClock, first: number, count: number, rate: number): Promise<void> {
   const route = loadWirestreamSchema(auctionSchemaPath).routes.get('listingUpdated');
   if (!route) throw new Error('the auction schema has no listingUpdated route');
-  const generator = createAuctionEventGenerator({ seed: 42 + first, listings: LISTINGS });
-  const transformer = createKeyTransformer();
-  const prepared = Array.from({ length: count }, () => {
-    const e = generator.listingEvent();
-    return { key: e.key, value: transformer.transform<Record<string, unknown>>(e.value) };
+  const corpus = prepareCorpus({ count, listings: LISTINGS, partitions: PARTITIONS, shards: route.shards, seed: 42 + first });
+  const channels = Array.from({ length: route.shards }, (_, shard) => channelName(DEFAULT_CHANNEL_PREFIX, route.topic, shard));
+  await paceStream({
+    count,
+    ratePerSecond: rate,
+    nowUs: () => clock.nowUs(),
+    send(from, to) {
+      let last: Promise<number> = Promise.resolve(0);
+      for (const [k, e] of corpus.events.slice(from, to).entries()) {
+        const nowUs = clock.nowUs();
+        const head = { topic: route.topic, partition: e.partition, offset: String(OFFSET_BASE + first + from + k), key: e.key, ts: Math.floor(nowUs / 1000) };
+        last = redis.publish(channels[e.shard] as string, encodeEnvelope(head, e.before + isoWithMicros(nowUs) + e.after));
+      }
+      return last;
+    },
   });
-  const start = clock.nowUs();
-  let last: Promise<number> = Promise.resolve(0);
-  for (const [i, e] of prepared.entries()) {
-    const waitMs = rate > 0 ? (start + (i * 1e6) / rate - clock.nowUs()) / 1000 : 0;
-    if (waitMs > 1) await sleep(waitMs);
-    const nowUs = clock.nowUs();
-    const payload = JSON.stringify({ ...e.value, occurred_at: isoWithMicros(nowUs) });
-    const envelope = encodeEnvelope({ topic: route.topic, partition: shardOf(e.key, PARTITIONS), offset: String(OFFSET_BASE + first + i), key: e.key, ts: Math.floor(nowUs / 1000) }, payload);
-    last = redis.publish(channelName(DEFAULT_CHANNEL_PREFIX, route.topic, shardOf(e.key, route.shards)), envelope);
-  }
-  await last;
 }
