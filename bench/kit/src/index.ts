@@ -31,3 +31,4 @@ export { requireGc } from './gc.js';
 export { kafkaPartition, prepareCorpus, type CorpusEvent, type CorpusOptions, type EventCorpus } from './corpus.js';
 export { paceStream, type PaceOptions, type StreamOptions } from './pace.js';
 export { BENCH_GATEWAY_ENV, getJson, startGateway, startServerProcess, type GatewayStartOptions, type ServerProcess, type ServerStartOptions } from './server.js';
+export { frameLabel, readCpuProfile, type CpuProfile, type ProfileFrame } from './cpu-profile.js';
