@@ -1,17 +1,12 @@
 // The gateway against a real Redis: idle RSS, then per N subscribed sockets the heap under the
 // fan-out bench's field load (its working set), the mean frame size, and the drain after SIGTERM.
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { createBenchClock, createLoadgen, isoWithMicros, parseMix, type BenchClock, type Loadgen } from '@wirestream/loadgen';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
-import { DEFAULT_CHANNEL_PREFIX, channelName, encodeEnvelope, shardOf } from '@wirestream/wire';
-import { createKeyTransformer } from '@wirestream/transform';
-import { findRepoRoot, freePort } from '@wirestream/testkit';
-import { readRssAndPeak, waitForHttpOk, type ManagedProcess } from '@wirestream/bench-kit';
-import { startApp } from './apps.js';
+import { DEFAULT_CHANNEL_PREFIX, channelName, encodeEnvelope } from '@wirestream/wire';
+import { getJson, paceStream, prepareCorpus, readRssAndPeak, startGateway, type ServerProcess } from '@wirestream/bench-kit';
 
 export interface V8Memory {
   readonly rss: number;
@@ -59,7 +54,6 @@ const OFFSET_BASE = 1_000_000;
 const PARTITIONS = 6;
 const filterKeys = Array.from({ length: LISTINGS }, (_, i) => `lst-${String(i).padStart(6, '0')}`);
 const plan = { mix: parseMix('shared:85,compact:5,filtered:10'), filterKeys };
-const mainJs = join(findRepoRoot(), 'apps', 'gateway', 'dist', 'main.js');
 
 export async function probeGateway(o: GatewayProbeOptions): Promise<GatewayRun[]> {
   const runs: GatewayRun[] = [];
@@ -72,34 +66,15 @@ export async function probeGateway(o: GatewayProbeOptions): Promise<GatewayRun[]
   return runs;
 }
 
-interface Gateway extends ManagedProcess {
-  readonly base: string;
-  readonly wsUrl: string;
+type Gateway = ServerProcess;
+
+/** As deployed (NODE_ENV=production, only PATH inherited), with `--expose-gc` for `/debug/memory?gc=1`; 10 s to drain on stop. */
+function startProbedGateway(redisUrl: string): Promise<Gateway> {
+  return startGateway({ redisUrl, nodeArgs: ['--expose-gc'], inheritEnv: false, graceMs: 10_000, env: { NODE_ENV: 'production' } });
 }
 
-async function startGateway(redisUrl: string): Promise<Gateway> {
-  const port = await freePort();
-  const child = startApp('gateway', ['--expose-gc', mainJs], {
-    GATEWAY_PORT: String(port),
-    GATEWAY_HOST: '127.0.0.1',
-    REDIS_URL: redisUrl,
-    LOG_LEVEL: 'warn',
-    GATEWAY_DEBUG_ENDPOINTS: 'true',
-    GATEWAY_AUTH_MODE: 'anonymous',
-    GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
-  });
-  const base = `http://127.0.0.1:${port}`;
-  await waitForHttpOk(child, `${base}/readyz`, 30_000);
-  return { ...child, base, wsUrl: `ws://127.0.0.1:${port}/graphql` };
-}
-
-async function memory(gateway: Gateway, gc: boolean): Promise<V8Memory | undefined> {
-  try {
-    const res = await fetch(`${gateway.base}/debug/memory${gc ? '?gc=1' : ''}`, { signal: AbortSignal.timeout(5_000) });
-    return res.ok ? ((await res.json()) as V8Memory) : undefined;
-  } catch {
-    return undefined;
-  }
+function memory(gateway: Gateway, gc: boolean): Promise<V8Memory | undefined> {
+  return getJson<V8Memory>(`${gateway.httpBase}/debug/memory${gc ? '?gc=1' : ''}`, 5_000);
 }
 
 async function mustMemory(gateway: Gateway, gc: boolean): Promise<V8Memory> {
@@ -111,7 +86,7 @@ async function mustMemory(gateway: Gateway, gc: boolean): Promise<V8Memory> {
 async function waitSubscriptions(gateway: Gateway, n: number): Promise<void> {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const stats = await fetch(`${gateway.base}/stats`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.json() as Promise<Record<string, unknown>>, () => undefined);
+    const stats = await getJson<Record<string, unknown>>(`${gateway.httpBase}/stats`, 2_000);
     if (Number(stats?.['subscriptions'] ?? -1) >= n && stats?.['confirmedChannels'] === stats?.['channels']) return;
     if (Date.now() > deadline) throw new Error(`gateway reports ${String(stats?.['subscriptions'])}/${n} subscriptions after 60 s`);
     await sleep(100);
@@ -119,7 +94,7 @@ async function waitSubscriptions(gateway: Gateway, n: number): Promise<void> {
 }
 
 async function runOnce(o: GatewayProbeOptions, sockets: number): Promise<GatewayRun> {
-  const gateway = await startGateway(o.redisUrl);
+  const gateway = await startProbedGateway(o.redisUrl);
   let loadgen: Loadgen | undefined;
   try {
     await sleep(o.idleSettleS * 1000);
@@ -205,24 +180,24 @@ async function sigterm(gateway: Gateway, loadgen: Loadgen, subscribed: number) {
   };
 }
 
+/** Demo listing events as ingest writes them (the kit's corpus), paced (the kit's clock), one PUBLISH each. */
 async function publish(redis: Redis, clock: BenchClock, first: number, count: number, rate: number): Promise<void> {
   const route = loadWirestreamSchema(auctionSchemaPath).routes.get('listingUpdated');
   if (!route) throw new Error('the auction schema has no listingUpdated route');
-  const generator = createAuctionEventGenerator({ seed: 42 + first, listings: LISTINGS });
-  const transformer = createKeyTransformer();
-  const prepared = Array.from({ length: count }, () => {
-    const e = generator.listingEvent();
-    return { key: e.key, value: transformer.transform<Record<string, unknown>>(e.value) };
+  const corpus = prepareCorpus({ count, listings: LISTINGS, partitions: PARTITIONS, shards: route.shards, seed: 42 + first });
+  const channels = Array.from({ length: route.shards }, (_, shard) => channelName(DEFAULT_CHANNEL_PREFIX, route.topic, shard));
+  await paceStream({
+    count,
+    ratePerSecond: rate,
+    nowUs: () => clock.nowUs(),
+    send(from, to) {
+      let last: Promise<number> = Promise.resolve(0);
+      for (const [k, e] of corpus.events.slice(from, to).entries()) {
+        const nowUs = clock.nowUs();
+        const head = { topic: route.topic, partition: e.partition, offset: String(OFFSET_BASE + first + from + k), key: e.key, ts: Math.floor(nowUs / 1000) };
+        last = redis.publish(channels[e.shard] as string, encodeEnvelope(head, e.before + isoWithMicros(nowUs) + e.after));
+      }
+      return last;
+    },
   });
-  const start = clock.nowUs();
-  let last: Promise<number> = Promise.resolve(0);
-  for (const [i, e] of prepared.entries()) {
-    const waitMs = rate > 0 ? (start + (i * 1e6) / rate - clock.nowUs()) / 1000 : 0;
-    if (waitMs > 1) await sleep(waitMs);
-    const nowUs = clock.nowUs();
-    const payload = JSON.stringify({ ...e.value, occurred_at: isoWithMicros(nowUs) });
-    const envelope = encodeEnvelope({ topic: route.topic, partition: shardOf(e.key, PARTITIONS), offset: String(OFFSET_BASE + first + i), key: e.key, ts: Math.floor(nowUs / 1000) }, payload);
-    last = redis.publish(channelName(DEFAULT_CHANNEL_PREFIX, route.topic, shardOf(e.key, route.shards)), envelope);
-  }
-  await last;
 }

@@ -18,7 +18,7 @@ import { Redis, type Cluster } from 'ioredis';
 import type { BenchClock } from '@wirestream/loadgen';
 import type { RedisLayout } from '@wirestream/wire';
 import { keySlot } from '@wirestream/testkit';
-import type { EventCorpus } from './corpus.js';
+import type { EventCorpus } from '@wirestream/bench-kit';
 import { publishStream } from './publisher.js';
 import { counterDelta, ownerOfSlot, readCounters, type NodeCounters, type RedisNode } from './redis-nodes.js';
 

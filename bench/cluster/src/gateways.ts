@@ -1,20 +1,11 @@
 /**
  * Gateway processes: the built apps/gateway (`dist/main.js`) in Redis Cluster mode, each on its own
- * free port. Spawned here rather than with testkit's `startApp` for one reason: node flags
- * (`--cpu-prof` is refused in NODE_OPTIONS).
+ * free port (the kit's `startGateway`, which takes node flags: `--cpu-prof` is refused in NODE_OPTIONS).
  */
-import { join } from 'node:path';
-import { startNodeProcess, waitForHttpOk, type ManagedProcess } from '@wirestream/bench-kit';
-import { findRepoRoot, freePort } from '@wirestream/testkit';
+import { getJson, startGateway, type ServerProcess } from '@wirestream/bench-kit';
 
-const HOST = '127.0.0.1';
-/** A gateway must answer /readyz (its broker connected to every primary) within this. */
-const READY_TIMEOUT_MS = 30_000; // 30 seconds: a loaded 2-core machine starts node slowly
-
-export interface GatewayProcess extends ManagedProcess {
+export interface GatewayProcess extends ServerProcess {
   readonly index: number;
-  readonly wsUrl: string;
-  readonly httpBase: string;
 }
 
 /** The counters of the gateway's `GET /stats` this bench reads. */
@@ -41,7 +32,7 @@ export interface GatewayStartOptions {
 export async function startGateways(count: number, options: GatewayStartOptions): Promise<GatewayProcess[]> {
   const gateways: GatewayProcess[] = [];
   try {
-    for (let index = 0; index < count; index++) gateways.push(await startGateway(index, options));
+    for (let index = 0; index < count; index++) gateways.push(await startClusterGateway(index, options));
     return gateways;
   } catch (err) {
     await stopGateways(gateways);
@@ -49,41 +40,22 @@ export async function startGateways(count: number, options: GatewayStartOptions)
   }
 }
 
-async function startGateway(index: number, { redisUrl, nodeEnv, cpuProfileDir }: GatewayStartOptions): Promise<GatewayProcess> {
-  const port = await freePort();
-  const main = join(findRepoRoot(), 'apps', 'gateway', 'dist', 'main.js');
-  const nodeArgs = cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`];
-  const proc = startNodeProcess(`gateway ${index + 1}`, [...nodeArgs, main], {
+async function startClusterGateway(index: number, { redisUrl, nodeEnv, cpuProfileDir }: GatewayStartOptions): Promise<GatewayProcess> {
+  const gateway = await startGateway({
+    label: `gateway ${index + 1}`,
+    redisUrl,
+    nodeArgs: cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`],
     inheritEnv: false,
     // SIGTERM drains the gateway: give it time before SIGKILL.
     graceMs: 10_000,
-    env: {
-      NODE_ENV: nodeEnv,
-      GATEWAY_HOST: HOST,
-      GATEWAY_PORT: String(port),
-      REDIS_MODE: 'cluster',
-      REDIS_URL: redisUrl,
-      LOG_LEVEL: 'warn',
-      // As the fan-out bench runs it: the bench measures the fan-out, not auth, and the load client
-      // opens thousands of sockets from a few loopback addresses.
-      GATEWAY_AUTH_MODE: 'anonymous',
-      GATEWAY_DEBUG_ENDPOINTS: 'true',
-      GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
-    },
+    env: { NODE_ENV: nodeEnv, REDIS_MODE: 'cluster' },
   });
-  const httpBase = `http://${HOST}:${port}`;
-  await waitForHttpOk(proc, `${httpBase}/readyz`, READY_TIMEOUT_MS);
-  return Object.assign(proc, { index, wsUrl: `ws://${HOST}:${port}/graphql`, httpBase });
+  return Object.assign(gateway, { index });
 }
 
 /** `GET /stats`, or undefined when the gateway does not answer in time. */
-export async function fetchStats(gateway: GatewayProcess, timeoutMs = 5_000): Promise<GatewayStats | undefined> {
-  try {
-    const res = await fetch(`${gateway.httpBase}/stats`, { signal: AbortSignal.timeout(timeoutMs) });
-    return res.ok ? ((await res.json()) as GatewayStats) : undefined;
-  } catch {
-    return undefined;
-  }
+export function fetchStats(gateway: GatewayProcess, timeoutMs = 5_000): Promise<GatewayStats | undefined> {
+  return getJson<GatewayStats>(`${gateway.httpBase}/stats`, timeoutMs);
 }
 
 /** Stops them all at once; resolves once all are gone. */

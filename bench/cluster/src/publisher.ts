@@ -19,23 +19,15 @@
 import { createHash } from 'node:crypto';
 import type { Cluster } from 'ioredis';
 import { encodeEnvelope, historyEntryArgs, historyEntryId, PUBLISH_IF_STORED_SCRIPT, type RedisLayout } from '@wirestream/wire';
-import { isoWithMicros, type BenchClock } from '@wirestream/loadgen';
-import type { CorpusEvent, EventCorpus } from './corpus.js';
+import { isoWithMicros } from '@wirestream/loadgen';
+import { paceStream, type CorpusEvent, type EventCorpus, type StreamOptions } from '@wirestream/bench-kit';
 
 export type PublishMode = 'sharded' | 'classic';
 
-export interface PublishOptions {
+/** The stream (offsets unique over partitions, rising in each); at rate 0, slices of `maxChunkEvents` per partition. */
+export interface PublishOptions extends StreamOptions<EventCorpus> {
   readonly cluster: Cluster;
   readonly layout: RedisLayout;
-  readonly corpus: EventCorpus;
-  readonly topic: string;
-  readonly clock: BenchClock;
-  /** Offset of event 0; event i gets `offsetBase + i` (unique over partitions, rising in each: what the load client dedups on). */
-  readonly offsetBase: number;
-  /** Events to publish (≤ corpus size). */
-  readonly count: number;
-  /** Events per second; 0 = back-to-back in slices of `maxChunkEvents` per partition. */
-  readonly ratePerSecond: number;
   /** Most events of one partition in one pipeline (ingest's INGEST_PUBLISH_CHUNK_SIZE is 500). @default 100 */
   readonly maxChunkEvents?: number;
   /** At a fixed rate, how often due events are sent (a consumer's fetch loop). @default 10 (ms) */
@@ -123,28 +115,18 @@ function createSender(options: PublishOptions): Sender {
 export async function publishStream(options: PublishOptions): Promise<PublishResult> {
   const { corpus, clock, count, ratePerSecond, maxChunkEvents = 100, tickMs = 10 } = options;
   if (count > corpus.events.length) throw new RangeError(`publishStream: ${count} events asked, the corpus has ${corpus.events.length}`);
-  if (!(ratePerSecond >= 0)) throw new RangeError(`publishStream: ratePerSecond must be ≥ 0, got ${ratePerSecond}`);
   if (options.mode === 'sharded') await Promise.all(options.cluster.nodes('master').map((node) => node.script('LOAD', PUBLISH_IF_STORED_SCRIPT)));
   const sender = createSender(options);
-  const firstPublishUs = clock.nowUs();
-  if (ratePerSecond === 0) {
-    const slice = maxChunkEvents * corpus.partitions;
-    for (let from = 0; from < count && !sender.failure(); from += slice) await sender.send(from, Math.min(count, from + slice));
-  } else {
-    // Due times are counted from the start, so timer drift does not accumulate.
-    const intervalUs = 1e6 / ratePerSecond;
-    const pending: Promise<void>[] = [];
-    for (let next = 0; next < count && !sender.failure(); ) {
-      const elapsedUs = clock.nowUs() - firstPublishUs;
-      const due = Math.min(count, Math.floor(elapsedUs / intervalUs) + 1);
-      if (due > next) {
-        pending.push(sender.send(next, due));
-        next = due;
-      }
-      if (next < count) await new Promise((r) => setTimeout(r, Math.max(tickMs, (next * intervalUs - elapsedUs) / 1_000)));
-    }
-    await Promise.all(pending);
-  }
+  const { firstPublishUs } = await paceStream({
+    count,
+    ratePerSecond,
+    slice: maxChunkEvents * corpus.partitions,
+    tickMs,
+    nowUs: () => clock.nowUs(),
+    send: (from, to) => sender.send(from, to),
+    stopped: () => sender.failure() !== undefined,
+  });
+  // When Redis answered the last pipeline.
   const lastPublishUs = clock.nowUs();
   const failure = sender.failure();
   if (failure) throw failure;

@@ -13,8 +13,8 @@
  *
  *   node bench/fanout/dist/conflation-overhead.js [--subscribers 5000] [--events 500] [--rounds 8]
  */
-import { markdownTable, median, parseCli } from '@wirestream/bench-kit';
-import { alternate, compileSubscription, cpuMicros, createCompiler, createFrameSink, feed, listingEvents, listingUpdated, listingKey, msRange, runEngineBench, startEngine, type Engine } from './engine-fixture.js';
+import { markdownTable, median, parseCli, positiveInts } from '@wirestream/bench-kit';
+import { benchListing, compileSubscription, createCompiler, createFrameSink, feedSides, listingEvents, listingKey, listingUpdated, msRange, runEngineBench } from './engine-fixture.js';
 
 const { values } = parseCli({
   options: {
@@ -23,14 +23,12 @@ const { values } = parseCli({
     rounds: { type: 'string', default: '8' },
   },
 });
-const SUBSCRIBERS = Number(values.subscribers);
-const EVENTS = Number(values.events);
-const ROUNDS = Number(values.rounds);
+const { subscribers: SUBSCRIBERS, events: EVENTS, rounds: ROUNDS } = positiveInts(values, ['subscribers', 'events', 'rounds']);
 const SHARE = 0.1;
 
 const events = listingEvents(EVENTS, (i) => {
   const key = listingKey(i % 50);
-  return { key, payload: listingUpdated(i, key, { listing_id: key, title: `Listing ${i % 50}`, description: 'x'.repeat(1_200), status: 'ACTIVE', current_price: { amount_cents: 1_000 + i, currency_code: 'EUR' } }) };
+  return { key, payload: listingUpdated(i, key, benchListing(i, key, 1_200)) };
 });
 const operation = compileSubscription(
   createCompiler(),
@@ -43,8 +41,10 @@ interface Conn {
 const sink = createFrameSink<Conn>({ hasRoom: (conn) => conn.room });
 
 type Side = 'none' | 'keeping' | 'lagging';
-const engine = (side: Side): Promise<Engine<Conn>> =>
-  startEngine<Conn>({
+
+runEngineBench(async () => {
+  const sides: Side[] = ['none', 'keeping', 'lagging'];
+  const { samples } = await feedSides(sides, ROUNDS, events, (side) => ({
     writer: sink.writer,
     subscribe: (hub) => {
       for (let i = 0; i < SUBSCRIBERS; i++) {
@@ -52,13 +52,7 @@ const engine = (side: Side): Promise<Engine<Conn>> =>
         hub.subscribe({ room: !(conflating && side === 'lagging') }, String(i), operation, { conflate: conflating });
       }
     },
-  });
-
-runEngineBench(async () => {
-  const sides: Side[] = ['none', 'keeping', 'lagging'];
-  const engines = new Map<Side, Engine<Conn>>();
-  for (const side of sides) engines.set(side, await engine(side));
-  const { samples } = await alternate(sides, ROUNDS, (side) => cpuMicros(() => feed((engines.get(side) as Engine<Conn>).bus, events)));
+  }));
   const plain = Math.round(SUBSCRIBERS * (1 - SHARE));
   const base = median(samples.get('none') ?? []);
   console.log(`conflation in the fan-out engine: ${SUBSCRIBERS} subscribers (${SHARE * 100} % conflating on two sides) × ${EVENTS} events per round, ${ROUNDS} rounds each, alternating`);

@@ -7,7 +7,9 @@
  */
 import { channelName, shardOf, type EnvelopeRoute } from '@wirestream/wire';
 import { auctionSchemaPath, loadWirestreamSchema, type SubscriptionRoute } from '@wirestream/schema';
-import { createLogger, createMetricsRegistry } from '@wirestream/telemetry';
+import { createLogger, createMetricsRegistry, type Tracer } from '@wirestream/telemetry';
+import { createAuctionEventGenerator } from '@wirestream/demo-events';
+import { createKeyTransformer } from '@wirestream/transform';
 import { createGatewayMetrics, createHub, createMemoryBus, createOperationCompiler, type CompiledSubscription, type ConnectionWriter, type Hub } from '@wirestream/gateway/internals';
 import { median, requireGc } from '@wirestream/bench-kit';
 
@@ -27,9 +29,12 @@ export function createCompiler(options: Omit<NonNullable<Parameters<typeof creat
   return createOperationCompiler(schema, { channelPrefix: 'ws', ...options });
 }
 
+/** What a client sends: the query text, or with its operation name and variables. */
+export type SubscribeRequest = string | { readonly query: string; readonly operationName?: string; readonly variables?: Readonly<Record<string, unknown>> };
+
 /** A subscription compiled (with {@link allowAll} unless `access` is null), or a thrown error saying why not. */
-export function compileSubscription(compiler: OperationCompiler, query: string, operationName?: string, access: typeof allowAll | null = allowAll): CompiledSubscription {
-  const request = operationName === undefined ? { query } : { query, operationName };
+export function compileSubscription(compiler: OperationCompiler, query: SubscribeRequest, operationName?: string, access: typeof allowAll | null = allowAll): CompiledSubscription {
+  const request = typeof query === 'string' ? (operationName === undefined ? { query } : { query, operationName }) : { ...query, variables: query.variables === undefined ? undefined : { ...query.variables } };
   const compiled = access === null ? compiler.compile(request) : compiler.compile(request, access);
   if (!compiled.ok || compiled.operation.kind !== 'subscription') throw new Error(`bench operation does not compile: ${JSON.stringify(compiled)}`);
   return compiled.operation;
@@ -59,6 +64,24 @@ export function listingUpdated(i: number, key: string, listing: Readonly<Record<
 /** Listing id `lst-000042`. */
 export const listingKey = (i: number): string => `lst-${String(i).padStart(6, '0')}`;
 
+/**
+ * Event i's listing `key` (`lst-000042`: titled `Listing 42`), about `descriptionChars` + 200 bytes
+ * of JSON (the engine benches' ~2 KB events: 1,200 to 1,600), `extra` fields added, its price rising with i.
+ */
+export function benchListing(i: number, key: string, descriptionChars: number, extra: Readonly<Record<string, unknown>> = {}): Record<string, unknown> {
+  return { listing_id: key, title: `Listing ${Number(key.slice(4))}`, description: 'x'.repeat(descriptionChars), status: 'ACTIVE', ...extra, current_price: { amount_cents: 1_000 + i, currency_code: 'EUR' } };
+}
+
+/** `count` demo events of a kind (seed 42, 50 listings) as ingest publishes them: snake_cased, as JSON. */
+export function demoEvents(kind: 'listing' | 'bid', count: number): { key: string; json: string }[] {
+  const generator = createAuctionEventGenerator({ seed: 42, listings: 50 });
+  const transformer = createKeyTransformer();
+  return Array.from({ length: count }, () => {
+    const event = kind === 'listing' ? generator.listingEvent() : generator.bidEvent();
+    return { key: event.key, json: JSON.stringify(transformer.transform(event.value)) };
+  });
+}
+
 /** A writer that lays out every frame and drops it, counting frames (and bytes, when asked or copied). */
 export interface FrameSink<C> {
   readonly writer: ConnectionWriter<C>;
@@ -70,10 +93,11 @@ export interface FrameSinkOptions<C> {
   /**
    * `string`: each frame built as `head + payload + '}'` (the uWS writer's string); `copy`: as the
    * gateway's writer lays frames out (decision 0021), a group's payloads encoded to UTF-8 once (the
-   * hub hands every subscriber of a group the same array), each frame copied into one scratch buffer.
+   * hub hands every subscriber of a group the same array), each frame copied into one scratch buffer;
+   * `drop`: nothing built, frames only counted (what the engine allocates is then all its own).
    * @default 'string'
    */
-  readonly layout?: 'string' | 'copy';
+  readonly layout?: 'string' | 'copy' | 'drop';
   /**
    * `string` layout: also sum the frames' bytes. Off unless asked: past 2 GB the sum is a heap
    * number, and a store per frame costs what a bench of small frames would see. @default false
@@ -113,7 +137,10 @@ export function createFrameSink<C extends object>({ layout = 'string', countByte
     }
     frames += payloads.length;
   };
-  const lay = layout === 'copy' ? copy : countBytes ? buildCounting : build;
+  const drop = (_head: string, payloads: readonly string[]): void => {
+    frames += payloads.length;
+  };
+  const lay = layout === 'copy' ? copy : layout === 'drop' ? drop : countBytes ? buildCounting : build;
   const writer: ConnectionWriter<C> = {
     send: () => undefined,
     sendFrames: (_conn, head, payloads) => lay(head, payloads),
@@ -135,6 +162,8 @@ export interface EngineOptions<C> {
   readonly writer: ConnectionWriter<C>;
   /** The real Prometheus series (`createGatewayMetrics`). @default false */
   readonly metrics?: boolean;
+  /** The gateway's tracer (telemetry's `startTracing`). @default none */
+  readonly tracer?: Tracer | undefined;
   /** Subscribes the bench's subscribers; the engine is returned once the bus routes every channel. */
   readonly subscribe: (hub: Hub<C>) => void;
 }
@@ -142,7 +171,7 @@ export interface EngineOptions<C> {
 const logger = createLogger({ name: 'bench', level: 'error' });
 
 /** A hub on a fresh in-process bus, subscribed, after every channel's SUBSCRIBE is confirmed (a turn later, after the history floor). */
-export async function startEngine<C>({ writer, metrics = false, subscribe }: EngineOptions<C>): Promise<Engine<C>> {
+export async function startEngine<C>({ writer, metrics = false, tracer, subscribe }: EngineOptions<C>): Promise<Engine<C>> {
   const bus = createMemoryBus();
   const hub = createHub<C>({
     schema,
@@ -150,10 +179,38 @@ export async function startEngine<C>({ writer, metrics = false, subscribe }: Eng
     logger,
     writer,
     ...(metrics ? { metrics: createGatewayMetrics(createMetricsRegistry({ service: 'bench' })) } : {}),
+    ...(tracer === undefined ? {} : { tracer }),
   });
   subscribe(hub);
   while (hub.stats().confirmedChannels < hub.stats().channels) await turn();
   return { bus, hub };
+}
+
+/** One engine per side, started one after the other. */
+export async function startEngines<S, C>(sides: readonly S[], optionsOf: (side: S) => EngineOptions<C>): Promise<(side: S) => Engine<C>> {
+  const engines = new Map<S, Engine<C>>();
+  for (const side of sides) engines.set(side, await startEngine(optionsOf(side)));
+  return (side) => {
+    const engine = engines.get(side);
+    if (engine === undefined) throw new Error(`no engine for side ${String(side)}`);
+    return engine;
+  };
+}
+
+/**
+ * The sides' engines fed the same events in alternating rounds ({@link alternate}): CPU µs per
+ * round and side, and each side's engine (its hub's stats).
+ */
+export async function feedSides<S, C>(
+  sides: readonly S[],
+  rounds: number,
+  events: readonly EngineEvent[],
+  optionsOf: (side: S) => EngineOptions<C>,
+  feedOf: (side: S) => FeedOptions = () => ({}),
+): Promise<{ samples: Map<S, number[]>; engineOf: (side: S) => Engine<C> }> {
+  const engineOf = await startEngines(sides, optionsOf);
+  const { samples } = await alternate(sides, rounds, (side) => cpuMicros(() => feed(engineOf(side).bus, events, feedOf(side))));
+  return { samples, engineOf };
 }
 
 /** The next turn of the event loop (after I/O). */

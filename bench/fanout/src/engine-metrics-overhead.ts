@@ -10,8 +10,8 @@
  */
 import { createMetricsRegistry } from '@wirestream/telemetry';
 import { createGatewayMetrics } from '@wirestream/gateway/internals';
-import { markdownTable, median, parseCli } from '@wirestream/bench-kit';
-import { alternate, compileSubscription, cpuMicros, createCompiler, createFrameSink, feed, listingEvents, listingKey, listingUpdated, msRange, runEngineBench, startEngine, type Engine } from './engine-fixture.js';
+import { markdownTable, median, parseCli, positiveInts } from '@wirestream/bench-kit';
+import { benchListing, compileSubscription, createCompiler, createFrameSink, feedSides, listingEvents, listingKey, listingUpdated, msRange, runEngineBench } from './engine-fixture.js';
 
 const { values } = parseCli({
   options: {
@@ -20,27 +20,17 @@ const { values } = parseCli({
     rounds: { type: 'string', default: '10' },
   },
 });
-const SUBSCRIBERS = Number(values.subscribers);
-const EVENTS = Number(values.events);
-const ROUNDS = Number(values.rounds);
+const { subscribers: SUBSCRIBERS, events: EVENTS, rounds: ROUNDS } = positiveInts(values, ['subscribers', 'events', 'rounds']);
 
 // ~2 KB listing events like the demo producer's, 50 listings spread over the topic's shards.
 const events = listingEvents(EVENTS, (i) => {
   const key = listingKey(i % 50);
-  return {
-    key,
-    payload: listingUpdated(i, key, {
-      listing_id: key,
-      title: `Listing ${i % 50}`,
-      description: 'x'.repeat(1_200),
-      status: 'ACTIVE',
-      category_path: ['home', 'garden'],
-      image_urls: ['https://img.example.com/a.jpg', 'https://img.example.com/b.jpg'],
-      seller_info: { seller_id: 'slr-1', display_name: 'Seller', rating: 4.8 },
-      current_price: { amount_cents: 1_000 + i, currency_code: 'EUR' },
-      recent_bids: [],
-    }),
-  };
+  const listing = benchListing(i, key, 1_200, {
+    category_path: ['home', 'garden'],
+    image_urls: ['https://img.example.com/a.jpg', 'https://img.example.com/b.jpg'],
+    seller_info: { seller_id: 'slr-1', display_name: 'Seller', rating: 4.8 },
+  });
+  return { key, payload: listingUpdated(i, key, { ...listing, recent_bids: [] }) };
 });
 const operation = compileSubscription(
   createCompiler(),
@@ -50,14 +40,13 @@ const sink = createFrameSink<object>({ countBytes: true });
 
 runEngineBench(async () => {
   const sides = ['on', 'off'] as const;
-  const engines = new Map<(typeof sides)[number], Engine<object>>();
-  for (const side of sides) {
-    const subscribe = (hub: Engine<object>['hub']): void => {
+  const { samples } = await feedSides(sides, ROUNDS, events, (side) => ({
+    writer: sink.writer,
+    metrics: side === 'on',
+    subscribe: (hub) => {
       for (let i = 0; i < SUBSCRIBERS; i++) hub.subscribe({}, String(i), operation);
-    };
-    engines.set(side, await startEngine<object>({ writer: sink.writer, metrics: side === 'on', subscribe }));
-  }
-  const { samples } = await alternate(sides, ROUNDS, (side) => cpuMicros(() => feed((engines.get(side) as Engine<object>).bus, events)));
+    },
+  }));
   const on = samples.get('on') ?? [];
   const off = samples.get('off') ?? [];
   const deliveries = EVENTS * SUBSCRIBERS;

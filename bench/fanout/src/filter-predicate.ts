@@ -7,16 +7,13 @@
  *
  *   node bench/fanout/dist/filter-predicate.js [--events 400] [--ops 1000] [--rounds 21]
  */
-import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
-import { parseCli, positiveInt } from '@wirestream/bench-kit';
+import { parseCli, positiveInts } from '@wirestream/bench-kit';
+import { route, schema } from './engine-fixture.js';
 import { predicateMicroBench } from './filters.js';
 import { prepareEvents } from './publisher.js';
 
 const { values } = parseCli({
   options: { events: { type: 'string', default: '400' }, ops: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '21' } },
 });
-const events = positiveInt('events', values.events);
-const schema = loadWirestreamSchema(auctionSchemaPath);
-const route = schema.routes.get('listingUpdated');
-if (!route) throw new Error('the auction schema has no listingUpdated route');
-console.log(predicateMicroBench(schema, prepareEvents(events, route, 'ws', 50), events, positiveInt('ops', values.ops), positiveInt('rounds', values.rounds)));
+const { events, ops, rounds } = positiveInts(values, ['events', 'ops', 'rounds']);
+console.log(predicateMicroBench(schema, prepareEvents(events, route, 'ws', 50), events, ops, rounds));

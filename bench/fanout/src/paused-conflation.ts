@@ -22,7 +22,7 @@ import WebSocket from 'ws';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { createBenchClock } from '@wirestream/loadgen';
 import { startRedis, waitFor } from '@wirestream/testkit';
-import { loadAverageText, markdownTable, median, parseCli, positiveInt, readRssBytes } from '@wirestream/bench-kit';
+import { loadAverageText, markdownTable, median, parseCli, positiveInts, readRssBytes } from '@wirestream/bench-kit';
 import { prepareEvents, publishEvents } from './publisher.js';
 import { fmtBytes, fmtInt } from './report.js';
 import { fetchMemory, fetchStats, startServer, type MemoryUsage } from './servers.js';
@@ -38,13 +38,8 @@ const { values } = parseCli({
     report: { type: 'string', default: 'paused-conflation' },
   },
 });
-const positive = (name: keyof typeof values): number => positiveInt(name, String(values[name]));
-const SOCKETS = positive('sockets');
-const KEYS = positive('keys');
-const EVENTS = positive('events');
-const PAUSE_MS = positive('pause-s') * 1_000;
-const ROUNDS = positive('rounds');
-const RATE = positive('rate');
+const { sockets: SOCKETS, keys: KEYS, events: EVENTS, 'pause-s': PAUSE_S, rounds: ROUNDS, rate: RATE } = positiveInts(values, ['sockets', 'keys', 'events', 'pause-s', 'rounds', 'rate']);
+const PAUSE_MS = PAUSE_S * 1_000;
 const REPORT = String(values.report);
 if (!/^[\w.-]+$/.test(REPORT)) throw new RangeError(`--report must be a plain file name, got "${REPORT}"`);
 

@@ -18,13 +18,9 @@
  */
 import { execute, type ExecutionResult } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
-import { createAuctionEventGenerator } from '@wirestream/demo-events';
-import { createOperationCompiler, type CompiledSubscription } from '@wirestream/gateway/internals';
 import { COMPACT_SELECTION, FULL_SELECTION } from '@wirestream/loadgen';
-import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
-import { createKeyTransformer } from '@wirestream/transform';
-import { markdownTable, median, parseCli } from '@wirestream/bench-kit';
-
+import { markdownTable, median, parseCli, positiveInts } from '@wirestream/bench-kit';
+import { alternate, compileSubscription, createCompiler, demoEvents, schema as ws } from './engine-fixture.js';
 
 const { values } = parseCli({
   options: {
@@ -34,11 +30,8 @@ const { values } = parseCli({
     frames: { type: 'string', default: '2' },
   },
 });
-const EVENTS = Number(values.events);
-const ROUNDS = Number(values.rounds);
-const MIN_MS = Number(values['min-ms']);
-/** Frames written from each payload (the sweep at 1,000 operations has 2 sockets per operation). */
-const FRAMES = Number(values.frames);
+const { events: EVENTS, rounds: ROUNDS, 'min-ms': MIN_MS, frames: FRAMES } = positiveInts(values, ['events', 'rounds', 'min-ms', 'frames']);
+// FRAMES: frames written from each payload (the sweep at 1,000 operations has 2 sockets per operation).
 const HEAD = '{"id":"0123456789abcdef","type":"next","payload":';
 
 /** What uWS does with a payload for each subscriber: the frame `head + payload + '}'`, copied out as UTF-8. */
@@ -48,8 +41,7 @@ function writeFrames(payload: string): number {
   return bytes;
 }
 
-const ws = loadWirestreamSchema(auctionSchemaPath);
-const compiler = createOperationCompiler(ws);
+const compiler = createCompiler();
 
 const BID_SELECTION =
   'event_id event_type listing_id bid_id bidder_id amount { amount_cents currency_code } placed_at is_auto_bid ' +
@@ -86,12 +78,7 @@ const CASES: readonly Case[] = [
 
 /** Demo events as the gateway holds them: snake_cased, then through JSON (what decodeEnvelope returns). */
 function eventsOf(kind: 'listing' | 'bid'): Record<string, unknown>[] {
-  const generator = createAuctionEventGenerator({ seed: 42, listings: 50 });
-  const transformer = createKeyTransformer();
-  return Array.from({ length: EVENTS }, () => {
-    const event = kind === 'listing' ? generator.listingEvent() : generator.bidEvent();
-    return JSON.parse(JSON.stringify(transformer.transform(event.value))) as Record<string, unknown>;
-  });
+  return demoEvents(kind, EVENTS).map((e) => JSON.parse(e.json) as Record<string, unknown>);
 }
 
 /** One way of rendering: event index → the `next` payload. */
@@ -103,9 +90,7 @@ interface Prepared {
 }
 
 function prepare(c: Case): Prepared {
-  const result = compiler.compile({ query: c.query, variables: c.variables });
-  if (!result.ok || result.operation.kind !== 'subscription') throw new Error(`${c.label}: does not compile: ${JSON.stringify(result)}`);
-  const op: CompiledSubscription = result.operation;
+  const op = compileSubscription(compiler, { query: c.query, ...(c.variables === undefined ? {} : { variables: c.variables }) }, undefined, null);
   const { projector } = op;
   if (!projector) throw new Error(`${c.label}: has no projector`);
   const field = op.route.fieldName;
@@ -186,16 +171,9 @@ for (const c of CASES) {
   const badExt = { position: { topic: 't', partition: 0, offset: '1' } };
   const badTail = ',"extensions":' + JSON.stringify(badExt) + '}';
   const badIdentical = prepared.ways.map(([, render]) => bad.filter((p) => render(p, badExt, badTail) === reference(p, badExt, badTail)).length);
-  const samples = prepared.ways.map(() => [] as number[]);
-  for (let round = 0; round < ROUNDS; round++) {
-    // Interleaved, and the order rotates per round so no way always runs first after a GC.
-    for (let k = 0; k < prepared.ways.length; k++) {
-      const w = (k + round) % prepared.ways.length;
-      const [, render] = prepared.ways[w] as readonly [string, Render];
-      samples[w]?.push(timeWay(render, payloads, extensions, tails));
-    }
-  }
-  const [ex, jit, ours] = samples.map(median) as [number, number, number];
+  // Interleaved, and the order rotates per round so no way always runs first after a GC.
+  const { samples } = await alternate(prepared.ways, ROUNDS, ([, render]) => timeWay(render, payloads, extensions, tails), { order: 'rotate' });
+  const [ex, jit, ours] = prepared.ways.map((way) => median(samples.get(way) ?? [])) as [number, number, number];
   rows.push([
     prepared.label,
     ex.toFixed(2),

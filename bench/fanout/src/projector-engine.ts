@@ -10,12 +10,10 @@
  *
  *   node bench/fanout/dist/projector-engine.js [--sockets 2000] [--distinct 1000] [--events 200] [--rounds 5] [--paths execute,projector]
  */
-import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import type { CompiledSubscription } from '@wirestream/gateway/internals';
 import { FULL_SELECTION } from '@wirestream/loadgen';
-import { createKeyTransformer } from '@wirestream/transform';
-import { markdownTable, median, parseCli } from '@wirestream/bench-kit';
-import { alternate, compileSubscription, cpuMicros, createCompiler, createFrameSink, feed, listingEvents, runEngineBench, startEngine, turn, type Engine } from './engine-fixture.js';
+import { markdownTable, median, parseCli, positiveInts } from '@wirestream/bench-kit';
+import { alternate, compileSubscription, cpuMicros, createCompiler, createFrameSink, demoEvents, feed, listingEvents, runEngineBench, startEngine, turn, type Engine } from './engine-fixture.js';
 
 const { values } = parseCli({
   options: {
@@ -28,17 +26,10 @@ const { values } = parseCli({
   },
 });
 const PATHS = new Set(values.paths.split(','));
-const SOCKETS = Number(values.sockets);
-const DISTINCT = Number(values.distinct);
-const EVENTS = Number(values.events);
-const ROUNDS = Number(values.rounds);
+const { sockets: SOCKETS, distinct: DISTINCT, events: EVENTS, rounds: ROUNDS } = positiveInts(values, ['sockets', 'distinct', 'events', 'rounds']);
 
-const generator = createAuctionEventGenerator({ seed: 42, listings: 50 });
-const transformer = createKeyTransformer();
-const events = listingEvents(EVENTS, () => {
-  const event = generator.listingEvent();
-  return { key: event.key, payload: JSON.stringify(transformer.transform(event.value)) };
-});
+const demo = demoEvents('listing', EVENTS);
+const events = listingEvents(EVENTS, (i) => ({ key: demo[i]?.key ?? '', payload: demo[i]?.json ?? '' }));
 const sink = createFrameSink<object>({ layout: 'copy' });
 
 /** The sweep's operations: the full selection, distinct only by name. */

@@ -11,30 +11,23 @@
 import type { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import type { SubscriptionRoute } from '@wirestream/schema';
-import { channelName, createEnvelopeHeadEncoder, encodeEnvelopeBatch, encodeEnvelopeTrace, ROUTED_ON_KAFKA_KEY, shardOf } from '@wirestream/wire';
-import { countByKey, prepareListingEvents, type ListingEvent } from '@wirestream/bench-kit';
-import { isoWithMicros, type BenchClock } from '@wirestream/loadgen';
+import { channelName, createEnvelopeHeadEncoder, encodeEnvelopeBatch, encodeEnvelopeTrace, ROUTED_ON_KAFKA_KEY } from '@wirestream/wire';
+import { paceStream, prepareCorpus, type CorpusEvent, type EventCorpus as KitCorpus, type StreamOptions } from '@wirestream/bench-kit';
+import { isoWithMicros } from '@wirestream/loadgen';
 
 /** Kafka partitions of the simulated topic (positions look like real ones). */
 const PARTITIONS = 6;
 
-interface PreparedEvent extends ListingEvent {
+interface PreparedEvent extends CorpusEvent {
+  /** The channel of its key shard. */
   readonly channel: string;
-  /** The key shard of `channel`. */
-  readonly shard: number;
-  readonly partition: number;
 }
 
-export interface EventCorpus {
+/** The kit's corpus (bench-kit `prepareCorpus`, as the cluster bench's), each event with its channel. */
+export interface EventCorpus extends KitCorpus {
   readonly events: readonly PreparedEvent[];
   /** Where ingest reads the routing key its batch parts give (decision 0039): the route's key field, or the Kafka key. */
   readonly routedOn: string;
-  /** Mean envelope size in bytes. */
-  readonly meanEnvelopeBytes: number;
-  /** Events per listing id, for the loss count of filtered subscriptions. */
-  countByKey(keys: readonly string[], upTo: number): number[];
-  /** Event `i`'s payload as the gateway parses it (`occurred_at` is the generator's, not the publish time). */
-  payloadOf(i: number): Record<string, unknown>;
 }
 
 /**
@@ -42,34 +35,14 @@ export interface EventCorpus {
  * listing id (the unicast scenario spreads events evenly over its keys); default: the generator's pick.
  */
 export function prepareEvents(count: number, route: SubscriptionRoute, prefix: string, listings: number, keyOf?: (i: number) => string): EventCorpus {
-  const prepared = prepareListingEvents({ count, listings, keyOf });
-  const events = prepared.events.map((e): PreparedEvent => {
-    const shard = shardOf(e.key, route.shards);
-    return { ...e, channel: channelName(prefix, route.topic, shard), shard, partition: shardOf(e.key, PARTITIONS) };
-  });
-  return {
-    events,
-    routedOn: route.keyField ?? ROUTED_ON_KAFKA_KEY,
-    meanEnvelopeBytes: prepared.meanEnvelopeBytes,
-    payloadOf(i) {
-      const event = events[i];
-      if (event === undefined) throw new RangeError(`event ${i} is beyond the corpus of ${events.length}`);
-      return JSON.parse(event.before + '2025-01-01T00:00:00.000000Z' + event.after) as Record<string, unknown>;
-    },
-    countByKey: (keys, upTo) => countByKey(events, keys, upTo),
-  };
+  const corpus = prepareCorpus({ count, listings, partitions: PARTITIONS, shards: route.shards, keyOf });
+  const channels = Array.from({ length: route.shards }, (_, shard) => channelName(prefix, route.topic, shard));
+  return { ...corpus, events: corpus.events.map((e) => ({ ...e, channel: channels[e.shard] as string })), routedOn: route.keyField ?? ROUTED_ON_KAFKA_KEY };
 }
 
-export interface PublishOptions {
+/** The stream; at rate 0 every event back-to-back, in one pipeline. */
+export interface PublishOptions extends StreamOptions<EventCorpus> {
   readonly redis: Redis;
-  readonly corpus: EventCorpus;
-  readonly topic: string;
-  readonly clock: BenchClock;
-  readonly offsetBase: number;
-  /** Events to publish (≤ corpus size). */
-  readonly count: number;
-  /** Events per second; 0 = all back-to-back. */
-  readonly ratePerSecond: number;
   /**
    * Share of events (0…1, spread evenly) whose envelope carries a sampled W3C traceparent, each its
    * own trace, as ingest writes the events it traced (decision 0020). @default 0
@@ -100,24 +73,18 @@ export async function publishEvents(options: PublishOptions): Promise<{ firstPub
     if (chunks !== undefined) return chunks.add(i);
     return redis.publish((corpus.events[i] as PreparedEvent).channel, envelopeOf(i));
   };
-  const firstPublishUs = clock.nowUs();
-  let last: Promise<number> = Promise.resolve(0);
-  if (ratePerSecond <= 0) {
-    // Back-to-back: every PUBLISH is written without waiting for replies (one pipeline).
-    for (let i = 0; i < count; i++) last = publishOne(i);
-  } else {
-    const intervalUs = 1e6 / ratePerSecond;
-    for (let i = 0; i < count; i++) {
-      // Scheduled against the start, so timer drift does not accumulate.
-      const waitMs = (firstPublishUs + i * intervalUs - clock.nowUs()) / 1_000;
-      if (waitMs > 1) await new Promise((r) => setTimeout(r, waitMs));
-      last = publishOne(i);
-    }
-  }
-  if (chunks !== undefined) last = chunks.flushAll();
-  const lastPublishUs = clock.nowUs();
-  await last;
-  return { firstPublishUs, lastPublishUs };
+  // Back-to-back: every PUBLISH is written without waiting for replies (one pipeline; Redis answers in order, so the last reply is the last).
+  return paceStream({
+    count,
+    ratePerSecond: Math.max(0, ratePerSecond),
+    nowUs: () => clock.nowUs(),
+    send(from, to) {
+      let last: Promise<number> = Promise.resolve(0);
+      for (let i = from; i < to; i++) last = publishOne(i);
+      if (to === count && chunks !== undefined) last = chunks.flushAll();
+      return last;
+    },
+  });
 }
 
 /**

@@ -7,6 +7,20 @@ const subscribedCell = (r: StackRun): string => `${fmtInt(r.subscribed)}${r.fail
 const deliveredCell = (r: StackRun): string => `${fmtInt(r.unique)} / ${fmtInt(r.expected)}`;
 const lostCell = (r: StackRun): string => fmtInt(r.lost) + (r.closedByServer > 0 ? ` (${fmtInt(r.closedByServer)} sockets closed)` : '');
 
+/** Delivered, lost, duplicates, deliveries/s, then the latency quantiles asked (p90 only in the main table) and the max. */
+function deliveryCells(r: StackRun, quantiles: readonly ('p50' | 'p90' | 'p99')[]): string[] {
+  return [deliveredCell(r), lostCell(r), fmtInt(r.duplicates), fmtInt(r.deliveriesPerSec), ...quantiles.map((q) => fmtMs(r.latencyMs[q])), fmtMs(r.latencyMs.max)];
+}
+
+/** Server CPU seconds `total (user+system)`. */
+const serverCpuCell = (r: StackRun): string => `${(r.serverCpuMs / 1_000).toFixed(1)} (${(r.serverCpu.userMs / 1_000).toFixed(1)}+${(r.serverCpu.systemMs / 1_000).toFixed(1)})`;
+
+/** CPU ms as µs per distinct delivery of the run. */
+const perDeliveryOf =
+  (r: StackRun) =>
+  (ms: number): string =>
+    r.unique > 0 ? ((ms * 1_000) / r.unique).toFixed(1) : 'n/a';
+
 export function fmtInt(n: number | undefined): string {
   return n === undefined || !Number.isFinite(n) ? 'n/a' : Math.round(n).toLocaleString('en-US');
 }
@@ -70,25 +84,18 @@ export function stackTable(runs: readonly StackRun[]): string {
     ],
   ];
   for (const r of runs) {
-    const perDelivery = (ms: number): string => (r.unique > 0 ? ((ms * 1_000) / r.unique).toFixed(1) : 'n/a');
+    const perDelivery = perDeliveryOf(r);
     rows.push([
       runLabel(r, runs),
       subscribedCell(r),
-      deliveredCell(r),
-      lostCell(r),
-      fmtInt(r.duplicates),
-      fmtInt(r.deliveriesPerSec),
-      fmtMs(r.latencyMs.p50),
-      fmtMs(r.latencyMs.p90),
-      fmtMs(r.latencyMs.p99),
-      fmtMs(r.latencyMs.max),
+      ...deliveryCells(r, ['p50', 'p90', 'p99']),
       fmtBytes(r.perSocket.heapBytes),
       fmtBytes(r.perSocket.rssBytes),
       fmtBytes(r.perSocket.rawRssBytes),
       `${fmtBytes(r.perSocketSecondHalf.heapBytes)} / ${fmtBytes(r.perSocketSecondHalf.rssBytes)}`,
       `${fmtMb(r.memory.idle?.heapUsed)} / ${fmtMb(r.memory.idle?.rss)}`,
       fmtMb(r.memory.peakRss),
-      `${(r.serverCpuMs / 1_000).toFixed(1)} (${(r.serverCpu.userMs / 1_000).toFixed(1)}+${(r.serverCpu.systemMs / 1_000).toFixed(1)})`,
+      serverCpuCell(r),
       perDelivery(r.serverCpuMs),
       `${perDelivery(r.clientCpu.userMs + r.clientCpu.systemMs)} (${perDelivery(r.clientCpu.userMs)}+${perDelivery(r.clientCpu.systemMs)})`,
       fmtBytes(r.meanFrameBytes),
@@ -221,21 +228,15 @@ export function scaleTable(rows: readonly ScaleRow[]): string {
     ],
   ];
   for (const { setup, run: r } of rows) {
-    const perDelivery = (ms: number): string => (r.unique > 0 ? ((ms * 1_000) / r.unique).toFixed(1) : 'n/a');
+    const perDelivery = perDeliveryOf(r);
     out.push([
       setup,
       String(r.processes.length),
       subscribedCell(r) +
         (r.processes.length > 1 ? ` (${r.processes.map((p) => fmtInt(p.subscribed)).join(' + ')})` : ''),
       r.connectSeconds.toFixed(1),
-      deliveredCell(r),
-      lostCell(r),
-      fmtInt(r.duplicates),
-      fmtInt(r.deliveriesPerSec),
-      fmtMs(r.latencyMs.p50),
-      fmtMs(r.latencyMs.p99),
-      fmtMs(r.latencyMs.max),
-      `${(r.serverCpuMs / 1_000).toFixed(1)} (${(r.serverCpu.userMs / 1_000).toFixed(1)}+${(r.serverCpu.systemMs / 1_000).toFixed(1)})`,
+      ...deliveryCells(r, ['p50', 'p99']),
+      serverCpuCell(r),
       perDelivery(r.serverCpuMs),
       perDelivery(r.clientCpu.userMs + r.clientCpu.systemMs),
       r.processes.map((p) => fmtMb(p.memory.peakRss)).join(' / '),

@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
-import { freePort } from '@wirestream/testkit';
-import { startNodeProcess, waitForHttpOk, type ManagedProcess } from '@wirestream/bench-kit';
+import { getJson, startGateway, startServerProcess, type ManagedProcess, type ServerProcess } from '@wirestream/bench-kit';
 
 /** The servers a run can measure. */
 export type StackName = 'naive' | 'card' | 'ours' | 'ours-prod' | 'ours-sse' | 'ours-legacy' | 'ours-no-metrics' | 'ours-base' | 'ours-base-sse' | 'bare' | 'bare-corked' | 'bare-projecting' | 'bare-unicast';
@@ -130,21 +129,14 @@ export async function startServer(
   /** `cgroup.procs` of a memory budget the server runs under (see memory-budget.ts). */
   cgroupProcs?: string,
 ): Promise<ServerHandle> {
-  const port = await freePort();
-  const host = '127.0.0.1';
-  let proc: ManagedProcess;
+  let proc: ServerProcess;
   if (isGateway(stack)) {
-    proc = startNodeProcess(`${stack} server`, ['--expose-gc', ...nodeArgs, gatewayMain(stack)], {
+    proc = await startGateway({
+      label: `${stack} server`,
+      redisUrl,
+      nodeArgs: ['--expose-gc', ...nodeArgs],
+      main: gatewayMain(stack),
       env: {
-        GATEWAY_PORT: String(port),
-        GATEWAY_HOST: host,
-        REDIS_URL: redisUrl,
-        LOG_LEVEL: 'warn',
-        GATEWAY_DEBUG_ENDPOINTS: 'true',
-        // Benchmarks measure the fan-out, not auth: anonymous, and loadgen opens thousands of
-        // sockets from a few loopback addresses.
-        GATEWAY_AUTH_MODE: 'anonymous',
-        GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
         ...commonEnv,
         ...gatewayEnv,
         // Last, so --gateway-env cannot turn the comparison into ours vs ours.
@@ -153,11 +145,12 @@ export async function startServer(
       },
       cgroupProcs,
       node: isBase(stack) ? baseNode : process.execPath,
+      readyTimeoutMs: 20_000,
     });
   } else {
     const file = { naive: 'naive.js', card: 'card-stack.js', bare: 'bare-uws.js', 'bare-corked': 'bare-uws.js', 'bare-projecting': 'bare-uws.js', 'bare-unicast': 'bare-uws.js' }[stack];
-    proc = startNodeProcess(`${stack} server`, ['--expose-gc', ...nodeArgs, baselineMain(file)], {
-      env: {
+    proc = await startServerProcess(`${stack} server`, ['--expose-gc', ...nodeArgs, baselineMain(file)], {
+      env: (host, port) => ({
         PORT: String(port),
         HOST: host,
         REDIS_URL: redisUrl,
@@ -165,14 +158,13 @@ export async function startServer(
         BARE_PROJECT: String(stack === 'bare-projecting'),
         BARE_UNICAST: String(stack === 'bare-unicast'),
         ...commonEnv,
-      },
+      }),
+      readyPath: '/healthz',
+      readyTimeoutMs: 20_000,
       cgroupProcs,
     });
   }
-  const httpBase = `http://${host}:${port}`;
-  const readyPath = isGateway(stack) ? '/readyz' : '/healthz';
-  await waitForHttpOk(proc, httpBase + readyPath, 20_000);
-  return { stack, process: proc, port, wsUrl: `ws://${host}:${port}/graphql`, httpBase };
+  return { stack, process: proc, port: proc.port, wsUrl: proc.wsUrl, httpBase: proc.httpBase };
 }
 
 export interface MemoryUsage {
@@ -184,22 +176,11 @@ export interface MemoryUsage {
 }
 
 /** `GET /debug/memory` (after two forced GCs with `gc`), or undefined when the server is too busy to answer in time. */
-export async function fetchMemory(server: ServerHandle, gc: boolean, timeoutMs: number): Promise<MemoryUsage | undefined> {
-  try {
-    const res = await fetch(`${server.httpBase}/debug/memory${gc ? '?gc=1' : ''}`, { signal: AbortSignal.timeout(timeoutMs) });
-    if (!res.ok) return undefined;
-    return (await res.json()) as MemoryUsage;
-  } catch {
-    return undefined;
-  }
+export function fetchMemory(server: ServerHandle, gc: boolean, timeoutMs: number): Promise<MemoryUsage | undefined> {
+  return getJson<MemoryUsage>(`${server.httpBase}/debug/memory${gc ? '?gc=1' : ''}`, timeoutMs);
 }
 
 /** `GET /stats`, or undefined on timeout. */
-export async function fetchStats(server: ServerHandle, timeoutMs = 2_000): Promise<Record<string, unknown> | undefined> {
-  try {
-    const res = await fetch(`${server.httpBase}/stats`, { signal: AbortSignal.timeout(timeoutMs) });
-    return res.ok ? ((await res.json()) as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
+export function fetchStats(server: ServerHandle, timeoutMs = 2_000): Promise<Record<string, unknown> | undefined> {
+  return getJson<Record<string, unknown>>(`${server.httpBase}/stats`, timeoutMs);
 }

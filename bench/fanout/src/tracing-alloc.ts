@@ -12,49 +12,42 @@
  * The gateway's context manager is `synchronous` (main.ts); `--async-local-storage` measures the other one.
  */
 import { loadConfig } from '@wirestream/config';
-import { createHub, createMemoryBus, createOperationCompiler, type ConnectionWriter } from '@wirestream/gateway/internals';
-import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
-import { channelName, createEnvelopeHeadEncoder, encodeEnvelopeTrace, shardOf } from '@wirestream/wire';
-import { createLogger, startTracing, tracingSpec, type Tracer } from '@wirestream/telemetry';
+import { createEnvelopeHeadEncoder, encodeEnvelopeTrace } from '@wirestream/wire';
+import { startTracing, tracingSpec, type Tracer } from '@wirestream/telemetry';
 import { startOtlpReceiver } from '@wirestream/testkit';
-import { median, parseCli, requireGc } from '@wirestream/bench-kit';
+import { markdownTable, median, parseCli, positiveInts, requireGc } from '@wirestream/bench-kit';
+import { compileSubscription, createCompiler, createFrameSink, listingEvents, listingKey, listingUpdated, route, startEngine, turn } from './engine-fixture.js';
 
 const { values } = parseCli({ options: { events: { type: 'string', default: '2000' }, subscribers: { type: 'string', default: '100' }, tries: { type: 'string', default: '5' }, 'async-local-storage': { type: 'boolean', default: false } } });
-const EVENTS = Number(values.events);
-const SUBSCRIBERS = Number(values.subscribers);
-const TRIES = Number(values.tries);
+const { events: EVENTS, subscribers: SUBSCRIBERS, tries: TRIES } = positiveInts(values, ['events', 'subscribers', 'tries']);
 const gc = requireGc('run with node --expose-gc --max-semi-space-size=256');
 
-const schema = loadWirestreamSchema(auctionSchemaPath);
-const found = schema.routesForTopic('listing-events')[0];
-if (!found) throw new Error('the example schema has no listing-events route');
-const route = found;
 const encodeHead = createEnvelopeHeadEncoder(route.topic);
-const compiled = createOperationCompiler(schema, { channelPrefix: 'ws' }).compile(
-  { query: 'subscription { listingUpdated { listing_id event_type listing { title current_price { amount_cents currency_code } } } }' },
-  { key: 'bench', authorize: (_route, args) => ({ ok: true, args }) },
-);
-if (!compiled.ok || compiled.operation.kind !== 'subscription') throw new Error('bench operation does not compile');
-const operation = compiled.operation;
-const writer: ConnectionWriter<object> = { send: () => undefined, sendFrames: () => undefined, close: () => undefined, hasRoom: () => true, replayChunkBytes: 65_536 };
+const operation = compileSubscription(createCompiler(), 'subscription { listingUpdated { listing_id event_type listing { title current_price { amount_cents currency_code } } } }');
+const { writer } = createFrameSink<object>({ layout: 'drop' });
+const events = listingEvents(EVENTS, (i) => {
+  const key = listingKey(i % 50);
+  return { key, payload: listingUpdated(i, key, { listing_id: key, title: `Listing ${i}`, current_price: { amount_cents: i, currency_code: 'EUR' } }) };
+});
 
 /** The envelopes of one round; `share` of them carry a sampled traceparent (each its own trace). */
 function envelopes(round: number, share: number): { channel: string; text: string }[] {
-  return Array.from({ length: EVENTS }, (_, i) => {
-    const key = `lst-${String(i % 50).padStart(6, '0')}`;
-    const payload = JSON.stringify({ event_id: `evt-${i}`, event_type: 'ListingUpdated', listing_id: key, listing: { listing_id: key, title: `Listing ${i}`, current_price: { amount_cents: i, currency_code: 'EUR' } } });
+  return events.map(({ key, payload, channel }, i) => {
     const traced = share > 0 && Math.floor((i + 1) * share) > Math.floor(i * share);
     const trace = traced ? encodeEnvelopeTrace(`00-${(round * EVENTS + i + 1).toString(16).padStart(32, '0')}-${(i + 1).toString(16).padStart(16, '0')}-01`) : undefined;
-    return { channel: channelName('ws', route.topic, shardOf(key, route.shards)), text: encodeHead(0, String(round * EVENTS + i), key, 1, trace) + payload + '}' };
+    return { channel, text: encodeHead(0, String(round * EVENTS + i), key, 1, trace) + payload + '}' };
   });
 }
 
 /** Least heap bytes and median CPU µs of a round (every event delivered to every subscriber). */
 async function measure(tracer: Tracer | undefined, share: number): Promise<{ bytes: number; cpuUs: number }> {
-  const bus = createMemoryBus();
-  const hub = createHub<object>({ schema, broker: bus.broker, logger: createLogger({ name: 'bench', level: 'error' }), writer, ...(tracer === undefined ? {} : { tracer }) });
-  for (let i = 0; i < SUBSCRIBERS; i++) hub.subscribe({}, String(i), operation);
-  while (hub.stats().confirmedChannels < operation.channels.length) await new Promise((resolve) => setImmediate(resolve));
+  const { bus, hub } = await startEngine<object>({
+    writer,
+    tracer,
+    subscribe: (hub) => {
+      for (let i = 0; i < SUBSCRIBERS; i++) hub.subscribe({}, String(i), operation);
+    },
+  });
   let least = Infinity;
   const cpus: number[] = [];
   for (let t = 0; t <= TRIES; t++) {
@@ -64,7 +57,7 @@ async function measure(tracer: Tracer | undefined, share: number): Promise<{ byt
     const cpu = process.cpuUsage();
     for (const { channel, text } of round) bus.publish(channel, text);
     // Every slice and flush done: the stats say every event went out.
-    while (hub.stats().framesOut < (t + 1) * EVENTS * SUBSCRIBERS) await new Promise((resolve) => setImmediate(resolve));
+    while (hub.stats().framesOut < (t + 1) * EVENTS * SUBSCRIBERS) await turn();
     const used = process.cpuUsage(cpu);
     const bytes = process.memoryUsage().heapUsed - before;
     if (t > 0) {
@@ -77,7 +70,7 @@ async function measure(tracer: Tracer | undefined, share: number): Promise<{ byt
 }
 
 const receiver = await startOtlpReceiver({ keepBodies: false });
-const tracing = await startTracing(loadConfig(tracingSpec, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' }), { defaultServiceName: 'alloc', contextManager: process.argv.includes('--async-local-storage') ? 'async-local-storage' : 'synchronous' });
+const tracing = await startTracing(loadConfig(tracingSpec, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' }), { defaultServiceName: 'alloc', contextManager: values['async-local-storage'] ? 'async-local-storage' : 'synchronous' });
 if (tracing === undefined) throw new Error('tracing did not start');
 const rows: [string, { bytes: number; cpuUs: number }][] = [
   ['off (no tracer)', await measure(undefined, 0)],
@@ -89,10 +82,9 @@ await tracing.shutdown();
 await receiver.stop();
 const off = rows[0]?.[1] ?? { bytes: 0, cpuUs: 0 };
 console.log(`gateway tracing allocations: ${EVENTS} events × ${SUBSCRIBERS} subscribers (one group) per round; bytes: least of ${TRIES} rounds, CPU: median`);
-console.log('| tracing | bytes per event | vs off, bytes per event | CPU ns per delivery (hub, no sockets) | vs off |');
-console.log('| --- | --- | --- | --- | --- |');
-for (const [name, { bytes, cpuUs }] of rows) {
+const offNs = (off.cpuUs * 1_000) / EVENTS / SUBSCRIBERS;
+const table = rows.map(([name, { bytes, cpuUs }]) => {
   const ns = (cpuUs * 1_000) / EVENTS / SUBSCRIBERS;
-  const offNs = (off.cpuUs * 1_000) / EVENTS / SUBSCRIBERS;
-  console.log(`| ${name} | ${Math.round(bytes / EVENTS).toLocaleString('en-US')} | ${((bytes - off.bytes) / EVENTS).toFixed(1)} | ${ns.toFixed(1)} | ${(((ns - offNs) / offNs) * 100).toFixed(1)} % |`);
-}
+  return [name, Math.round(bytes / EVENTS).toLocaleString('en-US'), ((bytes - off.bytes) / EVENTS).toFixed(1), ns.toFixed(1), `${(((ns - offNs) / offNs) * 100).toFixed(1)} %`];
+});
+console.log(markdownTable([['tracing', 'bytes per event', 'vs off, bytes per event', 'CPU ns per delivery (hub, no sockets)', 'vs off'], ...table]));

@@ -12,7 +12,7 @@
  *
  *   node bench/fanout/dist/unicast-compile.js [--clients 10000] [--rounds 6]
  */
-import { markdownTable, parseCli } from '@wirestream/bench-kit';
+import { markdownTable, parseCli, positiveInts } from '@wirestream/bench-kit';
 import { allowAll, alternate, cpuMicros, createCompiler, listingKey, medianRange, runEngineBench } from './engine-fixture.js';
 
 const { values } = parseCli({
@@ -21,8 +21,7 @@ const { values } = parseCli({
     rounds: { type: 'string', default: '6' },
   },
 });
-const CLIENTS = Number(values.clients);
-const ROUNDS = Number(values.rounds);
+const { clients: CLIENTS, rounds: ROUNDS } = positiveInts(values, ['clients', 'rounds']);
 
 const queries = Array.from(
   { length: CLIENTS },

@@ -12,8 +12,8 @@
  *   node bench/fanout/dist/unicast-early-drop.js [--subscribers 1000] [--share 0.1] [--events 20000] [--rounds 8]
  */
 import { ROUTED_ON_KAFKA_KEY } from '@wirestream/wire';
-import { markdownTable, median, parseCli } from '@wirestream/bench-kit';
-import { alternate, compileSubscription, cpuMicros, createCompiler, createFrameSink, feed, listingEvents, listingKey, listingUpdated, msRange, route, runEngineBench, startEngine, type Engine } from './engine-fixture.js';
+import { markdownTable, median, parseCli, positiveInts } from '@wirestream/bench-kit';
+import { benchListing, compileSubscription, createCompiler, createFrameSink, feedSides, listingEvents, listingKey, listingUpdated, msRange, route, runEngineBench } from './engine-fixture.js';
 
 const { values } = parseCli({
   options: {
@@ -23,16 +23,14 @@ const { values } = parseCli({
     rounds: { type: 'string', default: '8' },
   },
 });
-const SUBSCRIBERS = Number(values.subscribers);
+const { subscribers: SUBSCRIBERS, events: EVENTS, rounds: ROUNDS } = positiveInts(values, ['subscribers', 'events', 'rounds']);
 const SHARE = Number(values.share);
-const EVENTS = Number(values.events);
-const ROUNDS = Number(values.rounds);
 if (!(SHARE > 0 && SHARE <= 1)) throw new RangeError(`--share must be above 0 and at most 1, got ${values.share}`);
 
 const topicKeys = Math.round(SUBSCRIBERS / SHARE);
 const events = listingEvents(EVENTS, (i) => {
   const key = listingKey(i % topicKeys);
-  return { key, payload: listingUpdated(i, key, { listing_id: key, title: `Listing ${i}`, description: 'x'.repeat(1_600), status: 'ACTIVE', current_price: { amount_cents: 1_000 + i, currency_code: 'EUR' } }) };
+  return { key, payload: listingUpdated(i, key, benchListing(i, key, 1_600)) };
 });
 const compiler = createCompiler({ maxCachedDocuments: SUBSCRIBERS });
 const operations = Array.from({ length: SUBSCRIBERS }, (_, k) =>
@@ -43,18 +41,21 @@ const sink = createFrameSink<object>();
 type Side = 'routed' | 'unrouted';
 runEngineBench(async () => {
   const sides: Side[] = ['unrouted', 'routed'];
-  const engines = new Map<Side, Engine<object>>();
-  for (const side of sides) engines.set(side, await startEngine<object>({ writer: sink.writer, subscribe: (hub) => operations.forEach((operation, i) => hub.subscribe({}, String(i), operation)) }));
-  const at = (side: Side): Engine<object> => engines.get(side) as Engine<object>;
   const routedOn = route.keyField ?? ROUTED_ON_KAFKA_KEY;
-  const { samples } = await alternate(sides, ROUNDS, (side) => cpuMicros(() => feed(at(side).bus, events, { burst: 64, routedOn: side === 'routed' ? routedOn : undefined })));
+  const { samples, engineOf } = await feedSides(
+    sides,
+    ROUNDS,
+    events,
+    () => ({ writer: sink.writer, subscribe: (hub) => operations.forEach((operation, i) => hub.subscribe({}, String(i), operation)) }),
+    (side) => ({ burst: 64, routedOn: side === 'routed' ? routedOn : undefined }),
+  );
   const deliveries = events.filter((e) => Number(e.key.slice(4)) < SUBSCRIBERS).length;
   const base = median(samples.get('unrouted') ?? []);
   console.log(`early drop in the fan-out engine: ${SUBSCRIBERS} subscribers on their own keys, ${EVENTS} events per round over ${topicKeys} keys (${deliveries} deliveries), ${ROUNDS} rounds each, alternating`);
   const rows = sides.map((side) => {
     const t = samples.get(side) ?? [];
     const m = median(t);
-    const unwanted = at(side).hub.stats().unwanted / (ROUNDS + 1);
+    const unwanted = engineOf(side).hub.stats().unwanted / (ROUNDS + 1);
     return [side, msRange(t), (m / EVENTS).toFixed(2), (m / deliveries).toFixed(2), `${((m / base - 1) * 100).toFixed(1)} %`, unwanted.toFixed(0)];
   });
   console.log(markdownTable([['side', 'CPU per round, median (min–max)', 'µs per published event', 'µs per delivery', 'vs unrouted', 'dropped unparsed per round'], ...rows]));

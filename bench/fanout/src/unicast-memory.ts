@@ -19,7 +19,7 @@
  */
 import { writeHeapSnapshot } from 'node:v8';
 import { join } from 'node:path';
-import { markdownTable, median, parseCli } from '@wirestream/bench-kit';
+import { markdownTable, median, parseCli, positiveInts } from '@wirestream/bench-kit';
 import { alternate, collectGarbage, compileSubscription, createCompiler, createFrameSink, listingKey, medianRange, runEngineBench, startEngine, type OperationCompiler } from './engine-fixture.js';
 
 const { values } = parseCli({
@@ -30,8 +30,7 @@ const { values } = parseCli({
     'as-sent': { type: 'boolean', default: false },
   },
 });
-const SUBSCRIBERS = Number(values.subscribers);
-const ROUNDS = Number(values.rounds);
+const { subscribers: SUBSCRIBERS, rounds: ROUNDS } = positiveInts(values, ['subscribers', 'rounds']);
 const AS_SENT = values['as-sent'];
 collectGarbage(); // fails now, not after the set-up, without --expose-gc
 

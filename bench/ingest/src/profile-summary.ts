@@ -1,22 +1,4 @@
-import { readFileSync } from 'node:fs';
-
-interface CallFrame {
-  functionName: string;
-  url: string;
-  lineNumber: number;
-}
-interface ProfileNode {
-  id: number;
-  callFrame: CallFrame;
-  children?: number[];
-}
-interface CpuProfile {
-  nodes: ProfileNode[];
-  startTime: number;
-  endTime: number;
-  samples: number[];
-  timeDeltas: number[];
-}
+import { frameLabel, readCpuProfile } from '@wirestream/bench-kit';
 
 export interface ProfileRow {
   readonly name: string;
@@ -57,40 +39,24 @@ type Category = (typeof CATEGORIES)[number];
  * process ran with BENCH_WRAP_JSON=1 (see child-hooks.ts); otherwise they are in their caller.
  */
 export function summarizeCpuProfile(path: string, top = 20): ProfileSummary {
-  const profile = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;
-  const byId = new Map<number, ProfileNode>();
-  const parentOf = new Map<number, number>();
-  for (const node of profile.nodes) {
-    byId.set(node.id, node);
-    for (const child of node.children ?? []) parentOf.set(child, node.id);
-  }
-
-  // Sample i lasts until sample i+1 (the Chrome DevTools convention).
-  const selfUs = new Map<number, number>();
-  let t = profile.startTime;
-  const times = profile.timeDeltas.map((d) => (t += d));
-  for (let i = 0; i < profile.samples.length; i++) {
-    const id = profile.samples[i] as number;
-    const next = i + 1 < times.length ? (times[i + 1] as number) : profile.endTime;
-    selfUs.set(id, (selfUs.get(id) ?? 0) + Math.max(0, next - (times[i] as number)));
-  }
+  const { selfUs, frameOf, parentOf: parentOfId } = readCpuProfile(path);
 
   const categoryCache = new Map<number, Category | 'idle'>();
   const categoryOf = (id: number): Category | 'idle' => {
     const cached = categoryCache.get(id);
     if (cached !== undefined) return cached;
-    const node = byId.get(id);
+    const frame = frameOf(id);
     let category: Category | 'idle';
-    if (node === undefined) category = 'other';
+    if (frame === undefined) category = 'other';
     else {
-      const { functionName, url } = node.callFrame;
+      const { functionName, url } = frame;
       if (functionName === '(idle)') category = 'idle';
       else if (functionName === '(garbage collector)') category = 'garbage collector';
       else if (functionName === '(program)') category = '(program): V8/native, unattributed';
       else if (functionName === 'jsonParse' && url.includes('child-hooks')) category = 'JSON.parse';
       else if (functionName === 'jsonStringify' && url.includes('child-hooks')) {
         // encodeEnvelope stringifies the topic and key: small strings, but they belong to the envelope.
-        const parent = parentOf.get(id);
+        const parent = parentOfId(id);
         category = parent !== undefined && categoryOf(parent) === 'envelope + channel (schema)' ? 'envelope + channel (schema)' : 'JSON.stringify (payload)';
       } else if (url.includes('/kafkajs/')) category = 'kafkajs (fetch, decode, protocol)';
       else if (/\/(ioredis|@ioredis|redis-parser|redis-errors|denque|standard-as-callback|cluster-key-slot)\//.test(url)) category = 'ioredis (pipeline, encode, replies)';
@@ -100,7 +66,7 @@ export function summarizeCpuProfile(path: string, top = 20): ProfileSummary {
       else if (/^node:internal\/(modules|bootstrap|main)\//.test(url)) category = 'startup (module loading)';
       else if (url.startsWith('node:') || url === '') {
         // Buffer.concat, socket writes, utf8 encoding...: charged to the library that called them.
-        const parent = parentOf.get(id);
+        const parent = parentOfId(id);
         const inherited = parent === undefined ? 'idle' : categoryOf(parent);
         category = inherited === 'idle' || inherited === '(program): V8/native, unattributed' ? 'node core (net, streams, buffers, timers)' : inherited;
       } else category = 'other';
@@ -121,8 +87,8 @@ export function summarizeCpuProfile(path: string, top = 20): ProfileSummary {
     }
     busyUs += us;
     categoryUs.set(category, (categoryUs.get(category) ?? 0) + us);
-    const frame = byId.get(id)?.callFrame;
-    const key = frame === undefined ? '?' : `${frame.functionName || '(anonymous)'} ${shortUrl(frame.url)}${frame.url ? `:${frame.lineNumber + 1}` : ''}`;
+    const frame = frameOf(id);
+    const key = frame === undefined ? '?' : frameLabel(frame);
     const entry = functionUs.get(key) ?? { us: 0, category };
     entry.us += us;
     functionUs.set(key, entry);
@@ -137,12 +103,4 @@ export function summarizeCpuProfile(path: string, top = 20): ProfileSummary {
       .slice(0, top)
       .map(([name, { us, category }]) => ({ ...row(name, us), category })),
   };
-}
-
-/** `file:///…/node_modules/.pnpm/kafkajs@2.2.4/node_modules/kafkajs/src/x.js` → `kafkajs/src/x.js`. */
-function shortUrl(url: string): string {
-  const nm = url.lastIndexOf('/node_modules/');
-  if (nm >= 0) return url.slice(nm + '/node_modules/'.length);
-  const m = /\/(apps|packages|bench|\.wirestream)\/(.*)$/.exec(url);
-  return m ? `${m[1]}/${m[2]}` : url;
 }

@@ -64,3 +64,8 @@ export function positiveInt(name: string, text: string | undefined): number {
   if (!Number.isInteger(n) || n < 1) throw new RangeError(`--${name} must be a positive integer, got ${String(text)}`);
   return n;
 }
+
+/** Several options as whole numbers ≥ 1 ({@link positiveInt}), by name: `const { events, rounds } = positiveInts(values, ['events', 'rounds'])`. */
+export function positiveInts<K extends string>(values: Readonly<Partial<Record<K, unknown>>>, names: readonly K[]): Record<K, number> {
+  return Object.fromEntries(names.map((name) => [name, positiveInt(name, values[name] === undefined ? undefined : String(values[name]))])) as Record<K, number>;
+}

@@ -25,6 +25,10 @@ export { fitLine, median, pairedRatios, quantile, spreadOf, type Spread } from '
 export { markdownTable, paddedTable } from './table.js';
 export { logXLineChart, timelineChart, type LineSeries, type PhaseMark, type TimelinePanel, type TimelineSample } from './svg.js';
 export { commandLine, coresText, machineText, totalMemGiB, waitForQuietMachine, type QuietWait, type QuietWaitOptions } from './header.js';
-export { helpText, parseCli, positiveInt, type CliSpec } from './cli.js';
+export { helpText, parseCli, positiveInt, positiveInts, type CliSpec } from './cli.js';
 export { countByKey, prepareListingEvents, type ListingEvent, type ListingEventsOptions } from './listing-events.js';
 export { requireGc } from './gc.js';
+export { kafkaPartition, prepareCorpus, type CorpusEvent, type CorpusOptions, type EventCorpus } from './corpus.js';
+export { paceStream, type PaceOptions, type StreamOptions } from './pace.js';
+export { BENCH_GATEWAY_ENV, getJson, startGateway, startServerProcess, type GatewayStartOptions, type ServerProcess, type ServerStartOptions } from './server.js';
+export { frameLabel, readCpuProfile, type CpuProfile, type ProfileFrame } from './cpu-profile.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { countByKey, prepareListingEvents } from './listing-events.js';
-import { positiveInt } from './cli.js';
+import { positiveInt, positiveInts } from './cli.js';
 
 describe('prepareListingEvents', () => {
   it('splits each payload around occurred_at, so a publish instant put there gives the event back as JSON', () => {
@@ -38,5 +38,14 @@ describe('positiveInt', () => {
     expect(() => positiveInt('rounds', '0')).toThrow('--rounds must be a positive integer, got 0');
     expect(() => positiveInt('rounds', '1.5')).toThrow(RangeError);
     expect(() => positiveInt('rounds', undefined)).toThrow('got undefined');
+  });
+});
+
+describe('positiveInts', () => {
+  it('reads several options by name, and names the first that is not a positive integer', () => {
+    const values: Record<string, unknown> = { events: '20', rounds: '3', other: 'x' };
+    expect(positiveInts(values, ['events', 'rounds'])).toEqual({ events: 20, rounds: 3 });
+    expect(() => positiveInts({ events: '20', rounds: '-1' }, ['events', 'rounds'])).toThrow('--rounds must be a positive integer, got -1');
+    expect(() => positiveInts({ events: '20' }, ['events', 'rounds'])).toThrow('--rounds must be a positive integer, got undefined');
   });
 });

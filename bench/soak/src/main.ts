@@ -16,9 +16,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { channelName, DEFAULT_CHANNEL_PREFIX, DEFAULT_HISTORY_PREFIX, encodeEnvelope, historyAppendArgs, historyPartitionsKey, shardOf } from '@wirestream/wire';
-import { findRepoRoot, freePort, startRedis, waitFor } from '@wirestream/testkit';
+import { findRepoRoot, startRedis, waitFor } from '@wirestream/testkit';
 import { createKeyTransformer } from '@wirestream/transform';
-import { commandLine, loadAverageText, parseCli, readRssBytes, startNodeProcess } from '@wirestream/bench-kit';
+import { commandLine, loadAverageText, parseCli, readRssBytes, startGateway } from '@wirestream/bench-kit';
 import type { ClientsReport, FromClients, ToClients } from './clients.js';
 
 const { values } = parseCli({
@@ -123,22 +123,8 @@ function chart(samples: readonly Sample[], marks: readonly { tMs: number; label:
 async function main(): Promise<void> {
   const redisServer = await startRedis();
   const redis = new Redis(redisServer.url);
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const gateway = startNodeProcess('gateway', ['--expose-gc', join(root, 'apps/gateway/dist/main.js')], {
-    inheritEnv: false,
-    env: {
-      NODE_ENV: 'production',
-      REDIS_URL: redisServer.url,
-      GATEWAY_HOST: '127.0.0.1',
-      GATEWAY_PORT: String(port),
-      GATEWAY_AUTH_MODE: 'anonymous',
-      GATEWAY_DEBUG_ENDPOINTS: 'true',
-      GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
-      LOG_LEVEL: 'warn',
-      ...GATEWAY_ENV,
-    },
-  });
+  const gateway = await startGateway({ redisUrl: redisServer.url, nodeArgs: ['--expose-gc'], inheritEnv: false, env: { NODE_ENV: 'production', ...GATEWAY_ENV } });
+  const base = gateway.httpBase;
   const clients = fork(join(root, 'bench/soak/dist/clients.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   // The gateway is the kit's to kill on exit; the clients are ours.
   process.on('exit', () => clients.kill('SIGKILL'));
@@ -154,7 +140,6 @@ async function main(): Promise<void> {
     });
   const send = (m: ToClients): void => void clients.send(m);
 
-  await waitFor(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, { timeoutMs: 30_000, message: 'gateway ready' });
   const pid = gateway.pid;
   const t0 = Date.now();
   const samples: Sample[] = [];
@@ -169,7 +154,7 @@ async function main(): Promise<void> {
   log(`gateway idle: RSS ${mb(idle.rss)} MB, heap ${mb(idle.heapUsed)} MB`);
 
   const ready = fromClients('ready');
-  send({ type: 'start', start: { url: `ws://127.0.0.1:${port}/graphql`, sockets: SOCKETS, queries: QUERIES } });
+  send({ type: 'start', start: { url: gateway.wsUrl, sockets: SOCKETS, queries: QUERIES } });
   await ready;
   await waitFor(async () => ((await (await fetch(`${base}/stats`)).json()) as { confirmedChannels: number }).confirmedChannels === SHARDS, { message: 'channels confirmed' });
   const subscribed = await sample();

@@ -14,14 +14,7 @@ import { makeBehavior } from 'graphql-ws/use/uWebSockets';
 import { filterClauses, matchesFilter, subscriptionChannels, type FilterClause } from '@wirestream/schema';
 import { decodeEnvelope } from '@wirestream/wire';
 import { createKeyTransformer } from '@wirestream/transform';
-import {
-  createLiveCounter,
-  executableSchema,
-  memoryReport,
-  readServerConfig,
-  subscribeWithPositions,
-  type EnvelopeEvent,
-} from './common.js';
+import { createLiveCounter, debugReply, executableSchema, readServerConfig, subscribeWithPositions, type EnvelopeEvent } from './common.js';
 
 const config = readServerConfig();
 
@@ -133,13 +126,11 @@ app.ws(
     },
   }),
 );
-const respond = (res: uWS.HttpResponse, status: string, type: string, body: string): void => {
-  res.cork(() => res.writeStatus(status).writeHeader('content-type', type).writeHeader('cache-control', 'no-store').end(body));
-};
-app.get('/healthz', (res) => respond(res, '200 OK', 'text/plain', 'ok'));
-app.get('/stats', (res) => respond(res, '200 OK', 'application/json', JSON.stringify({ connections, subscriptions: live.live })));
-app.get('/debug/memory', (res, req) => respond(res, '200 OK', 'application/json', memoryReport(req.getQuery('gc') === '1')));
-app.any('/*', (res) => respond(res, '404 Not Found', 'text/plain', 'not found'));
+app.any('/*', (res, req) => {
+  // uWS's request dies when this handler returns: read it now.
+  const reply = debugReply(req.getUrl(), req.getQuery('gc') === '1', () => ({ connections, subscriptions: live.live }));
+  res.cork(() => res.writeStatus(reply.status === 200 ? '200 OK' : '404 Not Found').writeHeader('content-type', reply.type).writeHeader('cache-control', 'no-store').end(reply.body));
+});
 app.listen(config.host, config.port, (socket) => {
   if (!socket) {
     process.stderr.write(`card-stack baseline could not listen on ${config.host}:${config.port}\n`);

@@ -52,6 +52,21 @@ export function memoryReport(forceGc: boolean): string {
   return JSON.stringify({ rss, heapUsed, heapTotal, external, arrayBuffers, gc: forceGc && gc !== undefined });
 }
 
+/** What a baseline answers an HTTP request with (its transport writes it). */
+export interface DebugReply {
+  readonly status: 200 | 404;
+  readonly type: string;
+  readonly body: string;
+}
+
+/** The HTTP endpoints of every baseline, our gateway's contract: `/healthz`, `/stats` (`stats()` as JSON), `/debug/memory[?gc=1]`. */
+export function debugReply(path: string, forceGc: boolean, stats: () => object): DebugReply {
+  if (path === '/healthz') return { status: 200, type: 'text/plain', body: 'ok' };
+  if (path === '/stats') return { status: 200, type: 'application/json', body: JSON.stringify(stats()) };
+  if (path === '/debug/memory') return { status: 200, type: 'application/json', body: memoryReport(forceGc) };
+  return { status: 404, type: 'text/plain', body: 'not found' };
+}
+
 /** An event as it travels from the pubsub to execution: the decoded envelope. */
 export interface EnvelopeEvent {
   readonly topic: string;

@@ -20,14 +20,7 @@ import mapKeys from 'lodash/mapKeys.js';
 import mapValues from 'lodash/mapValues.js';
 import { filterClauses, matchesFilter, subscriptionChannels } from '@wirestream/schema';
 import snakeCase from 'lodash/snakeCase.js';
-import {
-  createLiveCounter,
-  executableSchema,
-  memoryReport,
-  readServerConfig,
-  subscribeWithPositions,
-  type EnvelopeEvent,
-} from './common.js';
+import { createLiveCounter, debugReply, executableSchema, readServerConfig, subscribeWithPositions, type EnvelopeEvent } from './common.js';
 
 const config = readServerConfig();
 
@@ -62,15 +55,8 @@ const { schema } = executableSchema(config.schemaPath, (route) => {
 
 const httpServer = createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://localhost');
-  const reply = (status: number, type: string, body: string): void => {
-    res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
-  };
-  if (url.pathname === '/healthz') return reply(200, 'text/plain', 'ok');
-  if (url.pathname === '/stats') {
-    return reply(200, 'application/json', JSON.stringify({ connections: wss.clients.size, subscriptions: live.live }));
-  }
-  if (url.pathname === '/debug/memory') return reply(200, 'application/json', memoryReport(url.searchParams.get('gc') === '1'));
-  return reply(404, 'text/plain', 'not found');
+  const reply = debugReply(url.pathname, url.searchParams.get('gc') === '1', () => ({ connections: wss.clients.size, subscriptions: live.live }));
+  res.writeHead(reply.status, { 'content-type': reply.type, 'cache-control': 'no-store' }).end(reply.body);
 });
 const wss = new WebSocketServer({ server: httpServer, path: '/graphql' });
 useServer({ schema, subscribe: subscribeWithPositions }, wss);

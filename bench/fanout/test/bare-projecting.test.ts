@@ -2,7 +2,8 @@
  * The bare projecting server (BARE_PROJECT=true, as the sweep's `bare-projecting` stack starts
  * it) against a real redis-server: subscribers grouped by operation, one render per operation
  * and event, each socket its operation's fields and the event's position. Runs the built server
- * (dist/servers/bare-uws.js: turbo builds before test).
+ * (dist/servers/bare-uws.js: turbo builds before test). An integration test (it starts servers): in
+ * test/, where the package's unit tests stay beside their code in src/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
@@ -11,15 +12,14 @@ import { execute, parse, type ExecutionResult } from 'graphql';
 import { FULL_SELECTION } from '@wirestream/loadgen';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
 import { channelName, shardOf } from '@wirestream/wire';
-import { freePort, startRedis, waitFor, type RedisServer } from '@wirestream/testkit';
-import { prepareEvents } from '../publisher.js';
-import { startNodeProcess, type ManagedProcess } from '@wirestream/bench-kit';
+import { startRedis, waitFor, type RedisServer } from '@wirestream/testkit';
+import { prepareCorpus, startServerProcess, type ManagedProcess } from '@wirestream/bench-kit';
 
 const ws = loadWirestreamSchema(auctionSchemaPath);
 const listingRoute = ws.routes.get('listingUpdated');
 if (!listingRoute) throw new Error('the auction schema has no listingUpdated route');
 const route = listingRoute;
-const corpus = prepareEvents(3, route, 'ws', 50);
+const corpus = prepareCorpus({ count: 3, listings: 50, partitions: 6, shards: route.shards });
 
 const FULL = { query: `subscription Listings0 { listingUpdated { ${FULL_SELECTION} } }`, operationName: 'Listings0' };
 const ALIASED = { query: 'subscription Card { ev: listingUpdated { id: listing_id listing { title price: current_price { amount_cents } } } }' };
@@ -43,19 +43,17 @@ afterAll(async () => {
 
 /** Starts the built bare server with `env` (as servers.ts does for its stacks); resolves once it listens on every shard channel. */
 async function startBare(env: Record<string, string>): Promise<string> {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const server = startNodeProcess('bare', [new URL('../../dist/servers/bare-uws.js', import.meta.url).pathname], {
-    env: { PORT: String(port), HOST: '127.0.0.1', REDIS_URL: redisServer.url, ...env },
+  const server = await startServerProcess('bare', [new URL('../dist/servers/bare-uws.js', import.meta.url).pathname], {
+    env: (host, port) => ({ PORT: String(port), HOST: host, REDIS_URL: redisServer.url, ...env }),
+    readyPath: '/healthz',
   });
   servers.push(server);
-  await waitFor(async () => (await fetch(`${base}/healthz`)).ok, { message: `the bare server to listen:\n${server.tail()}` });
   const channels = Array.from({ length: route.shards }, (_, s) => channelName('ws', route.topic, s));
   await waitFor(async () => {
     const numsub = (await redis.pubsub('NUMSUB', ...channels)) as (string | number)[];
     return numsub.filter((_, i) => i % 2 === 1).every((n) => Number(n) === servers.length);
   }, { message: 'the bare server to subscribe every shard channel' });
-  return base;
+  return server.httpBase;
 }
 
 /** A graphql-transport-ws client that subscribes with `payload` and keeps every message it gets (parsed: a frame that is not JSON fails the test). */

@@ -1,10 +1,11 @@
 /**
- * The event stream every run publishes: real demo listing events, snake_cased by our transform
- * (what ingest puts in an envelope), each with its Kafka partition (Kafka's default partitioner)
- * and key shard (the schema's `@topic(shards:)`). Prepared once, untimed.
+ * The event stream the publishing benches send (fan-out and cluster alike): real demo listing
+ * events, snake_cased by our transform (what ingest puts in an envelope), each with its Kafka
+ * partition (Kafka's default partitioner) and key shard (the schema's `@topic(shards:)`).
+ * Prepared once, untimed.
  */
-import { countByKey, prepareListingEvents, type ListingEvent } from '@wirestream/bench-kit';
 import { shardOf } from '@wirestream/wire';
+import { countByKey, prepareListingEvents, type ListingEvent } from './listing-events.js';
 
 /** A listing event (its payload split around `occurred_at`, which the publisher sets to the publish instant), where it goes. */
 export interface CorpusEvent extends ListingEvent {
@@ -21,6 +22,8 @@ export interface EventCorpus {
   countByKey(keys: readonly string[], upTo: number): number[];
   /** Events per partition among the first `upTo`. */
   countByPartition(upTo: number): number[];
+  /** Event `i`'s payload as the gateway parses it (`occurred_at` is a fixed instant, not the publish time). */
+  payloadOf(i: number): Record<string, unknown>;
 }
 
 export interface CorpusOptions {
@@ -32,10 +35,12 @@ export interface CorpusOptions {
   readonly shards: number;
   /** @default 42 */
   readonly seed?: number;
+  /** Event i's listing id (the unicast scenario spreads events evenly over its keys); default: the generator's pick. */
+  readonly keyOf?: ((i: number) => string) | undefined;
 }
 
-export function prepareCorpus({ count, listings, partitions, shards, seed = 42 }: CorpusOptions): EventCorpus {
-  const prepared = prepareListingEvents({ count, listings, seed });
+export function prepareCorpus({ count, listings, partitions, shards, seed = 42, keyOf }: CorpusOptions): EventCorpus {
+  const prepared = prepareListingEvents({ count, listings, seed, keyOf });
   const events = prepared.events.map((e): CorpusEvent => ({ ...e, partition: kafkaPartition(e.key, partitions), shard: shardOf(e.key, shards) }));
   return {
     events,
@@ -46,6 +51,11 @@ export function prepareCorpus({ count, listings, partitions, shards, seed = 42 }
       const counts = new Array<number>(partitions).fill(0);
       for (const event of events.slice(0, upTo)) counts[event.partition] = (counts[event.partition] ?? 0) + 1;
       return counts;
+    },
+    payloadOf(i) {
+      const event = events[i];
+      if (event === undefined) throw new RangeError(`event ${i} is beyond the corpus of ${events.length}`);
+      return JSON.parse(event.before + '2025-01-01T00:00:00.000000Z' + event.after) as Record<string, unknown>;
     },
   };
 }
