@@ -73,10 +73,10 @@ export function forgetDeltaBase<C>(group: Group<C>): void {
  * replayed copy of the same text), the shared `withBase`; otherwise a delta of its own to the first
  * payload, then the shared rest. Undefined when no delta is smaller: send `fromFull`.
  *
- * Cost, once per catch-up and only for the subscriber coming out of it: one string comparison (O(1)
- * for the same string, O(payload) for a replayed copy) and, when the bases differ, one fossil delta
- * (~26–110 µs for a demo payload, decision 0011). That delta is the one computed for a single
- * subscriber: no other holds its base, so none could share it.
+ * Cost, only for a subscriber coming out of a catch-up (once per catch-up, again only after a flush
+ * whose last payload its hold skipped): one string comparison (O(1) for the same string, O(payload)
+ * for a replayed copy) and, when the bases differ, one fossil delta (~26–110 µs for a demo payload,
+ * decision 0011). That delta is computed for one subscriber: no other holds its base to share it.
  */
 export function framesFromBase(deltas: GroupDeltas, base: string, payloads: readonly string[]): readonly string[] | undefined {
   if (deltas.withBase !== undefined && base === deltas.baseText) return deltas.withBase;

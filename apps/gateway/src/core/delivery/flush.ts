@@ -251,7 +251,7 @@ function framesAfterCatchup<C>(job: GroupWrite<C>, deltas: GroupDeltas, base: st
 
 /**
  * Stats and metrics of one group write: per group and payload, never per subscriber (cost O(groups));
- * delta subscribers were counted by the write loop, two integers.
+ * delta subscribers were counted by the write loop, a few integers.
  */
 function countDeliveries<C>(flusher: Flusher<C>, job: GroupWrite<C>): void {
   const { group, payloads, timestamps, deltas, withBase, fromFull, ownBase } = job;
