@@ -112,6 +112,7 @@ const reconstruct = (payloads: readonly string[]): string[] => {
 };
 const deltaCount = (payloads: readonly string[]): number => payloads.filter((p) => p.startsWith(DELTA_PAYLOAD_PREFIX)).length;
 const offsetOf = (payload: string): string => (JSON.parse(payload) as { extensions: { position: { offset: string } } }).extensions.position.offset;
+const epochOf = (payload: string): string => (JSON.parse(payload) as { extensions: { position: { epoch: string } } }).extensions.position.epoch;
 
 describe('delta mode (GATEWAY_DELTA on, the default)', () => {
   let t: TestGateway;
@@ -147,15 +148,14 @@ describe('delta mode (GATEWAY_DELTA on, the default)', () => {
     early.ws.close();
     await subscribed(t, 3);
     await demo.publish(20); // the early subscriber misses these: only history has them
-    const epoch = (JSON.parse(full.payloads[0] as string) as { extensions: { position: { epoch: string } } }).extensions.position.epoch;
+    const epoch = epochOf(full.payloads[0] as string);
     const resumed = rawSubscriber(t.url, { query: FULL, extensions: { delta: 'fossil', resume: { epoch, positions: { '0': resumeAt } } } }, false);
     await subscribed(t, 4);
     await demo.publish(40);
     await waitFor(() => full.payloads.length === 140 && late.payloads.length === 100 && official.results.length === 140, { message: '140 events' });
     await waitFor(() => reconstruct(resumed.payloads).length === 140 - 25, { message: 'resumed: replay and live' });
-    // After its catch-up the resumed subscriber is plainly live. The flush that ends the catch-up is
-    // sent in full (it went through the hold), and so is the first payload of the next flush (the
-    // subscriber has no base yet); under load either flush can hold several events, so one event each.
+    // After its catch-up the resumed subscriber gets deltas from the last payload the catch-up sent
+    // it: the flush that ends the hold as well as the next ones (one event each, then a burst).
     for (const [count, resumedFrames] of [[1, 116], [1, 117], [18, 135]] as const) {
       await demo.publish(count);
       await waitFor(() => reconstruct(resumed.payloads).length === resumedFrames, { message: `resumed: ${resumedFrames} events` });
@@ -168,19 +168,78 @@ describe('delta mode (GATEWAY_DELTA on, the default)', () => {
     expect(reconstruct(late.payloads)).toEqual(full.payloads.slice(40));
     expect(reconstruct(resumed.payloads)).toEqual(full.payloads.slice(25));
     expect(official.results.map((r) => reader.read(r))).toEqual(full.payloads.map((p) => JSON.parse(p) as ExecutionResult));
-    // …and got deltas: all but the first (early), the first after joining (late), the replay and the first live one (resumed).
+    // …and got deltas: all but the first (early), the first after joining (late), the catch-up (resumed).
     expect(early.payloads[0]).toBe(full.payloads[0]);
     expect(deltaCount(early.payloads)).toBeGreaterThan(70);
     expect(late.payloads[0]).toBe(full.payloads[40]);
     expect(deltaCount(late.payloads)).toBeGreaterThan(100);
     expect(resumed.payloads[0]?.startsWith(RECOVERY)).toBe(true);
-    expect(deltaCount(resumed.payloads.slice(-18))).toBe(18);
+    expect(deltaCount(resumed.payloads.slice(-20))).toBe(20);
     const bytes = (ps: readonly string[]): number => ps.reduce((sum, p) => sum + p.length, 0);
     // Consecutive events are mostly of different listings here: deltas share keys and URLs, not values.
     expect(bytes(late.payloads)).toBeLessThan(bytes(full.payloads.slice(40)) / 2);
     expect(t.gateway.stats().deltaFramesOut).toBeGreaterThan(300);
     demo.close();
   });
+
+  it('a resumed delta subscriber gets its first live event as a delta from the last payload it received, alone in delta mode or not', async () => {
+    // A gateway of its own: a topic whose offsets start at 0 again.
+    const t = await startTestGateway();
+    const demo = createDemoPublisher(t, 4);
+    try {
+      await resumeThenLive(t, demo);
+    } finally {
+      demo.close();
+      closeOpened();
+      await t.stop();
+    }
+  });
+
+  async function resumeThenLive(t: TestGateway, demo: ReturnType<typeof createDemoPublisher>): Promise<void> {
+    const full = rawSubscriber(t.url, { query: FULL }, false);
+    await subscribed(t, 1);
+    await demo.publish(10);
+    await waitFor(() => full.payloads.length === 10, { message: '10 events' });
+    const epoch = epochOf(full.payloads[0] as string);
+    /** A delta subscriber resuming after the full subscriber's n-th event (history holds the rest). */
+    const resumeAfter = (n: number): RawSubscriber =>
+      rawSubscriber(t.url, { query: FULL, extensions: { delta: 'fossil', resume: { epoch, positions: { '0': offsetOf(full.payloads[n - 1] as string) } } } }, false);
+    /** Publishes events one at a time, each written in a flush of its own, and waits for each. */
+    const liveOneByOne = async (count: number, subscribers: readonly RawSubscriber[]): Promise<void> => {
+      for (let i = 0; i < count; i++) {
+        const received = subscribers.map((s) => s.payloads.length + 1);
+        await demo.publish(1);
+        await waitFor(() => subscribers.every((s, j) => s.payloads.length === received[j]), { message: 'one live event' });
+      }
+    };
+    const kinds = (payloads: readonly string[]): string[] => payloads.map((p) => (p.startsWith(DELTA_PAYLOAD_PREFIX) ? 'delta' : p.startsWith(RECOVERY) ? 'recovery' : 'full'));
+
+    // Alone in delta mode: the group has no base when the live events come; its own last replayed payload is one.
+    const alone = resumeAfter(5);
+    await subscribed(t, 2);
+    await waitFor(() => alone.payloads.length === 1 + 5, { message: 'the recovery signal and five replayed events' });
+    const before = t.gateway.stats().deltaFramesOut;
+    await liveOneByOne(3, [alone]);
+    expect(kinds(alone.payloads)).toEqual(['recovery', ...Array<string>(5).fill('full'), 'delta', 'delta', 'delta']);
+    expect(t.gateway.stats().deltaFramesOut - before).toBe(3);
+
+    // Beside a live delta subscriber: the group's base is the event its replay ended with. And one that
+    // missed nothing was sent no payload, so it holds no base: its first live event comes in full.
+    const beside = resumeAfter(8);
+    const upToDate = resumeAfter(13);
+    await subscribed(t, 4);
+    await waitFor(() => beside.payloads.length === 1 + 5 && upToDate.payloads.length === 1, { message: 'the recovery signals and five replayed events' });
+    await liveOneByOne(3, [alone, beside, upToDate]);
+    expect(kinds(beside.payloads)).toEqual(['recovery', ...Array<string>(5).fill('full'), 'delta', 'delta', 'delta']);
+    expect(kinds(upToDate.payloads)).toEqual(['recovery', 'full', 'delta', 'delta']);
+    expect(t.gateway.stats().deltaFramesOut - before).toBe(11);
+
+    // A client applying the frames ends up with exactly the full subscriber's payloads.
+    await waitFor(() => full.payloads.length === 16, { message: '16 events' });
+    expect(reconstruct(alone.payloads)).toEqual(full.payloads.slice(5));
+    expect(reconstruct(beside.payloads)).toEqual(full.payloads.slice(8));
+    expect(reconstruct(upToDate.payloads)).toEqual(full.payloads.slice(13));
+  }
 
   it('refuses an unknown delta format with an error naming the accepted one', async () => {
     const bad = rawSubscriber(t.url, { query: FULL, extensions: { delta: 'xdelta3' } }, false);

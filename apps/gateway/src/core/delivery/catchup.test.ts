@@ -18,7 +18,7 @@ const writer: ConnectionWriter<Conn> = {
 };
 
 function holding(): CatchingUp<Conn> & { conn: Conn } {
-  return { conn: { sent: [] }, head: '', catchup: createCatchup() };
+  return { conn: { sent: [] }, head: '', catchup: createCatchup(), catchupBase: undefined };
 }
 
 const at = (partitions: number[], offsets: string[]) => ({ epoch: 'e', partitions, offsets });
@@ -47,5 +47,30 @@ describe('catch-up hold', () => {
     holdForCatchup(writer, s, s.catchup!, ['a', 'b'], at([0, 0], ['3', '4']));
     dropCovered(s, new Map([[0, '3']]));
     expect(s.catchup?.held.map((h) => h.payload)).toEqual(['b']);
+  });
+
+  it('after the replay, sends a flush it passes whole as deltas from the last payload it sent (a delta subscriber)', () => {
+    const s: CatchingUp<Conn> & { conn: Conn } = { ...holding(), delta: true };
+    const bases: string[] = [];
+    const deltasFrom = (base: string) => (bases.push(base), ['d1', 'd2']);
+    releaseCatchup(writer, s, new Map([[0, '2']]), 'e', 'replayed-2');
+    holdForCatchup(writer, s, s.catchup!, ['p3', 'p4'], at([0, 0], ['3', '4']), [], deltasFrom);
+    expect(s.conn.sent).toEqual(['d1', 'd2']);
+    expect(bases).toEqual(['replayed-2']);
+    expect(s.catchupBase).toBe('p4'); // what the client reconstructs last, whatever travelled
+  });
+
+  it('sends in full a flush of which it skips a payload, and keeps no base for a subscriber not in delta mode', () => {
+    const s: CatchingUp<Conn> & { conn: Conn } = { ...holding(), delta: true };
+    const deltasFrom = () => ['never'];
+    releaseCatchup(writer, s, new Map([[0, '3']]), 'e', 'replayed-3');
+    holdForCatchup(writer, s, s.catchup!, ['p3', 'p4'], at([0, 0], ['3', '4']), [], deltasFrom);
+    expect(s.conn.sent).toEqual(['p4']);
+    expect(s.catchupBase).toBe('p4');
+    const plain = holding();
+    releaseCatchup(writer, plain, new Map([[0, '2']]), 'e', 'replayed-2');
+    holdForCatchup(writer, plain, plain.catchup!, ['p3'], at([0], ['3']), [], deltasFrom);
+    expect(plain.conn.sent).toEqual(['p3']);
+    expect(plain.catchupBase).toBeUndefined();
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DELTA_PAYLOAD_PREFIX, createDeltaReader } from '@wirestream/delta';
-import { computeGroupDeltas, parseDeltaRequest } from './delta.js';
+import { computeGroupDeltas, framesFromBase, parseDeltaRequest } from './delta.js';
 import type { Group } from './groups.js';
 
 const payload = (n: number): string =>
@@ -44,5 +44,50 @@ describe('computeGroupDeltas', () => {
     expect(d.withBase?.every((p) => p.startsWith(DELTA_PAYLOAD_PREFIX))).toBe(true);
     expect(d.deltasWithBase).toBe(2);
     expect(d.withBase?.map((p) => reader.readText(p))).toEqual(next);
+  });
+
+  it('keeps the text of its base beside the bytes: what withBase starts from', () => {
+    const g = group();
+    expect(computeGroupDeltas(g, [payload(1)]).baseText).toBeUndefined();
+    expect(computeGroupDeltas(g, [payload(2), payload(3)]).baseText).toBe(payload(1));
+    expect(g.deltaBaseText).toBe(payload(3));
+  });
+});
+
+describe('framesFromBase (a subscriber out of a catch-up, its last payload known)', () => {
+  /** A reader whose base is `text`, as a client that was last sent it in full. */
+  const readerAt = (text: string) => {
+    const reader = createDeltaReader();
+    reader.readText(text);
+    return reader;
+  };
+
+  it("the group's own deltas when its last payload is the group's base, even a replayed copy of it", () => {
+    const g = group();
+    computeGroupDeltas(g, [payload(1), payload(2)]);
+    const next = [payload(3), payload(4)];
+    const d = computeGroupDeltas(g, next);
+    const replayedCopy = JSON.stringify(JSON.parse(payload(2)));
+    expect(framesFromBase(d, replayedCopy, next)).toBe(d.withBase);
+  });
+
+  it('a first delta of its own from another base, then the shared ones: it reconstructs every payload', () => {
+    const g = group();
+    computeGroupDeltas(g, [payload(1)]);
+    const next = [payload(3), payload(4)];
+    const d = computeGroupDeltas(g, next);
+    const frames = framesFromBase(d, payload(2), next);
+    expect(frames?.every((p) => p.startsWith(DELTA_PAYLOAD_PREFIX))).toBe(true);
+    expect(frames?.slice(1)).toEqual(d.fromFull.slice(1));
+    const reader = readerAt(payload(2));
+    expect(frames?.map((p) => reader.readText(p))).toEqual(next);
+  });
+
+  it('a delta of its own when the group has no base yet; undefined when no delta is smaller', () => {
+    const d = computeGroupDeltas(group(), [payload(5)]);
+    const frames = framesFromBase(d, payload(4), [payload(5)]);
+    expect(readerAt(payload(4)).readText(frames?.[0] as string)).toBe(payload(5));
+    const unrelated = JSON.stringify({ data: { other: 1 } });
+    expect(framesFromBase(d, unrelated, [payload(5)])).toBeUndefined();
   });
 });

@@ -27,6 +27,8 @@ export interface GroupDeltas {
   /** How many entries of each are deltas (for the frame counters). */
   readonly deltasWithBase: number;
   readonly deltasFromFull: number;
+  /** The payload `withBase` starts from: the group's base before this flush (undefined without one). */
+  readonly baseText: string | undefined;
 }
 
 /**
@@ -50,9 +52,35 @@ export function computeGroupDeltas<C>(group: Group<C>, payloads: readonly string
     }
     previous = bytes;
   }
-  const hadBase = group.deltaBase !== undefined;
+  const baseText = group.deltaBaseText;
   group.deltaBase = previous;
-  if (!hadBase) return { withBase: undefined, fromFull, deltasWithBase: 0, deltasFromFull };
+  if (payloads.length > 0) group.deltaBaseText = payloads[payloads.length - 1];
+  if (baseText === undefined) return { withBase: undefined, fromFull, deltasWithBase: 0, deltasFromFull, baseText };
   const withBase = [first as string, ...fromFull.slice(1)];
-  return { withBase, fromFull, deltasWithBase: deltasFromFull + (first === payloads[0] ? 0 : 1), deltasFromFull };
+  return { withBase, fromFull, deltasWithBase: deltasFromFull + (first === payloads[0] ? 0 : 1), deltasFromFull, baseText };
+}
+
+/** A group without delta subscribers keeps no base: whoever joins in delta mode starts from a full payload. */
+export function forgetDeltaBase<C>(group: Group<C>): void {
+  group.deltaBase = undefined;
+  group.deltaBaseText = undefined;
+}
+
+/**
+ * A flush's frames for a delta subscriber that does not hold the group's base but whose last payload
+ * the gateway knows exactly: `base`, the last one its catch-up sent it (catchup.ts). When that is
+ * the group's base (the catch-up ended with the event the group wrote last: the same string, or a
+ * replayed copy of the same text), the shared `withBase`; otherwise a delta of its own to the first
+ * payload, then the shared rest. Undefined when no delta is smaller: send `fromFull`.
+ *
+ * Cost, only for a subscriber coming out of a catch-up (once per catch-up, again only after a flush
+ * whose last payload its hold skipped): one string comparison (O(1) for the same string, O(payload)
+ * for a replayed copy) and, when the bases differ, one fossil delta (~26–110 µs for a demo payload,
+ * decision 0011). That delta is computed for one subscriber: no other holds its base to share it.
+ */
+export function framesFromBase(deltas: GroupDeltas, base: string, payloads: readonly string[]): readonly string[] | undefined {
+  if (deltas.withBase !== undefined && base === deltas.baseText) return deltas.withBase;
+  const first = payloads[0] as string;
+  const delta = encodeDeltaPayload(payloadBytes(base), payloadBytes(first), first.length);
+  return delta === undefined ? undefined : [delta, ...deltas.fromFull.slice(1)];
 }

@@ -18,10 +18,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Envelope } from '@wirestream/wire';
-import { holdForCatchup } from './catchup.js';
+import { holdForCatchup, takeCatchupBase } from './catchup.js';
 import type { ConnectionWriter, FramePositions } from '../connection-writer.js';
 import { conflateFrames } from './conflation.js';
-import { computeGroupDeltas, type GroupDeltas } from './delta.js';
+import { computeGroupDeltas, forgetDeltaBase, framesFromBase, type GroupDeltas } from './delta.js';
 import { currentEpoch, type Epoch } from './epoch.js';
 import { isSubscribed, subscribersOf, type Group, type PendingPayloads, type Subscriber } from './groups.js';
 import type { GatewayMetrics } from '../metrics.js';
@@ -110,6 +110,13 @@ export interface GroupWrite<C> {
   /** Delta subscribers written from their base, and those sent the full payloads first. */
   withBase: number;
   fromFull: number;
+  /**
+   * Delta subscribers out of a catch-up sent a first delta of their own (delta.ts `framesFromBase`):
+   * how many, their delta frames and their payload bytes (rare: counted as they are written).
+   */
+  ownBase: number;
+  ownBaseDeltas: number;
+  ownBaseBytes: number;
 }
 
 /** A flush in progress: the groups it took, the one being written. */
@@ -175,7 +182,7 @@ function takeGroup<C>(group: Group<C>, epoch: string | undefined): GroupWrite<C>
   group.pending = undefined;
   // Once per write of the group, not per socket; and only while some subscriber wants deltas.
   const deltas = group.deltaSubscribers > 0 ? computeGroupDeltas(group, payloads) : undefined;
-  if (deltas === undefined) group.deltaBase = undefined;
+  if (deltas === undefined) forgetDeltaBase(group);
   const job: GroupWrite<C> = {
     group,
     payloads,
@@ -190,20 +197,26 @@ function takeGroup<C>(group: Group<C>, epoch: string | undefined): GroupWrite<C>
     deltas,
     withBase: 0,
     fromFull: 0,
+    ownBase: 0,
+    ownBaseDeltas: 0,
+    ownBaseBytes: 0,
   };
   return job;
 }
 
 /**
  * One subscriber's frames of this flush: held back while it replays history; as deltas when it asked
- * for them and has the group's previous payload (else the full payloads, which become its base).
+ * for them and has the group's previous payload, or the last payload of its catch-up (else the full
+ * payloads, which become its base).
  */
 function writeSubscriber<C>(writer: ConnectionWriter<C>, job: GroupWrite<C>, subscriber: Subscriber<C>): void {
   const { deltas } = job;
   if (subscriber.catchup !== undefined) {
-    // Held and replayed payloads are full; the first live one after the catch-up is full too.
+    // Replayed and held payloads are full; once the replay is done, a flush that passes the hold
+    // whole is sent as deltas from the last of them (a closure per catching-up delta subscriber).
     subscriber.hasBase = false;
-    holdForCatchup(writer, subscriber, subscriber.catchup, job.payloads, job.positions, job.keys);
+    const deltasFrom = deltas !== undefined && subscriber.delta ? (base: string) => framesAfterCatchup(job, deltas, base) : undefined;
+    holdForCatchup(writer, subscriber, subscriber.catchup, job.payloads, job.positions, job.keys, deltasFrom);
   } else if (subscriber.conflation !== undefined) {
     // Conflated frames are full payloads (a delta's base would be a payload it may never get).
     subscriber.hasBase = false;
@@ -214,33 +227,49 @@ function writeSubscriber<C>(writer: ConnectionWriter<C>, job: GroupWrite<C>, sub
     writer.sendFrames(subscriber.conn, subscriber.head, deltas.withBase, job.positions);
     job.withBase++;
   } else {
-    writer.sendFrames(subscriber.conn, subscriber.head, deltas.fromFull, job.positions);
+    // New, or out of a catch-up: from the base the catch-up left it when there is one.
+    const base = takeCatchupBase(subscriber);
+    const frames = base === undefined ? undefined : framesAfterCatchup(job, deltas, base);
+    if (frames === undefined) job.fromFull++;
+    writer.sendFrames(subscriber.conn, subscriber.head, frames ?? deltas.fromFull, job.positions);
     subscriber.hasBase = true;
-    job.fromFull++;
   }
+}
+
+/** A flush's frames for a delta subscriber whose last payload is `base` (delta.ts), counted in the job; undefined: send them in full. */
+function framesAfterCatchup<C>(job: GroupWrite<C>, deltas: GroupDeltas, base: string): readonly string[] | undefined {
+  const frames = framesFromBase(deltas, base, job.payloads);
+  if (frames === undefined) return undefined;
+  if (frames === deltas.withBase) job.withBase++;
+  else {
+    job.ownBase++;
+    job.ownBaseDeltas += 1 + deltas.deltasFromFull;
+    job.ownBaseBytes += sentBytes(frames);
+  }
+  return frames;
 }
 
 /**
  * Stats and metrics of one group write: per group and payload, never per subscriber (cost O(groups));
- * delta subscribers were counted by the write loop, two integers.
+ * delta subscribers were counted by the write loop, a few integers.
  */
 function countDeliveries<C>(flusher: Flusher<C>, job: GroupWrite<C>): void {
-  const { group, payloads, timestamps, deltas, withBase, fromFull } = job;
+  const { group, payloads, timestamps, deltas, withBase, fromFull, ownBase } = job;
   const receivers = job.subscribers.length;
   const frames = receivers * payloads.length;
-  const deltaFrames = deltas === undefined ? 0 : withBase * deltas.deltasWithBase + fromFull * deltas.deltasFromFull;
+  const deltaFrames = deltas === undefined ? 0 : withBase * deltas.deltasWithBase + fromFull * deltas.deltasFromFull + job.ownBaseDeltas;
   flusher.stats.framesOut += frames;
   flusher.stats.deltaFramesOut += deltaFrames;
   const { metrics } = flusher;
   if (!metrics) return;
   const now = Date.now();
-  const fullReceivers = receivers - withBase - fromFull;
+  const fullReceivers = receivers - withBase - fromFull - ownBase;
   let bytes = group.headBytes * payloads.length;
   for (let i = 0; i < payloads.length; i++) {
     bytes += (Buffer.byteLength(payloads[i] as string) + 1) * fullReceivers;
     metrics.eventToWireSeconds.observe(Math.max(0, now - (timestamps[i] as number)) / 1_000);
   }
-  if (deltas !== undefined) bytes += sentBytes(deltas.withBase) * withBase + sentBytes(deltas.fromFull) * fromFull;
+  if (deltas !== undefined) bytes += sentBytes(deltas.withBase) * withBase + sentBytes(deltas.fromFull) * fromFull + job.ownBaseBytes;
   metrics.framesOut.inc(frames);
   metrics.bytesOut.inc(bytes);
   if (deltaFrames > 0) metrics.deltaFramesOut.inc(deltaFrames);

@@ -29,7 +29,8 @@ export interface Subscriber<C> extends CatchingUp<C>, Conflating<C> {
   /**
    * Delta mode: the last payload this subscriber received is the group's {@link Group.deltaBase}
    * (it received the group's previous payload live), so the next one can be a delta. False for a
-   * new subscriber and whenever it was not written live (catching up): it then gets a full one first.
+   * new subscriber and whenever it was not written live (catching up): it then gets a full one
+   * first, unless its catch-up left it a known base ({@link CatchingUp.catchupBase}).
    * Written by the flush (flush.ts).
    */
   hasBase: boolean;
@@ -62,6 +63,8 @@ export interface Group<C> {
    * of the next event's delta (delta.ts). Undefined while no subscriber can hold it.
    */
   deltaBase: Uint8Array | undefined;
+  /** The same payload as text: what a subscriber's own last payload is compared with (delta.ts). */
+  deltaBaseText: string | undefined;
   /** Resolver context of this group (lazy: members are built on first use), if factories were given. */
   readonly context: object | undefined;
 }
@@ -165,6 +168,7 @@ export function joinGroup<C>(registry: Registry<C>, conn: C, id: string, op: Com
     catchup: options.catchup ? createCatchup() : undefined,
     delta: options.delta,
     hasBase: false,
+    catchupBase: undefined,
     conflation: options.conflation,
   };
   group.members = addOne(group.members, subscriber);
@@ -274,7 +278,7 @@ function openGroup<C>(registry: Registry<C>, op: CompiledSubscription): Group<C>
   const base: GroupContextBase = { dedupKey: op.dedupKey, fieldName, topic, ...(op.claims === undefined ? {} : { claims: op.claims }) };
   // Without factories a context still carries the claims look-up headers read (decision 0042).
   const context = registry.contextFactories ? createLazyContext(registry.contextFactories, base) : op.claims === undefined ? undefined : Object.freeze(base);
-  const group: Group<C> = { op, members: undefined, pending: undefined, headBytes: 0, deltaSubscribers: 0, deltaBase: undefined, context };
+  const group: Group<C> = { op, members: undefined, pending: undefined, headBytes: 0, deltaSubscribers: 0, deltaBase: undefined, deltaBaseText: undefined, context };
   registry.groups.set(op.dedupKey, group);
   retainTopic(registry, topic);
   for (const channel of op.channels) retainChannel(registry, channel, group);

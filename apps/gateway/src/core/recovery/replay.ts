@@ -55,7 +55,8 @@ export async function replayThenRelease<C>(
   after: ReadonlyMap<number, string>,
 ): Promise<void> {
   const alive = (): boolean => isSubscribed(subscriber);
-  const sent = new Map<number, string>();
+  const progress: ReplayProgress = { sent: new Map(), last: undefined };
+  const { sent } = progress;
   const from = (p: number): string | undefined => sent.get(p) ?? after.get(p);
   // Live events keep arriving while history replays, and they are in history too: replay again from
   // where the last pass ended until a pass finds little, so what is held back (in memory, then sent
@@ -63,7 +64,7 @@ export async function replayThenRelease<C>(
   for (let pass = 0; pass < MAX_REPLAY_PASSES; pass++) {
     let found = 0;
     for (const p of partitions) {
-      const replayed = await replayPartition(state, subscriber, p, from(p), sent, alive);
+      const replayed = await replayPartition(state, subscriber, p, from(p), progress, alive);
       if (replayed === undefined) return;
       found += replayed;
     }
@@ -72,7 +73,14 @@ export async function replayThenRelease<C>(
   }
   const covered = new Map(after);
   for (const [p, offset] of sent) covered.set(p, offset);
-  releaseCatchup(state.writer, subscriber, covered, currentEpoch(state.epoch));
+  // Its last replayed payload is a delta reader's base: the next frames can be deltas from it.
+  releaseCatchup(state.writer, subscriber, covered, currentEpoch(state.epoch), progress.last);
+}
+
+/** Where a replay is: per partition the last offset read, and the last payload sent (its text). */
+interface ReplayProgress {
+  readonly sent: Map<number, string>;
+  last: string | undefined;
 }
 
 /**
@@ -86,7 +94,7 @@ async function replayPartition<C>(
   subscriber: Subscriber<C>,
   p: number,
   after: string | undefined,
-  sent: Map<number, string>,
+  progress: ReplayProgress,
   alive: () => boolean,
 ): Promise<number | undefined> {
   const { history } = state;
@@ -106,8 +114,10 @@ async function replayPartition<C>(
       }
       const rendered = renderPayload(state.renderer, group, envelope, positionExtensions(envelope, currentEpoch(state.epoch)));
       const json = typeof rendered === 'string' || rendered === undefined ? rendered : await rendered;
-      sent.set(p, entry.offset);
-      if (json !== undefined && chunks.add(json, p, entry.offset) && !(await chunks.flush())) return undefined;
+      progress.sent.set(p, entry.offset);
+      if (json === undefined) continue;
+      progress.last = json;
+      if (chunks.add(json, p, entry.offset) && !(await chunks.flush())) return undefined;
     }
   }
   return (await chunks.flush()) ? read : undefined;
