@@ -76,6 +76,9 @@ describe('GraphQL over SSE, end to end', () => {
     await waitFor(async () => (await stats())['subscriptions'] === 0, { message: 'previous clients gone' });
     const first = await openStream({});
     await waitFor(async () => (await stats())['subscriptions'] === 1, { message: 'stream subscribed' });
+    // The stream is owed the events after its start (start.ts): under load the start can come after a
+    // few events were already in history, so produce only once the start frame has arrived.
+    await waitFor(() => first.results[0]?.extensions?.['start'] !== undefined, { timeoutMs: 60_000, message: "the stream's start" });
     const seen = await produce(30);
     await waitFor(() => nsOf(first.results).length === 30, { timeoutMs: 60_000, message: 'first 30' });
     const cursor = first.lastId();
