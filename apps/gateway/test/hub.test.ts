@@ -153,7 +153,9 @@ describe('hub groups and channels', () => {
   });
 
   it('writes every event of one turn to a connection in one write, in order', async () => {
-    const { hub, publish } = setup();
+    // One turn's events in one slice: a budget no run reaches (the default 10 ms was overrun once at a
+    // CI load of ~9, and the second slice's events went out in a second write, as they should).
+    const { hub, publish } = setup(true, { flow: { sliceMs: 1_000, flushDelayMs: 1_000, maxInboundBytes: 1e9 } });
     const a = conn('a');
     hub.subscribe(a, '1', ALL);
     await confirmed(hub, SHARDS);
