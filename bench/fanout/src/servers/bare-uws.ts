@@ -76,13 +76,19 @@ interface SocketData {
   group: Group | undefined;
 }
 
+const PAYLOAD_FIELD = ',"payload":';
+
+/** The envelope's payload text: an envelope ends with `"payload":<json>}`. */
+function payloadTextOf(envelope: string, at = envelope.indexOf(PAYLOAD_FIELD)): string {
+  return envelope.slice(at + PAYLOAD_FIELD.length, -1);
+}
+
 /** The whole event, as the full selection would: the envelope's payload text reused as is (and the message's closing `}`). */
 function wholeEvent({ text }: Arrival): string {
-  // The envelope ends with `"payload":<json>}`.
-  const at = text.indexOf(',"payload":');
+  const at = text.indexOf(PAYLOAD_FIELD);
   const meta = JSON.parse(`${text.slice(0, at)}}`) as { topic: string; partition: number; offset: string };
   return (
-    `{"data":{"listingUpdated":${text.slice(at + 11, -1)}},"extensions":{"position":` +
+    `{"data":{"listingUpdated":${payloadTextOf(text, at)}},"extensions":{"position":` +
     `{"topic":${JSON.stringify(meta.topic)},"partition":${meta.partition},"offset":"${meta.offset}"}}}}`
   );
 }
@@ -210,7 +216,7 @@ function sendToKeys(text: string): void {
   if (!isEnvelopeBatchPart(text)) {
     const e = JSON.parse(text) as Envelope & { payload: { listing_id?: unknown } };
     const group = typeof e.payload.listing_id === 'string' ? groups.get(e.payload.listing_id) : undefined;
-    if (group !== undefined) sendWhole(group, text.slice(text.indexOf(',"payload":') + 11, -1), e.partition, e.offset);
+    if (group !== undefined) sendWhole(group, payloadTextOf(text), e.partition, e.offset);
     return;
   }
   const part = parseEnvelopeBatchPart(text);
@@ -220,7 +226,7 @@ function sendToKeys(text: string): void {
     const group = groups.get(keys[i] ?? '');
     if (group === undefined) continue;
     const envelope = part.envelopes[i] as string;
-    sendWhole(group, envelope.slice(envelope.indexOf(',"payload":') + 11, -1), part.partition, part.offsets[i] as string);
+    sendWhole(group, payloadTextOf(envelope), part.partition, part.offsets[i] as string);
   }
 }
 
