@@ -25,7 +25,7 @@ export const GATEWAY_DEFAULTS = Object.freeze({
   // ---- transport: frames, backpressure, liveness, drain ----
   maxPayloadBytes: 65_536, // 64 KiB
   maxBackpressureBytes: 1_048_576, // 1 MiB
-  socketBufferBytes: 8_192, // 8 KiB: bench/results/memory-return-pending.md
+  socketBufferBytes: 8_192, // 8 KiB: bench/results/memory-return.md
   idleTimeoutSeconds: 60,
   drainBatchSize: 500, // sockets closed per event-loop turn
 

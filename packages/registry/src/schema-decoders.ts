@@ -129,7 +129,7 @@ export function createSchemaDecoders(options: SchemaDecodersOptions): SchemaDeco
 /**
  * One registered schema compiled, by its type. avsc and protobufjs are imported with the first schema
  * of their type (RSS that a process without wire-format topics should not carry: decision 0031,
- * bench/results/idle-rss-s10.md); ajv is loaded by json-schema.ts with the first JSON Schema.
+ * bench/results/idle-rss.md); ajv is loaded by json-schema.ts with the first JSON Schema.
  */
 async function compile(schema: RegisteredSchema, fieldName: FieldNamer, references: readonly ResolvedReference[]): Promise<SchemaEntry> {
   const { id } = schema;

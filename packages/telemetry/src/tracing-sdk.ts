@@ -1,7 +1,7 @@
 /**
  * The OpenTelemetry SDK for tracing that is on, imported by startTracing (tracing.ts) only then:
  * the SDK with its resources and context managers, and the exporter of the configured protocol
- * (bench/results/idle-rss-s10.md, decision 0031).
+ * (bench/results/idle-rss.md, decision 0031).
  */
 import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';

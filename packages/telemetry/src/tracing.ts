@@ -7,7 +7,7 @@
  *
  * The SDK, its exporter and the async-hooks context manager (tracing-sdk.ts) are imported only when
  * tracing is on (decision 0031): importing this package cost 26.4 MiB of RSS with them, 22.5 without
- * (bench/results/idle-rss-s10.md), which a pod without tracing should not carry. What stays here is the API (its no-op tracer, `trace.getActiveSpan` for the log
+ * (bench/results/idle-rss.md), which a pod without tracing should not carry. What stays here is the API (its no-op tracer, `trace.getActiveSpan` for the log
  * mixin) and @opentelemetry/core's traceparent parser: small, and the envelope helpers need them.
  */
 import { trace, type SpanContext } from '@opentelemetry/api';
