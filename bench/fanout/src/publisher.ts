@@ -1,7 +1,7 @@
 /**
  * Publishes envelopes straight into Redis, as ingest would (bypassing Kafka and ingest, so the
  * server is what is measured): real demo events, snake_cased by our transform, wrapped by
- * `encodeEnvelope`, on the channel `channelName(prefix, topic, shardOf(key, shards))`.
+ * the kit's envelope writer, on the channel `channelName(prefix, topic, shardOf(key, shards))`.
  *
  * The producer's timestamp: `occurred_at` is rewritten at publish time to the shared µs wall
  * clock (ISO 8601 with 6 fraction digits; see @wirestream/loadgen's clock), and the envelope
@@ -11,8 +11,8 @@
 import type { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import type { SubscriptionRoute } from '@wirestream/schema';
-import { channelName, createEnvelopeHeadEncoder, encodeEnvelopeBatch, encodeEnvelopeTrace, ROUTED_ON_KAFKA_KEY } from '@wirestream/wire';
-import { paceStream, prepareCorpus, type CorpusEvent, type EventCorpus as KitCorpus, type StreamOptions } from '@wirestream/bench-kit';
+import { channelName, encodeEnvelopeBatch, encodeEnvelopeTrace, ROUTED_ON_KAFKA_KEY } from '@wirestream/wire';
+import { createEnvelopeWriter, paceStream, prepareCorpus, type CorpusEvent, type EventCorpus as KitCorpus, type StreamOptions } from '@wirestream/bench-kit';
 import { isoWithMicros } from '@wirestream/loadgen';
 
 /** Kafka partitions of the simulated topic (positions look like real ones). */
@@ -59,14 +59,14 @@ export interface PublishOptions extends StreamOptions<EventCorpus> {
 /** Publishes and resolves after Redis acknowledged the last PUBLISH, with the shared-clock time of the first publish. */
 export async function publishEvents(options: PublishOptions): Promise<{ firstPublishUs: number; lastPublishUs: number }> {
   const { redis, corpus, topic, clock, offsetBase, count, ratePerSecond, tracedShare = 0, batch = 0 } = options;
-  const encodeHead = createEnvelopeHeadEncoder(topic);
+  const writeEnvelope = createEnvelopeWriter(topic);
   const traced = (i: number): boolean => tracedShare > 0 && Math.floor((i + 1) * tracedShare) > Math.floor(i * tracedShare);
   const envelopeOf = (i: number): string => {
     const event = corpus.events[i] as PreparedEvent;
     const nowUs = clock.nowUs();
     const payload = event.before + isoWithMicros(nowUs) + event.after;
     const trace = traced(i) ? encodeEnvelopeTrace(`00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`) : undefined;
-    return encodeHead(event.partition, String(offsetBase + i), event.key, Math.floor(nowUs / 1_000), trace) + payload + '}';
+    return writeEnvelope(event.partition, String(offsetBase + i), event.key, Math.floor(nowUs / 1_000), payload, trace);
   };
   const chunks = batch > 0 ? createChunker(redis, corpus, offsetBase, batch, envelopeOf) : undefined;
   const publishOne = (i: number): Promise<number> => {

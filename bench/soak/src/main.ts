@@ -15,10 +15,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
-import { channelName, DEFAULT_CHANNEL_PREFIX, DEFAULT_HISTORY_PREFIX, encodeEnvelope, historyAppendArgs, historyPartitionsKey, shardOf } from '@wirestream/wire';
+import { channelName, DEFAULT_CHANNEL_PREFIX, DEFAULT_HISTORY_PREFIX, historyAppendArgs, historyPartitionsKey, shardOf } from '@wirestream/wire';
 import { findRepoRoot, startRedis, waitFor } from '@wirestream/testkit';
 import { createKeyTransformer } from '@wirestream/transform';
-import { commandLine, loadAverageText, parseCli, readRssBytes, startGateway } from '@wirestream/bench-kit';
+import { commandLine, createEnvelopeWriter, loadAverageText, parseCli, readRssBytes, startGateway } from '@wirestream/bench-kit';
 import type { ClientsReport, FromClients, ToClients } from './clients.js';
 
 const { values } = parseCli({
@@ -165,6 +165,7 @@ async function main(): Promise<void> {
   const generator = createAuctionEventGenerator({ seed: 7, listings: 200 });
   const transformer = createKeyTransformer();
   const offsets = new Array<number>(PARTITIONS).fill(0);
+  const writeEnvelope = createEnvelopeWriter(TOPIC);
   await redis.sadd(historyPartitionsKey(DEFAULT_HISTORY_PREFIX, TOPIC), ...Array.from({ length: PARTITIONS }, (_, p) => String(p)));
   let published = 0;
   let rawPeak = 0;
@@ -184,7 +185,7 @@ async function main(): Promise<void> {
       const offset = String(offsets[partition]);
       offsets[partition] = (offsets[partition] ?? 0) + 1;
       const channel = channelName(DEFAULT_CHANNEL_PREFIX, TOPIC, shardOf(event.key, SHARDS));
-      const envelope = encodeEnvelope({ topic: TOPIC, partition, offset, key: event.key, ts: Date.now() }, JSON.stringify(transformer.transform(event.value)));
+      const envelope = writeEnvelope(partition, offset, event.key, Date.now(), JSON.stringify(transformer.transform(event.value)));
       pipeline.call('xadd', historyAppendArgs(DEFAULT_HISTORY_PREFIX, TOPIC, partition, offset, channel, envelope, HISTORY));
       pipeline.publish(channel, envelope);
       published++;
