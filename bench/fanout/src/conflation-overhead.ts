@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * Conflation's cost inside the fan-out engine (issue #36: with 10 % of sockets conflating, CPU per
  * delivery within 5 % of today's for the others), in one process so the machine's noise hits every
@@ -10,57 +9,42 @@
  * The transport is a no-op that still builds each frame (`head + payload + '}'`). Reported: CPU per
  * round and ns per delivery to the 90 % that do not conflate (every side delivers the same to them;
  * what the 10 % cost is in the total).
- *
- *   node bench/fanout/dist/conflation-overhead.js [--subscribers 5000] [--events 500] [--rounds 8]
  */
-import { markdownTable, median, parseCli, positiveInts } from '@wirestream/bench-kit';
-import { benchListing, compileSubscription, createCompiler, createFrameSink, feedSides, listingEvents, listingKey, listingUpdated, msRange, runEngineBench } from './engine-fixture.js';
+import { median } from '@wirestream/bench-kit';
+import { benchEvents, compileSubscription, cpuTable, createCompiler, createFrameSink, engineCounts, engineOptions, feedSides } from './engine-fixture.js';
+import type { MicroBench } from './scenario.js';
 
-const { values } = parseCli({
-  options: {
-    subscribers: { type: 'string', default: '5000' },
-    events: { type: 'string', default: '500' },
-    rounds: { type: 'string', default: '8' },
-  },
-});
-const { subscribers: SUBSCRIBERS, events: EVENTS, rounds: ROUNDS } = positiveInts(values, ['subscribers', 'events', 'rounds']);
 const SHARE = 0.1;
 
-const events = listingEvents(EVENTS, (i) => {
-  const key = listingKey(i % 50);
-  return { key, payload: listingUpdated(i, key, benchListing(i, key, 1_200)) };
-});
-const operation = compileSubscription(
-  createCompiler(),
-  'subscription { listingUpdated { listing_id event_type occurred_at listing { title description current_price { amount_cents currency_code } } } }',
-);
-
-interface Conn {
-  readonly room: boolean;
-}
-const sink = createFrameSink<Conn>({ hasRoom: (conn) => conn.room });
-
-type Side = 'none' | 'keeping' | 'lagging';
-
-runEngineBench(async () => {
-  const sides: Side[] = ['none', 'keeping', 'lagging'];
-  const { samples } = await feedSides(sides, ROUNDS, events, (side) => ({
-    writer: sink.writer,
-    subscribe: (hub) => {
-      for (let i = 0; i < SUBSCRIBERS; i++) {
-        const conflating = side !== 'none' && i % Math.round(1 / SHARE) === 0;
-        hub.subscribe({ room: !(conflating && side === 'lagging') }, String(i), operation, { conflate: conflating });
-      }
-    },
-  }));
-  const plain = Math.round(SUBSCRIBERS * (1 - SHARE));
-  const base = median(samples.get('none') ?? []);
-  console.log(`conflation in the fan-out engine: ${SUBSCRIBERS} subscribers (${SHARE * 100} % conflating on two sides) × ${EVENTS} events per round, ${ROUNDS} rounds each, alternating`);
-  const rows = sides.map((side) => {
-    const t = samples.get(side) ?? [];
-    const m = median(t);
-    return [side, msRange(t), ((m * 1_000) / (EVENTS * plain)).toFixed(1), `${((m / base - 1) * 100).toFixed(1)} %`];
-  });
-  console.log(markdownTable([['side', 'CPU per round, median (min–max)', 'ns per delivery to the 90 %', 'vs none'], ...rows]));
-  console.log(`frames built ${sink.frames()}`);
-});
+export const conflationOverhead: MicroBench = {
+  description: 'CPU per round with none, 10 % keeping-up and 10 % lagging conflating subscribers (issue #36)',
+  options: engineOptions(5_000, 500, 8),
+  async run(o) {
+    const { subscribers, count, rounds } = engineCounts(o);
+    const events = benchEvents(count, 50, 1_200);
+    const operation = compileSubscription(
+      createCompiler(),
+      'subscription { listingUpdated { listing_id event_type occurred_at listing { title description current_price { amount_cents currency_code } } } }',
+    );
+    const sink = createFrameSink<{ readonly room: boolean }>({ hasRoom: (conn) => conn.room });
+    const { samples } = await feedSides(['none', 'keeping', 'lagging'] as const, rounds, events, (side) => ({
+      writer: sink.writer,
+      subscribe: (hub) => {
+        for (let i = 0; i < subscribers; i++) {
+          const conflating = side !== 'none' && i % Math.round(1 / SHARE) === 0;
+          hub.subscribe({ room: !(conflating && side === 'lagging') }, String(i), operation, { conflate: conflating });
+        }
+      },
+    }));
+    const plain = Math.round(subscribers * (1 - SHARE));
+    const base = median(samples.get('none') ?? []);
+    return [
+      `conflation in the fan-out engine: ${subscribers} subscribers (${SHARE * 100} % conflating on two sides) × ${count} events per round, ${rounds} rounds each, alternating`,
+      cpuTable('side', samples, {
+        'ns per delivery to the 90 %': (us) => ((us * 1_000) / (count * plain)).toFixed(1),
+        'vs none': (us) => `${((us / base - 1) * 100).toFixed(1)} %`,
+      }),
+      `frames built ${sink.frames()}`,
+    ].join('\n');
+  },
+};

@@ -2,8 +2,8 @@
  * What the in-process engine benches share, once: the real engine (`createHub` on the in-process
  * bus) with a writer that builds each frame and drops it, listing events of the example schema's
  * listing route (each bench gives its own payload), envelopes fed in bursts as ioredis hands over
- * socket reads, CPU per round, sides measured in alternating rounds, forced GC, and the exit (the
- * hubs keep timers: nothing else ends the process). A bench declares only its sides and payloads.
+ * socket reads, CPU per round, sides measured in alternating rounds and their table, forced GC.
+ * A bench (micro.ts runs them) declares only its sides, payloads and columns.
  */
 import { channelName, shardOf, type EnvelopeRoute } from '@wirestream/wire';
 import { auctionSchemaPath, loadWirestreamSchema, type SubscriptionRoute } from '@wirestream/schema';
@@ -11,7 +11,8 @@ import { createLogger, createMetricsRegistry, type Tracer } from '@wirestream/te
 import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { createKeyTransformer } from '@wirestream/transform';
 import { createGatewayMetrics, createHub, createMemoryBus, createOperationCompiler, type CompiledSubscription, type ConnectionWriter, type Hub } from '@wirestream/gateway/internals';
-import { median, requireGc } from '@wirestream/bench-kit';
+import { createEnvelopeWriter, markdownTable, median, requireGc } from '@wirestream/bench-kit';
+import type { OptionSpecs, OptionValues } from './scenario.js';
 
 export const schema = loadWirestreamSchema(auctionSchemaPath);
 export const TOPIC = 'listing-events';
@@ -70,6 +71,28 @@ export const listingKey = (i: number): string => `lst-${String(i).padStart(6, '0
  */
 export function benchListing(i: number, key: string, descriptionChars: number, extra: Readonly<Record<string, unknown>> = {}): Record<string, unknown> {
   return { listing_id: key, title: `Listing ${Number(key.slice(4))}`, description: 'x'.repeat(descriptionChars), status: 'ACTIVE', ...extra, current_price: { amount_cents: 1_000 + i, currency_code: 'EUR' } };
+}
+
+/** `count` events of `keys` listings (event i of `lst-<i mod keys>`), each a {@link benchListing} of `descriptionChars`. */
+export function benchEvents(count: number, keys: number, descriptionChars: number): EngineEvent[] {
+  return listingEvents(count, (i) => {
+    const key = listingKey(i % keys);
+    return { key, payload: listingUpdated(i, key, benchListing(i, key, descriptionChars)) };
+  });
+}
+
+/** The options of a bench that feeds a hub's subscribers rounds of events, with the bench's defaults. */
+export function engineOptions(subscribers: number, events: number, rounds: number): OptionSpecs {
+  return {
+    subscribers: { arg: 'N', default: String(subscribers), help: 'subscribers of the hub' },
+    events: { arg: 'N', default: String(events), help: 'listing events per round' },
+    rounds: { arg: 'N', default: String(rounds), help: 'rounds per side after a warm-up' },
+  };
+}
+
+/** The counts {@link engineOptions} declares. */
+export function engineCounts(o: OptionValues): { subscribers: number; count: number; rounds: number } {
+  return { subscribers: o.count('subscribers'), count: o.count('events'), rounds: o.count('rounds') };
 }
 
 /** `count` demo events of a kind (seed 42, 50 listings) as ingest publishes them: snake_cased, as JSON. */
@@ -186,20 +209,9 @@ export async function startEngine<C>({ writer, metrics = false, tracer, subscrib
   return { bus, hub };
 }
 
-/** One engine per side, started one after the other. */
-export async function startEngines<S, C>(sides: readonly S[], optionsOf: (side: S) => EngineOptions<C>): Promise<(side: S) => Engine<C>> {
-  const engines = new Map<S, Engine<C>>();
-  for (const side of sides) engines.set(side, await startEngine(optionsOf(side)));
-  return (side) => {
-    const engine = engines.get(side);
-    if (engine === undefined) throw new Error(`no engine for side ${String(side)}`);
-    return engine;
-  };
-}
-
 /**
- * The sides' engines fed the same events in alternating rounds ({@link alternate}): CPU µs per
- * round and side, and each side's engine (its hub's stats).
+ * The sides' engines (started one after the other) fed the same events in alternating rounds
+ * ({@link alternate}): CPU µs per round and side, and each side's engine (its hub's stats).
  */
 export async function feedSides<S, C>(
   sides: readonly S[],
@@ -208,7 +220,13 @@ export async function feedSides<S, C>(
   optionsOf: (side: S) => EngineOptions<C>,
   feedOf: (side: S) => FeedOptions = () => ({}),
 ): Promise<{ samples: Map<S, number[]>; engineOf: (side: S) => Engine<C> }> {
-  const engineOf = await startEngines(sides, optionsOf);
+  const engines = new Map<S, Engine<C>>();
+  for (const side of sides) engines.set(side, await startEngine(optionsOf(side)));
+  const engineOf = (side: S): Engine<C> => {
+    const engine = engines.get(side);
+    if (engine === undefined) throw new Error(`no engine for side ${String(side)}`);
+    return engine;
+  };
   const { samples } = await alternate(sides, rounds, (side) => cpuMicros(() => feed(engineOf(side).bus, events, feedOf(side))));
   return { samples, engineOf };
 }
@@ -217,6 +235,7 @@ export async function feedSides<S, C>(
 export const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 let offset = 0;
+const writeEnvelope = createEnvelopeWriter(TOPIC);
 
 export interface FeedOptions {
   /** Events published per turn. @default 50 */
@@ -230,7 +249,7 @@ export async function feed(bus: MemoryBus, events: readonly EngineEvent[], { bur
   for (let i = 0; i < events.length; i += burst) {
     for (const event of events.slice(i, i + burst)) {
       const at = String(offset++);
-      const envelope = `{"v":1,"topic":"${TOPIC}","partition":${event.partition},"offset":"${at}","key":${JSON.stringify(event.key)},"ts":${Date.now()},"payload":${event.payload}}`;
+      const envelope = writeEnvelope(event.partition, at, event.key, Date.now(), event.payload);
       const routing: EnvelopeRoute | undefined = routedOn === undefined ? undefined : { partition: event.partition, offset: at, on: routedOn, key: event.key };
       bus.publish(event.channel, envelope, undefined, routing);
     }
@@ -279,23 +298,19 @@ export function medianRange(samples: readonly number[], format: (value: number) 
   return `${format(median(samples))}${unit} (${format(Math.min(...samples))}–${format(Math.max(...samples))})`;
 }
 
-/** CPU per round as the tables show it: `12.3 ms (11.9–13.0)` from µs samples. */
-export const msRange = (us: readonly number[]): string => medianRange(us, (v) => (v / 1_000).toFixed(1), ' ms');
+/**
+ * The sides' CPU per round as a table: a row per side (in the samples' order), `label` its first
+ * column's header, then `CPU per round, median (min–max)` (`12.3 ms (11.9–13.0)`), then the bench's own columns of the
+ * side's median µs.
+ */
+export function cpuTable<S extends string>(label: string, samples: ReadonlyMap<S, readonly number[]>, columns: Readonly<Record<string, (medianUs: number, side: S) => string>>): string {
+  const rows = [...samples].map(([side, us]) => [side, medianRange(us, (v) => (v / 1_000).toFixed(1), ' ms'), ...Object.values(columns).map((column) => column(median(us), side))]);
+  return markdownTable([[label, 'CPU per round, median (min–max)', ...Object.keys(columns)], ...rows]);
+}
 
 /** A full GC (twice: what the first frees may let the second free more); the bench must run under `node --expose-gc`. */
 export function collectGarbage(): void {
   const gc = requireGc();
   gc();
   gc();
-}
-
-/** Runs a bench's body and ends the process (the hubs keep timers, conflation polls among them): 0 when done, 1 after printing an error. */
-export function runEngineBench(body: () => Promise<void>): void {
-  body().then(
-    () => process.exit(0),
-    (err: unknown) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
 }

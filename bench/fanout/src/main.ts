@@ -14,7 +14,6 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { parseArgs, type ParseArgsOptionDescriptor } from 'node:util';
 import { Redis } from 'ioredis';
 import { createBenchClock } from '@wirestream/loadgen';
 import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
@@ -25,9 +24,9 @@ import { prepareEvents } from './publisher.js';
 import { fmtBytes } from './report.js';
 import { reportHeader } from './report-file.js';
 import type { RunContext, StackRun } from './run-stack.js';
-import { createOptionValues, helpLines, type OptionSpecs, type OptionValues, type Scenario, type ScenarioOutput } from './scenario.js';
+import { createOptionValues, helpLines, parseDeclared, type OptionSpecs, type OptionValues, type Scenario, type ScenarioOutput } from './scenario.js';
 import { DEFAULT_SCENARIOS, SCENARIOS } from './scenarios.js';
-import { LISTINGS, readCommon, RUNNER_OPTIONS, STANDALONE_BENCHES } from './runner-options.js';
+import { LISTINGS, readCommon, RUNNER_OPTIONS } from './runner-options.js';
 import { parseEnvList } from './variants.js';
 
 function helpText(): string {
@@ -41,8 +40,7 @@ function helpText(): string {
     `scenarios (run in this order; default ${DEFAULT_SCENARIOS}):`,
     ...SCENARIOS.flatMap((s) => [`  ${s.name.padEnd(14)} ${s.description}${s.report ? ` → ${s.report}.md` : ''}`, ...helpLines(s.options, '      ')]),
     '',
-    'benches of this package with flags of their own (node bench/fanout/dist/NAME.js, see the package README):',
-    `  ${STANDALONE_BENCHES.join(', ')}`,
+    'benches measured in one process (the hub, the compiler, the projector): node bench/fanout/dist/micro.js --help',
   ].join('\n');
 }
 
@@ -74,10 +72,8 @@ function reportBaseOf(o: OptionValues, chosen: readonly Scenario[]): string {
 
 async function main(): Promise<void> {
   const specs = allOptionSpecs();
-  const parseOptions: Record<string, ParseArgsOptionDescriptor> = Object.fromEntries(
-    Object.entries(specs).map(([name, spec]) => [name, { type: spec.arg === undefined ? 'boolean' : 'string' }]),
-  );
-  const { values } = parseArgs({ options: parseOptions });
+  const { values, positionals } = parseDeclared(specs);
+  if (positionals.length > 0) throw new RangeError(`unexpected argument "${positionals.join(' ')}": every option is --name (see --help)`);
   if (values['help'] === true) {
     console.log(helpText());
     return;

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * Cost per distinct operation per event (issue 18), in one process: what the gateway pays to turn
  * one event into one operation's `next` payload, three ways, on the same demo events, interleaved
@@ -8,40 +7,27 @@
  *   jit       graphql-jit's compiled query + `JSON.stringify({ data, extensions })`
  *   ours      the operation's projector (`CompiledSubscription.projector`), `execute` when it declines
  *
- * Each payload is then written as FRAMES frames (`head + payload + '}'` copied out as UTF-8, as
+ * Each payload is then written as `--frames` frames (`head + payload + '}'` copied out as UTF-8, as
  * uWS does per subscriber): a payload made of many concatenated pieces costs again there.
  *
  * It also checks that each way writes execute's bytes: on the demo events, and on malformed ones
  * (a missing non-null field, an Int that is a float, an ID that is a boolean).
- *
- *   node bench/fanout/dist/projector-cost.js [--events 200] [--rounds 7] [--min-ms 150] [--frames 2]
  */
 import { execute, type ExecutionResult } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { COMPACT_SELECTION, FULL_SELECTION } from '@wirestream/loadgen';
-import { markdownTable, median, parseCli, positiveInts } from '@wirestream/bench-kit';
-import { alternate, compileSubscription, createCompiler, demoEvents, schema as ws } from './engine-fixture.js';
+import { markdownTable, median } from '@wirestream/bench-kit';
+import { alternate, compileSubscription, createCompiler, demoEvents, schema as ws, type OperationCompiler } from './engine-fixture.js';
+import { countOption, type MicroBench } from './scenario.js';
 
-const { values } = parseCli({
-  options: {
-    events: { type: 'string', default: '200' },
-    rounds: { type: 'string', default: '7' },
-    'min-ms': { type: 'string', default: '150' },
-    frames: { type: 'string', default: '2' },
-  },
-});
-const { events: EVENTS, rounds: ROUNDS, 'min-ms': MIN_MS, frames: FRAMES } = positiveInts(values, ['events', 'rounds', 'min-ms', 'frames']);
-// FRAMES: frames written from each payload (the sweep at 1,000 operations has 2 sockets per operation).
 const HEAD = '{"id":"0123456789abcdef","type":"next","payload":';
 
-/** What uWS does with a payload for each subscriber: the frame `head + payload + '}'`, copied out as UTF-8. */
-function writeFrames(payload: string): number {
+/** What uWS does with a payload for each subscriber: the frame `head + payload + '}'`, copied out as UTF-8, `frames` times. */
+function writeFrames(payload: string, frames: number): number {
   let bytes = 0;
-  for (let f = 0; f < FRAMES; f++) bytes += Buffer.from(HEAD + payload + '}').length;
+  for (let f = 0; f < frames; f++) bytes += Buffer.from(HEAD + payload + '}').length;
   return bytes;
 }
-
-const compiler = createCompiler();
 
 const BID_SELECTION =
   'event_id event_type listing_id bid_id bidder_id amount { amount_cents currency_code } placed_at is_auto_bid ' +
@@ -77,8 +63,8 @@ const CASES: readonly Case[] = [
 ];
 
 /** Demo events as the gateway holds them: snake_cased, then through JSON (what decodeEnvelope returns). */
-function eventsOf(kind: 'listing' | 'bid'): Record<string, unknown>[] {
-  return demoEvents(kind, EVENTS).map((e) => JSON.parse(e.json) as Record<string, unknown>);
+function eventsOf(kind: 'listing' | 'bid', count: number): Record<string, unknown>[] {
+  return demoEvents(kind, count).map((e) => JSON.parse(e.json) as Record<string, unknown>);
 }
 
 /** One way of rendering: event index → the `next` payload. */
@@ -89,7 +75,7 @@ interface Prepared {
   readonly ways: readonly (readonly [name: string, render: Render])[];
 }
 
-function prepare(c: Case): Prepared {
+function prepare(compiler: OperationCompiler, c: Case): Prepared {
   const op = compileSubscription(compiler, { query: c.query, ...(c.variables === undefined ? {} : { variables: c.variables }) }, undefined, null);
   const { projector } = op;
   if (!projector) throw new Error(`${c.label}: has no projector`);
@@ -117,26 +103,31 @@ function prepare(c: Case): Prepared {
   };
 }
 
+/** How each way is timed: at least `minMs` of CPU per round, each payload written as `frames` frames. */
+interface Timing {
+  readonly minMs: number;
+  readonly frames: number;
+}
+
 /**
  * CPU µs (user + system of this process) per event of one way over all events, repeated until at
- * least MIN_MS of CPU passed. CPU time, not wall time: on a shared machine the wall clock also
+ * least `minMs` of CPU passed. CPU time, not wall time: on a shared machine the wall clock also
  * counts the time other processes held the core.
  */
-function timeWay(render: Render, payloads: readonly Record<string, unknown>[], extensions: readonly Record<string, unknown>[], tails: readonly string[]): number {
+function timeWay({ minMs, frames }: Timing, render: Render, payloads: readonly Record<string, unknown>[], extensions: readonly Record<string, unknown>[], tails: readonly string[]): number {
   let n = 0;
   let bytes = 0;
   const start = process.cpuUsage();
   let cpuUs = 0;
   do {
-    for (let i = 0; i < payloads.length; i++) bytes += writeFrames(render(payloads[i] as Record<string, unknown>, extensions[i] as Record<string, unknown>, tails[i] as string));
+    for (let i = 0; i < payloads.length; i++) bytes += writeFrames(render(payloads[i] as Record<string, unknown>, extensions[i] as Record<string, unknown>, tails[i] as string), frames);
     n += payloads.length;
     const used = process.cpuUsage(start);
     cpuUs = used.user + used.system;
-  } while (cpuUs < MIN_MS * 1_000);
+  } while (cpuUs < minMs * 1_000);
   if (bytes === 0) throw new Error('nothing rendered');
   return cpuUs / n;
 }
-
 
 /** Malformed copies of an event: each makes graphql-js report an error. */
 function malformed(payload: Record<string, unknown>, kind: 'listing' | 'bid'): Record<string, unknown>[] {
@@ -158,33 +149,49 @@ function malformed(payload: Record<string, unknown>, kind: 'listing' | 'bid'): R
   return out;
 }
 
-const eventsByKind = { listing: eventsOf('listing'), bid: eventsOf('bid') };
-const rows: string[][] = [['operation', 'execute µs', 'graphql-jit µs', 'ours µs', 'jit vs execute', 'ours vs execute', 'identical to execute (jit / ours)', 'malformed identical (jit / ours)']];
-for (const c of CASES) {
-  const prepared = prepare(c);
-  const payloads = eventsByKind[c.kind];
-  const extensions = payloads.map((_, i) => ({ position: { topic: `${c.kind}-events`, partition: i % 6, offset: String(1_000 + i) } }));
-  const tails = extensions.map((e) => ',"extensions":' + JSON.stringify(e) + '}');
-  const [, reference] = prepared.ways[0] as readonly [string, Render];
-  const identical = prepared.ways.map(([, render]) => payloads.filter((p, i) => render(p, extensions[i] as Record<string, unknown>, tails[i] as string) === reference(p, extensions[i] as Record<string, unknown>, tails[i] as string)).length);
-  const bad = payloads.slice(0, 10).flatMap((p) => malformed(p, c.kind));
-  const badExt = { position: { topic: 't', partition: 0, offset: '1' } };
-  const badTail = ',"extensions":' + JSON.stringify(badExt) + '}';
-  const badIdentical = prepared.ways.map(([, render]) => bad.filter((p) => render(p, badExt, badTail) === reference(p, badExt, badTail)).length);
-  // Interleaved, and the order rotates per round so no way always runs first after a GC.
-  const { samples } = await alternate(prepared.ways, ROUNDS, ([, render]) => timeWay(render, payloads, extensions, tails), { order: 'rotate' });
-  const [ex, jit, ours] = prepared.ways.map((way) => median(samples.get(way) ?? [])) as [number, number, number];
-  rows.push([
-    prepared.label,
-    ex.toFixed(2),
-    jit.toFixed(2),
-    ours.toFixed(2),
-    `${(ex / jit).toFixed(1)}x faster`,
-    `${(ex / ours).toFixed(1)}x faster`,
-    `${identical[1]}/${payloads.length} / ${identical[2]}/${payloads.length}`,
-    `${badIdentical[1]}/${bad.length} / ${badIdentical[2]}/${bad.length}`,
-  ]);
-  console.error(`  ${prepared.label}: execute ${ex.toFixed(2)} µs, jit ${jit.toFixed(2)} µs, ours ${ours.toFixed(2)} µs`);
-}
-console.log(`\nCPU µs per operation per event (median of ${ROUNDS} interleaved rounds, ≥ ${MIN_MS} ms each, ${EVENTS} demo events, each payload written as ${FRAMES} frames, node ${process.version})\n`);
-console.log(markdownTable(rows));
+export const projectorCost: MicroBench = {
+  description: "one operation's payload per event: graphql-js execute vs graphql-jit vs the projector, checked byte for byte (issue 18)",
+  options: {
+    events: countOption(200, 'demo events of each kind'),
+    rounds: countOption(7, 'interleaved rounds per way'),
+    'min-ms': { arg: 'MS', default: '150', help: 'CPU ms each way runs per round at least' },
+    frames: countOption(2, 'frames written from each payload (the sweep at 1,000 operations has 2 sockets per operation)'),
+  },
+  async run(o) {
+    const [count, rounds] = [o.count('events'), o.count('rounds')];
+    const timing: Timing = { minMs: o.count('min-ms'), frames: o.count('frames') };
+    const compiler = createCompiler();
+    const eventsByKind = { listing: eventsOf('listing', count), bid: eventsOf('bid', count) };
+    const rows: string[][] = [['operation', 'execute µs', 'graphql-jit µs', 'ours µs', 'jit vs execute', 'ours vs execute', 'identical to execute (jit / ours)', 'malformed identical (jit / ours)']];
+    for (const c of CASES) {
+      const prepared = prepare(compiler, c);
+      const payloads = eventsByKind[c.kind];
+      const extensions = payloads.map((_, i) => ({ position: { topic: `${c.kind}-events`, partition: i % 6, offset: String(1_000 + i) } }));
+      const tails = extensions.map((e) => ',"extensions":' + JSON.stringify(e) + '}');
+      const [, reference] = prepared.ways[0] as readonly [string, Render];
+      const identical = prepared.ways.map(([, render]) => payloads.filter((p, i) => render(p, extensions[i] as Record<string, unknown>, tails[i] as string) === reference(p, extensions[i] as Record<string, unknown>, tails[i] as string)).length);
+      const bad = payloads.slice(0, 10).flatMap((p) => malformed(p, c.kind));
+      const badExt = { position: { topic: 't', partition: 0, offset: '1' } };
+      const badTail = ',"extensions":' + JSON.stringify(badExt) + '}';
+      const badIdentical = prepared.ways.map(([, render]) => bad.filter((p) => render(p, badExt, badTail) === reference(p, badExt, badTail)).length);
+      // Interleaved, and the order rotates per round so no way always runs first after a GC.
+      const { samples } = await alternate(prepared.ways, rounds, ([, render]) => timeWay(timing, render, payloads, extensions, tails), { order: 'rotate' });
+      const [ex, jit, ours] = prepared.ways.map((way) => median(samples.get(way) ?? [])) as [number, number, number];
+      rows.push([
+        prepared.label,
+        ex.toFixed(2),
+        jit.toFixed(2),
+        ours.toFixed(2),
+        `${(ex / jit).toFixed(1)}x faster`,
+        `${(ex / ours).toFixed(1)}x faster`,
+        `${identical[1]}/${payloads.length} / ${identical[2]}/${payloads.length}`,
+        `${badIdentical[1]}/${bad.length} / ${badIdentical[2]}/${bad.length}`,
+      ]);
+      console.error(`  ${prepared.label}: execute ${ex.toFixed(2)} µs, jit ${jit.toFixed(2)} µs, ours ${ours.toFixed(2)} µs`);
+    }
+    return [
+      `\nCPU µs per operation per event (median of ${rounds} interleaved rounds, ≥ ${timing.minMs} ms each, ${count} demo events, each payload written as ${timing.frames} frames, node ${process.version})\n`,
+      markdownTable(rows),
+    ].join('\n');
+  },
+};

@@ -32,19 +32,6 @@ export const RUNNER_OPTIONS: OptionSpecs = {
   help: { help: 'this text' },
 };
 
-/** Entry points beside this runner, each with flags of its own: in-process benches, and paused-conflation (its own gateway and redis). */
-export const STANDALONE_BENCHES = [
-  'tracing-alloc',
-  'paused-conflation',
-  'unicast-early-drop',
-  'conflation-overhead',
-  'engine-metrics-overhead',
-  'filter-predicate',
-  'projector-cost',
-  'projector-engine',
-  'uws-compressors',
-];
-
 /** The demo listings the events are spread over. */
 export const LISTINGS = 50;
 

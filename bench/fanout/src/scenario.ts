@@ -3,7 +3,9 @@
  * defaults) and how it runs. main.ts parses the options every registered scenario declares, prints
  * them on --help and runs the chosen scenarios in registry order (scenarios.ts).
  */
+import { parseArgs, type ParseArgsOptionDescriptor } from 'node:util';
 import type { WirestreamSchema } from '@wirestream/schema';
+import { positiveInt } from '@wirestream/bench-kit';
 import type { RunContext, RunSpec, StackRun } from './run-stack.js';
 import type { StackName } from './servers.js';
 
@@ -27,6 +29,8 @@ export interface OptionValues {
   required(name: string): string;
   /** A finite number ≥ 0; throws naming the option otherwise. */
   number(name: string): number;
+  /** A whole number ≥ 1 (a count of rounds, events, sockets); throws naming the option otherwise. */
+  count(name: string): number;
   /** A comma-separated list of numbers ≥ 0. */
   numbers(name: string): number[];
   flag(name: string): boolean;
@@ -101,6 +105,30 @@ export function drainTimeoutMs(common: CommonOptions, fullMs: number, quickMs = 
   return common.drainOverrideMs ?? (common.quick ? quickMs : fullMs);
 }
 
+/**
+ * A bench measured in this process (micro.ts registers each under its name and runs one per call):
+ * options declared as a scenario's; `run` reads them, measures and returns what it prints.
+ */
+export interface MicroBench {
+  /** One or two lines for --help. */
+  readonly description: string;
+  /** Node flags it must run under (`--expose-gc`), for --help; it fails naming them without. */
+  readonly nodeFlags?: string;
+  readonly options: OptionSpecs;
+  run(options: OptionValues): Promise<string>;
+}
+
+/** A whole-number option (`N`) with its default and help. */
+export const countOption = (fallback: number, help: string): OptionSpec => ({ arg: 'N', default: String(fallback), help });
+
+/** The command line parsed against the declared options (a flag without `arg`, else a value), positionals kept. */
+export function parseDeclared(specs: OptionSpecs, args?: string[]): { values: ParsedValues; positionals: string[] } {
+  const options: Record<string, ParseArgsOptionDescriptor> = Object.fromEntries(
+    Object.entries(specs).map(([name, spec]) => [name, { type: spec.arg === undefined ? 'boolean' : 'string' }]),
+  );
+  return parseArgs({ ...(args === undefined ? {} : { args }), options, allowPositionals: true });
+}
+
 /** What node:util's parseArgs returns (no option here is `multiple`, so no arrays arrive). */
 export type ParsedValues = Readonly<Record<string, string | boolean | readonly (string | boolean)[] | undefined>>;
 
@@ -133,6 +161,7 @@ export function createOptionValues(specs: OptionSpecs, given: ParsedValues, quic
     string,
     required,
     number: (name) => toNumber(name, string(name)),
+    count: (name) => positiveInt(name, string(name)),
     numbers: (name) => required(name).split(',').map((part) => toNumber(name, part)),
     flag: (name) => {
       specOf(name);

@@ -1,19 +1,15 @@
-#!/usr/bin/env node
 /**
  * Does uWS's dedicated compressor keep its window across messages? (decision 0011: why
  * GATEWAY_COMPRESSION offers `shared` only.) Sends the same 572-byte JSON message 20 times with
  * each compressor to a `ws` client that offers permessage-deflate, and prints the bytes the client's
  * TCP socket read per message. With context takeover, every message after the first would cost a
  * few bytes; without it, each costs about what the first does.
- *
- *   node bench/fanout/dist/uws-compressors.js
  */
 import net from 'node:net';
 import uWS from 'uWebSockets.js';
 import WebSocket from 'ws';
-import { parseCli } from '@wirestream/bench-kit';
+import type { MicroBench } from './scenario.js';
 
-parseCli({ options: {} }); // no options: --help prints what it does
 const MESSAGES = 20;
 const message = JSON.stringify({
   title: 'Signed Vinyl Collection',
@@ -65,9 +61,15 @@ function measure(compression: number): Promise<{ bytes: number; extensions: stri
   });
 }
 
-console.log(`${MESSAGES} identical messages of ${message.length} bytes; bytes read by the client per message:`);
-for (const [name, compression] of Object.entries(COMPRESSORS)) {
-  const { bytes, extensions } = await measure(compression);
-  console.log(`  ${name.padEnd(28)} ${bytes.toFixed(0).padStart(5)} B   (${extensions})`);
-}
-process.exit(0);
+export const uwsCompressors: MicroBench = {
+  description: "bytes per message of the same message with each uWS compressor: why there is no dedicated-compressor mode (decision 0011)",
+  options: {},
+  async run() {
+    const lines = [`${MESSAGES} identical messages of ${message.length} bytes; bytes read by the client per message:`];
+    for (const [name, compression] of Object.entries(COMPRESSORS)) {
+      const { bytes, extensions } = await measure(compression);
+      lines.push(`  ${name.padEnd(28)} ${bytes.toFixed(0).padStart(5)} B   (${extensions})`);
+    }
+    return lines.join('\n');
+  },
+};
