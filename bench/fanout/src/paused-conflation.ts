@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * What a paused conflating socket costs the gateway (issue #36: "a client that stops reading for 20 s
  * while 50,000 events over 500 keys are published, with conflation on: the socket stays open, RSS
@@ -11,42 +10,48 @@
  * again and each must end with every key's latest event, and be open. Not more sockets by default:
  * each paused one also fills ~10 MB of kernel socket buffers on loopback before the gateway sees any
  * lag, and a hundred of them starve the machine's TCP memory (the plain reader then stalls too).
- *
- *   node bench/fanout/dist/paused-conflation.js [--sockets 20] [--keys 500] [--events 50000]
- *        [--pause-s 20] [--rounds 2] [--rate 5000] [--report paused-conflation]
  */
-import { writeFileSync } from 'node:fs';
-import os from 'node:os';
-import { Redis } from 'ioredis';
 import WebSocket from 'ws';
-import { auctionSchemaPath, loadWirestreamSchema } from '@wirestream/schema';
-import { createBenchClock } from '@wirestream/loadgen';
-import { startRedis, waitFor } from '@wirestream/testkit';
-import { loadAverageText, markdownTable, median, parseCli, positiveInts, readRssBytes } from '@wirestream/bench-kit';
+import { waitFor } from '@wirestream/testkit';
+import { getJson, markdownTable, median, readRssBytes, startGateway } from '@wirestream/bench-kit';
 import { prepareEvents, publishEvents } from './publisher.js';
 import { fmtBytes, fmtInt } from './report.js';
-import { fetchMemory, fetchStats, startServer, type MemoryUsage } from './servers.js';
+import type { RunContext } from './run-stack.js';
+import type { OptionSpecs, Scenario } from './scenario.js';
+import type { MemoryUsage } from './servers.js';
 
-const { values } = parseCli({
-  options: {
-    sockets: { type: 'string', default: '20' },
-    keys: { type: 'string', default: '500' },
-    events: { type: 'string', default: '50000' },
-    'pause-s': { type: 'string', default: '20' },
-    rounds: { type: 'string', default: '2' },
-    rate: { type: 'string', default: '5000' },
-    report: { type: 'string', default: 'paused-conflation' },
+interface PausedOptions {
+  readonly sockets: number;
+  readonly keys: number;
+  readonly events: number;
+  readonly pauseMs: number;
+  readonly rounds: number;
+}
+
+/** Events per second of both bursts, in ingest's batch form (chunks of 64). */
+const RATE = 5_000;
+
+const PAUSED_OPTIONS: OptionSpecs = {
+  'paused-sockets': { arg: 'N', default: '20', quick: '4', help: 'paused conflating sockets (each also fills ~10 MB of kernel buffers)' },
+  'paused-keys': { arg: 'N', default: '500', quick: '100', help: 'listings the events are spread over' },
+  'paused-events': { arg: 'N', default: '50000', quick: '5000', help: `events of the warm-up burst and of the measured one, ${RATE}/s` },
+  'paused-pause-s': { arg: 'S', default: '20', quick: '3', help: 'how long the sockets do not read' },
+  'paused-rounds': { arg: 'N', default: '2', quick: '1', help: 'rounds of baseline then paused' },
+};
+
+export const pausedConflationScenario: Scenario = {
+  name: 'paused-conflation',
+  description: 'N conflating sockets that stop reading during a burst vs none, a fresh gateway per round: RSS and heap per paused socket (issue #36)',
+  report: 'paused-conflation',
+  options: PAUSED_OPTIONS,
+  prepare(o) {
+    const [sockets, keys, events, pauseS, rounds] = ['sockets', 'keys', 'events', 'pause-s', 'rounds'].map((name) => o.count(`paused-${name}`)) as [number, number, number, number, number];
+    const options: PausedOptions = { sockets, keys, events, pauseMs: pauseS * 1_000, rounds };
+    return { events: 0, run: async ({ ctx }) => ({ markdown: await runPaused(ctx, options), svgs: [] }) };
   },
-});
-const { sockets: SOCKETS, keys: KEYS, events: EVENTS, 'pause-s': PAUSE_S, rounds: ROUNDS, rate: RATE } = positiveInts(values, ['sockets', 'keys', 'events', 'pause-s', 'rounds', 'rate']);
-const PAUSE_MS = PAUSE_S * 1_000;
-const REPORT = String(values.report);
-if (!/^[\w.-]+$/.test(REPORT)) throw new RangeError(`--report must be a plain file name, got "${REPORT}"`);
+};
 
 const QUERY = 'subscription { listingUpdated { listing_id event_id occurred_at listing { title current_price { amount_cents } } } }';
-const found = loadWirestreamSchema(auctionSchemaPath).routesForTopic('listing-events')[0];
-if (!found) throw new Error('the example schema has no listing-events route');
-const route = found;
 
 /** A graphql-transport-ws client that keeps the latest offset per listing it received. */
 interface Client {
@@ -89,9 +94,12 @@ interface Round {
   readonly framesAfterResume: number;
 }
 
-async function runRound(side: Round['side'], redisUrl: string, redis: Redis, offsetBase: number): Promise<Round> {
-  const server = await startServer('ours', redisUrl, [], { NODE_ENV: 'production' });
-  const corpus = prepareEvents(EVENTS, route, 'ws', KEYS);
+async function runRound(ctx: RunContext, o: PausedOptions, side: Round['side'], offsetBase: number): Promise<Round> {
+  const { events: EVENTS, sockets: SOCKETS } = o;
+  const server = await startGateway({ redisUrl: ctx.redisUrl, nodeArgs: ['--expose-gc'], env: { NODE_ENV: ctx.nodeEnv, ...ctx.gatewayEnv } });
+  const stats = (): Promise<Record<string, unknown> | undefined> => getJson(`${server.httpBase}/stats`, 2_000);
+  const memory = async (): Promise<MemoryUsage> => (await getJson<MemoryUsage>(`${server.httpBase}/debug/memory?gc=1`, 10_000)) as MemoryUsage;
+  const corpus = prepareEvents(EVENTS, ctx.route, 'ws', o.keys);
   // The offset of each key's last event in a burst from `base` (the publisher's offset is base + i).
   const latestOf = (base: number): Map<string, number> => new Map(corpus.events.slice(0, EVENTS).map((e, i) => [e.key, base + i]));
   const has = (c: Client, latest: ReadonlyMap<string, number>): boolean => [...latest].every(([key, offset]) => c.latest.get(key) === offset);
@@ -99,29 +107,29 @@ async function runRound(side: Round['side'], redisUrl: string, redis: Redis, off
     const reader = subscribe(server.wsUrl, false);
     const paused = side === 'paused' ? Array.from({ length: SOCKETS }, () => subscribe(server.wsUrl, true)) : [];
     const wanted = 1 + paused.length;
-    await until('every socket subscribed', async () => (await fetchStats(server))?.['subscriptions'] === wanted, 30_000);
+    await until('every socket subscribed', async () => (await stats())?.['subscriptions'] === wanted, 30_000);
     await new Promise((r) => setTimeout(r, 500)); // every shard's SUBSCRIBE confirmed
     // A warm-up burst, everyone reading: V8 sizes its heap and the allocator its arenas for this
     // traffic here, not in the measured window (else that growth, tens of MB, swamps the sockets').
-    await publishEvents({ redis, corpus, topic: route.topic, clock: createBenchClock(), offsetBase, count: EVENTS, ratePerSecond: RATE, batch: 64 });
+    await publishEvents({ redis: ctx.redis, corpus, topic: ctx.route.topic, clock: ctx.clock, offsetBase, count: EVENTS, ratePerSecond: RATE, batch: 64 });
     const warm = latestOf(offsetBase);
     await until("every socket has the warm-up's latest events", () => reader.frames >= EVENTS && paused.every((c) => has(c, warm)), 180_000).catch(async (err: unknown) => {
       const behind = paused.filter((c) => !has(c, warm)).length;
-      throw new Error(`${String(err)}: the reader has ${reader.frames} of ${EVENTS} (closed: ${String(reader.closed)}), ${behind} paused-to-be sockets lack a latest event; gateway stats ${JSON.stringify(await fetchStats(server))}`);
+      throw new Error(`${String(err)}: the reader has ${reader.frames} of ${EVENTS} (closed: ${String(reader.closed)}), ${behind} paused-to-be sockets lack a latest event; gateway stats ${JSON.stringify(await stats())}`);
     });
     const framesBeforePause = paused.length === 0 ? 0 : median(paused.map((c) => c.frames));
-    const before = (await fetchMemory(server, true, 10_000)) as MemoryUsage;
-    const rawBefore = readRssBytes(server.process.pid) ?? 0;
+    const before = await memory();
+    const rawBefore = readRssBytes(server.pid) ?? 0;
     for (const c of paused) c.ws.pause();
     const pausedAt = Date.now();
-    await publishEvents({ redis, corpus, topic: route.topic, clock: createBenchClock(), offsetBase: offsetBase + EVENTS, count: EVENTS, ratePerSecond: RATE, batch: 64 });
+    await publishEvents({ redis: ctx.redis, corpus, topic: ctx.route.topic, clock: ctx.clock, offsetBase: offsetBase + EVENTS, count: EVENTS, ratePerSecond: RATE, batch: 64 });
     await until('the reader got the burst', () => reader.frames >= 2 * EVENTS || reader.closed !== undefined, 120_000).catch(async (err: unknown) => {
-      throw new Error(`${String(err)}: the reader has ${reader.frames} of ${2 * EVENTS} (closed: ${String(reader.closed)}); gateway stats ${JSON.stringify(await fetchStats(server))}`);
+      throw new Error(`${String(err)}: the reader has ${reader.frames} of ${2 * EVENTS} (closed: ${String(reader.closed)}); gateway stats ${JSON.stringify(await stats())}`);
     });
     if (reader.closed !== undefined) throw new Error(`the plain reader was closed (${reader.closed}) after ${reader.frames} of ${2 * EVENTS} frames`);
-    await new Promise((r) => setTimeout(r, Math.max(0, PAUSE_MS - (Date.now() - pausedAt))));
-    const after = (await fetchMemory(server, true, 10_000)) as MemoryUsage;
-    const rawRssGrowth = (readRssBytes(server.process.pid) ?? 0) - rawBefore;
+    await new Promise((r) => setTimeout(r, Math.max(0, o.pauseMs - (Date.now() - pausedAt))));
+    const after = await memory();
+    const rawRssGrowth = (readRssBytes(server.pid) ?? 0) - rawBefore;
     const open = paused.filter((c) => c.closed === undefined).length;
     for (const c of paused) c.ws.resume();
     const measured = latestOf(offsetBase + EVENTS);
@@ -132,54 +140,44 @@ async function runRound(side: Round['side'], redisUrl: string, redis: Redis, off
     for (const c of [reader, ...paused]) c.ws.close();
     return { side, before, after, rawRssGrowth, open, complete, framesAfterResume };
   } finally {
-    await server.process.stop();
+    await server.stop();
   }
 }
 
-const redisServer = await startRedis();
-const redis = new Redis(redisServer.url);
-const rounds: Round[] = [];
-try {
-  for (let r = 0; r < ROUNDS; r++) {
+
+/** Baseline then paused, `rounds` times, each a fresh gateway on the run's redis-server: the report section. */
+async function runPaused(ctx: RunContext, o: PausedOptions): Promise<string> {
+  const rounds: Round[] = [];
+  for (let r = 0; r < o.rounds; r++) {
     for (const side of ['baseline', 'paused'] as const) {
-      console.log(`round ${r + 1}/${ROUNDS}: ${side} …`);
-      const round = await runRound(side, redisServer.url, redis, (rounds.length + 1) * 1_000_000);
+      ctx.log(`round ${r + 1}/${o.rounds}: ${side} …`);
+      const round = await runRound(ctx, o, side, (rounds.length + 1) * 1_000_000);
       rounds.push(round);
-      console.log(`  RSS after GC ${fmtBytes(round.before.rss)} → ${fmtBytes(round.after.rss)}, heap ${fmtBytes(round.before.heapUsed)} → ${fmtBytes(round.after.heapUsed)}`);
+      ctx.log(`  RSS after GC ${fmtBytes(round.before.rss)} → ${fmtBytes(round.after.rss)}, heap ${fmtBytes(round.before.heapUsed)} → ${fmtBytes(round.after.heapUsed)}`);
     }
   }
-} finally {
-  redis.disconnect();
-  await redisServer.stop();
-}
-
-const growth = (side: Round['side'], of: (m: MemoryUsage) => number): number[] => rounds.filter((x) => x.side === side).map((x) => of(x.after) - of(x.before));
-const perSocket = (of: (m: MemoryUsage) => number): number => (median(growth('paused', of)) - median(growth('baseline', of))) / SOCKETS;
-const pausedRounds = rounds.filter((x) => x.side === 'paused');
-const lines = [
-  `# Paused conflating sockets: what each costs the gateway`,
-  '',
-  `- date ${new Date().toISOString()}; node ${process.version}, ${os.cpus().length} cores; load average ${loadAverageText()} at the end (a shared machine: other tenants' work lands in the RSS of neither side)`,
-  `- command: \`node bench/fanout/dist/paused-conflation.js --sockets ${SOCKETS} --keys ${KEYS} --events ${EVENTS} --pause-s ${PAUSE_MS / 1_000} --rounds ${ROUNDS} --rate ${RATE}\``,
-  `- ${fmtInt(EVENTS)} demo listing events over ${fmtInt(KEYS)} keys published at ${fmtInt(RATE)}/s in ingest's batch form while ${fmtInt(SOCKETS)} sockets subscribed with \`extensions.conflate: true\` do not read for ${PAUSE_MS / 1_000} s; a fresh gateway (default settings) per round; one plain reader in both sides`,
-  '',
-  `**Per paused socket, after GC: RSS ${fmtBytes(perSocket((m) => m.rss))}, V8 heap ${fmtBytes(perSocket((m) => m.heapUsed))}** (median growth of the paused rounds minus the baseline rounds, ÷ ${fmtInt(SOCKETS)}); the issue's bound is 2 MB.`,
-  `Paused sockets still open after the pause: ${pausedRounds.map((x) => `${x.open}/${SOCKETS}`).join(', ')}; with every key's latest event after reading again: ${pausedRounds.map((x) => `${x.complete}/${SOCKETS}`).join(', ')}; frames per paused socket from the measured burst, median: ${pausedRounds.map((x) => fmtInt(x.framesAfterResume)).join(', ')} (of ${fmtInt(EVENTS)} events it would get without conflation; what the kernel's socket buffers took before the gateway saw the lag arrives in full).`,
-  '',
-  markdownTable([
-    ['round', 'side', 'RSS before → after (GC)', 'RSS growth', 'raw RSS growth', 'heap before → after (GC)', 'heap growth'],
-    ...rounds.map((x, i) => [
-      String(Math.floor(i / 2) + 1),
-      x.side,
-      `${fmtBytes(x.before.rss)} → ${fmtBytes(x.after.rss)}`,
-      fmtBytes(x.after.rss - x.before.rss),
-      fmtBytes(x.rawRssGrowth),
-      `${fmtBytes(x.before.heapUsed)} → ${fmtBytes(x.after.heapUsed)}`,
-      fmtBytes(x.after.heapUsed - x.before.heapUsed),
+  const growth = (side: Round['side'], of: (m: MemoryUsage) => number): number[] => rounds.filter((x) => x.side === side).map((x) => of(x.after) - of(x.before));
+  const perSocket = (of: (m: MemoryUsage) => number): number => (median(growth('paused', of)) - median(growth('baseline', of))) / o.sockets;
+  const pausedRounds = rounds.filter((x) => x.side === 'paused');
+  const body = [
+    `- ${fmtInt(o.events)} demo listing events over ${fmtInt(o.keys)} keys published at ${fmtInt(RATE)}/s in ingest's batch form while ${fmtInt(o.sockets)} sockets subscribed with \`extensions.conflate: true\` do not read for ${o.pauseMs / 1_000} s; a fresh gateway (default settings) per round; one plain reader in both sides`,
+    '',
+    `**Per paused socket, after GC: RSS ${fmtBytes(perSocket((m) => m.rss))}, V8 heap ${fmtBytes(perSocket((m) => m.heapUsed))}** (median growth of the paused rounds minus the baseline rounds, ÷ ${fmtInt(o.sockets)}); the issue's bound is 2 MB.`,
+    `Paused sockets still open after the pause: ${pausedRounds.map((x) => `${x.open}/${o.sockets}`).join(', ')}; with every key's latest event after reading again: ${pausedRounds.map((x) => `${x.complete}/${o.sockets}`).join(', ')}; frames per paused socket from the measured burst, median: ${pausedRounds.map((x) => fmtInt(x.framesAfterResume)).join(', ')} (of ${fmtInt(o.events)} events it would get without conflation; what the kernel's socket buffers took before the gateway saw the lag arrives in full).`,
+    '',
+    markdownTable([
+      ['round', 'side', 'RSS before → after (GC)', 'RSS growth', 'raw RSS growth', 'heap before → after (GC)', 'heap growth'],
+      ...rounds.map((x, i) => [
+        String(Math.floor(i / 2) + 1),
+        x.side,
+        `${fmtBytes(x.before.rss)} → ${fmtBytes(x.after.rss)}`,
+        fmtBytes(x.after.rss - x.before.rss),
+        fmtBytes(x.rawRssGrowth),
+        `${fmtBytes(x.before.heapUsed)} → ${fmtBytes(x.after.heapUsed)}`,
+        fmtBytes(x.after.heapUsed - x.before.heapUsed),
+      ]),
     ]),
-  ]),
-  '',
-];
-const text = lines.join('\n');
-console.log(`\n${text}`);
-writeFileSync(new URL(`../../results/${REPORT}.md`, import.meta.url), text);
+  ].join('\n');
+  ctx.log(`\n${body}\n`);
+  return `## Paused conflating sockets: what each costs the gateway\n\n${body}\n`;
+}

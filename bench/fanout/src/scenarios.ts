@@ -8,6 +8,7 @@ import { fieldScenario } from './field.js';
 import { filtersScenario } from './filters.js';
 import { guardScenario } from './guard.js';
 import { lookupsScenario } from './lookups.js';
+import { pausedConflationScenario } from './paused-conflation.js';
 import { saturationScenario } from './saturation.js';
 import { scaleScenario } from './scale.js';
 import { snapshotScenario } from './snapshot.js';
@@ -33,6 +34,7 @@ export const SCENARIOS: readonly Scenario[] = [
   tracingScenario,
   snapshotScenario,
   sseLagScenario,
+  pausedConflationScenario,
 ];
 
 /** What `--scenarios` runs when not given. */
