@@ -55,7 +55,8 @@ describe('the engine fixture', () => {
     }));
     expect(samples.get(3)).toHaveLength(2);
     expect(engineOf(3).hub.stats().subscribers).toBe(3);
-    for (let t = 0; t < 100 && (sinks.get(3)?.frames() ?? 0) < 3 * 10 * 3; t++) await turn();
+    // feed returns once the events are published; the hubs deliver over the next turns.
+    for (let t = 0; t < 1_000 && ((sinks.get(1)?.frames() ?? 0) < 1 * 10 * 3 || (sinks.get(3)?.frames() ?? 0) < 3 * 10 * 3); t++) await turn();
     // A warm-up and two rounds of 10 events on lst-000000, to each subscriber.
     expect(sinks.get(1)?.frames()).toBe(1 * 10 * 3);
     expect(sinks.get(3)?.frames()).toBe(3 * 10 * 3);
