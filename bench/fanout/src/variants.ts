@@ -2,6 +2,7 @@
  * Environment variants of our gateway measured one after the other in one run (memory-return's
  * allocator candidates, heap-limit's bounds on/off): `A=1,B=2` is one variant, `;` separates them.
  */
+import { JEMALLOC, parseEnvList } from '@wirestream/bench-kit';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
 import type { StackName } from './servers.js';
 
@@ -11,23 +12,7 @@ export interface EnvVariant {
   readonly env: Readonly<Record<string, string>>;
 }
 
-export const JEMALLOC = '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2';
-
-/** `A=1,B=2` → { A: '1', B: '2' }; `jemalloc` is short for LD_PRELOAD of the system's libjemalloc.so.2. */
-export function parseEnvList(spec: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const part of spec.split(',').map((p) => p.trim())) {
-    if (part === '' || part === 'default') continue;
-    if (part === 'jemalloc') {
-      env['LD_PRELOAD'] = JEMALLOC;
-      continue;
-    }
-    const at = part.indexOf('=');
-    if (at <= 0) throw new RangeError(`env entry "${part}": expected NAME=VALUE (e.g. MALLOC_ARENA_MAX=2), "jemalloc" or "default"`);
-    env[part.slice(0, at)] = part.slice(at + 1);
-  }
-  return env;
-}
+export { JEMALLOC, parseEnvList };
 
 /** `default;MALLOC_ARENA_MAX=2;jemalloc` → three variants. */
 export function parseVariants(spec: string): EnvVariant[] {

@@ -29,6 +29,7 @@ export { helpText, parseCli, positiveInt, positiveInts, type CliSpec } from './c
 export { countByKey, prepareListingEvents, type ListingEvent, type ListingEventsOptions } from './listing-events.js';
 export { requireGc } from './gc.js';
 export { kafkaPartition, prepareCorpus, type CorpusEvent, type CorpusOptions, type EventCorpus } from './corpus.js';
+export { JEMALLOC, parseEnvList } from './env-list.js';
 export { createEnvelopeWriter, type EnvelopeWriter } from './envelope.js';
 export { paceStream, type PaceOptions, type StreamOptions } from './pace.js';
 export { BENCH_GATEWAY_ENV, getJson, startGateway, startServerProcess, type GatewayStartOptions, type ServerProcess, type ServerStartOptions } from './server.js';

@@ -18,7 +18,7 @@ import { createAuctionEventGenerator } from '@wirestream/demo-events';
 import { channelName, DEFAULT_CHANNEL_PREFIX, DEFAULT_HISTORY_PREFIX, historyAppendArgs, historyPartitionsKey, shardOf } from '@wirestream/wire';
 import { findRepoRoot, startRedis, waitFor } from '@wirestream/testkit';
 import { createKeyTransformer } from '@wirestream/transform';
-import { commandLine, createEnvelopeWriter, loadAverageText, parseCli, readRssBytes, startGateway } from '@wirestream/bench-kit';
+import { commandLine, createEnvelopeWriter, loadAverageText, parseCli, parseEnvList, readRssBytes, startGateway } from '@wirestream/bench-kit';
 import type { ClientsReport, FromClients, ToClients } from './clients.js';
 
 const { values } = parseCli({
@@ -51,12 +51,7 @@ const QUERIES = [
 const root = findRepoRoot();
 const log = (message: string): void => console.log(`[soak ${new Date().toISOString().slice(11, 19)}] ${message}`);
 
-const GATEWAY_ENV = Object.fromEntries(
-  values['gateway-env']
-    .split(',')
-    .filter((kv) => kv.includes('='))
-    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-);
+const GATEWAY_ENV = parseEnvList(values['gateway-env']);
 
 interface Sample {
   readonly tMs: number;
