@@ -11,7 +11,7 @@
  * what the 10 % cost is in the total).
  */
 import { median } from '@wirestream/bench-kit';
-import { benchEvents, compileSubscription, cpuTable, createCompiler, createFrameSink, engineCounts, engineOptions, feedSides } from './engine-fixture.js';
+import { benchEvents, compileSubscription, cpuTable, createCompiler, createFrameSink, engineCounts, engineOptions, feedSides, LISTING_QUERY } from './engine-fixture.js';
 import type { MicroBench } from './scenario.js';
 
 const SHARE = 0.1;
@@ -22,10 +22,7 @@ export const conflationOverhead: MicroBench = {
   async run(o) {
     const { subscribers, count, rounds } = engineCounts(o);
     const events = benchEvents(count, 50, 1_200);
-    const operation = compileSubscription(
-      createCompiler(),
-      'subscription { listingUpdated { listing_id event_type occurred_at listing { title description current_price { amount_cents currency_code } } } }',
-    );
+    const operation = compileSubscription(createCompiler(), LISTING_QUERY);
     const sink = createFrameSink<{ readonly room: boolean }>({ hasRoom: (conn) => conn.room });
     const { samples } = await feedSides(['none', 'keeping', 'lagging'] as const, rounds, events, (side) => ({
       writer: sink.writer,

@@ -65,6 +65,9 @@ export function listingUpdated(i: number, key: string, listing: Readonly<Record<
 /** Listing id `lst-000042`. */
 export const listingKey = (i: number): string => `lst-${String(i).padStart(6, '0')}`;
 
+/** The unicast benches' document: listing i's events (the key written in it, as partners write it), a few fields. */
+export const unicastQuery = (i: number): string => `subscription { listingUpdated(listing_id: "${listingKey(i)}") { listing_id event_type occurred_at listing { title current_price { amount_cents } } } }`;
+
 /**
  * Event i's listing `key` (`lst-000042`: titled `Listing 42`), about `descriptionChars` + 200 bytes
  * of JSON (the engine benches' ~2 KB events: 1,200 to 1,600), `extra` fields added, its price rising with i.
@@ -73,13 +76,16 @@ export function benchListing(i: number, key: string, descriptionChars: number, e
   return { listing_id: key, title: `Listing ${Number(key.slice(4))}`, description: 'x'.repeat(descriptionChars), status: 'ACTIVE', ...extra, current_price: { amount_cents: 1_000 + i, currency_code: 'EUR' } };
 }
 
-/** `count` events of `keys` listings (event i of `lst-<i mod keys>`), each a {@link benchListing} of `descriptionChars`. */
-export function benchEvents(count: number, keys: number, descriptionChars: number): EngineEvent[] {
+/** `count` events of `keys` listings (event i of `lst-<i mod keys>`), each a {@link benchListing} of `descriptionChars` and `extra`. */
+export function benchEvents(count: number, keys: number, descriptionChars: number, extra: Readonly<Record<string, unknown>> = {}): EngineEvent[] {
   return listingEvents(count, (i) => {
     const key = listingKey(i % keys);
-    return { key, payload: listingUpdated(i, key, benchListing(i, key, descriptionChars)) };
+    return { key, payload: listingUpdated(i, key, benchListing(i, key, descriptionChars, extra)) };
   });
 }
+
+/** The listing operation the engine benches subscribe with: ~2 KB events' title, description and price. */
+export const LISTING_QUERY = 'subscription { listingUpdated { listing_id event_type occurred_at listing { title description current_price { amount_cents currency_code } } } }';
 
 /** The options of a bench that feeds a hub's subscribers rounds of events, with the bench's defaults. */
 export function engineOptions(subscribers: number, events: number, rounds: number): OptionSpecs {

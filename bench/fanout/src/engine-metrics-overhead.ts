@@ -8,7 +8,7 @@
 import { createMetricsRegistry } from '@wirestream/telemetry';
 import { createGatewayMetrics } from '@wirestream/gateway/internals';
 import { median } from '@wirestream/bench-kit';
-import { benchListing, compileSubscription, cpuTable, createCompiler, createFrameSink, engineCounts, engineOptions, feedSides, listingEvents, listingKey, listingUpdated, type EngineEvent } from './engine-fixture.js';
+import { benchEvents, compileSubscription, cpuTable, createCompiler, createFrameSink, engineCounts, engineOptions, feedSides, LISTING_QUERY, type EngineEvent } from './engine-fixture.js';
 import type { MicroBench } from './scenario.js';
 
 export const engineMetricsOverhead: MicroBench = {
@@ -17,19 +17,13 @@ export const engineMetricsOverhead: MicroBench = {
   async run(o) {
     const { subscribers, count, rounds } = engineCounts(o);
     // ~2 KB listing events like the demo producer's, 50 listings spread over the topic's shards.
-    const events = listingEvents(count, (i) => {
-      const key = listingKey(i % 50);
-      const listing = benchListing(i, key, 1_200, {
-        category_path: ['home', 'garden'],
-        image_urls: ['https://img.example.com/a.jpg', 'https://img.example.com/b.jpg'],
-        seller_info: { seller_id: 'slr-1', display_name: 'Seller', rating: 4.8 },
-      });
-      return { key, payload: listingUpdated(i, key, { ...listing, recent_bids: [] }) };
+    const events = benchEvents(count, 50, 1_200, {
+      category_path: ['home', 'garden'],
+      image_urls: ['https://img.example.com/a.jpg', 'https://img.example.com/b.jpg'],
+      seller_info: { seller_id: 'slr-1', display_name: 'Seller', rating: 4.8 },
+      recent_bids: [],
     });
-    const operation = compileSubscription(
-      createCompiler(),
-      'subscription { listingUpdated { listing_id event_type occurred_at listing { title description current_price { amount_cents currency_code } } } }',
-    );
+    const operation = compileSubscription(createCompiler(), LISTING_QUERY);
     const sink = createFrameSink<object>({ countBytes: true });
     const { samples } = await feedSides(['on', 'off'] as const, rounds, events, (side) => ({
       writer: sink.writer,

@@ -15,7 +15,6 @@ import { join } from 'node:path';
 export interface MemoryBudget {
   /** `cgroup v2 memory.max` or `cgroup v1 memory.limit_in_bytes`, and the path. */
   readonly description: string;
-  readonly limitBytes: number;
   /** Write a pid here to put that process under the budget. */
   readonly procsFile: string;
   /** Highest usage the cgroup saw, bytes (v1 `memory.max_usage_in_bytes`, v2 `memory.peak` when the kernel has it). */
@@ -65,7 +64,7 @@ export function createMemoryBudget(limitBytes: number, name: string): MemoryBudg
         mkdirSync(dir, { recursive: true });
         writeFileSync(join(dir, 'memory.max'), String(limitBytes));
         if (existsSync(join(dir, 'memory.swap.max'))) writeFileSync(join(dir, 'memory.swap.max'), '0');
-        return budgetAt(dir, `cgroup v2 memory.max = ${limitBytes} in ${dir}`, limitBytes, 'v2');
+        return budgetAt(dir, `cgroup v2 memory.max = ${limitBytes} in ${dir}`, 'v2');
       } catch (err) {
         attempts.push(`v2 ${dir}: ${(err as Error).message}`);
       }
@@ -78,7 +77,7 @@ export function createMemoryBudget(limitBytes: number, name: string): MemoryBudg
       writeFileSync(join(dir, 'memory.limit_in_bytes'), String(limitBytes));
       // memsw (memory + swap) exists only with swap accounting; the machine may have no swap at all.
       if (existsSync(join(dir, 'memory.memsw.limit_in_bytes'))) writeFileSync(join(dir, 'memory.memsw.limit_in_bytes'), String(limitBytes));
-      return budgetAt(dir, `cgroup v1 memory.limit_in_bytes = ${limitBytes} in ${dir}`, limitBytes, 'v1');
+      return budgetAt(dir, `cgroup v1 memory.limit_in_bytes = ${limitBytes} in ${dir}`, 'v1');
     } catch (err) {
       attempts.push(`v1 ${dir}: ${(err as Error).message}`);
     }
@@ -86,14 +85,13 @@ export function createMemoryBudget(limitBytes: number, name: string): MemoryBudg
   return attempts.length > 0 ? attempts.join('; ') : 'no writable cgroup memory controller found (/proc/self/cgroup)';
 }
 
-function budgetAt(dir: string, description: string, limitBytes: number, version: 'v1' | 'v2'): MemoryBudget {
+function budgetAt(dir: string, description: string, version: 'v1' | 'v2'): MemoryBudget {
   const num = (file: string): number | undefined => {
     const text = read(join(dir, file));
     return text === undefined ? undefined : Number(text.trim());
   };
   return {
     description,
-    limitBytes,
     procsFile: join(dir, 'cgroup.procs'),
     peakBytes: () => (version === 'v1' ? num('memory.max_usage_in_bytes') : num('memory.peak')),
     oomKills() {

@@ -1,12 +1,8 @@
 #!/usr/bin/env node
 /**
- * The fan-out package's benches measured in one process, so the machine's noise hits every side
- * alike: the real hub on the in-process bus (engine-fixture.ts), the compiler, the projector, uWS's
- * compressors. Each is a `MicroBench` (scenario.ts: its options declared as a scenario's are)
- * registered below; one runs per call and prints its tables.
- *
- *   node bench/fanout/dist/micro.js NAME [options]
- *   node bench/fanout/dist/micro.js --help          every bench, its node flags and options
+ * The fan-out package's benches measured in one process (the hub on the in-process bus, the compiler,
+ * the projector, uWS's compressors): each a `MicroBench` (scenario.ts) registered below by name.
+ *   node bench/fanout/dist/micro.js NAME [options]      one of them; --help lists every one's options
  */
 import { conflationOverhead } from './conflation-overhead.js';
 import { engineMetricsOverhead } from './engine-metrics-overhead.js';

@@ -20,13 +20,7 @@ import type { RunContext } from './run-stack.js';
 import type { OptionSpecs, Scenario } from './scenario.js';
 import type { MemoryUsage } from './servers.js';
 
-interface PausedOptions {
-  readonly sockets: number;
-  readonly keys: number;
-  readonly events: number;
-  readonly pauseMs: number;
-  readonly rounds: number;
-}
+type PausedOptions = Readonly<Record<'sockets' | 'keys' | 'events' | 'pauseMs' | 'rounds', number>>;
 
 /** Events per second of both bursts, in ingest's batch form (chunks of 64). */
 const RATE = 5_000;
@@ -46,7 +40,7 @@ export const pausedConflationScenario: Scenario = {
   options: PAUSED_OPTIONS,
   prepare(o) {
     const [sockets, keys, events, pauseS, rounds] = ['sockets', 'keys', 'events', 'pause-s', 'rounds'].map((name) => o.count(`paused-${name}`)) as [number, number, number, number, number];
-    const options: PausedOptions = { sockets, keys, events, pauseMs: pauseS * 1_000, rounds };
+    const options = { sockets, keys, events, pauseMs: pauseS * 1_000, rounds };
     return { events: 0, run: async ({ ctx }) => ({ markdown: await runPaused(ctx, options), svgs: [] }) };
   },
 };

@@ -103,18 +103,12 @@ function prepare(compiler: OperationCompiler, c: Case): Prepared {
   };
 }
 
-/** How each way is timed: at least `minMs` of CPU per round, each payload written as `frames` frames. */
-interface Timing {
-  readonly minMs: number;
-  readonly frames: number;
-}
-
 /**
- * CPU µs (user + system of this process) per event of one way over all events, repeated until at
- * least `minMs` of CPU passed. CPU time, not wall time: on a shared machine the wall clock also
- * counts the time other processes held the core.
+ * CPU µs (user + system of this process) per event of one way over all events (each payload written
+ * as `frames` frames), repeated until at least `minMs` of CPU passed. CPU time, not wall time: on a
+ * shared machine the wall clock also counts the time other processes held the core.
  */
-function timeWay({ minMs, frames }: Timing, render: Render, payloads: readonly Record<string, unknown>[], extensions: readonly Record<string, unknown>[], tails: readonly string[]): number {
+function timeWay({ minMs, frames }: { minMs: number; frames: number }, render: Render, payloads: readonly Record<string, unknown>[], extensions: readonly Record<string, unknown>[], tails: readonly string[]): number {
   let n = 0;
   let bytes = 0;
   const start = process.cpuUsage();
@@ -159,7 +153,7 @@ export const projectorCost: MicroBench = {
   },
   async run(o) {
     const [count, rounds] = [o.count('events'), o.count('rounds')];
-    const timing: Timing = { minMs: o.count('min-ms'), frames: o.count('frames') };
+    const timing = { minMs: o.count('min-ms'), frames: o.count('frames') };
     const compiler = createCompiler();
     const eventsByKind = { listing: eventsOf('listing', count), bid: eventsOf('bid', count) };
     const rows: string[][] = [['operation', 'execute µs', 'graphql-jit µs', 'ours µs', 'jit vs execute', 'ours vs execute', 'identical to execute (jit / ours)', 'malformed identical (jit / ours)']];

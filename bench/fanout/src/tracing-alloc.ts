@@ -15,11 +15,6 @@ import { createEnvelopeWriter, markdownTable, median, requireGc } from '@wirestr
 import { compileSubscription, createCompiler, createFrameSink, listingEvents, listingKey, listingUpdated, route, startEngine, turn, type EngineEvent } from './engine-fixture.js';
 import { countOption, type MicroBench } from './scenario.js';
 
-interface Measured {
-  readonly bytes: number;
-  readonly cpuUs: number;
-}
-
 export const tracingAlloc: MicroBench = {
   description: 'heap bytes and CPU per event of the hub with tracing off, on at 0 %, 1 % and 100 % traced (issue #19)',
   nodeFlags: '--expose-gc --max-semi-space-size=256',
@@ -38,7 +33,7 @@ export const tracingAlloc: MicroBench = {
     });
     const operation = compileSubscription(createCompiler(), 'subscription { listingUpdated { listing_id event_type listing { title current_price { amount_cents currency_code } } } }');
     /** Least heap bytes and median CPU µs of a round (every event delivered to every subscriber). */
-    const measure = async (tracer: Tracer | undefined, share: number): Promise<Measured> => {
+    const measure = async (tracer: Tracer | undefined, share: number): Promise<{ bytes: number; cpuUs: number }> => {
       const { bus, hub } = await startEngine<object>({
         writer: createFrameSink<object>({ layout: 'drop' }).writer,
         tracer,
@@ -70,15 +65,15 @@ export const tracingAlloc: MicroBench = {
     const config = loadConfig(tracingSpec, { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' });
     const tracing = await startTracing(config, { defaultServiceName: 'alloc', contextManager: o.flag('async-local-storage') ? 'async-local-storage' : 'synchronous' });
     if (tracing === undefined) throw new Error('tracing did not start');
-    const rows: [string, Measured][] = [
+    const rows = [
       ['off (no tracer)', await measure(undefined, 0)],
       ['on, 0 % traced', await measure(tracing.tracer, 0)],
       ['on, 1 % traced', await measure(tracing.tracer, 0.01)],
       ['on, 100 % traced', await measure(tracing.tracer, 1)],
-    ];
+    ] as const;
     await tracing.shutdown();
     await receiver.stop();
-    const off = rows[0]?.[1] ?? { bytes: 0, cpuUs: 0 };
+    const off = rows[0][1];
     const offNs = (off.cpuUs * 1_000) / count / subscribers;
     const table = rows.map(([name, { bytes, cpuUs }]) => {
       const ns = (cpuUs * 1_000) / count / subscribers;

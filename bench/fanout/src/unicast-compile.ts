@@ -10,7 +10,7 @@
  * document cache's hit rate.
  */
 import { markdownTable } from '@wirestream/bench-kit';
-import { allowAll, alternate, cpuMicros, createCompiler, listingKey, medianRange } from './engine-fixture.js';
+import { allowAll, alternate, cpuMicros, createCompiler, medianRange, unicastQuery } from './engine-fixture.js';
 import { countOption, type MicroBench } from './scenario.js';
 
 export const unicastCompile: MicroBench = {
@@ -19,10 +19,7 @@ export const unicastCompile: MicroBench = {
   async run(o) {
     const clients = o.count('clients');
     const rounds = o.count('rounds');
-    const queries = Array.from(
-      { length: clients },
-      (_, i) => `subscription { listingUpdated(listing_id: "${listingKey(i)}") { listing_id event_type occurred_at listing { title current_price { amount_cents } } } }`,
-    );
+    const queries = Array.from({ length: clients }, (_, i) => unicastQuery(i));
     const sides = ['moved', 'as sent'] as const;
     const compilers = new Map(sides.map((side) => [side, createCompiler({ normalizeLiterals: side === 'moved' })]));
     const round = (side: (typeof sides)[number]): Promise<number> => {

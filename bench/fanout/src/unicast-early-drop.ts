@@ -10,7 +10,7 @@
  */
 import { ROUTED_ON_KAFKA_KEY } from '@wirestream/wire';
 import { median } from '@wirestream/bench-kit';
-import { benchEvents, compileSubscription, cpuTable, createCompiler, createFrameSink, engineCounts, engineOptions, feedSides, listingKey, route } from './engine-fixture.js';
+import { benchEvents, compileSubscription, cpuTable, createCompiler, createFrameSink, engineCounts, engineOptions, feedSides, route, unicastQuery } from './engine-fixture.js';
 import type { MicroBench } from './scenario.js';
 
 export const unicastEarlyDrop: MicroBench = {
@@ -23,9 +23,7 @@ export const unicastEarlyDrop: MicroBench = {
     const topicKeys = Math.round(subscribers / share);
     const events = benchEvents(count, topicKeys, 1_600);
     const compiler = createCompiler({ maxCachedDocuments: subscribers });
-    const operations = Array.from({ length: subscribers }, (_, k) =>
-      compileSubscription(compiler, `subscription { listingUpdated(listing_id: "${listingKey(k)}") { listing_id event_type occurred_at listing { title current_price { amount_cents } } } }`),
-    );
+    const operations = Array.from({ length: subscribers }, (_, k) => compileSubscription(compiler, unicastQuery(k)));
     const sink = createFrameSink<object>();
     const routedOn = route.keyField ?? ROUTED_ON_KAFKA_KEY;
     const { samples, engineOf } = await feedSides(

@@ -12,11 +12,9 @@
 import { writeHeapSnapshot } from 'node:v8';
 import { join } from 'node:path';
 import { markdownTable, median } from '@wirestream/bench-kit';
-import { alternate, collectGarbage, compileSubscription, createCompiler, createFrameSink, listingKey, medianRange, startEngine, type OperationCompiler } from './engine-fixture.js';
+import { alternate, collectGarbage, compileSubscription, createCompiler, createFrameSink, medianRange, startEngine, unicastQuery } from './engine-fixture.js';
 import { countOption, type MicroBench } from './scenario.js';
 
-const SELECTION = '{ listing_id event_type occurred_at listing { title current_price { amount_cents } } }';
-const compileOne = (compiler: OperationCompiler, key: string) => compileSubscription(compiler, `subscription { listingUpdated(listing_id: "${key}") ${SELECTION} }`);
 
 type Shape = 'distinct' | 'shared';
 
@@ -42,11 +40,11 @@ export const unicastMemory: MicroBench = {
       const { hub } = await startEngine<object>({
         writer,
         subscribe: (hub) => {
-          const shared = shape === 'shared' ? compileOne(compiler, listingKey(0)) : undefined;
+          const shared = shape === 'shared' ? compileSubscription(compiler, unicastQuery(0)) : undefined;
           for (let i = 0; i < subscribers; i++) {
             const conn = {};
             conns.push(conn);
-            hub.subscribe(conn, '1', shared ?? compileOne(compiler, listingKey(i)));
+            hub.subscribe(conn, '1', shared ?? compileSubscription(compiler, unicastQuery(i)));
           }
         },
       });
