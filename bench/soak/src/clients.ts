@@ -16,7 +16,6 @@ export interface ClientsStart {
 export type ToClients = { type: 'start'; start: ClientsStart } | { type: 'churn'; count: number } | { type: 'report' } | { type: 'close' };
 
 export interface ClientsReport {
-  readonly open: number;
   readonly delivered: number;
   readonly duplicates: number;
   /** Offsets skipped within a partition (a loss as the client sees it). */
@@ -143,7 +142,7 @@ process.on('message', (message: ToClients) => {
     case 'report':
       process.send?.({
         type: 'report',
-        report: { open: clients.filter((c) => c.open).length, ...totals, serverCloses, rssBytes: process.memoryUsage().rss },
+        report: { ...totals, serverCloses, rssBytes: process.memoryUsage().rss },
       } satisfies FromClients);
       return;
     case 'close':

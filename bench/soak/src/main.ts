@@ -58,7 +58,6 @@ interface Sample {
   readonly rss: number;
   readonly heapUsed: number;
   readonly heapTotal: number;
-  readonly external: number;
 }
 
 async function memory(base: string): Promise<Omit<Sample, 'tMs'>> {
@@ -141,7 +140,7 @@ async function main(): Promise<void> {
   const marks: { tMs: number; label: string }[] = [];
   const sample = async (): Promise<Sample> => {
     const m = await memory(base);
-    const s = { tMs: Date.now() - t0, rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external };
+    const s = { tMs: Date.now() - t0, rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal };
     samples.push(s);
     return s;
   };
