@@ -13,7 +13,7 @@ import type { CompressOptions } from 'uWebSockets.js';
  * uWS's dedicated compressors (`DEDICATED_COMPRESSOR_*`, a sliding window per socket) are not
  * offered: in the build we pin (uWebSockets.js 20.30) they do not carry the window across messages
  * — twenty identical 576-byte messages cost 281 bytes each with any dedicated size, 267 with the
- * shared one (`node bench/fanout/dist/uws-compressors.js`) — so they cost more CPU (and memory per
+ * shared one (`node bench/fanout/dist/micro.js uws-compressors`) — so they cost more CPU (and memory per
  * socket) for no saving.
  * For repeated objects, delta mode (GATEWAY_DELTA) is what removes the repetition.
  * Frames from clients (a few small subscribe messages) use the shared decompressor.
