@@ -123,7 +123,7 @@ export interface GatewayFigures {
   readonly fit: { intercept: number; slope: number };
 }
 
-export const MAX_SOCKETS = 19_000;
+const MAX_SOCKETS = 19_000;
 
 export function gatewayFigures(runs: readonly GatewayRun[]): GatewayFigures {
   const atMax = runs.find((r) => r.subscribed >= MAX_SOCKETS);

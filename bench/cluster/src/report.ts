@@ -12,7 +12,7 @@ function fmtNum(n: number, digits: number): string {
 }
 
 /** `median (min–max)` over rounds, or the value alone for one round. */
-export function fmtSpread(s: Spread, digits = 1, format: (n: number) => string = (n) => fmtNum(n, digits)): string {
+function fmtSpread(s: Spread, digits = 1, format: (n: number) => string = (n) => fmtNum(n, digits)): string {
   if (s.n === 0) return 'n/a';
   return s.n === 1 || s.min === s.max ? format(s.median) : `${format(s.median)} (${format(s.min)}–${format(s.max)})`;
 }
