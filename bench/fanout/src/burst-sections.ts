@@ -7,11 +7,12 @@ import os from 'node:os';
 import { BURST_HOW_TO_READ, burstSpec, burstTable, burstTargetLines, responsivenessOf } from './burst.js';
 import { DEFAULT_UNBOUNDED_ENV, deathLogs, heapLimitTable, runHeapLimit, type HeapLimitOptions } from './heap-limit.js';
 import { DEFAULT_MEMORY_VARIANTS, MEMORY_RETURN_HOW_TO_READ, memoryReturnSpec, memoryReturnTable, returnRatio, RETURN_TARGET, type MemoryReturnRow } from './memory-return.js';
+import { runStacks } from './compare-stacks.js';
 import { fmtInt, fmtMb, fmtMs, notesOf } from './report.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
 import { saturationSpecOf } from './saturation.js';
 import { drainTimeoutMs, type CommonOptions, type OptionValues, type Scenario, type ScenarioOutput } from './scenario.js';
-import { isGateway, STACK_LABELS, STACK_SHORT, type StackName } from './servers.js';
+import { isGateway, STACK_SHORT, type StackName } from './servers.js';
 import { timelineChart, type TimelinePanel } from '@wirestream/bench-kit';
 import { parseVariants, runVariant } from './variants.js';
 
@@ -32,23 +33,17 @@ function panelOf(title: string, r: StackRun, extra: string): TimelinePanel {
 }
 
 /** Burst: every stack in turn (interleaved with --repeat), issue 18's targets and ratios on top. */
-export async function burstSection(ctx: RunContext, stacks: readonly StackName[], spec: RunSpec, repeat: number, svgName: string): Promise<Section & { runs: StackRun[] }> {
+async function burstSection(ctx: RunContext, stacks: readonly StackName[], spec: RunSpec, repeat: number, svgName: string): Promise<Section & { runs: StackRun[] }> {
   const title = `Burst: N = ${fmtInt(spec.sockets)} over ${fmtInt(spec.plan.distinctOperations ?? 0)} distinct operations, ${fmtInt(spec.events)} events back-to-back`;
   ctx.log(`\n## ${title}\n`);
-  const runs: StackRun[] = [];
-  for (let rep = 1; rep <= repeat; rep++) {
-    for (const stack of stacks) {
-      ctx.log(`  ${STACK_LABELS[stack]}${repeat > 1 ? ` (${rep}/${repeat})` : ''} …`);
-      const run = { ...(await runStack(stack, spec, ctx)), repeat: rep };
-      runs.push(run);
-      const x = run.responsiveness ? responsivenessOf(run.responsiveness) : undefined;
-      ctx.log(
-        `    ${fmtInt(run.unique)}/${fmtInt(run.expected)}, ${fmtInt(run.duplicates)} dup, ${fmtInt(run.deliveriesPerSec)}/s, p99 ${fmtMs(run.latencyMs.p99)}, ` +
-          `peak RSS ${fmtMb(run.memory.peakRss)} MB` +
-          (x ? `; /healthz > 100 ms ${(x.over100Share * 100).toFixed(1)} %, unanswered ${(x.unansweredShare * 100).toFixed(1)} %, ELD p99 ${x.eldP99Ms === undefined ? 'n/a' : fmtMs(x.eldP99Ms)}` : ''),
-      );
-    }
-  }
+  const runs = await runStacks(ctx, stacks, spec, repeat, (run) => {
+    const x = run.responsiveness ? responsivenessOf(run.responsiveness) : undefined;
+    return (
+      `${fmtInt(run.unique)}/${fmtInt(run.expected)}, ${fmtInt(run.duplicates)} dup, ${fmtInt(run.deliveriesPerSec)}/s, p99 ${fmtMs(run.latencyMs.p99)}, ` +
+      `peak RSS ${fmtMb(run.memory.peakRss)} MB` +
+      (x ? `; /healthz > 100 ms ${(x.over100Share * 100).toFixed(1)} %, unanswered ${(x.unansweredShare * 100).toFixed(1)} %, ELD p99 ${x.eldP99Ms === undefined ? 'n/a' : fmtMs(x.eldP99Ms)}` : '')
+    );
+  });
   const label = (r: StackRun): string => `${STACK_SHORT[r.stack]}${repeat > 1 ? ` #${r.repeat}` : ''}`;
   const targets = burstTargetLines(runs.filter((r) => r.repeat === 1));
   const body = [
@@ -75,7 +70,7 @@ export async function burstSection(ctx: RunContext, stacks: readonly StackName[]
 }
 
 /** Memory-return: our gateway through the saturation burst once per env variant, then 60 s of RSS. */
-export async function memoryReturnSection(ctx: RunContext, spec: RunSpec, variantsSpec: string, svgName: string, gatewayStacks: readonly StackName[] = []): Promise<Section> {
+async function memoryReturnSection(ctx: RunContext, spec: RunSpec, variantsSpec: string, svgName: string, gatewayStacks: readonly StackName[] = []): Promise<Section> {
   const stacks = gatewayStacks.length > 0 ? gatewayStacks : (['ours'] as const);
   const settleS = Math.round((spec.settleMs ?? 0) / 1_000);
   const title = `Memory return: N = ${fmtInt(spec.sockets)} on one operation, ${fmtInt(spec.events)} events back-to-back, then ${settleS} s with every socket subscribed`;
@@ -110,7 +105,7 @@ export async function memoryReturnSection(ctx: RunContext, spec: RunSpec, varian
 }
 
 /** Heap-limit: every gateway stack × scenario × bounds in a memory budget. */
-export async function heapLimitSection(
+async function heapLimitSection(
   ctx: RunContext,
   stacks: readonly StackName[],
   scenarios: readonly { name: string; spec: RunSpec }[],

@@ -21,6 +21,13 @@ const perDeliveryOf =
   (ms: number): string =>
     r.unique > 0 ? ((ms * 1_000) / r.unique).toFixed(1) : 'n/a';
 
+/** A report section `## title` with its body: logged as it is written, returned for the report file. */
+export function section(log: (line: string) => void, title: string, body: string): string {
+  const markdown = `## ${title}\n\n${body}\n`;
+  log(`\n${markdown}`);
+  return markdown;
+}
+
 export function fmtInt(n: number | undefined): string {
   return n === undefined || !Number.isFinite(n) ? 'n/a' : Math.round(n).toLocaleString('en-US');
 }

@@ -3,6 +3,7 @@
  * defaults) and how it runs. main.ts parses the options every registered scenario declares, prints
  * them on --help and runs the chosen scenarios in registry order (scenarios.ts).
  */
+import { positiveInt } from '@wirestream/bench-kit';
 import type { WirestreamSchema } from '@wirestream/schema';
 import type { RunContext, RunSpec, StackRun } from './run-stack.js';
 import type { StackName } from './servers.js';
@@ -27,6 +28,8 @@ export interface OptionValues {
   required(name: string): string;
   /** A finite number ≥ 0; throws naming the option otherwise. */
   number(name: string): number;
+  /** A whole number ≥ 1; throws naming the option otherwise. */
+  positiveInt(name: string): number;
   /** A comma-separated list of numbers ≥ 0. */
   numbers(name: string): number[];
   flag(name: string): boolean;
@@ -91,6 +94,11 @@ export interface Scenario {
   readonly targets?: (runs: ReadonlyMap<string, readonly StackRun[]>) => string[];
 }
 
+/** A prepared scenario whose report section is text only (no chart): `section` runs it and returns the markdown. */
+export function textSection(events: number, section: (env: ScenarioEnv) => Promise<string>): PreparedScenario {
+  return { events, run: async (env) => ({ markdown: await section(env), svgs: [] }) };
+}
+
 /** The spec with --workers when given (the load client picks its own count otherwise). */
 export function withWorkers(common: CommonOptions, spec: Omit<RunSpec, 'workers'>): RunSpec {
   return common.workers === undefined ? spec : { ...spec, workers: common.workers };
@@ -133,6 +141,7 @@ export function createOptionValues(specs: OptionSpecs, given: ParsedValues, quic
     string,
     required,
     number: (name) => toNumber(name, string(name)),
+    positiveInt: (name) => positiveInt(name, string(name)),
     numbers: (name) => required(name).split(',').map((part) => toNumber(name, part)),
     flag: (name) => {
       specOf(name);
