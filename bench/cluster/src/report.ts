@@ -1,11 +1,6 @@
 /** Markdown tables of the summaries (printed, and written to bench/results/cluster.md). */
-import { markdownTable, type Spread } from '@wirestream/bench-kit';
+import { fmtInt, markdownTable, type Spread } from '@wirestream/bench-kit';
 import type { FanInNodeSummary, FanInSummary, GatewayCostFit, RedisShardFigures, ScaleSummary, ShardNodeSummary } from './summary.js';
-
-export function fmtInt(n: number): string {
-  // `|| 0`: a rounded -0.3 would print as "-0".
-  return Number.isFinite(n) ? (Math.round(n) || 0).toLocaleString('en-US') : 'n/a';
-}
 
 function fmtNum(n: number, digits: number): string {
   return Number.isFinite(n) ? n.toFixed(digits) : 'n/a';

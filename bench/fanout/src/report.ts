@@ -1,6 +1,9 @@
-import { markdownTable, median } from '@wirestream/bench-kit';
+import { fmtBytes, fmtInt, fmtMb, fmtMs, markdownTable, median } from '@wirestream/bench-kit';
 import type { ProcessRun, StackRun } from './run-stack.js';
 import { STACK_SHORT } from './servers.js';
+
+// The kit's number formats, for the scenarios that import them with the tables.
+export { fmtBytes, fmtInt, fmtMb, fmtMs };
 
 /** The cells every run table shares: sockets subscribed (and failed), distinct deliveries of those expected, events lost (and sockets the server closed). */
 const subscribedCell = (r: StackRun): string => `${fmtInt(r.subscribed)}${r.failed > 0 ? ` (${fmtInt(r.failed)} failed)` : ''}`;
@@ -26,31 +29,6 @@ export function section(log: (line: string) => void, title: string, body: string
   const markdown = `## ${title}\n\n${body}\n`;
   log(`\n${markdown}`);
   return markdown;
-}
-
-export function fmtInt(n: number | undefined): string {
-  return n === undefined || !Number.isFinite(n) ? 'n/a' : Math.round(n).toLocaleString('en-US');
-}
-
-export function fmtMs(ms: number): string {
-  if (Number.isNaN(ms)) return 'n/a';
-  if (!Number.isFinite(ms)) return '∞ (undelivered)';
-  if (ms >= 10_000) return `${(ms / 1_000).toFixed(1)} s`;
-  if (ms >= 100) return `${ms.toFixed(0)} ms`;
-  if (ms >= 10) return `${ms.toFixed(1)} ms`;
-  return `${ms.toFixed(2)} ms`;
-}
-
-export function fmtBytes(bytes: number | undefined): string {
-  if (bytes === undefined || !Number.isFinite(bytes)) return 'n/a';
-  const abs = Math.abs(bytes);
-  if (abs >= 1_048_576) return `${(bytes / 1_048_576).toFixed(1)} MB`;
-  if (abs >= 1_024) return `${(bytes / 1_024).toFixed(2)} KB`;
-  return `${bytes.toFixed(0)} B`;
-}
-
-export function fmtMb(bytes: number | undefined): string {
-  return bytes === undefined ? 'n/a' : `${(bytes / 1_048_576).toFixed(1)}`;
 }
 
 function fmtRatio(r: number): string {
