@@ -8,7 +8,7 @@ import { BURST_HOW_TO_READ, burstSpec, burstTable, burstTargetLines, responsiven
 import { DEFAULT_UNBOUNDED_ENV, deathLogs, heapLimitTable, runHeapLimit, type HeapLimitOptions } from './heap-limit.js';
 import { DEFAULT_MEMORY_VARIANTS, MEMORY_RETURN_HOW_TO_READ, memoryReturnSpec, memoryReturnTable, returnRatio, RETURN_TARGET, type MemoryReturnRow } from './memory-return.js';
 import { runStacks } from './compare-stacks.js';
-import { fmtInt, fmtMb, fmtMs, notesOf } from './report.js';
+import { fmtInt, fmtMb, fmtMs, notesOf, section } from './report.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
 import { saturationSpecOf } from './saturation.js';
 import { drainTimeoutMs, type CommonOptions, type OptionValues, type Scenario, type ScenarioOutput } from './scenario.js';
@@ -57,7 +57,6 @@ async function burstSection(ctx: RunContext, stacks: readonly StackName[], spec:
     '',
     ...notesOf(runs, label).map((n) => `- ${n}`),
   ].join('\n');
-  ctx.log(`\n${body}\n`);
   const svg = timelineChart(
     title,
     NOTE,
@@ -66,7 +65,7 @@ async function burstSection(ctx: RunContext, stacks: readonly StackName[], spec:
       return panelOf(STACK_SHORT[r.stack], r, x ? `/healthz > 100 ms ${(x.over100Share * 100).toFixed(1)} % · ELD p99 ${x.eldP99Ms === undefined ? 'n/a' : fmtMs(x.eldP99Ms)}` : '');
     }),
   );
-  return { markdown: `## ${title}\n\n${body}\n\n![burst](${svgName})\n`, svg: [svgName, svg], runs };
+  return { markdown: section(ctx.log, title, body, { alt: 'burst', file: svgName }), svg: [svgName, svg], runs };
 }
 
 /** Memory-return: our gateway through the saturation burst once per env variant, then 60 s of RSS. */
@@ -95,13 +94,12 @@ async function memoryReturnSection(ctx: RunContext, spec: RunSpec, variantsSpec:
   rows.push({ variant: { label: 'bare uWS corked (reference)', env: {} }, run: bare });
   ctx.log(`    RSS before ${fmtMb(bare.rssBeforeTraffic)} MB, +${settleS} s ${fmtMb(bare.settle?.at(-1)?.rssBytes)} MB = ${returnRatio(bare).toFixed(2)}×`);
   const body = [memoryReturnTable(rows), '', MEMORY_RETURN_HOW_TO_READ, '', ...notesOf(rows.map((r) => r.run), (r) => rows.find((x) => x.run === r)?.variant.label ?? '').map((n) => `- ${n}`)].join('\n');
-  ctx.log(`\n${body}\n`);
   const svg = timelineChart(
     title,
     `${NOTE} → settle (RSS every 1 s, no forced GC)`,
     rows.map(({ variant, run }) => panelOf(variant.label, run, `RSS +${settleS} s / before burst: ${returnRatio(run).toFixed(2)}×`)),
   );
-  return { markdown: `## ${title}\n\n${body}\n\n![memory return](${svgName})\n`, svg: [svgName, svg] };
+  return { markdown: section(ctx.log, title, body, { alt: 'memory return', file: svgName }), svg: [svgName, svg] };
 }
 
 /** Heap-limit: every gateway stack × scenario × bounds in a memory budget. */
@@ -129,13 +127,12 @@ async function heapLimitSection(
     '',
     ...(logs.length > 0 ? ['Last log lines of each process that died:', '', ...logs, ''] : []),
   ].join('\n');
-  ctx.log(`\n${body}\n`);
   const svg = timelineChart(
     title,
     `${NOTE} · budget ${fmtMb(options.budgetBytes)} MB`,
     rows.flatMap((row) => (row.run ? [panelOf(`${STACK_SHORT[row.stack]}, ${row.scenario}, bounds ${row.bounds}`, row.run, row.run.serverExit === undefined ? 'survived' : `died: ${row.run.serverExit}`)] : [])),
   );
-  return { markdown: `## ${title}\n\n${body}\n\n![heap limit](${svgName})\n`, svg: [svgName, svg] };
+  return { markdown: section(ctx.log, title, body, { alt: 'heap limit', file: svgName }), svg: [svgName, svg] };
 }
 
 /** Our gateway's stacks of --stacks (the bare references have no gateway to push). */

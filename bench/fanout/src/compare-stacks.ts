@@ -10,12 +10,14 @@ import {
   fmtBytes,
   fmtInt,
   fmtMs,
-  memoryTable,
+  mark,
+  memoryDetails,
   metricsOverheadLines,
   notesOf,
   ratioTable,
   repeatSummaryTable,
   runLabel,
+  section,
   stackTable,
   transportRatioLines,
 } from './report.js';
@@ -66,7 +68,6 @@ export async function compareStacks(env: ScenarioEnv, c: Comparison): Promise<Sc
   ctx.log(`\n## ${c.title}\n`);
   const runs = await runStacks(ctx, c.stacks, c.spec, repeat);
   const body = comparisonBody(c, runs, repeat);
-  ctx.log(`\n${body}\n`);
   const svgName = env.svgName(c.name);
   const svg = timelineChart(
     c.title + (repeat > 1 ? ' (first repetition)' : ''),
@@ -83,7 +84,7 @@ export async function compareStacks(env: ScenarioEnv, c: Comparison): Promise<Sc
         phases: r.phases,
       })),
   );
-  return { markdown: `## ${c.title}\n\n${body}\n\n![${c.name}](${svgName})\n`, svgs: [[svgName, svg]], runs };
+  return { markdown: section(ctx.log, c.title, body, { alt: c.name, file: svgName }), svgs: [[svgName, svg]], runs };
 }
 
 function comparisonBody(c: Comparison, runs: readonly StackRun[], repeat: number): string {
@@ -105,15 +106,9 @@ function comparisonBody(c: Comparison, runs: readonly StackRun[], repeat: number
     ...(repeat > 1 ? [] : [ratioTable(runs), '']),
     ...notesOf(runs).map((n) => `- ${n}`),
     '',
-    '<details><summary>memory by phase (process.memoryUsage() after two forced GCs, MB)</summary>',
-    '',
-    memoryTable(runs, (r) => runLabel(r, runs)),
-    '',
-    '</details>',
+    ...memoryDetails('memory by phase', runs, (r) => runLabel(r, runs)),
   ].join('\n');
 }
-
-const mark = (ok: boolean): string => (ok ? '**met**' : '**not met**');
 
 /** The fan-out targets (memory per socket, the field's case, saturation against the baselines), checked against this run. */
 export function fanoutTargetLines(runsOf: ReadonlyMap<string, readonly StackRun[]>): string[] {

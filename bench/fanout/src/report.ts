@@ -24,9 +24,9 @@ const perDeliveryOf =
   (ms: number): string =>
     r.unique > 0 ? ((ms * 1_000) / r.unique).toFixed(1) : 'n/a';
 
-/** A report section `## title` with its body: logged as it is written, returned for the report file. */
-export function section(log: (line: string) => void, title: string, body: string): string {
-  const markdown = `## ${title}\n\n${body}\n`;
+/** A report section `## title` with its body (and its chart, by file name): logged as it is written, returned for the report file. */
+export function section(log: (line: string) => void, title: string, body: string, chart?: { readonly alt: string; readonly file: string }): string {
+  const markdown = `## ${title}\n\n${body}\n${chart ? `\n![${chart.alt}](${chart.file})\n` : ''}`;
   log(`\n${markdown}`);
   return markdown;
 }
@@ -121,6 +121,14 @@ function ratioOf(base: number | undefined, ours: number | undefined): string {
   if (base === undefined || ours === undefined) return 'n/a';
   if (ours <= 0) return 'ours ≤ 0 (noise)';
   return `${fmtRatio(base / ours)} smaller`;
+}
+
+/** A target's verdict. */
+export const mark = (ok: boolean): string => (ok ? '**met**' : '**not met**');
+
+/** The memory table folded away under the section: `what` says which readings it holds. */
+export function memoryDetails(what: string, runs: readonly StackRun[], labelOf: (r: StackRun) => string): string[] {
+  return [`<details><summary>${what} (process.memoryUsage() after two forced GCs, MB)</summary>`, '', memoryTable(runs, labelOf), '', '</details>'];
 }
 
 /** Close codes, errors and anomalies worth a line under the table. */
