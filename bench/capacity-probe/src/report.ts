@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { findRepoRoot } from '@wirestream/testkit';
 import type { GatewayRun, LoadWindow } from './gateway-probe.js';
 import type { IngestPhase, IngestProbeResult, IngestSample } from './ingest-probe.js';
-import { fitLine, markdownTable, median, MiB } from '@wirestream/bench-kit';
+import { fitLine, fmtInt, markdownTable, median, MiB } from '@wirestream/bench-kit';
 
 export interface Planned {
   /** Gateway deliveries/s per core (measured CPU per delivery) and planned (with headroom), from scripts/capacity.mjs. */
@@ -47,7 +47,6 @@ function manifestLimit(app: 'gateway' | 'ingest'): string {
 }
 
 const mib = (bytes: number, digits = 1): string => (Number.isFinite(bytes) ? (bytes / MiB).toFixed(digits) : 'n/a');
-const int = (n: number): string => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
 const max = (xs: readonly number[]): number => Math.max(...xs.filter(Number.isFinite));
 const native = (s: IngestSample): number => s.rss - s.heapTotal;
 
@@ -85,8 +84,8 @@ function ingestSection(r: IngestProbeResult): string[] {
   const rows = r.phases.map((p) => [
     p.name,
     `${p.seconds.toFixed(0)} s`,
-    int(p.eventsConsumed),
-    int(p.eventsConsumed / p.seconds),
+    fmtInt(p.eventsConsumed),
+    fmtInt(p.eventsConsumed / p.seconds),
     mib(median(p.samples.map((s) => s.rss))),
     mib(max(p.samples.map((s) => s.rss))),
     mib(max(p.samples.map((s) => s.heapTotal))),
@@ -103,7 +102,7 @@ function ingestSection(r: IngestProbeResult): string[] {
       'Phases in order on one process (the backlog phase on a fresh process with the same group, resuming from the committed offsets): ' +
       'RSS is /proc/<pid>/status VmRSS every 500 ms (250 ms in the backlog), heapTotal / heapUsed / external are the app\'s own `/metrics` gauges ' +
       '(`wirestream_nodejs_heap_size_total_bytes`, `…_used_bytes`, `wirestream_nodejs_external_memory_bytes`, read at the same moment), native = RSS − heapTotal, ' +
-      `peak = VmHWM at the end of the phase. Backlog events: the demo generator (seed 42, 5,000 listings), mean value ${int(r.meanValueBytes)} B.`,
+      `peak = VmHWM at the end of the phase. Backlog events: the demo generator (seed 42, 5,000 listings), mean value ${fmtInt(r.meanValueBytes)} B.`,
     '',
     table(['phase', 'length', 'events consumed', 'events/s', 'RSS median MiB', 'RSS max MiB', 'heapTotal max MiB', 'heapUsed max MiB', 'native median MiB', 'native max MiB', 'external max MiB', 'VmHWM MiB'], rows),
     '',
@@ -123,7 +122,7 @@ export interface GatewayFigures {
   readonly fit: { intercept: number; slope: number };
 }
 
-export const MAX_SOCKETS = 19_000;
+const MAX_SOCKETS = 19_000;
 
 export function gatewayFigures(runs: readonly GatewayRun[]): GatewayFigures {
   const atMax = runs.find((r) => r.subscribed >= MAX_SOCKETS);
@@ -153,21 +152,21 @@ const windowCells = (r: GatewayRun, w: LoadWindow | undefined): string[] =>
     : [
         `${mib(w.peak.rss)} / ${mib(w.peak.heapTotal)} / ${mib(w.peak.heapUsed)} (VmHWM ${mib(w.hwm)})`,
         mib(w.peak.heapUsed - r.subscribedGc.heapUsed),
-        `${int(w.frames)} frames in ${w.seconds.toFixed(1)} s, ${int(w.frameBytes / w.frames)} B mean`,
+        `${fmtInt(w.frames)} frames in ${w.seconds.toFixed(1)} s, ${fmtInt(w.frameBytes / w.frames)} B mean`,
       ];
 
 function gatewaySection(runs: readonly GatewayRun[], input: ReportInput): string[] {
   const rows = runs.map((r) => [
-    int(r.sockets),
-    `${int(r.subscribed)} (${int(r.failed)} failed) in ${r.connectS.toFixed(1)} s`,
+    fmtInt(r.sockets),
+    `${fmtInt(r.subscribed)} (${fmtInt(r.failed)} failed) in ${r.connectS.toFixed(1)} s`,
     mib(r.idleRss),
     `${mib(r.idle.heapTotal)} / ${mib(r.idle.heapUsed)}`,
     `${mib(r.idleGc.rss)} / ${mib(r.idleGc.heapUsed)}`,
     `${mib(r.subscribedGc.rss)} / ${mib(r.subscribedGc.heapTotal)} / ${mib(r.subscribedGc.heapUsed)}`,
     ...windowCells(r, r.field),
     ...windowCells(r, r.burst),
-    `${int(r.lastCloseMs)} ms (${int(r.closedByServer)} closed)`,
-    `${int(r.exitMs)} ms, code ${String(r.exitCode)}`,
+    `${fmtInt(r.lastCloseMs)} ms (${fmtInt(r.closedByServer)} closed)`,
+    `${fmtInt(r.exitMs)} ms, code ${String(r.exitCode)}`,
   ]);
   return [
     '## Gateway (apps/gateway/dist/main.js, NODE_ENV=production, --expose-gc for /debug/memory?gc=1)',
@@ -214,7 +213,7 @@ export function renderReport(input: ReportInput): string {
         '`ingest.redis_pipeline`',
         was('ingest.redis_pipeline'),
         `${mib(i.pipelineComputed)} MiB computed; ${mib(i.pipelineResidual)} MiB residual`,
-        `computed: ${int(CHUNKS_IN_FLIGHT)} events in flight (3 partitions × chunk 500) × (mean value ${int(input.ingest.meanValueBytes)} B + ${ENVELOPE_OVERHEAD} B envelope) × 2 commands (PUBLISH + XADD); ` +
+        `computed: ${fmtInt(CHUNKS_IN_FLIGHT)} events in flight (3 partitions × chunk 500) × (mean value ${fmtInt(input.ingest.meanValueBytes)} B + ${ENVELOPE_OVERHEAD} B envelope) × 2 commands (PUBLISH + XADD); ` +
           `residual: peak VmHWM ${mib(i.peakHwm)} MiB − idle RSS − fetch_buffer 10 MiB − message term ${mib(MESSAGE_TERM)} MiB (what the table's other terms leave for it)`,
       ],
       ['ingest peak RSS', `(limit ${manifestLimit('ingest')})`, `${mib(i.peakHwm)} MiB`, 'largest VmHWM of the phases'],
@@ -232,15 +231,15 @@ export function renderReport(input: ReportInput): string {
     [
       '`gateway.drain`',
       was('gateway.drain'),
-      `${(g.drainAtMax / 1000).toFixed(2)} s${g.drainMeasuredAtMax ? ' measured' : ' extrapolated'} at ${int(MAX_SOCKETS)} (exit ${(g.exitAtMax / 1000).toFixed(2)} s)`,
+      `${(g.drainAtMax / 1000).toFixed(2)} s${g.drainMeasuredAtMax ? ' measured' : ' extrapolated'} at ${fmtInt(MAX_SOCKETS)} (exit ${(g.exitAtMax / 1000).toFixed(2)} s)`,
       `SIGTERM → the later of last socket closed (as loadgen saw it) and process exit; least-squares line through the rows: ${g.fit.intercept.toFixed(0)} ms + ${(g.fit.slope * 1000).toFixed(1)} µs × N`,
     ],
-    ['mean frame', '~2.4 KB (bytes/s row)', `${int(g.frame)} B`, 'bytes ÷ `next` frames received in the load windows of all rows'],
+    ['mean frame', '~2.4 KB (bytes/s row)', `${fmtInt(g.frame)} B`, 'bytes ÷ `next` frames received in the load windows of all rows'],
     [
       'bytes/s out',
       was('bytes/s out'),
       `${((g.frame * input.planned.planned) / 1e6).toFixed(0)} MB/s planned (${((g.frame * input.planned.perCore) / 1e6).toFixed(0)} MB/s at a full core)`,
-      `mean frame × ${int(input.planned.planned)} planned deliveries/s (${int(input.planned.perCore)} per core) from scripts/capacity.mjs (\`gatewayUsPerDelivery\`), before TCP/IP and WebSocket headers (2–4 B per frame)`,
+      `mean frame × ${fmtInt(input.planned.planned)} planned deliveries/s (${fmtInt(input.planned.perCore)} per core) from scripts/capacity.mjs (\`gatewayUsPerDelivery\`), before TCP/IP and WebSocket headers (2–4 B per frame)`,
     ],
   );
   out.push('## Figures (table value at the time of the run → measured)', '', table(['key', 'table now', 'measured', 'how'], summary), '');

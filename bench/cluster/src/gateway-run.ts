@@ -289,7 +289,7 @@ async function publishAndDrain(
 }
 
 /** Distinct operations (plan variants) the sockets of each gateway subscribe. */
-export function operationsByGateway(spec: Pick<ScaleSpec, 'sockets' | 'plan'>, count: number): number[] {
+function operationsByGateway(spec: Pick<ScaleSpec, 'sockets' | 'plan'>, count: number): number[] {
   const sets = Array.from({ length: count }, () => new Set<number>());
   for (let i = 0; i < spec.sockets; i++) sets[i % count]?.add(variantOf(spec.plan, i));
   return sets.map((s) => s.size);

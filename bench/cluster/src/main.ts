@@ -32,9 +32,9 @@ import {
 import { findRepoRoot, keySlot, startRedisCluster, type RedisCluster } from '@wirestream/testkit';
 import { FAN_IN_MODES, runFanIn, type FanInContext, type FanInRun, type FanInSpec } from './fanin-run.js';
 import { runScale, type ScaleContext, type ScaleRun, type ScaleSpec } from './gateway-run.js';
-import { commandLine, loadAverages, machineText, prepareCorpus, waitForQuietMachine, type QuietWait } from '@wirestream/bench-kit';
+import { commandLine, fmtInt, loadAverages, machineText, prepareCorpus, waitForQuietMachine, type QuietWait } from '@wirestream/bench-kit';
 import { describeNodes, ownerOfSlot, type RedisNode } from './redis-nodes.js';
-import { fanInCpuTable, fanInTable, fmtInt, gatewayCostLine, scaleTable, shardFigureLines, shardTable } from './report.js';
+import { fanInCpuTable, fanInTable, gatewayCostLine, scaleTable, shardFigureLines, shardTable } from './report.js';
 import { fitGatewayCost, redisShardFigures, summarizeFanIn, summarizeScale, summarizeShards } from './summary.js';
 import { writeResults, type ResultsInput } from './write-results.js';
 

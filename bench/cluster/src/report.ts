@@ -1,18 +1,13 @@
 /** Markdown tables of the summaries (printed, and written to bench/results/cluster.md). */
-import { markdownTable, type Spread } from '@wirestream/bench-kit';
+import { fmtInt, markdownTable, type Spread } from '@wirestream/bench-kit';
 import type { FanInNodeSummary, FanInSummary, GatewayCostFit, RedisShardFigures, ScaleSummary, ShardNodeSummary } from './summary.js';
-
-export function fmtInt(n: number): string {
-  // `|| 0`: a rounded -0.3 would print as "-0".
-  return Number.isFinite(n) ? (Math.round(n) || 0).toLocaleString('en-US') : 'n/a';
-}
 
 function fmtNum(n: number, digits: number): string {
   return Number.isFinite(n) ? n.toFixed(digits) : 'n/a';
 }
 
 /** `median (min–max)` over rounds, or the value alone for one round. */
-export function fmtSpread(s: Spread, digits = 1, format: (n: number) => string = (n) => fmtNum(n, digits)): string {
+function fmtSpread(s: Spread, digits = 1, format: (n: number) => string = (n) => fmtNum(n, digits)): string {
   if (s.n === 0) return 'n/a';
   return s.n === 1 || s.min === s.max ? format(s.median) : `${format(s.median)} (${format(s.min)}–${format(s.max)})`;
 }

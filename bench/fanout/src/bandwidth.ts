@@ -10,9 +10,10 @@
  * again, the dashboards delta mode is for).
  */
 import { parseMix, type OperationPlan } from '@wirestream/loadgen';
-import { markdownTable, median, positiveInt } from '@wirestream/bench-kit';
+import { markdownTable, median } from '@wirestream/bench-kit';
 import { prepareEvents } from './publisher.js';
 import { fmtBytes, fmtInt, fmtMs, serverUsPerDelivery } from './report.js';
+import { inRounds } from './rounds.js';
 import { runStack, type RunContext, type StackRun } from './run-stack.js';
 import { drainTimeoutMs, withWorkers, type CommonOptions, type OptionValues, type Scenario } from './scenario.js';
 
@@ -113,37 +114,34 @@ async function runPlan(ctx: RunContext, p: Plan, o: BandwidthOptions): Promise<s
   const title = `${p.title}; ${fmtInt(p.events)} events at ${p.rate}/s`;
   ctx.log(`\n## ${title}\n`);
   const corpus = prepareEvents(p.events, ctx.route, ctx.channelPrefix, o.listings);
-  const runs: { config: Config; run: StackRun }[] = [];
-  for (let rep = 1; rep <= o.repeat; rep++) {
-    for (const config of o.configs) {
-      ctx.log(`  ${config.name} (${config.what})${o.repeat > 1 ? ` ${rep}/${o.repeat}` : ''} …`);
-      const spec = withWorkers(o.common, {
-        sockets: o.sockets,
-        plan: p.plan,
-        events: p.events,
-        ratePerSecond: p.rate,
-        drainTimeoutMs: drainTimeoutMs(o.common, 60_000),
-        stallTimeoutMs: 10_000,
-        idleMs: 500,
-        wire: config.wire,
-      });
-      const run = await runStack(config.stack ?? 'ours', spec, { ...ctx, corpus, gatewayEnv: { ...ctx.gatewayEnv, ...config.gatewayEnv } });
-      runs.push({ config, run });
-      ctx.log(
-        `    ${fmtInt(run.unique)}/${fmtInt(run.expected)} delivered, ${fmtInt(perDelivery(run.wireBytes, run))} wire B/delivery, ` +
-          `${serverUsPerDelivery(run).toFixed(2)} µs server CPU/delivery, ${pct(run.deltaFrames, run.frames)} deltas, ${pct(run.compressedFrames, run.frames)} deflated`,
-      );
-      if (run.errorSamples.length > 0) ctx.log(`    errors: ${run.errorSamples.join(' | ')}`);
-    }
-  }
+  const runs = await inRounds(o.repeat, o.configs, async (config, rep) => {
+    ctx.log(`  ${config.name} (${config.what})${o.repeat > 1 ? ` ${rep}/${o.repeat}` : ''} …`);
+    const spec = withWorkers(o.common, {
+      sockets: o.sockets,
+      plan: p.plan,
+      events: p.events,
+      ratePerSecond: p.rate,
+      drainTimeoutMs: drainTimeoutMs(o.common, 60_000),
+      stallTimeoutMs: 10_000,
+      idleMs: 500,
+      wire: config.wire,
+    });
+    const run = await runStack(config.stack ?? 'ours', spec, { ...ctx, corpus, gatewayEnv: { ...ctx.gatewayEnv, ...config.gatewayEnv } });
+    ctx.log(
+      `    ${fmtInt(run.unique)}/${fmtInt(run.expected)} delivered, ${fmtInt(perDelivery(run.wireBytes, run))} wire B/delivery, ` +
+        `${serverUsPerDelivery(run).toFixed(2)} µs server CPU/delivery, ${pct(run.deltaFrames, run.frames)} deltas, ${pct(run.compressedFrames, run.frames)} deflated`,
+    );
+    if (run.errorSamples.length > 0) ctx.log(`    errors: ${run.errorSamples.join(' | ')}`);
+    return { config, run };
+  });
   const table = resultTable(runs, o.repeat);
   ctx.log(`\n${table}`);
   return `### ${title}\n\n${table}\n`;
 }
 
 function bandwidthOptionsOf(options: OptionValues, common: CommonOptions): BandwidthOptions {
-  const sockets = positiveInt('bandwidth-sockets', options.string('bandwidth-sockets'));
-  const listings = positiveInt('bandwidth-listings', options.string('bandwidth-listings'));
+  const sockets = options.positiveInt('bandwidth-sockets');
+  const listings = options.positiveInt('bandwidth-listings');
   const configs = options
     .required('bandwidth-configs')
     .split(',')
@@ -154,19 +152,18 @@ function bandwidthOptionsOf(options: OptionValues, common: CommonOptions): Bandw
     });
   if (common.baseGateway !== undefined) configs.unshift(CONFIGS[0] as Config);
   const filterKeys = Array.from({ length: listings }, (_, i) => `lst-${String(i).padStart(6, '0')}`);
-  const int = (name: string): number => positiveInt(name, options.string(name));
   const plans: Readonly<Record<string, Plan>> = {
     shared: {
       title: `shared: ${fmtInt(sockets)} sockets on one operation (every field of ListingEvent), events of ${listings} listings interleaved`,
       plan: { mix: parseMix('shared:100'), filterKeys },
-      events: int('bandwidth-events'),
-      rate: int('bandwidth-rate'),
+      events: options.positiveInt('bandwidth-events'),
+      rate: options.positiveInt('bandwidth-rate'),
     },
     filtered: {
       title: `filtered: ${fmtInt(sockets)} sockets, each following one of ${listings} listings (listingUpdated(listing_id), every field): the same object again and again`,
       plan: { mix: parseMix('filtered:100'), filterKeys },
-      events: int('bandwidth-filtered-events'),
-      rate: int('bandwidth-filtered-rate'),
+      events: options.positiveInt('bandwidth-filtered-events'),
+      rate: options.positiveInt('bandwidth-filtered-rate'),
     },
   };
   const chosen = options

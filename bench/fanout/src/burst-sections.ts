@@ -7,11 +7,12 @@ import os from 'node:os';
 import { BURST_HOW_TO_READ, burstSpec, burstTable, burstTargetLines, responsivenessOf } from './burst.js';
 import { DEFAULT_UNBOUNDED_ENV, deathLogs, heapLimitTable, runHeapLimit, type HeapLimitOptions } from './heap-limit.js';
 import { DEFAULT_MEMORY_VARIANTS, MEMORY_RETURN_HOW_TO_READ, memoryReturnSpec, memoryReturnTable, returnRatio, RETURN_TARGET, type MemoryReturnRow } from './memory-return.js';
-import { fmtInt, fmtMb, fmtMs, notesOf } from './report.js';
+import { runStacks } from './compare-stacks.js';
+import { fmtInt, fmtMb, fmtMs, notesOf, section } from './report.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
 import { saturationSpecOf } from './saturation.js';
 import { drainTimeoutMs, type CommonOptions, type OptionValues, type Scenario, type ScenarioOutput } from './scenario.js';
-import { isGateway, STACK_LABELS, STACK_SHORT, type StackName } from './servers.js';
+import { isGateway, STACK_SHORT, type StackName } from './servers.js';
 import { timelineChart, type TimelinePanel } from '@wirestream/bench-kit';
 import { parseVariants, runVariant } from './variants.js';
 
@@ -32,23 +33,17 @@ function panelOf(title: string, r: StackRun, extra: string): TimelinePanel {
 }
 
 /** Burst: every stack in turn (interleaved with --repeat), issue 18's targets and ratios on top. */
-export async function burstSection(ctx: RunContext, stacks: readonly StackName[], spec: RunSpec, repeat: number, svgName: string): Promise<Section & { runs: StackRun[] }> {
+async function burstSection(ctx: RunContext, stacks: readonly StackName[], spec: RunSpec, repeat: number, svgName: string): Promise<Section & { runs: StackRun[] }> {
   const title = `Burst: N = ${fmtInt(spec.sockets)} over ${fmtInt(spec.plan.distinctOperations ?? 0)} distinct operations, ${fmtInt(spec.events)} events back-to-back`;
   ctx.log(`\n## ${title}\n`);
-  const runs: StackRun[] = [];
-  for (let rep = 1; rep <= repeat; rep++) {
-    for (const stack of stacks) {
-      ctx.log(`  ${STACK_LABELS[stack]}${repeat > 1 ? ` (${rep}/${repeat})` : ''} …`);
-      const run = { ...(await runStack(stack, spec, ctx)), repeat: rep };
-      runs.push(run);
-      const x = run.responsiveness ? responsivenessOf(run.responsiveness) : undefined;
-      ctx.log(
-        `    ${fmtInt(run.unique)}/${fmtInt(run.expected)}, ${fmtInt(run.duplicates)} dup, ${fmtInt(run.deliveriesPerSec)}/s, p99 ${fmtMs(run.latencyMs.p99)}, ` +
-          `peak RSS ${fmtMb(run.memory.peakRss)} MB` +
-          (x ? `; /healthz > 100 ms ${(x.over100Share * 100).toFixed(1)} %, unanswered ${(x.unansweredShare * 100).toFixed(1)} %, ELD p99 ${x.eldP99Ms === undefined ? 'n/a' : fmtMs(x.eldP99Ms)}` : ''),
-      );
-    }
-  }
+  const runs = await runStacks(ctx, stacks, spec, repeat, (run) => {
+    const x = run.responsiveness ? responsivenessOf(run.responsiveness) : undefined;
+    return (
+      `${fmtInt(run.unique)}/${fmtInt(run.expected)}, ${fmtInt(run.duplicates)} dup, ${fmtInt(run.deliveriesPerSec)}/s, p99 ${fmtMs(run.latencyMs.p99)}, ` +
+      `peak RSS ${fmtMb(run.memory.peakRss)} MB` +
+      (x ? `; /healthz > 100 ms ${(x.over100Share * 100).toFixed(1)} %, unanswered ${(x.unansweredShare * 100).toFixed(1)} %, ELD p99 ${x.eldP99Ms === undefined ? 'n/a' : fmtMs(x.eldP99Ms)}` : '')
+    );
+  });
   const label = (r: StackRun): string => `${STACK_SHORT[r.stack]}${repeat > 1 ? ` #${r.repeat}` : ''}`;
   const targets = burstTargetLines(runs.filter((r) => r.repeat === 1));
   const body = [
@@ -62,7 +57,6 @@ export async function burstSection(ctx: RunContext, stacks: readonly StackName[]
     '',
     ...notesOf(runs, label).map((n) => `- ${n}`),
   ].join('\n');
-  ctx.log(`\n${body}\n`);
   const svg = timelineChart(
     title,
     NOTE,
@@ -71,11 +65,11 @@ export async function burstSection(ctx: RunContext, stacks: readonly StackName[]
       return panelOf(STACK_SHORT[r.stack], r, x ? `/healthz > 100 ms ${(x.over100Share * 100).toFixed(1)} % · ELD p99 ${x.eldP99Ms === undefined ? 'n/a' : fmtMs(x.eldP99Ms)}` : '');
     }),
   );
-  return { markdown: `## ${title}\n\n${body}\n\n![burst](${svgName})\n`, svg: [svgName, svg], runs };
+  return { markdown: section(ctx.log, title, body, { alt: 'burst', file: svgName }), svg: [svgName, svg], runs };
 }
 
 /** Memory-return: our gateway through the saturation burst once per env variant, then 60 s of RSS. */
-export async function memoryReturnSection(ctx: RunContext, spec: RunSpec, variantsSpec: string, svgName: string, gatewayStacks: readonly StackName[] = []): Promise<Section> {
+async function memoryReturnSection(ctx: RunContext, spec: RunSpec, variantsSpec: string, svgName: string, gatewayStacks: readonly StackName[] = []): Promise<Section> {
   const stacks = gatewayStacks.length > 0 ? gatewayStacks : (['ours'] as const);
   const settleS = Math.round((spec.settleMs ?? 0) / 1_000);
   const title = `Memory return: N = ${fmtInt(spec.sockets)} on one operation, ${fmtInt(spec.events)} events back-to-back, then ${settleS} s with every socket subscribed`;
@@ -100,17 +94,16 @@ export async function memoryReturnSection(ctx: RunContext, spec: RunSpec, varian
   rows.push({ variant: { label: 'bare uWS corked (reference)', env: {} }, run: bare });
   ctx.log(`    RSS before ${fmtMb(bare.rssBeforeTraffic)} MB, +${settleS} s ${fmtMb(bare.settle?.at(-1)?.rssBytes)} MB = ${returnRatio(bare).toFixed(2)}×`);
   const body = [memoryReturnTable(rows), '', MEMORY_RETURN_HOW_TO_READ, '', ...notesOf(rows.map((r) => r.run), (r) => rows.find((x) => x.run === r)?.variant.label ?? '').map((n) => `- ${n}`)].join('\n');
-  ctx.log(`\n${body}\n`);
   const svg = timelineChart(
     title,
     `${NOTE} → settle (RSS every 1 s, no forced GC)`,
     rows.map(({ variant, run }) => panelOf(variant.label, run, `RSS +${settleS} s / before burst: ${returnRatio(run).toFixed(2)}×`)),
   );
-  return { markdown: `## ${title}\n\n${body}\n\n![memory return](${svgName})\n`, svg: [svgName, svg] };
+  return { markdown: section(ctx.log, title, body, { alt: 'memory return', file: svgName }), svg: [svgName, svg] };
 }
 
 /** Heap-limit: every gateway stack × scenario × bounds in a memory budget. */
-export async function heapLimitSection(
+async function heapLimitSection(
   ctx: RunContext,
   stacks: readonly StackName[],
   scenarios: readonly { name: string; spec: RunSpec }[],
@@ -134,13 +127,12 @@ export async function heapLimitSection(
     '',
     ...(logs.length > 0 ? ['Last log lines of each process that died:', '', ...logs, ''] : []),
   ].join('\n');
-  ctx.log(`\n${body}\n`);
   const svg = timelineChart(
     title,
     `${NOTE} · budget ${fmtMb(options.budgetBytes)} MB`,
     rows.flatMap((row) => (row.run ? [panelOf(`${STACK_SHORT[row.stack]}, ${row.scenario}, bounds ${row.bounds}`, row.run, row.run.serverExit === undefined ? 'survived' : `died: ${row.run.serverExit}`)] : [])),
   );
-  return { markdown: `## ${title}\n\n${body}\n\n![heap limit](${svgName})\n`, svg: [svgName, svg] };
+  return { markdown: section(ctx.log, title, body, { alt: 'heap limit', file: svgName }), svg: [svgName, svg] };
 }
 
 /** Our gateway's stacks of --stacks (the bare references have no gateway to push). */

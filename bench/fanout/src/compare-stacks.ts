@@ -10,16 +10,19 @@ import {
   fmtBytes,
   fmtInt,
   fmtMs,
-  memoryTable,
+  mark,
+  memoryDetails,
   metricsOverheadLines,
   notesOf,
   ratioTable,
   repeatSummaryTable,
   runLabel,
+  section,
   stackTable,
   transportRatioLines,
 } from './report.js';
-import { runStack, type RunSpec, type StackRun } from './run-stack.js';
+import { inRounds, roundTag } from './rounds.js';
+import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
 import type { ScenarioEnv, ScenarioOutput } from './scenario.js';
 import { STACK_LABELS, STACK_SHORT, type StackName } from './servers.js';
 import { timelineChart } from '@wirestream/bench-kit';
@@ -40,25 +43,31 @@ export interface Comparison {
   readonly extraLines?: (runs: readonly StackRun[]) => string[];
 }
 
-/** Runs every stack of the comparison (interleaved: slow drifts of a noisy machine hit every stack alike). */
+/** What a comparison logs after each run. */
+function runLine(run: StackRun): string {
+  return (
+    `${fmtInt(run.unique)}/${fmtInt(run.expected)} delivered, ${fmtInt(run.deliveriesPerSec)}/s, ` +
+    `p99 ${fmtMs(run.latencyMs.p99)}, heap/socket ${fmtBytes(run.perSocket.heapBytes)}, RSS/socket ${fmtBytes(run.perSocket.rssBytes)}`
+  );
+}
+
+/** Every stack on one spec, interleaved with --repeat (slow drifts of a noisy machine hit every stack alike); `describe` is logged after each run. */
+export function runStacks(ctx: RunContext, stacks: readonly StackName[], spec: RunSpec, repeat: number, describe: (run: StackRun) => string = runLine): Promise<StackRun[]> {
+  return inRounds(repeat, stacks, async (stack, rep) => {
+    ctx.log(`  ${STACK_LABELS[stack]}${roundTag(rep, repeat)} …`);
+    const run = { ...(await runStack(stack, spec, ctx)), repeat: rep };
+    ctx.log(`    ${describe(run)}`);
+    return run;
+  });
+}
+
+/** Runs every stack of the comparison: one section with its tables and a timeline chart. */
 export async function compareStacks(env: ScenarioEnv, c: Comparison): Promise<ScenarioOutput> {
   const { ctx } = env;
   const { repeat } = env.common;
   ctx.log(`\n## ${c.title}\n`);
-  const runs: StackRun[] = [];
-  for (let rep = 1; rep <= repeat; rep++) {
-    for (const stack of c.stacks) {
-      ctx.log(`  ${STACK_LABELS[stack]}${repeat > 1 ? ` (${rep}/${repeat})` : ''} …`);
-      const run = { ...(await runStack(stack, c.spec, ctx)), repeat: rep };
-      runs.push(run);
-      ctx.log(
-        `    ${fmtInt(run.unique)}/${fmtInt(run.expected)} delivered, ${fmtInt(run.deliveriesPerSec)}/s, ` +
-          `p99 ${fmtMs(run.latencyMs.p99)}, heap/socket ${fmtBytes(run.perSocket.heapBytes)}, RSS/socket ${fmtBytes(run.perSocket.rssBytes)}`,
-      );
-    }
-  }
+  const runs = await runStacks(ctx, c.stacks, c.spec, repeat);
   const body = comparisonBody(c, runs, repeat);
-  ctx.log(`\n${body}\n`);
   const svgName = env.svgName(c.name);
   const svg = timelineChart(
     c.title + (repeat > 1 ? ' (first repetition)' : ''),
@@ -75,7 +84,7 @@ export async function compareStacks(env: ScenarioEnv, c: Comparison): Promise<Sc
         phases: r.phases,
       })),
   );
-  return { markdown: `## ${c.title}\n\n${body}\n\n![${c.name}](${svgName})\n`, svgs: [[svgName, svg]], runs };
+  return { markdown: section(ctx.log, c.title, body, { alt: c.name, file: svgName }), svgs: [[svgName, svg]], runs };
 }
 
 function comparisonBody(c: Comparison, runs: readonly StackRun[], repeat: number): string {
@@ -97,15 +106,9 @@ function comparisonBody(c: Comparison, runs: readonly StackRun[], repeat: number
     ...(repeat > 1 ? [] : [ratioTable(runs), '']),
     ...notesOf(runs).map((n) => `- ${n}`),
     '',
-    '<details><summary>memory by phase (process.memoryUsage() after two forced GCs, MB)</summary>',
-    '',
-    memoryTable(runs, (r) => runLabel(r, runs)),
-    '',
-    '</details>',
+    ...memoryDetails('memory by phase', runs, (r) => runLabel(r, runs)),
   ].join('\n');
 }
-
-const mark = (ok: boolean): string => (ok ? '**met**' : '**not met**');
 
 /** The fan-out targets (memory per socket, the field's case, saturation against the baselines), checked against this run. */
 export function fanoutTargetLines(runsOf: ReadonlyMap<string, readonly StackRun[]>): string[] {

@@ -98,7 +98,7 @@ export function engineOptions(subscribers: number, events: number, rounds: numbe
 
 /** The counts {@link engineOptions} declares. */
 export function engineCounts(o: OptionValues): { subscribers: number; count: number; rounds: number } {
-  return { subscribers: o.count('subscribers'), count: o.count('events'), rounds: o.count('rounds') };
+  return { subscribers: o.positiveInt('subscribers'), count: o.positiveInt('events'), rounds: o.positiveInt('rounds') };
 }
 
 /** `count` demo events of a kind (seed 42, 50 listings) as ingest publishes them: snake_cased, as JSON. */

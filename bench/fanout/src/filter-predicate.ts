@@ -12,7 +12,7 @@ export const filterPredicate: MicroBench = {
   description: 'ns per evaluation of the compiled where predicates of the filters scenario (issue 16)',
   options: { events: countOption(400, 'demo payloads each predicate is called on'), ops: countOption(1_000, 'filtered operations of each arm'), rounds: countOption(21, 'rounds') },
   run(o) {
-    const events = o.count('events');
-    return Promise.resolve(predicateMicroBench(schema, prepareEvents(events, route, 'ws', 50), events, o.count('ops'), o.count('rounds')));
+    const events = o.positiveInt('events');
+    return Promise.resolve(predicateMicroBench(schema, prepareEvents(events, route, 'ws', 50), events, o.positiveInt('ops'), o.positiveInt('rounds')));
   },
 };

@@ -10,9 +10,10 @@ import type { WirestreamSchema } from '@wirestream/schema';
 import { markdownTable, median } from '@wirestream/bench-kit';
 import { FILTER_ARM_LABELS, FILTER_ARMS, filterCase, filterQuery, p90AmountOf, filterPlan, type FilterArm } from './filter-plans.js';
 import type { EventCorpus } from './publisher.js';
-import { fmtInt, fmtMs, notesOf } from './report.js';
+import { fmtInt, fmtMs, notesOf, section } from './report.js';
+import { inRounds, roundTag } from './rounds.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
-import { drainTimeoutMs, type Scenario } from './scenario.js';
+import { drainTimeoutMs, textSection, type Scenario } from './scenario.js';
 
 export interface FiltersOptions {
   readonly sockets: number;
@@ -37,36 +38,33 @@ interface ArmRun {
 const cpuUsPerEvent = (a: ArmRun): number => (a.run.serverCpuMs * 1_000) / a.run.spec.events;
 
 /** Runs the arms (interleaved per repetition) and the micro-bench; returns the report section. */
-export async function filtersSection(ctx: RunContext, schema: WirestreamSchema, options: FiltersOptions): Promise<string> {
+async function filtersSection(ctx: RunContext, schema: WirestreamSchema, options: FiltersOptions): Promise<string> {
   const { sockets, operations, events, repeat } = options;
   const title = `Filters: N = ${fmtInt(sockets)} over ${fmtInt(operations)} distinct operations on one topic, ${fmtInt(events)} events back-to-back`;
   ctx.log(`\n## ${title}\n`);
   const plans = new Map(FILTER_ARMS.map((arm) => [arm, filterPlan(arm, operations, ctx.corpus, events)]));
-  const runs: ArmRun[] = [];
-  for (let rep = 1; rep <= repeat; rep++) {
-    for (const arm of FILTER_ARMS) {
-      const plan = plans.get(arm) as ReturnType<typeof filterPlan>;
-      ctx.log(`  ${arm}: ${FILTER_ARM_LABELS[arm]}${repeat > 1 ? ` (${rep}/${repeat})` : ''} …`);
-      const spec: RunSpec = {
-        sockets,
-        plan: { operations: plan.operations, filterKeys: [] },
-        expectedPerOperation: plan.expectedPerOperation,
-        events,
-        ratePerSecond: 0,
-        drainTimeoutMs: options.drainTimeoutMs,
-        stallTimeoutMs: 10_000,
-        idleMs: options.idleMs,
-        ...(options.workers === undefined ? {} : { workers: options.workers }),
-      };
-      const run = { ...(await runStack('ours', spec, ctx)), repeat: rep };
-      const a: ArmRun = { arm, repeat: rep, operations: plan.operations.length, matchedShare: plan.matchedShare, run };
-      runs.push(a);
-      ctx.log(
-        `    ${fmtInt(run.unique)}/${fmtInt(run.expected)}, ${fmtInt(run.duplicates)} dup, ${fmtInt(run.deliveriesPerSec)}/s, ` +
-          `${(cpuUsPerEvent(a) / 1_000).toFixed(2)} ms CPU/event, renders/event ${run.executions === undefined ? 'n/a' : (run.executions / events).toFixed(0)}`,
-      );
-    }
-  }
+  const runs = await inRounds(repeat, FILTER_ARMS, async (arm, rep) => {
+    const plan = plans.get(arm) as ReturnType<typeof filterPlan>;
+    ctx.log(`  ${arm}: ${FILTER_ARM_LABELS[arm]}${roundTag(rep, repeat)} …`);
+    const spec: RunSpec = {
+      sockets,
+      plan: { operations: plan.operations, filterKeys: [] },
+      expectedPerOperation: plan.expectedPerOperation,
+      events,
+      ratePerSecond: 0,
+      drainTimeoutMs: options.drainTimeoutMs,
+      stallTimeoutMs: 10_000,
+      idleMs: options.idleMs,
+      ...(options.workers === undefined ? {} : { workers: options.workers }),
+    };
+    const run = { ...(await runStack('ours', spec, ctx)), repeat: rep };
+    const a: ArmRun = { arm, repeat: rep, operations: plan.operations.length, matchedShare: plan.matchedShare, run };
+    ctx.log(
+      `    ${fmtInt(run.unique)}/${fmtInt(run.expected)}, ${fmtInt(run.duplicates)} dup, ${fmtInt(run.deliveriesPerSec)}/s, ` +
+        `${(cpuUsPerEvent(a) / 1_000).toFixed(2)} ms CPU/event, renders/event ${run.executions === undefined ? 'n/a' : (run.executions / events).toFixed(0)}`,
+    );
+    return a;
+  });
   const micro = options.microRounds > 0 ? predicateMicroBench(schema, ctx.corpus, events, operations, options.microRounds) : undefined;
   const body = [
     ...derivedLines(runs).map((l) => `- ${l}`),
@@ -83,8 +81,7 @@ export async function filtersSection(ctx: RunContext, schema: WirestreamSchema, 
     ...notesOf(runs.map((a) => a.run), (r) => labelOf(runs.find((a) => a.run === r))).map((n) => `- ${n}`),
     ...(micro === undefined ? [] : ['', micro]),
   ].join('\n');
-  ctx.log(`\n${body}\n`);
-  return `## ${title}\n\n${body}\n`;
+  return section(ctx.log, title, body);
 }
 
 function labelOf(a: ArmRun | undefined): string {
@@ -267,6 +264,6 @@ export const filtersScenario: Scenario = {
       microRounds: options.number('filter-micro-rounds'),
     };
     if (filterOptions.operations < 2) throw new RangeError(`--filter-ops must be at least 2 (per extra operation is against one), got ${filterOptions.operations}`);
-    return { events: filterOptions.events, run: async (env) => ({ markdown: await filtersSection(env.ctx, env.schema, filterOptions), svgs: [] }) };
+    return textSection(filterOptions.events, (env) => filtersSection(env.ctx, env.schema, filterOptions));
   },
 };

@@ -80,7 +80,7 @@ export async function runHeapLimit(
 const HEAP_LIMIT_LOG = /heap limit|heap out of memory/i;
 
 /** died / survived, with how. */
-export function verdictOf(row: HeapLimitRow): string {
+function verdictOf(row: HeapLimitRow): string {
   const { run } = row;
   if (!run) return `did not complete: ${row.error ?? 'unknown error'}`;
   const heapDeath = HEAP_LIMIT_LOG.test(run.serverTail);

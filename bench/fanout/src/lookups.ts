@@ -18,12 +18,12 @@ import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import type { ExplicitOperation } from '@wirestream/loadgen';
 import { auctionSchemaPath } from '@wirestream/schema';
-import { freePort } from '@wirestream/testkit';
-import { markdownTable, median, pairedRatios, readCpuTimesOf, startNodeProcess, waitForHttpOk, type ManagedProcess } from '@wirestream/bench-kit';
+import { markdownTable, median, pairedRatios, readCpuTimesOf, startServerProcess, type ServerProcess } from '@wirestream/bench-kit';
 import { publishEvents, type EventCorpus } from './publisher.js';
-import { fmtInt, fmtMs, notesOf, serverUsPerDelivery } from './report.js';
+import { fmtInt, fmtMs, notesOf, section, serverUsPerDelivery } from './report.js';
+import { inRounds, roundTag } from './rounds.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
-import { drainTimeoutMs, type Scenario } from './scenario.js';
+import { drainTimeoutMs, textSection, type Scenario } from './scenario.js';
 import type { ServerHandle } from './servers.js';
 
 export interface LookupsOptions {
@@ -63,7 +63,7 @@ const TTL_WARM_MS = 600_000;
 const TTL_COLD_MS = 1;
 
 /** The auction schema with the demo's look-up (scripts/run-product.mjs adds the same one). */
-export function lookupSchema(): string {
+function lookupSchema(): string {
   const sdl = readFileSync(auctionSchemaPath, 'utf8');
   const sellerInfo = 'type SellerInfo {\n  seller_id: ID!\n';
   if (!sdl.includes(sellerInfo)) throw new Error('the auction schema\'s SellerInfo no longer starts with seller_id: update bench/fanout/src/lookups.ts');
@@ -74,14 +74,14 @@ export function lookupSchema(): string {
 }
 
 /** The demo's seller subgraph as its own process (the devDependency makes turbo build it first). */
-async function startSellers(latencyMs: number): Promise<{ proc: ManagedProcess; url: string }> {
+function startSellers(latencyMs: number): Promise<ServerProcess> {
   const require = createRequire(import.meta.url);
   const main = join(dirname(require.resolve('@wirestream/demo/package.json')), 'dist', 'sellers.js');
-  const port = await freePort();
-  const proc = startNodeProcess('the seller subgraph', [main], { env: { SELLERS_PORT: String(port), SELLERS_LATENCY_MS: String(latencyMs), LOG_LEVEL: 'warn' } });
-  const base = `http://127.0.0.1:${port}`;
-  await waitForHttpOk(proc, `${base}/healthz`, 15_000);
-  return { proc, url: base };
+  return startServerProcess('the seller subgraph', [main], {
+    env: (host, port) => ({ SELLERS_HOST: host, SELLERS_PORT: String(port), SELLERS_LATENCY_MS: String(latencyMs), LOG_LEVEL: 'warn' }),
+    readyPath: '/healthz',
+    readyTimeoutMs: 15_000,
+  });
 }
 
 async function subgraphStats(url: string): Promise<{ requests: number; representations: number }> {
@@ -153,7 +153,7 @@ function specOf(query: string, sockets: number, events: number, ratePerSecond: n
   };
 }
 
-export async function lookupsSection(ctx: RunContext, options: LookupsOptions): Promise<string> {
+async function lookupsSection(ctx: RunContext, options: LookupsOptions): Promise<string> {
   const { latencyMs, repeat } = options;
   const pacedEvents = Math.round(options.pacedRate * options.pacedSeconds);
   const title =
@@ -169,7 +169,7 @@ export async function lookupsSection(ctx: RunContext, options: LookupsOptions): 
     const envOf = (ttlMs: number): Record<string, string> => ({
       ...ctx.gatewayEnv,
       SCHEMA_PATH: schemaPath,
-      GATEWAY_LOOKUP_SOURCES: `sellers=${sellers.url}/graphql`,
+      GATEWAY_LOOKUP_SOURCES: `sellers=${sellers.httpBase}/graphql`,
       GATEWAY_LOOKUP_CACHE_TTL_MS: String(ttlMs),
     });
     const parts = [
@@ -177,36 +177,35 @@ export async function lookupsSection(ctx: RunContext, options: LookupsOptions): 
       { part: 'paced' as const, sockets: options.pacedSockets, events: pacedEvents, rate: options.pacedRate, variants: ['no look-ups', 'look-ups, warm', 'look-ups, cold'] as Variant[] },
     ];
     for (const { part, sockets, events, rate, variants } of parts) {
-      for (let rep = 1; rep <= repeat; rep++) {
-        for (const variant of variants) {
-          ctx.log(`  ${part}, ${variant}${repeat > 1 ? ` (${rep}/${repeat})` : ''} …`);
-          const base = specOf(variant === 'no look-ups' ? BASELINE_QUERY : LOOKUP_QUERY, sockets, events, rate, options);
-          // Every variant goes through the same warm-up, so that the baseline's process has done the same work before the run.
-          const spec: RunSpec = { ...base, beforeIdle: cacheWarmer(ctx, firstEventPerSeller(ctx.corpus, events)) };
-          const before = await subgraphStats(sellers.url);
-          const cpuBefore = readCpuTimesOf([sellers.proc.pid]);
-          const run = { ...(await runStack('ours', spec, { ...ctx, gatewayEnv: envOf(variant === 'look-ups, cold' ? TTL_COLD_MS : TTL_WARM_MS) })), repeat: rep };
-          const after = await subgraphStats(sellers.url);
-          const cpuAfter = readCpuTimesOf([sellers.proc.pid]);
-          const entry: LookupRun = {
-            part,
-            variant,
-            repeat: rep,
-            run,
-            subgraphRequests: after.requests - before.requests,
-            subgraphRepresentations: after.representations - before.representations,
-            subgraphCpuMs: cpuAfter.userMs + cpuAfter.systemMs - cpuBefore.userMs - cpuBefore.systemMs,
-          };
-          runs.push(entry);
-          ctx.log(
-            `    ${fmtInt(run.unique)}/${fmtInt(run.expected)}, ${fmtInt(run.duplicates)} dup, ${fmtInt(run.deliveriesPerSec)}/s, ${serverUsPerDelivery(run).toFixed(2)} µs CPU/delivery, ` +
-              `p50 ${fmtMs(run.latencyMs.p50)}, p99 ${fmtMs(run.latencyMs.p99)}; subgraph ${fmtInt(entry.subgraphRequests)} requests, ${fmtInt(entry.subgraphRepresentations)} representations`,
-          );
-        }
-      }
+      const partRuns = await inRounds(repeat, variants, async (variant, rep) => {
+        ctx.log(`  ${part}, ${variant}${roundTag(rep, repeat)} …`);
+        const base = specOf(variant === 'no look-ups' ? BASELINE_QUERY : LOOKUP_QUERY, sockets, events, rate, options);
+        // Every variant goes through the same warm-up, so that the baseline's process has done the same work before the run.
+        const spec: RunSpec = { ...base, beforeIdle: cacheWarmer(ctx, firstEventPerSeller(ctx.corpus, events)) };
+        const before = await subgraphStats(sellers.httpBase);
+        const cpuBefore = readCpuTimesOf([sellers.pid]);
+        const run = { ...(await runStack('ours', spec, { ...ctx, gatewayEnv: envOf(variant === 'look-ups, cold' ? TTL_COLD_MS : TTL_WARM_MS) })), repeat: rep };
+        const after = await subgraphStats(sellers.httpBase);
+        const cpuAfter = readCpuTimesOf([sellers.pid]);
+        const entry: LookupRun = {
+          part,
+          variant,
+          repeat: rep,
+          run,
+          subgraphRequests: after.requests - before.requests,
+          subgraphRepresentations: after.representations - before.representations,
+          subgraphCpuMs: cpuAfter.userMs + cpuAfter.systemMs - cpuBefore.userMs - cpuBefore.systemMs,
+        };
+        ctx.log(
+          `    ${fmtInt(run.unique)}/${fmtInt(run.expected)}, ${fmtInt(run.duplicates)} dup, ${fmtInt(run.deliveriesPerSec)}/s, ${serverUsPerDelivery(run).toFixed(2)} µs CPU/delivery, ` +
+            `p50 ${fmtMs(run.latencyMs.p50)}, p99 ${fmtMs(run.latencyMs.p99)}; subgraph ${fmtInt(entry.subgraphRequests)} requests, ${fmtInt(entry.subgraphRepresentations)} representations`,
+        );
+        return entry;
+      });
+      runs.push(...partRuns);
     }
   } finally {
-    await sellers.proc.stop();
+    await sellers.stop();
     rmSync(dir, { recursive: true, force: true });
   }
   const body = [
@@ -231,8 +230,7 @@ export async function lookupsSection(ctx: RunContext, options: LookupsOptions): 
     '',
     ...notesOf(runs.map((u) => u.run), (r) => labelOf(runs.find((u) => u.run === r))).map((n) => `- ${n}`),
   ].join('\n');
-  ctx.log(`\n${body}\n`);
-  return `## ${title}\n\n${body}\n`;
+  return section(ctx.log, title, body);
 }
 
 const complete = (r: StackRun): boolean => r.unique === r.expected && r.duplicates === 0;
@@ -362,9 +360,7 @@ export const lookupsScenario: Scenario = {
       workers: common.workers,
     };
     if (lookupsOptions.pacedRate <= 0) throw new RangeError(`--lookups-rate must be above 0 (the paced part measures latency), got ${options.string('lookups-rate')}`);
-    return {
-      events: Math.max(lookupsOptions.saturationEvents, Math.round(lookupsOptions.pacedRate * lookupsOptions.pacedSeconds)),
-      run: async (env) => ({ markdown: await lookupsSection(env.ctx, lookupsOptions), svgs: [] }),
-    };
+    const events = Math.max(lookupsOptions.saturationEvents, Math.round(lookupsOptions.pacedRate * lookupsOptions.pacedSeconds));
+    return textSection(events, (env) => lookupsSection(env.ctx, lookupsOptions));
   },
 };

@@ -39,7 +39,7 @@ export const pausedConflationScenario: Scenario = {
   report: 'paused-conflation',
   options: PAUSED_OPTIONS,
   prepare(o) {
-    const [sockets, keys, events, pauseS, rounds] = ['sockets', 'keys', 'events', 'pause-s', 'rounds'].map((name) => o.count(`paused-${name}`)) as [number, number, number, number, number];
+    const [sockets, keys, events, pauseS, rounds] = ['sockets', 'keys', 'events', 'pause-s', 'rounds'].map((name) => o.positiveInt(`paused-${name}`)) as [number, number, number, number, number];
     const options = { sockets, keys, events, pauseMs: pauseS * 1_000, rounds };
     return { events: 0, run: async ({ ctx }) => ({ markdown: await runPaused(ctx, options), svgs: [] }) };
   },

@@ -152,8 +152,8 @@ export const projectorCost: MicroBench = {
     frames: countOption(2, 'frames written from each payload (the sweep at 1,000 operations has 2 sockets per operation)'),
   },
   async run(o) {
-    const [count, rounds] = [o.count('events'), o.count('rounds')];
-    const timing = { minMs: o.count('min-ms'), frames: o.count('frames') };
+    const [count, rounds] = [o.positiveInt('events'), o.positiveInt('rounds')];
+    const timing = { minMs: o.positiveInt('min-ms'), frames: o.positiveInt('frames') };
     const compiler = createCompiler();
     const eventsByKind = { listing: eventsOf('listing', count), bid: eventsOf('bid', count) };
     const rows: string[][] = [['operation', 'execute µs', 'graphql-jit µs', 'ours µs', 'jit vs execute', 'ours vs execute', 'identical to execute (jit / ours)', 'malformed identical (jit / ours)']];

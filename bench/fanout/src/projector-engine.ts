@@ -22,7 +22,7 @@ export const projectorEngine: MicroBench = {
   },
   async run(o) {
     const { subscribers: sockets, count, rounds } = engineCounts(o);
-    const distinct = o.count('distinct');
+    const distinct = o.positiveInt('distinct');
     const paths = new Set(o.required('paths').split(','));
     const demo = demoEvents('listing', count);
     const events = listingEvents(count, (i) => ({ key: demo[i]?.key ?? '', payload: demo[i]?.json ?? '' }));

@@ -1,6 +1,9 @@
-import { markdownTable, median } from '@wirestream/bench-kit';
+import { fmtBytes, fmtInt, fmtMb, fmtMs, markdownTable, median } from '@wirestream/bench-kit';
 import type { ProcessRun, StackRun } from './run-stack.js';
 import { STACK_SHORT } from './servers.js';
+
+// The kit's number formats, for the scenarios that import them with the tables.
+export { fmtBytes, fmtInt, fmtMb, fmtMs };
 
 /** The cells every run table shares: sockets subscribed (and failed), distinct deliveries of those expected, events lost (and sockets the server closed). */
 const subscribedCell = (r: StackRun): string => `${fmtInt(r.subscribed)}${r.failed > 0 ? ` (${fmtInt(r.failed)} failed)` : ''}`;
@@ -21,29 +24,11 @@ const perDeliveryOf =
   (ms: number): string =>
     r.unique > 0 ? ((ms * 1_000) / r.unique).toFixed(1) : 'n/a';
 
-export function fmtInt(n: number | undefined): string {
-  return n === undefined || !Number.isFinite(n) ? 'n/a' : Math.round(n).toLocaleString('en-US');
-}
-
-export function fmtMs(ms: number): string {
-  if (Number.isNaN(ms)) return 'n/a';
-  if (!Number.isFinite(ms)) return '∞ (undelivered)';
-  if (ms >= 10_000) return `${(ms / 1_000).toFixed(1)} s`;
-  if (ms >= 100) return `${ms.toFixed(0)} ms`;
-  if (ms >= 10) return `${ms.toFixed(1)} ms`;
-  return `${ms.toFixed(2)} ms`;
-}
-
-export function fmtBytes(bytes: number | undefined): string {
-  if (bytes === undefined || !Number.isFinite(bytes)) return 'n/a';
-  const abs = Math.abs(bytes);
-  if (abs >= 1_048_576) return `${(bytes / 1_048_576).toFixed(1)} MB`;
-  if (abs >= 1_024) return `${(bytes / 1_024).toFixed(2)} KB`;
-  return `${bytes.toFixed(0)} B`;
-}
-
-export function fmtMb(bytes: number | undefined): string {
-  return bytes === undefined ? 'n/a' : `${(bytes / 1_048_576).toFixed(1)}`;
+/** A report section `## title` with its body (and its chart, by file name): logged as it is written, returned for the report file. */
+export function section(log: (line: string) => void, title: string, body: string, chart?: { readonly alt: string; readonly file: string }): string {
+  const markdown = `## ${title}\n\n${body}\n${chart ? `\n![${chart.alt}](${chart.file})\n` : ''}`;
+  log(`\n${markdown}`);
+  return markdown;
 }
 
 function fmtRatio(r: number): string {
@@ -136,6 +121,14 @@ function ratioOf(base: number | undefined, ours: number | undefined): string {
   if (base === undefined || ours === undefined) return 'n/a';
   if (ours <= 0) return 'ours ≤ 0 (noise)';
   return `${fmtRatio(base / ours)} smaller`;
+}
+
+/** A target's verdict. */
+export const mark = (ok: boolean): string => (ok ? '**met**' : '**not met**');
+
+/** The memory table folded away under the section: `what` says which readings it holds. */
+export function memoryDetails(what: string, runs: readonly StackRun[], labelOf: (r: StackRun) => string): string[] {
+  return [`<details><summary>${what} (process.memoryUsage() after two forced GCs, MB)</summary>`, '', memoryTable(runs, labelOf), '', '</details>'];
 }
 
 /** Close codes, errors and anomalies worth a line under the table. */

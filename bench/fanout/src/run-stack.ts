@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { createBenchClock, createLoadgen, variantOf, variantsOf, type BenchClock, type LatencySummary, type Loadgen, type OperationPlan } from '@wirestream/loadgen';
+import { createLoadgen, variantOf, variantsOf, type BenchClock, type LatencySummary, type Loadgen, type OperationPlan } from '@wirestream/loadgen';
 import type { SubscriptionRoute } from '@wirestream/schema';
 import { channelName, shardOf, topicChannels } from '@wirestream/wire';
 import os from 'node:os';
@@ -75,17 +75,6 @@ export interface RunContext {
   readonly nodeArgs?: (stack: StackName) => readonly string[];
   /** `cgroup.procs` of a memory budget every server process of the run starts in (memory-budget.ts). */
   readonly cgroupProcs?: string;
-}
-
-/** A run context on one private redis-server: what every scenario shares, plus its own fields (log, env…). */
-export function benchContext(
-  server: { readonly url: string; readonly pid: number | undefined },
-  redis: Redis,
-  corpus: EventCorpus,
-  route: SubscriptionRoute,
-  own: Pick<RunContext, 'log' | 'nodeEnv'> & Partial<Pick<RunContext, 'gatewayEnv' | 'nodeArgs' | 'cgroupProcs'>>,
-): RunContext {
-  return { redisUrl: server.url, redis, corpus, route, channelPrefix: 'ws', clock: createBenchClock(), redisPid: server.pid, ...own };
 }
 
 /** RSS of the server after the last delivery (RunSpec.settleMs). */

@@ -6,7 +6,7 @@
 import os from 'node:os';
 import { parseMix, type MixEntry } from '@wirestream/loadgen';
 import { describePlan } from './compare-stacks.js';
-import { fmtBytes, fmtInt, fmtMs, memoryTable, notesOf, scaleMemoryTable, scaleTable, type ScaleRow } from './report.js';
+import { fmtBytes, fmtInt, fmtMs, mark, memoryDetails, notesOf, section, scaleMemoryTable, scaleTable, type ScaleRow } from './report.js';
 import { runStack, type ProcessRun } from './run-stack.js';
 import { drainTimeoutMs, withWorkers, type OptionValues, type Scenario, type ScenarioEnv, type ScenarioOutput } from './scenario.js';
 import { STACK_SHORT } from './servers.js';
@@ -120,7 +120,6 @@ async function runScale(env: ScenarioEnv, o: ScaleOptions): Promise<ScenarioOutp
     );
   }
   const body = scaleBody(rows, o);
-  ctx.log(`\n${body}\n`);
   const svgName = env.svgName('scale');
   const svg = timelineChart(
     title,
@@ -137,7 +136,7 @@ async function runScale(env: ScenarioEnv, o: ScaleOptions): Promise<ScenarioOutp
       })),
     ),
   );
-  return { markdown: `## ${title}\n\n${body}\n\n![scale](${svgName})\n`, svgs: [[svgName, svg]] };
+  return { markdown: section(ctx.log, title, body, { alt: 'scale', file: svgName }), svgs: [[svgName, svg]] };
 }
 
 function scaleBody(rows: readonly ScaleRow[], o: ScaleOptions): string {
@@ -162,18 +161,13 @@ function scaleBody(rows: readonly ScaleRow[], o: ScaleOptions): string {
       labelOf,
     ).map((n) => `- ${n}`),
     '',
-    '<details><summary>memory by phase, per process (process.memoryUsage() after two forced GCs, MB)</summary>',
-    '',
-    memoryTable(
+    ...memoryDetails(
+      'memory by phase, per process',
       rows.map((r) => r.run),
       labelOf,
     ),
-    '',
-    '</details>',
   ].join('\n');
 }
-
-const mark = (ok: boolean): string => (ok ? '**met**' : '**not met**');
 
 /** The targets at scale: sockets held, memory per socket at the ceiling, every event delivered. */
 function scaleTargetLines(rows: readonly ScaleRow[], o: ScaleOptions): string[] {

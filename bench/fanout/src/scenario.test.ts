@@ -35,7 +35,7 @@ describe('option values', () => {
     expect(() => createOptionValues(specs, { sockets: 'many' }, false).number('sockets')).toThrow('--sockets: expected a number ≥ 0, got "many"');
     expect(() => createOptionValues(specs, { counts: '1,-2' }, false).numbers('counts')).toThrow('--counts: expected a number ≥ 0, got "-2"');
     expect(() => createOptionValues(specs, {}, false).required('addresses')).toThrow('--addresses is required here');
-    expect(() => createOptionValues(specs, { sockets: '2.5' }, false).count('sockets')).toThrow('--sockets must be a positive integer, got 2.5');
+    expect(() => createOptionValues(specs, { sockets: '2.5' }, false).positiveInt('sockets')).toThrow('--sockets must be a positive integer, got 2.5');
   });
 
   it('refuses to read an option nobody declared', () => {

@@ -30,7 +30,7 @@ export interface OptionValues {
   /** A finite number ≥ 0; throws naming the option otherwise. */
   number(name: string): number;
   /** A whole number ≥ 1 (a count of rounds, events, sockets); throws naming the option otherwise. */
-  count(name: string): number;
+  positiveInt(name: string): number;
   /** A comma-separated list of numbers ≥ 0. */
   numbers(name: string): number[];
   flag(name: string): boolean;
@@ -93,6 +93,11 @@ export interface Scenario {
    * sharing one function get its lines once, on top of the report.
    */
   readonly targets?: (runs: ReadonlyMap<string, readonly StackRun[]>) => string[];
+}
+
+/** A prepared scenario whose report section is text only (no chart): `section` runs it and returns the markdown. */
+export function textSection(events: number, section: (env: ScenarioEnv) => Promise<string>): PreparedScenario {
+  return { events, run: async (env) => ({ markdown: await section(env), svgs: [] }) };
 }
 
 /** The spec with --workers when given (the load client picks its own count otherwise). */
@@ -161,7 +166,7 @@ export function createOptionValues(specs: OptionSpecs, given: ParsedValues, quic
     string,
     required,
     number: (name) => toNumber(name, string(name)),
-    count: (name) => positiveInt(name, string(name)),
+    positiveInt: (name) => positiveInt(name, string(name)),
     numbers: (name) => required(name).split(',').map((part) => toNumber(name, part)),
     flag: (name) => {
       specOf(name);

@@ -27,10 +27,10 @@ import {
   SNAPSHOT_TOP_SUFFIX,
 } from '@wirestream/wire';
 import { createKeyTransformer } from '@wirestream/transform';
-import { markdownTable, median, positiveInt, readRssBytes } from '@wirestream/bench-kit';
-import { fmtBytes, fmtMs } from './report.js';
+import { markdownTable, median, readRssBytes } from '@wirestream/bench-kit';
+import { fmtBytes, fmtMs, section } from './report.js';
 import type { RunContext } from './run-stack.js';
-import type { Scenario } from './scenario.js';
+import { textSection, type Scenario } from './scenario.js';
 import { fetchMemory, startServer, type ServerHandle } from './servers.js';
 
 const TOPIC = 'listing-events';
@@ -200,8 +200,7 @@ async function snapshotSection(ctx: RunContext, o: SnapshotOptions): Promise<str
     }
     const title = `Snapshot of ${o.keys.toLocaleString('en-US')} keys over ${o.partitions} partitions to one subscriber, ${o.rounds} rounds of each`;
     const body = `${HOW_TO_READ}\n\n${snapshotTable(rounds, o.keys)}`;
-    ctx.log(`\n## ${title}\n\n${body}\n`);
-    return `## ${title}\n\n${body}\n`;
+    return section(ctx.log, title, body);
   } finally {
     await server?.process.stop();
     await ctx.redis.flushall();
@@ -220,10 +219,10 @@ export const snapshotScenario: Scenario = {
   },
   prepare(options) {
     const o: SnapshotOptions = {
-      keys: positiveInt('snapshot-keys', options.string('snapshot-keys')),
-      rounds: positiveInt('snapshot-rounds', options.string('snapshot-rounds')),
-      partitions: positiveInt('snapshot-partitions', options.string('snapshot-partitions')),
+      keys: options.positiveInt('snapshot-keys'),
+      rounds: options.positiveInt('snapshot-rounds'),
+      partitions: options.positiveInt('snapshot-partitions'),
     };
-    return { events: 0, run: async (env) => ({ markdown: await snapshotSection(env.ctx, o), svgs: [] }) };
+    return textSection(0, (env) => snapshotSection(env.ctx, o));
   },
 };

@@ -9,11 +9,11 @@
 import { connect, type Socket } from 'node:net';
 import { FULL_SELECTION } from '@wirestream/loadgen';
 import { waitFor } from '@wirestream/testkit';
-import { markdownTable, positiveInt, readRssBytes } from '@wirestream/bench-kit';
+import { markdownTable, readRssBytes } from '@wirestream/bench-kit';
 import { publishEvents } from './publisher.js';
-import { fmtInt } from './report.js';
+import { fmtInt, section } from './report.js';
 import type { RunContext } from './run-stack.js';
-import type { Scenario } from './scenario.js';
+import { textSection, type Scenario } from './scenario.js';
 import { fetchMemory, fetchStats, startServer, type StackName } from './servers.js';
 
 const QUERY = `subscription { listingUpdated { ${FULL_SELECTION} } }`;
@@ -117,8 +117,7 @@ async function sseLagSection(ctx: RunContext, o: SseLagOptions): Promise<string>
       `${fmtInt(r.catchUpMs)} ms`,
     ]),
   ]);
-  ctx.log(`\n${table}\n`);
-  return `## ${title}\n\nRaw HTTP SSE streams (one \`POST\` each, the full selection), RSS from /proc.\n\n${table}\n`;
+  return section(ctx.log, title, `Raw HTTP SSE streams (one \`POST\` each, the full selection), RSS from /proc.\n\n${table}`);
 }
 
 export const sseLagScenario: Scenario = {
@@ -133,10 +132,10 @@ export const sseLagScenario: Scenario = {
   prepare(options, common) {
     const o: SseLagOptions = {
       stacks: common.baseGateway === undefined ? ['ours-sse'] : ['ours-base-sse', 'ours-sse'],
-      streams: positiveInt('sse-lag-streams', options.string('sse-lag-streams')),
-      events: positiveInt('sse-lag-events', options.string('sse-lag-events')),
-      settleS: positiveInt('sse-lag-settle-s', options.string('sse-lag-settle-s')),
+      streams: options.positiveInt('sse-lag-streams'),
+      events: options.positiveInt('sse-lag-events'),
+      settleS: options.positiveInt('sse-lag-settle-s'),
     };
-    return { events: o.events, run: async (env) => ({ markdown: await sseLagSection(env.ctx, o), svgs: [] }) };
+    return textSection(o.events, (env) => sseLagSection(env.ctx, o));
   },
 };

@@ -8,6 +8,7 @@
  */
 import os from 'node:os';
 import { fmtInt, fmtMs } from './report.js';
+import { inRounds, rotated, roundTag } from './rounds.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
 import { drainTimeoutMs, type Scenario } from './scenario.js';
 import { isGateway, STACK_LABELS, STACK_SHORT, type StackName } from './servers.js';
@@ -43,7 +44,7 @@ export interface SweepRun {
   readonly cpuMsPerEvent: number;
 }
 
-export function sweepSpec(sockets: number, distinct: number, o: Pick<SweepOptions, 'events' | 'filterKeys' | 'drainTimeoutMs' | 'workers'>): RunSpec {
+function sweepSpec(sockets: number, distinct: number, o: Pick<SweepOptions, 'events' | 'filterKeys' | 'drainTimeoutMs' | 'workers'>): RunSpec {
   return {
     sockets,
     plan: { distinctOperations: distinct, filterKeys: o.filterKeys },
@@ -62,29 +63,24 @@ export function usPerExtraOp(cpuMsAtOne: number, cpuMsAtMany: number, many: numb
 }
 
 /** Runs the sweep: repetitions outermost, then sockets, counts, and the stacks innermost (rotated per repetition). */
-export async function runSweep(ctx: RunContext, o: SweepOptions): Promise<SweepRun[]> {
-  const runs: SweepRun[] = [];
-  for (let rep = 1; rep <= o.repeat; rep++) {
-    const order = o.stacks.map((_, i) => o.stacks[(i + rep - 1) % o.stacks.length] as StackName);
-    for (const sockets of o.sockets) {
-      for (const distinct of o.distinct) {
-        if (distinct > sockets) continue;
-        for (const stack of order) {
-          ctx.log(`  ${STACK_SHORT[stack]}: N = ${fmtInt(sockets)}, ${fmtInt(distinct)} distinct operations${o.repeat > 1 ? ` (${rep}/${o.repeat})` : ''} …`);
-          const run = await runStack(stack, sweepSpec(sockets, distinct, o), ctx);
-          const cpuMsPerEvent = run.serverCpuMs / o.events;
-          runs.push({ stack, sockets, distinct, repeat: rep, run, cpuMsPerEvent });
-          ctx.log(
-            `    ${fmtInt(run.unique)}/${fmtInt(run.expected)}, ${cpuMsPerEvent.toFixed(2)} ms CPU per event, ` +
-              `${run.executions === undefined ? 'n/a' : (run.executions / o.events).toFixed(0)} executions per event`,
-          );
-        }
-      }
+async function runSweep(ctx: RunContext, o: SweepOptions): Promise<SweepRun[]> {
+  const cells = o.sockets.flatMap((sockets) => o.distinct.filter((distinct) => distinct <= sockets).map((distinct) => ({ sockets, distinct })));
+  const perCell = await inRounds(o.repeat, cells, async ({ sockets, distinct }, rep) => {
+    const runs: SweepRun[] = [];
+    for (const stack of rotated(o.stacks, rep)) {
+      ctx.log(`  ${STACK_SHORT[stack]}: N = ${fmtInt(sockets)}, ${fmtInt(distinct)} distinct operations${roundTag(rep, o.repeat)} …`);
+      const run = await runStack(stack, sweepSpec(sockets, distinct, o), ctx);
+      const cpuMsPerEvent = run.serverCpuMs / o.events;
+      runs.push({ stack, sockets, distinct, repeat: rep, run, cpuMsPerEvent });
+      ctx.log(
+        `    ${fmtInt(run.unique)}/${fmtInt(run.expected)}, ${cpuMsPerEvent.toFixed(2)} ms CPU per event, ` +
+          `${run.executions === undefined ? 'n/a' : (run.executions / o.events).toFixed(0)} executions per event`,
+      );
     }
-  }
-  return runs;
+    return runs;
+  });
+  return perCell.flat();
 }
-
 
 /** Every run of one stack at one N and D delivered every event exactly once. */
 const complete = (rs: readonly SweepRun[]): boolean => rs.length > 0 && rs.every((r) => r.run.unique === r.run.expected && r.run.duplicates === 0);

@@ -25,7 +25,7 @@ export const tracingAlloc: MicroBench = {
     'async-local-storage': { help: "the tracer's async-local-storage context manager instead of the gateway's synchronous one" },
   },
   async run(o) {
-    const [count, subscribers, tries] = [o.count('events'), o.count('subscribers'), o.count('tries')];
+    const [count, subscribers, tries] = [o.positiveInt('events'), o.positiveInt('subscribers'), o.positiveInt('tries')];
     const gc = requireGc('run with node --expose-gc --max-semi-space-size=256');
     const events = listingEvents(count, (i) => {
       const key = listingKey(i % 50);

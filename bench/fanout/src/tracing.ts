@@ -7,10 +7,11 @@
  */
 import { parseMix } from '@wirestream/loadgen';
 import { startOtlpReceiver } from '@wirestream/testkit';
-import { markdownTable, median, positiveInt } from '@wirestream/bench-kit';
-import { fmtInt, fmtMs, serverUsPerDelivery } from './report.js';
+import { markdownTable, median } from '@wirestream/bench-kit';
+import { fmtInt, fmtMs, section, serverUsPerDelivery } from './report.js';
+import { inRounds } from './rounds.js';
 import { runStack, type RunContext, type StackRun } from './run-stack.js';
-import { drainTimeoutMs, withWorkers, type CommonOptions, type Scenario } from './scenario.js';
+import { drainTimeoutMs, textSection, withWorkers, type CommonOptions, type Scenario } from './scenario.js';
 
 interface Config {
   readonly name: string;
@@ -57,14 +58,15 @@ function resultTable(runs: readonly { config: Config; run: StackRun }[], receive
 
 async function tracingSection(ctx: RunContext, o: TracingOptions): Promise<string> {
   const receiver = await startOtlpReceiver({ keepBodies: false });
-  const runs: { config: Config; run: StackRun }[] = [];
   const receiverBytes = new Map<Config, number>();
+  let runs: { config: Config; run: StackRun }[];
   try {
-    for (let rep = 1; rep <= o.repeat; rep++) {
-      // Rotated: round r starts with config r (mod 4), so a position effect in a round (a fixed order
-      // measured off < 0 % < 1 % < 100 % in every round, in that order) does not favour one config.
-      const order = CONFIGS.map((_, i) => CONFIGS[(i + rep - 1) % CONFIGS.length] as Config);
-      for (const config of order) {
+    // Rotated: round r starts with config r (mod 4), so a position effect in a round (a fixed order
+    // measured off < 0 % < 1 % < 100 % in every round, in that order) does not favour one config.
+    runs = await inRounds(
+      o.repeat,
+      CONFIGS,
+      async (config, rep) => {
         const spec = withWorkers(o.common, {
           sockets: o.sockets,
           plan: { mix: parseMix(o.mix), filterKeys: o.common.filterKeys },
@@ -81,10 +83,11 @@ async function tracingSection(ctx: RunContext, o: TracingOptions): Promise<strin
         const bytesBefore = receiver.bytes();
         const run = await runStack('ours', spec, { ...ctx, gatewayEnv: { ...ctx.gatewayEnv, ...tracingEnv } });
         receiverBytes.set(config, (receiverBytes.get(config) ?? 0) + receiver.bytes() - bytesBefore);
-        runs.push({ config, run });
         ctx.log(`[${rep}/${o.repeat}] ${config.name}: ${fmtInt(run.unique)}/${fmtInt(run.expected)} delivered, ${serverUsPerDelivery(run).toFixed(3)} µs server CPU/delivery`);
-      }
-    }
+        return { config, run };
+      },
+      { rotate: true },
+    );
   } finally {
     await receiver.stop();
   }
@@ -95,8 +98,7 @@ async function tracingSection(ctx: RunContext, o: TracingOptions): Promise<strin
     '',
     resultTable(runs, receiverBytes, o.repeat),
   ].join('\n');
-  ctx.log(`\n${body}\n`);
-  return `## ${title}\n\n${body}\n`;
+  return section(ctx.log, title, body);
 }
 
 export const tracingScenario: Scenario = {
@@ -113,16 +115,16 @@ export const tracingScenario: Scenario = {
     'tracing-repeat': { arg: 'K', default: '4', quick: '1', help: 'rounds of the four configs, the order rotated each round (in place of --repeat)' },
   },
   prepare(options, common) {
-    const events = positiveInt('tracing-events', options.string('tracing-events'));
+    const events = options.positiveInt('tracing-events');
     parseMix(options.required('tracing-mix'));
     const o: TracingOptions = {
-      sockets: positiveInt('tracing-sockets', options.string('tracing-sockets')),
+      sockets: options.positiveInt('tracing-sockets'),
       mix: options.required('tracing-mix'),
       events,
-      rate: positiveInt('tracing-rate', options.string('tracing-rate')),
-      repeat: positiveInt('tracing-repeat', options.string('tracing-repeat')),
+      rate: options.positiveInt('tracing-rate'),
+      repeat: options.positiveInt('tracing-repeat'),
       common,
     };
-    return { events, run: async (env) => ({ markdown: await tracingSection(env.ctx, o), svgs: [] }) };
+    return textSection(events, (env) => tracingSection(env.ctx, o));
   },
 };

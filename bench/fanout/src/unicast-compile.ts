@@ -17,8 +17,8 @@ export const unicastCompile: MicroBench = {
   description: 'µs per unicast subscribe through the compiler, literals moved into variables vs each text cached as sent (issue 37)',
   options: { clients: countOption(10_000, 'clients, each its own literal'), rounds: countOption(6, 'rounds per side after a first') },
   async run(o) {
-    const clients = o.count('clients');
-    const rounds = o.count('rounds');
+    const clients = o.positiveInt('clients');
+    const rounds = o.positiveInt('rounds');
     const queries = Array.from({ length: clients }, (_, i) => unicastQuery(i));
     const sides = ['moved', 'as sent'] as const;
     const compilers = new Map(sides.map((side) => [side, createCompiler({ normalizeLiterals: side === 'moved' })]));

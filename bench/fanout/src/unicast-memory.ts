@@ -28,7 +28,7 @@ export const unicastMemory: MicroBench = {
     'as-sent': { help: 'keep each document text its own cache entry (`normalizeLiterals: false`, literals.ts)' },
   },
   async run(o) {
-    const [subscribers, rounds, asSent, snapshot] = [o.count('subscribers'), o.count('rounds'), o.flag('as-sent'), o.string('snapshot')];
+    const [subscribers, rounds, asSent, snapshot] = [o.positiveInt('subscribers'), o.positiveInt('rounds'), o.flag('as-sent'), o.string('snapshot')];
     collectGarbage(); // fails now, not after the set-up, without --expose-gc
     const { writer } = createFrameSink<object>();
     /** Heap bytes per socket that a built engine of this shape holds, after a forced GC (and what it built, to check). */

@@ -1,7 +1,9 @@
 // How ingest's tables write numbers: – for a figure a failed run does not have.
-/** 31234.5 → "31,235"; NaN → "–". */
+import { fmtInt } from '@wirestream/bench-kit';
+
+/** 31234.5 → "31,235"; NaN → "–" (the kit's format with ingest's dash). */
 export function int(n: number): string {
-  return Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '–';
+  return Number.isFinite(n) ? fmtInt(n) : '–';
 }
 
 export function fixed(n: number, digits = 1): string {

@@ -21,6 +21,7 @@ export {
   type CpuTimes,
   type MachineTicks,
 } from './proc.js';
+export { fmtBytes, fmtInt, fmtMb, fmtMs } from './format.js';
 export { fitLine, median, pairedRatios, quantile, spreadOf, type Spread } from './stats.js';
 export { markdownTable, paddedTable } from './table.js';
 export { logXLineChart, timelineChart, type LineSeries, type PhaseMark, type TimelinePanel, type TimelineSample } from './svg.js';

@@ -105,30 +105,24 @@ export function timelineChart(title: string, note: string, panels: readonly Time
   const top = 84;
   const rowGap = 34;
   const all = panels.flatMap((p) => p.samples);
-  const memMax = niceMax(Math.max(...all.map((s) => Math.max(s.rssMb ?? 0, s.heapTotalMb ?? 0))));
-  const rateMax = niceMax(Math.max(...all.map((s) => s.deliveriesPerSec)));
-  const cpuMax = niceMax(Math.max(100, ...all.map((s) => Math.max(s.serverCpuPct, s.clientCpuPct))));
+  /** A panel row scaled to the largest value of its series over every sample (at least `floor`). */
+  const row = (label: string, height: number, series: Row['series'], floor = 0): Row => ({
+    label,
+    height,
+    max: niceMax(Math.max(floor, ...all.flatMap((s) => series.map((line) => line.value(s) ?? 0)))),
+    series,
+  });
   const rows: Row[] = [
-    {
-      label: 'server memory, MB',
-      height: 200,
-      max: memMax,
-      series: [
-        { color: COLORS.rss, value: (s) => s.rssMb },
-        { color: COLORS.heapTotal, dash: '4 3', value: (s) => s.heapTotalMb },
-        { color: COLORS.heapUsed, value: (s) => s.heapUsedMb },
-      ],
-    },
-    { label: 'deliveries / s', height: 120, max: rateMax, series: [{ color: COLORS.deliveries, value: (s) => s.deliveriesPerSec }] },
-    {
-      label: 'CPU, % of a core',
-      height: 90,
-      max: cpuMax,
-      series: [
-        { color: COLORS.serverCpu, value: (s) => s.serverCpuPct },
-        { color: COLORS.clientCpu, dash: '3 2', value: (s) => s.clientCpuPct },
-      ],
-    },
+    row('server memory, MB', 200, [
+      { color: COLORS.rss, value: (s) => s.rssMb },
+      { color: COLORS.heapTotal, dash: '4 3', value: (s) => s.heapTotalMb },
+      { color: COLORS.heapUsed, value: (s) => s.heapUsedMb },
+    ]),
+    row('deliveries / s', 120, [{ color: COLORS.deliveries, value: (s) => s.deliveriesPerSec }]),
+    row('CPU, % of a core', 90, [
+      { color: COLORS.serverCpu, value: (s) => s.serverCpuPct },
+      { color: COLORS.clientCpu, dash: '3 2', value: (s) => s.clientCpuPct },
+    ], 100),
   ];
   const width = left + panels.length * (panelWidth + gap) + 10;
   const height = top + rows.reduce((h, r) => h + r.height + rowGap, 0) + 50;

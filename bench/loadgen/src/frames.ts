@@ -6,7 +6,6 @@
  */
 
 export const OPCODE_TEXT = 0x1;
-export const OPCODE_BINARY = 0x2;
 export const OPCODE_CLOSE = 0x8;
 export const OPCODE_PING = 0x9;
 export const OPCODE_PONG = 0xa;

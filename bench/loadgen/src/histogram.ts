@@ -6,7 +6,7 @@
 const SUB_BUCKETS = 64;
 const MAX_VALUE = 0x7fff_ffff;
 /** Index of MAX_VALUE + 1. */
-export const HISTOGRAM_BUCKETS = bucketOf(MAX_VALUE) + 1;
+const HISTOGRAM_BUCKETS = bucketOf(MAX_VALUE) + 1;
 
 export function bucketOf(valueUs: number): number {
   const v = valueUs <= 0 ? 0 : valueUs >= MAX_VALUE ? MAX_VALUE : valueUs | 0;
