@@ -7,7 +7,7 @@
  */
 import os from 'node:os';
 import { parseMix } from '@wirestream/loadgen';
-import { markdownTable, positiveInt } from '@wirestream/bench-kit';
+import { markdownTable } from '@wirestream/bench-kit';
 import { burstSpec, responsivenessOf } from './burst.js';
 import { fmtInt, fmtMs, serverUsPerDelivery } from './report.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
@@ -162,7 +162,7 @@ export const guardScenario: Scenario = {
     'guard-sockets': { arg: 'N', default: '2000', quick: '1000', help: 'sockets (at least 100)' },
   },
   prepare(options, common) {
-    const sockets = positiveInt('guard-sockets', options.string('guard-sockets'));
+    const sockets = options.positiveInt('guard-sockets');
     if (sockets < 100) throw new RangeError(`--guard-sockets must be an integer ≥ 100, got ${sockets}`);
     const specs = guardSpecsOf(sockets, common);
     return { events: SATURATION_EVENTS, run: async (env) => ({ markdown: await guardSection(env.ctx, specs), svgs: [] }) };

@@ -10,9 +10,10 @@
 import { FULL_SELECTION, type ExplicitOperation } from '@wirestream/loadgen';
 import { markdownTable, median } from '@wirestream/bench-kit';
 import { prepareEvents } from './publisher.js';
-import { fmtBytes, fmtInt, fmtMs, notesOf } from './report.js';
+import { fmtBytes, fmtInt, fmtMs, notesOf, section } from './report.js';
+import { inRounds, roundTag } from './rounds.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
-import { drainTimeoutMs, type Scenario } from './scenario.js';
+import { drainTimeoutMs, textSection, type Scenario } from './scenario.js';
 import { STACK_SHORT, type StackName } from './servers.js';
 
 export interface UnicastOptions {
@@ -84,18 +85,16 @@ export async function unicastSection(ctx: RunContext, options: UnicastOptions): 
       idleMs: 500,
       ...(options.workers === undefined ? {} : { workers: options.workers }),
     };
-    for (let rep = 1; rep <= repeat; rep++) {
-      // Interleaved per repetition: a slow drift of a shared machine hits base and change alike.
-      for (const stack of stacks) {
-        ctx.log(`  ${STACK_SHORT[stack]}, ${fmtInt(keys)} keys${repeat > 1 ? ` (${rep}/${repeat})` : ''} …`);
-        const run = { ...(await runStack(stack, spec, { ...ctx, corpus })), repeat: rep };
-        runs.push({ keys, repeat: rep, run });
-        ctx.log(
-          `    ${fmtInt(run.unique)}/${fmtInt(run.expected)}, ${fmtInt(run.duplicates)} dup, ${cpuUsPerEvent(run).toFixed(1)} µs CPU/event, ` +
-            `${fmtInt(deliveriesPerCore(run))} deliveries per core, heap/socket ${fmtBytes(run.perSocket.heapBytes)}`,
-        );
-      }
-    }
+    // Interleaved per repetition: a slow drift of a shared machine hits base and change alike.
+    await inRounds(repeat, stacks, async (stack, rep) => {
+      ctx.log(`  ${STACK_SHORT[stack]}, ${fmtInt(keys)} keys${roundTag(rep, repeat)} …`);
+      const run = { ...(await runStack(stack, spec, { ...ctx, corpus })), repeat: rep };
+      runs.push({ keys, repeat: rep, run });
+      ctx.log(
+        `    ${fmtInt(run.unique)}/${fmtInt(run.expected)}, ${fmtInt(run.duplicates)} dup, ${cpuUsPerEvent(run).toFixed(1)} µs CPU/event, ` +
+          `${fmtInt(deliveriesPerCore(run))} deliveries per core, heap/socket ${fmtBytes(run.perSocket.heapBytes)}`,
+      );
+    });
   }
   const body = [
     ...derivedLines(runs, options).map((l) => `- ${l}`),
@@ -116,8 +115,7 @@ export async function unicastSection(ctx: RunContext, options: UnicastOptions): 
     '',
     ...notesOf(runs.map((u) => u.run), (r) => labelOf(runs.find((u) => u.run === r))).map((n) => `- ${n}`),
   ].join('\n');
-  ctx.log(`\n${body}\n`);
-  return `## ${title}\n\n${body}\n`;
+  return section(ctx.log, title, body);
 }
 
 function labelOf(u: UnicastRun | undefined): string {
@@ -236,8 +234,8 @@ export const unicastScenario: Scenario = {
     if (!(keyShare > 0 && keyShare <= 1)) throw new RangeError(`--unicast-key-share must be a number above 0 and at most 1, got ${String(options.string('unicast-key-share'))}`);
     const unicastOptions: UnicastOptions = {
       sockets: options.numbers('unicast-sockets'),
-      referenceKeys: options.number('unicast-reference-keys'),
-      events: options.number('unicast-events'),
+      referenceKeys: options.positiveInt('unicast-reference-keys'),
+      events: options.positiveInt('unicast-events'),
       batch: options.number('unicast-batch'),
       ratePerSecond: options.number('unicast-rate'),
       keyShare,
@@ -247,6 +245,6 @@ export const unicastScenario: Scenario = {
       workers: common.workers,
     };
     // Unicast prepares its own events (one key per socket): the shared corpus needs none for it.
-    return { events: 0, run: async (env) => ({ markdown: await unicastSection(env.ctx, unicastOptions), svgs: [] }) };
+    return textSection(0, (env) => unicastSection(env.ctx, unicastOptions));
   },
 };
