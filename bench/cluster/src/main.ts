@@ -16,7 +16,6 @@
  *   node bench/cluster/dist/main.js --quick          smoke run (seconds of traffic, one round), prints only
  *   node bench/cluster/dist/main.js --help
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -29,10 +28,10 @@ import {
   DEFAULT_HISTORY_PREFIX,
   RAISE_PARTITION_COUNT_SCRIPT,
 } from '@wirestream/wire';
-import { findRepoRoot, keySlot, startRedisCluster, type RedisCluster } from '@wirestream/testkit';
+import { keySlot, startRedisCluster, type RedisCluster } from '@wirestream/testkit';
 import { FAN_IN_MODES, runFanIn, type FanInContext, type FanInRun, type FanInSpec } from './fanin-run.js';
 import { runScale, type ScaleContext, type ScaleRun, type ScaleSpec } from './gateway-run.js';
-import { commandLine, fmtInt, loadAverages, machineText, prepareCorpus, waitForQuietMachine, type QuietWait } from '@wirestream/bench-kit';
+import { commandLine, fmtInt, gatewayVersion, loadAverages, machineText, prepareCorpus, rotated, waitForQuietMachine, type QuietWait } from '@wirestream/bench-kit';
 import { describeNodes, ownerOfSlot, type RedisNode } from './redis-nodes.js';
 import { fanInCpuTable, fanInTable, gatewayCostLine, scaleTable, shardFigureLines, shardTable } from './report.js';
 import { fitGatewayCost, redisShardFigures, summarizeFanIn, summarizeScale, summarizeShards } from './summary.js';
@@ -148,18 +147,6 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 /** `n` rotated by `by`: round r starts with a different setup, so no setup always runs first (or last). */
-function rotated<T>(items: readonly T[], by: number): T[] {
-  return items.map((_, i) => items[(i + by) % items.length] as T);
-}
-
-function gatewayCommit(): string {
-  try {
-    return execFileSync('git', ['log', '-1', '--format=%h %s', '--', 'apps/gateway'], { cwd: findRepoRoot(), encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
-
 interface Measured {
   readonly scale: ScaleRun[];
   readonly fanIn: FanInRun[];
@@ -203,7 +190,7 @@ async function measure(): Promise<Measured> {
     let nextOffset = 1_000_000;
     for (let round = 1; round <= rounds; round++) {
       log(`\n## round ${round}/${rounds} (load ${loadAverages().map((l) => l.toFixed(2)).join(' ')})`);
-      for (const count of rotated(gatewayCounts, round - 1)) {
+      for (const count of rotated(gatewayCounts, round)) {
         log(`  ${count} gateway${count > 1 ? 's' : ''}, ${fmtInt(sockets)} sockets, ${fmtInt(scaleSpec.events)} events at ${rate}/s …`);
         const run = await runScale(count, round, nextOffset, scaleSpec, scaleCtx);
         nextOffset += scaleSpec.warmupEvents + scaleSpec.events;
@@ -211,7 +198,7 @@ async function measure(): Promise<Measured> {
         const cpuS = run.perGateway.reduce((t, g) => t + g.cpuMs, 0) / 1_000;
         log(`    ${fmtInt(run.delivered)}/${fmtInt(run.expected)} delivered, ${fmtInt(run.delivered / cpuS)} per gateway CPU-second, gateway CPU ${run.perGateway.map((g) => (g.cpuMs / 1_000).toFixed(2)).join(' + ')} s, p99 ${run.latencyMs.p99.toFixed(1)} ms`);
       }
-      for (const mode of rotated(FAN_IN_MODES, round - 1)) {
+      for (const mode of rotated(FAN_IN_MODES, round)) {
         const run = await runFanIn(mode, round, nextOffset, fanInSpec, fanInCtx);
         nextOffset += Math.max(fanInSpec.events, fanInSpec.burstEvents);
         fanIn.push(run);
@@ -264,7 +251,7 @@ async function main(): Promise<void> {
   const input: ResultsInput = {
     command: commandLine(),
     machine: machineText({ platform: true }),
-    gateway: gatewayCommit(),
+    gateway: gatewayVersion(),
     quiet,
     maxLoad,
     loadAtStart,

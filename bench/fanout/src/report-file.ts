@@ -2,8 +2,7 @@
  * The head of a fan-out report file: when, where and what was measured, the command that
  * reproduces it, and how to read the sections below.
  */
-import { execFileSync } from 'node:child_process';
-import { commandLine, loadAverageText, machineText } from '@wirestream/bench-kit';
+import { commandLine, gatewayVersion, loadAverageText, machineText } from '@wirestream/bench-kit';
 import type { EventCorpus } from './publisher.js';
 import { fmtBytes } from './report.js';
 
@@ -19,21 +18,6 @@ export interface ReportFacts {
   readonly gatewayEnv: string | undefined;
   readonly baseGateway: string | undefined;
   readonly baseNode: string | undefined;
-}
-
-/** The gateway version measured: last commit touching apps/gateway, and whether the tree differs from it. */
-function gatewayVersion(checkout = new URL('../../..', import.meta.url).pathname): string {
-  const git = (...args: string[]): string => {
-    try {
-      return execFileSync('git', args, { encoding: 'utf8', cwd: checkout }).trim();
-    } catch {
-      return '';
-    }
-  };
-  const commit = git('log', '-1', '--format=%h %s', '--', 'apps/gateway');
-  const dirty = git('status', '--porcelain', '--', 'apps/gateway') !== '';
-  const head = git('rev-parse', '--short', 'HEAD');
-  return commit === '' ? 'unknown (not a git checkout)' : `${commit}${dirty ? ' + uncommitted changes' : ''} (checkout at ${head})`;
 }
 
 const HOW_TO_READ =

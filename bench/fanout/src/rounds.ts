@@ -3,10 +3,7 @@
  * repetition, repetitions outermost, so that slow drifts of a shared machine hit every item alike.
  */
 
-/** The items in the order of repetition `rep` (1-based): it starts with item `rep` (mod their count). */
-export function rotated<T>(items: readonly T[], rep: number): T[] {
-  return items.map((_, i) => items[(i + rep - 1) % items.length] as T);
-}
+import { rotated } from '@wirestream/bench-kit';
 
 /**
  * `measure` of every item, `repeat` times, the results in the order they ran. With `rotate`, each

@@ -8,7 +8,8 @@
  */
 import os from 'node:os';
 import { fmtInt, fmtMs } from './report.js';
-import { inRounds, rotated, roundTag } from './rounds.js';
+import { rotated } from '@wirestream/bench-kit';
+import { inRounds, roundTag } from './rounds.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
 import { drainTimeoutMs, type Scenario } from './scenario.js';
 import { isGateway, STACK_LABELS, STACK_SHORT, type StackName } from './servers.js';

@@ -2,6 +2,7 @@
  * The facts a result file starts with: when, on which node and machine, under which load (the
  * machine is shared: other tenants' work lands in every CPU figure) and by which command.
  */
+import { execFileSync } from 'node:child_process';
 import { relative } from 'node:path';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -28,6 +29,24 @@ export function machineText({ platform = false }: { platform?: boolean } = {}): 
 export function commandLine(): string {
   const script = process.argv[1] === undefined ? '?' : relative(findRepoRoot(), process.argv[1]);
   return `node ${script}${process.argv.length > 2 ? ` ${process.argv.slice(2).join(' ')}` : ''}`;
+}
+
+/**
+ * The gateway a bench measured: the last commit touching apps/gateway in `checkout`, whether the tree
+ * differs from it, and the checkout's HEAD.
+ */
+export function gatewayVersion(checkout: string = findRepoRoot()): string {
+  const git = (...args: string[]): string => {
+    try {
+      return execFileSync('git', args, { encoding: 'utf8', cwd: checkout }).trim();
+    } catch {
+      return '';
+    }
+  };
+  const commit = git('log', '-1', '--format=%h %s', '--', 'apps/gateway');
+  const dirty = git('status', '--porcelain', '--', 'apps/gateway') !== '';
+  const head = git('rev-parse', '--short', 'HEAD');
+  return commit === '' ? 'unknown (not a git checkout)' : `${commit}${dirty ? ' + uncommitted changes' : ''} (checkout at ${head})`;
 }
 
 export interface QuietWait {

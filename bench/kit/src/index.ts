@@ -22,10 +22,10 @@ export {
   type MachineTicks,
 } from './proc.js';
 export { fmtBytes, fmtInt, fmtMb, fmtMs } from './format.js';
-export { fitLine, median, pairedRatios, quantile, spreadOf, type Spread } from './stats.js';
+export { fitLine, median, pairedRatios, quantile, rotated, spreadOf, type Spread } from './stats.js';
 export { markdownTable, paddedTable } from './table.js';
 export { logXLineChart, timelineChart, type LineSeries, type PhaseMark, type TimelinePanel, type TimelineSample } from './svg.js';
-export { commandLine, coresText, machineText, totalMemGiB, waitForQuietMachine, type QuietWait, type QuietWaitOptions } from './header.js';
+export { commandLine, coresText, gatewayVersion, machineText, totalMemGiB, waitForQuietMachine, type QuietWait, type QuietWaitOptions } from './header.js';
 export { helpText, parseCli, positiveInt, positiveInts, type CliSpec } from './cli.js';
 export { countByKey, prepareListingEvents, type ListingEvent, type ListingEventsOptions } from './listing-events.js';
 export { requireGc } from './gc.js';

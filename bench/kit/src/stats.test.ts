@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fitLine, median, pairedRatios, quantile, spreadOf } from './stats.js';
+import { fitLine, median, pairedRatios, quantile, rotated, spreadOf } from './stats.js';
 import { markdownTable, paddedTable } from './table.js';
 import { helpText } from './cli.js';
 
@@ -54,5 +54,13 @@ describe('tables and --help', () => {
     expect(text).toContain('--rounds <value>  interleaved rounds (default 5)');
     expect(text).toContain('--quick');
     expect(text).toContain('-h, --help');
+  });
+});
+
+describe('rotated', () => {
+  it('starts round r with item r (1-based, modulo the count) and keeps every item once', () => {
+    expect(rotated(['a', 'b', 'c'], 1)).toEqual(['a', 'b', 'c']);
+    expect(rotated(['a', 'b', 'c'], 2)).toEqual(['b', 'c', 'a']);
+    expect(rotated(['a', 'b', 'c'], 4)).toEqual(['a', 'b', 'c']);
   });
 });

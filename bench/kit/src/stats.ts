@@ -52,3 +52,8 @@ export function fitLine(points: readonly (readonly [number, number])[]): { inter
   const slope = sxy / sxx;
   return { intercept: my - slope * mx, slope };
 }
+
+/** The items in the order of round `round` (1-based): it starts with item `round` (mod their count). */
+export function rotated<T>(items: readonly T[], round: number): T[] {
+  return items.map((_, i) => items[(i + round - 1) % items.length] as T);
+}
