@@ -23,11 +23,10 @@ class SlowFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const rank = (spec: TestSpecification): number => {
-      if (spec.project.config.sequence.groupOrder !== 0) return SLOW_FIRST.length;
       const at = SLOW_FIRST.findIndex((path) => spec.moduleId.endsWith(`/${path}`));
       return at === -1 ? SLOW_FIRST.length : at;
     };
-    // A stable sort: groups keep their order (groupOrder is 0 for all but faults and topology).
+    // A stable sort by group first: groups keep their order (groupOrder is 0 for all but faults and topology).
     return sorted
       .map((spec, index) => ({ spec, index, group: spec.project.config.sequence.groupOrder, rank: rank(spec) }))
       .sort((a, b) => a.group - b.group || a.rank - b.rank || a.index - b.index)

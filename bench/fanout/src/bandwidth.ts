@@ -13,7 +13,7 @@ import { parseMix, type OperationPlan } from '@wirestream/loadgen';
 import { markdownTable, median } from '@wirestream/bench-kit';
 import { prepareEvents } from './publisher.js';
 import { fmtBytes, fmtInt, fmtMs, serverUsPerDelivery } from './report.js';
-import { inRounds } from './rounds.js';
+import { inRounds, roundTag } from './rounds.js';
 import { runStack, type RunContext, type StackRun } from './run-stack.js';
 import { drainTimeoutMs, withWorkers, type CommonOptions, type OptionValues, type Scenario } from './scenario.js';
 
@@ -115,7 +115,7 @@ async function runPlan(ctx: RunContext, p: Plan, o: BandwidthOptions): Promise<s
   ctx.log(`\n## ${title}\n`);
   const corpus = prepareEvents(p.events, ctx.route, ctx.channelPrefix, o.listings);
   const runs = await inRounds(o.repeat, o.configs, async (config, rep) => {
-    ctx.log(`  ${config.name} (${config.what})${o.repeat > 1 ? ` ${rep}/${o.repeat}` : ''} …`);
+    ctx.log(`  ${config.name} (${config.what})${roundTag(rep, o.repeat)} …`);
     const spec = withWorkers(o.common, {
       sockets: o.sockets,
       plan: p.plan,

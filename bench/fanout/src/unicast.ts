@@ -86,15 +86,16 @@ export async function unicastSection(ctx: RunContext, options: UnicastOptions): 
       ...(options.workers === undefined ? {} : { workers: options.workers }),
     };
     // Interleaved per repetition: a slow drift of a shared machine hits base and change alike.
-    await inRounds(repeat, stacks, async (stack, rep) => {
+    const measured = await inRounds(repeat, stacks, async (stack, rep) => {
       ctx.log(`  ${STACK_SHORT[stack]}, ${fmtInt(keys)} keys${roundTag(rep, repeat)} …`);
       const run = { ...(await runStack(stack, spec, { ...ctx, corpus })), repeat: rep };
-      runs.push({ keys, repeat: rep, run });
       ctx.log(
         `    ${fmtInt(run.unique)}/${fmtInt(run.expected)}, ${fmtInt(run.duplicates)} dup, ${cpuUsPerEvent(run).toFixed(1)} µs CPU/event, ` +
           `${fmtInt(deliveriesPerCore(run))} deliveries per core, heap/socket ${fmtBytes(run.perSocket.heapBytes)}`,
       );
+      return { keys, repeat: rep, run };
     });
+    runs.push(...measured);
   }
   const body = [
     ...derivedLines(runs, options).map((l) => `- ${l}`),
