@@ -10,7 +10,7 @@ import type { WirestreamSchema } from '@wirestream/schema';
 import { markdownTable, median } from '@wirestream/bench-kit';
 import { FILTER_ARM_LABELS, FILTER_ARMS, filterCase, filterQuery, p90AmountOf, filterPlan, type FilterArm } from './filter-plans.js';
 import type { EventCorpus } from './publisher.js';
-import { fmtInt, fmtMs, notesOf, section } from './report.js';
+import { fmtInt, fmtMs, rowNotes, section } from './report.js';
 import { inRounds, roundTag } from './rounds.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
 import { drainTimeoutMs, textSection, type Scenario } from './scenario.js';
@@ -78,7 +78,7 @@ async function filtersSection(ctx: RunContext, schema: WirestreamSchema, options
       'same repetition) / (ops − 1). Expected deliveries per operation come from a reference test of each filter on the corpus ' +
       '(filter-plans.ts), not from the gateway.',
     '',
-    ...notesOf(runs.map((a) => a.run), (r) => labelOf(runs.find((a) => a.run === r))).map((n) => `- ${n}`),
+    ...rowNotes(runs, labelOf),
     ...(micro === undefined ? [] : ['', micro]),
   ].join('\n');
   return section(ctx.log, title, body);

@@ -20,7 +20,7 @@ import type { ExplicitOperation } from '@wirestream/loadgen';
 import { auctionSchemaPath } from '@wirestream/schema';
 import { markdownTable, median, pairedRatios, readCpuTimesOf, startServerProcess, type ServerProcess } from '@wirestream/bench-kit';
 import { publishEvents, type EventCorpus } from './publisher.js';
-import { fmtInt, fmtMs, notesOf, section, serverUsPerDelivery } from './report.js';
+import { fmtInt, fmtMs, rowNotes, section, serverUsPerDelivery } from './report.js';
 import { inRounds, roundTag } from './rounds.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
 import { drainTimeoutMs, textSection, type Scenario } from './scenario.js';
@@ -228,7 +228,7 @@ async function lookupsSection(ctx: RunContext, options: LookupsOptions): Promise
       'gateway process\'s user + system CPU from the first publish to the end of the drain, per delivery (the subgraph\'s CPU is its own column). ' +
       'Latency is producer timestamp to client receipt.',
     '',
-    ...notesOf(runs.map((u) => u.run), (r) => labelOf(runs.find((u) => u.run === r))).map((n) => `- ${n}`),
+    ...rowNotes(runs, labelOf),
   ].join('\n');
   return section(ctx.log, title, body);
 }

@@ -13,12 +13,12 @@
  */
 import WebSocket from 'ws';
 import { waitFor } from '@wirestream/testkit';
-import { getJson, markdownTable, median, readRssBytes, startGateway } from '@wirestream/bench-kit';
+import { markdownTable, median, readRssBytes, startGateway } from '@wirestream/bench-kit';
 import { prepareEvents, publishEvents } from './publisher.js';
 import { fmtBytes, fmtInt } from './report.js';
 import type { RunContext } from './run-stack.js';
 import type { OptionSpecs, Scenario } from './scenario.js';
-import type { MemoryUsage } from './servers.js';
+import { fetchMemory, fetchStats, type MemoryUsage } from './servers.js';
 
 type PausedOptions = Readonly<Record<'sockets' | 'keys' | 'events' | 'pauseMs' | 'rounds', number>>;
 
@@ -91,8 +91,8 @@ interface Round {
 async function runRound(ctx: RunContext, o: PausedOptions, side: Round['side'], offsetBase: number): Promise<Round> {
   const { events: EVENTS, sockets: SOCKETS } = o;
   const server = await startGateway({ redisUrl: ctx.redisUrl, nodeArgs: ['--expose-gc'], env: { NODE_ENV: ctx.nodeEnv, ...ctx.gatewayEnv } });
-  const stats = (): Promise<Record<string, unknown> | undefined> => getJson(`${server.httpBase}/stats`, 2_000);
-  const memory = async (): Promise<MemoryUsage> => (await getJson<MemoryUsage>(`${server.httpBase}/debug/memory?gc=1`, 10_000)) as MemoryUsage;
+  const stats = (): Promise<Record<string, unknown> | undefined> => fetchStats(server);
+  const memory = async (): Promise<MemoryUsage> => (await fetchMemory(server, true, 10_000)) as MemoryUsage;
   const corpus = prepareEvents(EVENTS, ctx.route, 'ws', o.keys);
   // The offset of each key's last event in a burst from `base` (the publisher's offset is base + i).
   const latestOf = (base: number): Map<string, number> => new Map(corpus.events.slice(0, EVENTS).map((e, i) => [e.key, base + i]));

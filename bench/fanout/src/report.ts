@@ -131,6 +131,14 @@ export function memoryDetails(what: string, runs: readonly StackRun[], labelOf: 
   return [`<details><summary>${what} (process.memoryUsage() after two forced GCs, MB)</summary>`, '', memoryTable(runs, labelOf), '', '</details>'];
 }
 
+/** {@link notesOf} as list lines, for runs that each sit in a row of the caller's own (labelled by it). */
+export function rowNotes<T extends { readonly run: StackRun }>(rows: readonly T[], labelOf: (row: T | undefined) => string): string[] {
+  return notesOf(
+    rows.map((row) => row.run),
+    (r) => labelOf(rows.find((row) => row.run === r)),
+  ).map((n) => `- ${n}`);
+}
+
 /** Close codes, errors and anomalies worth a line under the table. */
 export function notesOf(runs: readonly StackRun[], labelOf: (r: StackRun) => string = (r) => runLabel(r, runs)): string[] {
   const notes: string[] = [];

@@ -176,11 +176,11 @@ export interface MemoryUsage {
 }
 
 /** `GET /debug/memory` (after two forced GCs with `gc`), or undefined when the server is too busy to answer in time. */
-export function fetchMemory(server: ServerHandle, gc: boolean, timeoutMs: number): Promise<MemoryUsage | undefined> {
+export function fetchMemory(server: Pick<ServerHandle, 'httpBase'>, gc: boolean, timeoutMs: number): Promise<MemoryUsage | undefined> {
   return getJson<MemoryUsage>(`${server.httpBase}/debug/memory${gc ? '?gc=1' : ''}`, timeoutMs);
 }
 
 /** `GET /stats`, or undefined on timeout. */
-export function fetchStats(server: ServerHandle, timeoutMs = 2_000): Promise<Record<string, unknown> | undefined> {
+export function fetchStats(server: Pick<ServerHandle, 'httpBase'>, timeoutMs = 2_000): Promise<Record<string, unknown> | undefined> {
   return getJson<Record<string, unknown>>(`${server.httpBase}/stats`, timeoutMs);
 }

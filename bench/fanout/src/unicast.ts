@@ -10,7 +10,7 @@
 import { FULL_SELECTION, type ExplicitOperation } from '@wirestream/loadgen';
 import { markdownTable, median } from '@wirestream/bench-kit';
 import { prepareEvents } from './publisher.js';
-import { fmtBytes, fmtInt, fmtMs, notesOf, section } from './report.js';
+import { fmtBytes, fmtInt, fmtMs, rowNotes, section } from './report.js';
 import { inRounds, roundTag } from './rounds.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
 import { drainTimeoutMs, textSection, type Scenario } from './scenario.js';
@@ -114,7 +114,7 @@ export async function unicastSection(ctx: RunContext, options: UnicastOptions): 
       '"bare uWS unicast" splits each batch part and writes each envelope whole to its key\'s sockets, with no payload parse, filter or projection: ' +
       'the least any server does per unicast delivery on this machine (read the message, find the socket, write one frame).',
     '',
-    ...notesOf(runs.map((u) => u.run), (r) => labelOf(runs.find((u) => u.run === r))).map((n) => `- ${n}`),
+    ...rowNotes(runs, labelOf),
   ].join('\n');
   return section(ctx.log, title, body);
 }
