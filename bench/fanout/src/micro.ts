@@ -13,6 +13,7 @@ import { createOptionValues, helpLines, parseDeclared, type MicroBench } from '.
 import { tracingAlloc } from './tracing-alloc.js';
 import { unicastCompile } from './unicast-compile.js';
 import { unicastEarlyDrop } from './unicast-early-drop.js';
+import { unicastPath } from './unicast-path.js';
 import { unicastMemory } from './unicast-memory.js';
 import { uwsCompressors } from './uws-compressors.js';
 
@@ -24,6 +25,7 @@ const MICRO_BENCHES: Readonly<Record<string, MicroBench>> = {
   'projector-cost': projectorCost,
   'filter-predicate': filterPredicate,
   'unicast-early-drop': unicastEarlyDrop,
+  'unicast-path': unicastPath,
   'unicast-compile': unicastCompile,
   'unicast-memory': unicastMemory,
   'tracing-alloc': tracingAlloc,
