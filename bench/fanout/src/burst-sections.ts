@@ -8,7 +8,7 @@ import { BURST_HOW_TO_READ, burstSpec, burstTable, burstTargetLines, responsiven
 import { DEFAULT_UNBOUNDED_ENV, deathLogs, heapLimitTable, runHeapLimit, type HeapLimitOptions } from './heap-limit.js';
 import { DEFAULT_MEMORY_VARIANTS, MEMORY_RETURN_HOW_TO_READ, memoryReturnSpec, memoryReturnTable, returnRatio, RETURN_TARGET, type MemoryReturnRow } from './memory-return.js';
 import { runStacks } from './compare-stacks.js';
-import { fmtInt, fmtMb, fmtMs, notesOf, section } from './report.js';
+import { fmtInt, fmtMb, fmtMs, notesOf, rowNotes, section } from './report.js';
 import { runStack, type RunContext, type RunSpec, type StackRun } from './run-stack.js';
 import { saturationSpecOf } from './saturation.js';
 import { drainTimeoutMs, type CommonOptions, type OptionValues, type Scenario, type ScenarioOutput } from './scenario.js';
@@ -93,7 +93,7 @@ async function memoryReturnSection(ctx: RunContext, spec: RunSpec, variantsSpec:
   const bare = await runStack('bare-corked', spec, ctx);
   rows.push({ variant: { label: 'bare uWS corked (reference)', env: {} }, run: bare });
   ctx.log(`    RSS before ${fmtMb(bare.rssBeforeTraffic)} MB, +${settleS} s ${fmtMb(bare.settle?.at(-1)?.rssBytes)} MB = ${returnRatio(bare).toFixed(2)}×`);
-  const body = [memoryReturnTable(rows), '', MEMORY_RETURN_HOW_TO_READ, '', ...notesOf(rows.map((r) => r.run), (r) => rows.find((x) => x.run === r)?.variant.label ?? '').map((n) => `- ${n}`)].join('\n');
+  const body = [memoryReturnTable(rows), '', MEMORY_RETURN_HOW_TO_READ, '', ...rowNotes(rows, (row) => row?.variant.label ?? '')].join('\n');
   const svg = timelineChart(
     title,
     `${NOTE} → settle (RSS every 1 s, no forced GC)`,

@@ -91,7 +91,6 @@ interface Round {
 async function runRound(ctx: RunContext, o: PausedOptions, side: Round['side'], offsetBase: number): Promise<Round> {
   const { events: EVENTS, sockets: SOCKETS } = o;
   const server = await startGateway({ redisUrl: ctx.redisUrl, nodeArgs: ['--expose-gc'], env: { NODE_ENV: ctx.nodeEnv, ...ctx.gatewayEnv } });
-  const stats = (): Promise<Record<string, unknown> | undefined> => fetchStats(server);
   const memory = async (): Promise<MemoryUsage> => (await fetchMemory(server, true, 10_000)) as MemoryUsage;
   const corpus = prepareEvents(EVENTS, ctx.route, 'ws', o.keys);
   // The offset of each key's last event in a burst from `base` (the publisher's offset is base + i).
@@ -101,7 +100,7 @@ async function runRound(ctx: RunContext, o: PausedOptions, side: Round['side'], 
     const reader = subscribe(server.wsUrl, false);
     const paused = side === 'paused' ? Array.from({ length: SOCKETS }, () => subscribe(server.wsUrl, true)) : [];
     const wanted = 1 + paused.length;
-    await until('every socket subscribed', async () => (await stats())?.['subscriptions'] === wanted, 30_000);
+    await until('every socket subscribed', async () => (await fetchStats(server))?.['subscriptions'] === wanted, 30_000);
     await new Promise((r) => setTimeout(r, 500)); // every shard's SUBSCRIBE confirmed
     // A warm-up burst, everyone reading: V8 sizes its heap and the allocator its arenas for this
     // traffic here, not in the measured window (else that growth, tens of MB, swamps the sockets').
@@ -109,7 +108,7 @@ async function runRound(ctx: RunContext, o: PausedOptions, side: Round['side'], 
     const warm = latestOf(offsetBase);
     await until("every socket has the warm-up's latest events", () => reader.frames >= EVENTS && paused.every((c) => has(c, warm)), 180_000).catch(async (err: unknown) => {
       const behind = paused.filter((c) => !has(c, warm)).length;
-      throw new Error(`${String(err)}: the reader has ${reader.frames} of ${EVENTS} (closed: ${String(reader.closed)}), ${behind} paused-to-be sockets lack a latest event; gateway stats ${JSON.stringify(await stats())}`);
+      throw new Error(`${String(err)}: the reader has ${reader.frames} of ${EVENTS} (closed: ${String(reader.closed)}), ${behind} paused-to-be sockets lack a latest event; gateway stats ${JSON.stringify(await fetchStats(server))}`);
     });
     const framesBeforePause = paused.length === 0 ? 0 : median(paused.map((c) => c.frames));
     const before = await memory();
@@ -118,7 +117,7 @@ async function runRound(ctx: RunContext, o: PausedOptions, side: Round['side'], 
     const pausedAt = Date.now();
     await publishEvents({ redis: ctx.redis, corpus, topic: ctx.route.topic, clock: ctx.clock, offsetBase: offsetBase + EVENTS, count: EVENTS, ratePerSecond: RATE, batch: 64 });
     await until('the reader got the burst', () => reader.frames >= 2 * EVENTS || reader.closed !== undefined, 120_000).catch(async (err: unknown) => {
-      throw new Error(`${String(err)}: the reader has ${reader.frames} of ${2 * EVENTS} (closed: ${String(reader.closed)}); gateway stats ${JSON.stringify(await stats())}`);
+      throw new Error(`${String(err)}: the reader has ${reader.frames} of ${2 * EVENTS} (closed: ${String(reader.closed)}); gateway stats ${JSON.stringify(await fetchStats(server))}`);
     });
     if (reader.closed !== undefined) throw new Error(`the plain reader was closed (${reader.closed}) after ${reader.frames} of ${2 * EVENTS} frames`);
     await new Promise((r) => setTimeout(r, Math.max(0, o.pauseMs - (Date.now() - pausedAt))));
