@@ -92,6 +92,7 @@ export default defineConfig(
     '**/bench-dist/', // packages/transform's compiled bench
     // AssemblyScript (u8, usize, load/store): compiled by asc, checked by it, not TypeScript to tsc.
     'packages/transform/assembly/',
+    'apps/gateway/assembly/',
     '**/coverage/',
     '.wirestream/',
     '.nx/',

@@ -5,6 +5,7 @@
 export { createHub, type Hub } from './core/hub.js';
 export type { ConnectionWriter } from './core/connection-writer.js';
 export { createOperationCompiler, type CompiledSubscription } from './core/operations/operations.js';
+export { createByteProjector, projectBytes, scanEnvelope } from './core/operations/byte-projector.js';
 export { checkDocumentLimits, checkDocumentNesting, resolveDocumentLimits } from './core/operations/document-limits.js';
 export { createGatewayMetrics } from './core/metrics.js';
 export { createMemoryBus } from './broker/memory-broker.js';

@@ -1,6 +1,7 @@
 // Property: for every generated selection over the real auction schema and every generated event
 // (demo events, mutated ones, schema-shaped random ones with nulls, wrong types, missing fields),
-// the payload renderPayload writes with the projector is byte-identical to execute + JSON.stringify.
+// the payload renderPayload writes with the projector is byte-identical to execute + JSON.stringify,
+// and so is what it writes from the envelope's text (the WebAssembly projector, decision 0043).
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
@@ -187,6 +188,7 @@ describe.each([
     let runs = 0;
     let valid = 0;
     let projected = 0;
+    let fromBytes = 0;
     fc.assert(
       fc.property(documentOn(fieldName), fc.array(eventOf, { minLength: 1, maxLength: 4 }), (query, payloads) => {
         runs++;
@@ -199,14 +201,19 @@ describe.each([
         for (const payload of payloads) {
           const both = renderBoth(ws, op, asJson(payload));
           if (both.projected !== undefined) projected++;
+          if (both.fromBytes !== undefined) fromBytes++;
           expect(both.rendered).toBe(both.executed);
+          // From the envelope's text (the WebAssembly projector where it does not decline): the same bytes.
+          expect(both.fromText).toBe(both.rendered);
+          if (both.fromBytes !== undefined) expect(both.fromBytes).toBe(both.rendered);
         }
       }),
       { numRuns: 1_000 },
     );
-    console.info(`${fieldName}: ${runs} runs, ${valid} valid documents, ${projected} events projected`);
+    console.info(`${fieldName}: ${runs} runs, ${valid} valid documents, ${projected} events projected, ${fromBytes} of them from bytes`);
     // The fast path must be what is tested, not only the fallback.
     expect(valid).toBeGreaterThan(runs / 2);
     expect(projected).toBeGreaterThan(valid / 4);
+    expect(fromBytes).toBeGreaterThan(projected / 4);
   });
 });

@@ -8,18 +8,21 @@
  *   - `engine`:        the real engine (`createHub` on the in-process bus, the routing key given
  *                      as a batch part gives it), a frame sink as transport;
  *   - `parse`:         `decodeEnvelope` of the same envelopes, nothing else;
- *   - `parse+project`: that and the operation's projector writing each payload.
+ *   - `parse+project`: that and the operation's projector writing each payload;
+ *   - `scan+bytes`:    the WebAssembly path the engine takes (decision 0043): the envelope checked
+ *                      and the payload written from its text, the subscriber's filter included.
  * "the rest of the engine" (engine − parse+project) is what a free projection would leave: routing,
  * queue, slices, flush, frame layout. What the transport (uWS, the kernel) and Redis cost comes on
  * top, in the unicast scenario of main.js.
  */
 import { decodeEnvelope } from '@wirestream/wire';
+import { createByteProjector, projectBytes, scanEnvelope } from '@wirestream/gateway/internals';
 import { createEnvelopeWriter, median, prepareCorpus, type CorpusEvent } from '@wirestream/bench-kit';
 import { FULL_SELECTION } from '@wirestream/loadgen';
 import { alternate, compileSubscription, cpuMicros, cpuTable, createCompiler, createFrameSink, engineCounts, engineOptions, feed, listingEvents, listingKey, route, startEngine, TOPIC } from './engine-fixture.js';
 import type { MicroBench } from './scenario.js';
 
-const SIDES = ['engine', 'parse', 'parse+project'] as const;
+const SIDES = ['engine', 'parse', 'parse+project', 'scan+bytes'] as const;
 
 export const unicastPath: MicroBench = {
   description: 'CPU per unicast delivery in the engine (K subscribers, each its own key, the whole selection, demo events) next to the parse and the projection alone (issue 37)',
@@ -42,10 +45,26 @@ export const unicastPath: MicroBench = {
     const envelopes = events.map((e, i) => writeEnvelope(e.partition, String(i), e.key, Date.now(), e.payload));
     const tail = `,"extensions":{"position":{"topic":${JSON.stringify(TOPIC)},"partition":0,"offset":"0"}}}`;
     let written = 0;
+    let bytesWritten = 0;
+    const bytes = createByteProjector();
+    const bytePlan = projector.bytes;
+    if (bytePlan === undefined) throw new Error('the unicast operation has no byte plan');
+    const filters = new Map(operations.map((operation) => [(operation.filter[0] as readonly [string, string])[1], operation.filter]));
+    const filterOf = (key: string | null) => filters.get(key ?? '') ?? [];
     const sides: Record<(typeof SIDES)[number], () => Promise<number>> = {
       engine: () => cpuMicros(() => feed(engine.bus, events, { burst: 64, routedOn: route.keyField })),
       parse: () => cpuMicros(() => envelopes.forEach((text) => decodeEnvelope(text))),
       'parse+project': () => cpuMicros(() => envelopes.forEach((text) => (written += projector.project(decodeEnvelope(text).payload, '{"data":', tail)?.length ?? 0))),
+      // The WebAssembly path (decision 0043): the envelope checked and its payload written from its text, the filter included.
+      'scan+bytes': () =>
+        cpuMicros(() =>
+          envelopes.forEach((text) => {
+            const envelope = scanEnvelope(bytes, text);
+            const json = envelope === undefined ? undefined : projectBytes(bytes, envelope, bytePlan, filterOf(envelope.key), tail);
+            if (typeof json !== 'string') throw new Error('the WebAssembly projector declined a demo event');
+            bytesWritten += json.length;
+          }),
+        ),
     };
     const { samples } = await alternate(SIDES, rounds, (side) => sides[side]());
     const deliveries = engine.hub.stats().framesOut / (rounds + 1);
@@ -59,7 +78,7 @@ export const unicastPath: MicroBench = {
         'µs per delivery': (us) => (us / count).toFixed(2),
         'share of the engine': (us) => `${((100 * us) / engineUs).toFixed(0)} %`,
       }),
-      `the rest of the engine (engine − parse+project): ${((engineUs - projectUs) / count).toFixed(2)} µs per delivery; frames built ${sink.frames()}, payload characters written ${written}`,
+      `the rest of the engine (engine − parse+project): ${((engineUs - projectUs) / count).toFixed(2)} µs per delivery; frames built ${sink.frames()}, payload characters written ${written} (from bytes ${bytesWritten})`,
     ].join('\n');
   },
 };

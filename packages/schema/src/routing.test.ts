@@ -19,6 +19,12 @@ describe('routing contract', () => {
     expect(matchesFilter([], {})).toBe(true);
   });
 
+  it('compares a 64-bit integer kept as its digits by its digits (String cannot convert a raw JSON value)', () => {
+    const long = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON('9223372036854775807');
+    expect(matchesFilter([['listing_id', '9223372036854775807']], { listing_id: long })).toBe(true);
+    expect(matchesFilter([['listing_id', 'a']], { listing_id: long })).toBe(false);
+  });
+
   it('narrows channels to one shard when the key argument is given', () => {
     expect(subscriptionChannels('ws', route, {})).toEqual(topicChannels('ws', 'listing-events', 4));
     expect(subscriptionChannels('ws', route, { listing_id: 'lst-1' })).toEqual([channelName('ws', 'listing-events', shardOf('lst-1', 4))]);

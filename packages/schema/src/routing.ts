@@ -23,14 +23,21 @@ export function filterClauses(route: SubscriptionRoute, args: Readonly<Record<st
   return filter.length === 0 ? filter : filter.slice();
 }
 
+/**
+ * `JSON.isRawJSON` (Node 21+; not in TypeScript's lib yet): decodeEnvelope keeps an integer beyond
+ * 2^53 − 1 as a raw JSON value, which `String` cannot convert (it has no prototype): its digits are its text.
+ */
+const RAW = JSON as unknown as { isRawJSON(value: unknown): boolean };
+
 /** Whether a payload passes every clause (values compared as text: IDs arrive as strings or numbers). */
 export function matchesFilter(filter: readonly FilterClause[], payload: Readonly<Record<string, unknown>>): boolean {
   // Deliberately imperative: runs per event and per distinct operation.
   for (let i = 0; i < filter.length; i++) {
     const [field, expected] = filter[i] as FilterClause;
     const actual = payload[field];
+    if (actual === undefined || actual === null) return false;
     // eslint-disable-next-line @typescript-eslint/no-base-to-string -- values compared as text: IDs arrive as strings or numbers, and an object's "[object Object]" equals no ID
-    if (actual === undefined || actual === null || String(actual) !== expected) return false;
+    if ((typeof actual === 'object' && RAW.isRawJSON(actual) ? (actual as { rawJSON: string }).rawJSON : String(actual)) !== expected) return false;
   }
   return true;
 }

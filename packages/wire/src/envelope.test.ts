@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createEnvelopeHeadEncoder, decodeEnvelope, encodeDeletedEnvelope, encodeEnvelope, encodeEnvelopeTrace, envelopeTimestamp, EnvelopeError } from './index.js';
+import { createEnvelopeHeadEncoder, decodeEnvelope, decodeEnvelopeHead, encodeDeletedEnvelope, encodeEnvelope, encodeEnvelopeHead, encodeEnvelopeTrace, envelopeTimestamp, EnvelopeError, lazyEnvelopeText, type Envelope } from './index.js';
 
 describe('envelope', () => {
   it('round-trips, keeping int64 offsets exact', () => {
@@ -130,5 +130,36 @@ describe('envelopeTimestamp', () => {
     expect(envelopeTimestamp(text)).toBe(1_700_000_000_123);
     expect(envelopeTimestamp('{"v":1,"topic":"t","partition":0,"offset":"1","key":null,"ts":-1,"payload":{}}')).toBe(-1);
     expect(envelopeTimestamp('not json')).toBeNaN();
+  });
+});
+
+describe('decodeEnvelopeHead: the head alone, the payload parsed when first read (decision 0043)', () => {
+  const payload = '{"id":"a","n":9223372036854775807}';
+  const heads = [
+    encodeEnvelopeHead({ topic: 'listing-events', partition: 3, offset: '41', key: 'lst-1', ts: 1_700_000_000_000 }),
+    encodeEnvelopeHead({ topic: 't', partition: 0, offset: '0', key: null, ts: 0 }),
+    encodeEnvelopeHead({ topic: 'a"b', partition: 1, offset: '007', key: 'k\\1', ts: 1.5 }),
+    createEnvelopeHeadEncoder('t', ['x-tenant'])(2, '5', 'k', 7, encodeEnvelopeTrace(`00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`, 'v=1'), { 'x-tenant': 'acme' }),
+    encodeEnvelopeHead({ topic: 't', partition: 0, offset: '1', key: 'k', ts: 1 }).replace('"ts":1', '"ts":1,"deleted":true'),
+  ];
+
+  it('reads every head as decodeEnvelope does, and the payload with every digit', () => {
+    for (const head of heads) {
+      const text = head + payload + '}';
+      const headJson = head.slice(0, head.length - ',"payload":'.length);
+      const lazy = decodeEnvelopeHead(text, headJson);
+      const decoded = decodeEnvelope(text);
+      expect(lazy).toBeDefined();
+      for (const field of ['v', 'topic', 'partition', 'offset', 'key', 'ts', 'tp', 'tr', 'h', 'deleted'] as const) expect(lazy?.[field], field).toEqual(decoded[field]);
+      expect(JSON.stringify(lazy?.payload)).toBe(payload);
+      expect(lazyEnvelopeText(lazy as Envelope)).toBe(text);
+    }
+    expect(lazyEnvelopeText(decodeEnvelope(heads[0] + payload + '}'))).toBeUndefined();
+  });
+
+  it('throws what decodeEnvelope throws for a broken head, and leaves a 64-bit number in it to decodeEnvelope', () => {
+    expect(() => decodeEnvelopeHead('', '{"v":2,"topic":"t"')).toThrow('envelope.v must be 1, got 2');
+    expect(() => decodeEnvelopeHead('', '{"v":1,"topic":"t","partition":"0","offset":"1","key":null,"ts":1')).toThrow('envelope.partition must be an integer');
+    expect(decodeEnvelopeHead('', '{"v":1,"topic":"t","partition":0,"offset":"1","key":null,"ts":12345678901234567')).toBeUndefined();
   });
 });

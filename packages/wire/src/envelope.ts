@@ -184,6 +184,14 @@ export function decodeEnvelope(text: string): Envelope {
     throw new EnvelopeError(`envelope must be a JSON object, got ${Array.isArray(value) ? 'array' : typeof value}`);
   }
   const e = value as Record<string, unknown>;
+  checkHead(e);
+  const payload = e['payload'];
+  expect(e, 'payload', typeof payload === 'object' && payload !== null && !Array.isArray(payload), 'an object');
+  return value as Envelope;
+}
+
+/** Checks an envelope's fields but its payload (a malformed optional field is dropped, not the event). */
+function checkHead(e: Record<string, unknown>): void {
   if (e['v'] !== 1) throw new EnvelopeError(`envelope.v must be 1, got ${JSON.stringify(e['v'])}`);
   expect(e, 'topic', typeof e['topic'] === 'string', 'a string');
   expect(e, 'partition', Number.isInteger(e['partition']), 'an integer');
@@ -196,9 +204,119 @@ export function decodeEnvelope(text: string): Envelope {
   // Headers are optional too: a malformed `h` is dropped (a header filter then sees no headers), not the event.
   if (e['h'] !== undefined && !isTextRecord(e['h'])) delete e['h'];
   expect(e, 'deleted', e['deleted'] === undefined || e['deleted'] === true, 'true or absent');
-  const payload = e['payload'];
-  expect(e, 'payload', typeof payload === 'object' && payload !== null && !Array.isArray(payload), 'an object');
-  return value as Envelope;
+}
+
+/**
+ * An envelope whose head was read and checked and whose payload is parsed ({@link decodeEnvelope})
+ * when first read: for a reader that can serve an event from its text (the gateway's WebAssembly
+ * projector, decision 0043). `text` is the whole envelope.
+ */
+class LazyEnvelope implements Envelope {
+  readonly v = 1;
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: string | null;
+  readonly ts: number;
+  readonly tp?: string;
+  readonly tr?: string;
+  readonly h?: Readonly<Record<string, string>>;
+  readonly deleted?: true;
+  readonly text: string;
+  private parsed: Record<string, unknown> | undefined = undefined;
+
+  constructor(head: Envelope, text: string) {
+    this.topic = head.topic;
+    this.partition = head.partition;
+    this.offset = head.offset;
+    this.key = head.key;
+    this.ts = head.ts;
+    if (head.tp !== undefined) this.tp = head.tp;
+    if (head.tr !== undefined) this.tr = head.tr;
+    if (head.h !== undefined) this.h = head.h;
+    if (head.deleted !== undefined) this.deleted = head.deleted;
+    this.text = text;
+  }
+
+  get payload(): Record<string, unknown> {
+    return (this.parsed ??= decodeEnvelope(this.text).payload);
+  }
+}
+
+/**
+ * The envelope of `text` from its head alone: `headJson` is the text's members before the payload
+ * (the text up to the separator before `"payload":`, which must be the last member), checked as
+ * {@link decodeEnvelope} checks them; the payload is parsed from `text` when first read. The
+ * caller has checked that `text` is valid JSON in that layout (else decodeEnvelope may throw later).
+ * Undefined for a head decodeEnvelope must read itself (one with a 64-bit integer).
+ */
+export function decodeEnvelopeHead(text: string, headJson: string): Envelope | undefined {
+  const plain = plainHead(headJson);
+  if (plain !== undefined) return new LazyEnvelope(plain, text);
+  // A head with a 64-bit number is decodeEnvelope's to read (it keeps every digit).
+  if (SIXTEEN_DIGITS.test(headJson)) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(headJson + '}');
+  } catch (err) {
+    throw new EnvelopeError(`envelope is not JSON: ${(err as Error).message}`);
+  }
+  const e = value as Record<string, unknown>;
+  checkHead(e);
+  return new LazyEnvelope(e as unknown as Envelope, text);
+}
+
+const PLAIN_START = '{"v":1,"topic":"';
+
+/**
+ * The head as {@link createEnvelopeHeadEncoder} writes it for an event without trace or headers
+ * (`{"v":1,"topic":"…","partition":N,"offset":"N","key":"…"|null,"ts":N`, no escapes, numbers
+ * of at most 15 digits), read without JSON.parse; undefined for any other head (JSON.parse reads it).
+ */
+function plainHead(head: string): Envelope | undefined {
+  if (!head.startsWith(PLAIN_START)) return undefined;
+  const topicEnd = head.indexOf('"', PLAIN_START.length);
+  if (topicEnd < 0 || !head.startsWith(',"partition":', topicEnd + 1)) return undefined;
+  const partitionAt = topicEnd + 14;
+  const partitionEnd = digitsEnd(head, partitionAt);
+  if (partitionEnd < 0 || !head.startsWith(',"offset":"', partitionEnd)) return undefined;
+  const offsetAt = partitionEnd + 11;
+  const offsetEnd = digitsEnd(head, offsetAt);
+  if (offsetEnd < 0 || !head.startsWith('","key":', offsetEnd)) return undefined;
+  let keyAt = offsetEnd + 8;
+  let key: string | null = null;
+  if (head.startsWith('null', keyAt)) keyAt += 4;
+  else if (head.charCodeAt(keyAt) === 0x22) {
+    const keyEnd = head.indexOf('"', keyAt + 1);
+    if (keyEnd < 0) return undefined;
+    key = head.slice(keyAt + 1, keyEnd);
+    keyAt = keyEnd + 1;
+  } else return undefined;
+  if (!head.startsWith(TS_FIELD, keyAt)) return undefined;
+  const tsAt = keyAt + TS_FIELD.length;
+  if (digitsEnd(head, tsAt) !== head.length) return undefined;
+  const topic = head.slice(PLAIN_START.length, topicEnd);
+  // A backslash anywhere (an escape in the topic or key) is JSON.parse's to read.
+  if (topic.includes('\\') || (key !== null && key.includes('\\'))) return undefined;
+  return { v: 1, topic, partition: Number(head.slice(partitionAt, partitionEnd)), offset: head.slice(offsetAt, offsetEnd), key, ts: Number(head.slice(tsAt)), payload: EMPTY };
+}
+const EMPTY: Record<string, unknown> = Object.freeze({});
+
+/** The end of 1 to 15 decimal digits at `at` (no leading zero but a lone 0), or -1. */
+function digitsEnd(text: string, at: number): number {
+  let end = at;
+  while (end < text.length && end - at <= 15) {
+    const c = text.charCodeAt(end);
+    if (c < 0x30 || c > 0x39) break;
+    end++;
+  }
+  if (end === at || end - at > 15 || (text.charCodeAt(at) === 0x30 && end - at > 1)) return -1;
+  return end;
+}
+
+/** The text of an envelope from {@link decodeEnvelopeHead}; undefined for any other. */
+export function lazyEnvelopeText(envelope: Envelope): string | undefined {
+  return envelope instanceof LazyEnvelope ? envelope.text : undefined;
 }
 
 function isTextRecord(value: unknown): boolean {

@@ -1,7 +1,7 @@
 // The public API of @wirestream/wire: the Redis wire contract between ingest (which writes it) and
 // the gateway (which reads it). Nothing here needs GraphQL; SDL compilation is @wirestream/schema's.
 export { DEFAULT_CHANNEL_PREFIX, shardOf, channelName, topicChannels } from './channels.js';
-export { encodeEnvelope, encodeDeletedEnvelope, encodeEnvelopeHead, encodeEnvelopeTrace, createEnvelopeHeadEncoder, decodeEnvelope, envelopeTimestamp, EnvelopeError, type Envelope, type EnvelopeMeta, type EnvelopeHeadEncoder, type RecordHeaders } from './envelope.js';
+export { encodeEnvelope, encodeDeletedEnvelope, encodeEnvelopeHead, encodeEnvelopeTrace, createEnvelopeHeadEncoder, decodeEnvelope, decodeEnvelopeHead, lazyEnvelopeText, envelopeTimestamp, EnvelopeError, type Envelope, type EnvelopeMeta, type EnvelopeHeadEncoder, type RecordHeaders } from './envelope.js';
 export {
   encodeEnvelopeBatch,
   parseEnvelopeBatchPart,

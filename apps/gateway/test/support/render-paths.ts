@@ -1,7 +1,8 @@
 // Renders one event both ways, through the real seam (renderPayload): with the operation's
 // projector, and with execute alone (the operation without its projector), for the projector tests.
 import type { WirestreamSchema } from '@wirestream/schema';
-import type { Envelope } from '@wirestream/wire';
+import { decodeEnvelope, encodeEnvelope, type Envelope } from '@wirestream/wire';
+import { projectBytes, scanEnvelope, type ByteProjector } from '../../src/core/operations/byte-projector.js';
 import type { CompiledSubscription, OperationCompiler, OperationRequest } from '../../src/core/operations/operations.js';
 import { createRenderer, renderPayload, type Renderer, type RenderTarget } from '../../src/core/delivery/render.js';
 import { createHubStats } from '../../src/core/delivery/stats.js';
@@ -13,6 +14,13 @@ export interface BothPaths {
   readonly executed: string | undefined;
   /** The projector's own answer: undefined when it declined the event (or there is no projector). */
   readonly projected: string | undefined;
+  /**
+   * What renderPayload returns for the same event read from its envelope's text (scanEnvelope, then
+   * the WebAssembly projector where it does not decline): always `rendered` (decision 0043).
+   */
+  readonly fromText: string | undefined;
+  /** The WebAssembly projector's own answer for that text: undefined when it declined. */
+  readonly fromBytes: string | undefined;
   readonly op: CompiledSubscription;
 }
 
@@ -39,7 +47,26 @@ export function renderBoth(ws: WirestreamSchema, op: CompiledSubscription, paylo
   const extensions = { position: { topic: envelope.topic, partition: envelope.partition, offset: envelope.offset } };
   const rendered = renderSync(renderPayload(rendererOf(ws), groupOf(op, context), envelope, extensions));
   const executed = renderSync(renderPayload(rendererOf(ws), groupOf({ ...op, projector: undefined }, context), envelope, extensions));
-  return { rendered, executed, projected: op.projector?.project(payload), op };
+  const { fromText, fromBytes } = renderFromText(rendererOf(ws), op, envelope, extensions, context);
+  return { rendered, executed, projected: op.projector?.project(payload), fromText, fromBytes, op };
+}
+
+/** The event rendered from its envelope's text, as the hub reads one from Redis (`decodeEnvelope` where the scan declines). */
+export function renderFromText(
+  renderer: Renderer,
+  op: CompiledSubscription,
+  envelope: Envelope,
+  extensions: Record<string, unknown>,
+  context?: object,
+  text = encodeEnvelope(envelope, JSON.stringify(envelope.payload)),
+): { readonly fromText: string | undefined; readonly fromBytes: string | undefined } {
+  const bytes = renderer.bytes as ByteProjector;
+  const scanned = scanEnvelope(bytes, text) ?? decodeEnvelope(text);
+  const fromText = renderSync(renderPayload(renderer, groupOf(op, context), scanned, extensions));
+  const plan = op.projector?.bytes;
+  const tail = ',"extensions":' + JSON.stringify(extensions) + '}';
+  const answer = plan === undefined ? undefined : projectBytes(bytes, scanned, plan, op.filter, tail);
+  return { fromText, fromBytes: typeof answer === 'string' ? answer : undefined };
 }
 
 // renderPayload reads only the operation and the context of a group.

@@ -15,6 +15,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '@wirestream/telemetry';
 import { decodeEnvelope, type Envelope, type EnvelopeRoute } from '@wirestream/wire';
+import { scanEnvelope } from '../operations/byte-projector.js';
 import { queueInOrder, waitsInOrder, type AsyncRenders } from './async-renders.js';
 import { currentEpoch, type Epoch } from './epoch.js';
 import { queuePayload, type Flusher } from './flush.js';
@@ -86,7 +87,9 @@ export function fanOutMessage<C>(fanout: Fanout<C>, channel: string, text: strin
   }
   let envelope: Envelope;
   try {
-    envelope = decodeEnvelope(text);
+    // While no group here reads payloads as objects, the payload stays text until a group needs it (decision 0043).
+    const { bytes } = fanout.renderer;
+    envelope = (bytes !== undefined && state.objectReaders === 0 ? scanEnvelope(bytes, text) : undefined) ?? decodeEnvelope(text);
   } catch (err) {
     fanout.stats.badEnvelopes++;
     fanout.logger.warn({ err, channel }, 'dropped a malformed envelope from Redis');
@@ -97,7 +100,7 @@ export function fanOutMessage<C>(fanout: Fanout<C>, channel: string, text: strin
     return;
   }
   // The groups pinned to the event's key and those that pin none: not every group of the channel (decision 0039).
-  const groups = groupsForEvent(state, envelope);
+  const groups = groupsForEvent(state, envelope, route);
   const one = isOneGroup(groups);
   const count = one ? 1 : 'size' in groups ? groups.size : groups.length;
   const extensions = positionExtensions(envelope, currentEpoch(fanout.epoch));

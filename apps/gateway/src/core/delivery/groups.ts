@@ -111,6 +111,11 @@ export interface ChannelState<C> {
   /** Resolves once the broker confirmed the SUBSCRIBE (live events flow from then on). */
   readonly ready: Promise<void>;
   confirmed: boolean;
+  /**
+   * Groups that read an event's payload as an object ({@link readsPayloadObject}): while there is
+   * none, the channel's events are scanned and rendered from their text (decision 0043).
+   */
+  objectReaders: number;
 }
 
 /** A topic some group listens to. */
@@ -217,12 +222,13 @@ export function channelState<C>(registry: Registry<C>, channel: string): Channel
  * as digits…) tests every group, as before the index. No array is made when one list serves, and
  * a key's lone group with no unpinned group beside it is returned as itself (unicast's common case).
  */
-export function groupsForEvent<C>(state: ChannelState<C>, event: WhereEvent): Group<C> | ReadonlySet<Group<C>> | readonly Group<C>[] {
+export function groupsForEvent<C>(state: ChannelState<C>, event: WhereEvent, route?: EnvelopeRoute): Group<C> | ReadonlySet<Group<C>> | readonly Group<C>[] {
   if (state.pinned.size === 0) return state.unpinned;
   let found: OneOrSet<Group<C>> | undefined;
   let more: Group<C>[] | undefined;
   for (const [on, byKey] of state.pinned) {
-    const value = on === KAFKA_KEY ? event.key : event.payload[on];
+    // The batch part's key (ingest read it from this field) spares parsing the payload; every group found still filters on the payload.
+    const value = on === KAFKA_KEY ? event.key : route !== undefined && route.on === on ? route.key : event.payload[on];
     let key: string;
     if (typeof value === 'string') key = value;
     else if (typeof value === 'number') key = String(value);
@@ -345,6 +351,7 @@ function retainChannel<C>(registry: Registry<C>, channel: string, group: Group<C
         (err: unknown) => registry.logger.error({ err, channel }, 'Redis SUBSCRIBE failed'),
       ),
     confirmed: false,
+    objectReaders: 0,
   };
   addToChannel(entry, group);
   registry.channels.set(channel, entry);
@@ -362,6 +369,7 @@ function releaseChannel<C>(registry: Registry<C>, channel: string, group: Group<
 /** Adds a group to a channel's groups and to its routing: under each key it pins, or with the unpinned. */
 function addToChannel<C>(state: ChannelState<C>, group: Group<C>): void {
   state.groups.add(group);
+  if (readsPayloadObject(group.op)) state.objectReaders++;
   const { pin } = group.op;
   if (pin === undefined) {
     state.unpinned.add(group);
@@ -373,7 +381,7 @@ function addToChannel<C>(state: ChannelState<C>, group: Group<C>): void {
 }
 
 function removeFromChannel<C>(state: ChannelState<C>, group: Group<C>): void {
-  state.groups.delete(group);
+  if (state.groups.delete(group) && readsPayloadObject(group.op)) state.objectReaders--;
   const { pin } = group.op;
   if (pin === undefined) {
     state.unpinned.delete(group);
@@ -387,4 +395,12 @@ function removeFromChannel<C>(state: ChannelState<C>, group: Group<C>): void {
     else byKey.set(key, left);
   }
   if (byKey.size === 0) state.pinned.delete(pin.on);
+}
+
+/**
+ * Whether rendering an event for this operation reads its payload as an object: it has no byte plan
+ * (execute, enums, custom scalars, look-ups) or a `where` (its predicate reads the payload).
+ */
+export function readsPayloadObject(op: CompiledSubscription): boolean {
+  return op.projector?.bytes === undefined || op.where !== undefined;
 }

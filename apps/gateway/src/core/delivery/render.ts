@@ -6,6 +6,7 @@ import type { Logger } from '@wirestream/telemetry';
 import type { CompiledSubscription } from '../operations/operations.js';
 import { rawJsonFieldResolver } from '../operations/raw-json.js';
 import type { HubStats } from './stats.js';
+import { createByteProjector, NO_MATCH, projectBytes, type ByteProjector } from '../operations/byte-projector.js';
 
 /**
  * What renders payloads for one hub: the schema, the executions counter, and the last event's
@@ -23,6 +24,11 @@ export interface Renderer {
   /** The last envelope the hook saw and what it made of it (null: dropped): every group of one event shares one call. */
   hookedIn: Envelope | undefined;
   hookedOut: Envelope | null;
+  /**
+   * The WebAssembly projector (decision 0043): renders from an envelope's text what a byte plan
+   * covers. Undefined with a plugin's onEvent (it reads every payload as an object anyway).
+   */
+  readonly bytes: ByteProjector | undefined;
 }
 
 export type EventHook = NonNullable<GatewayPlugin['onEvent']>;
@@ -34,7 +40,8 @@ export interface RenderTarget {
 }
 
 export function createRenderer(schema: WirestreamSchema, stats: HubStats, plugin: { readonly onEvent: EventHook; readonly logger: Logger } | undefined = undefined): Renderer {
-  return { schema, stats, lastExtensions: undefined, lastTail: '}', onEvent: plugin?.onEvent, logger: plugin?.logger, hookedIn: undefined, hookedOut: null };
+  const bytes = plugin === undefined ? createByteProjector() : undefined;
+  return { schema, stats, lastExtensions: undefined, lastTail: '}', onEvent: plugin?.onEvent, logger: plugin?.logger, hookedIn: undefined, hookedOut: null, bytes };
 }
 
 /**
@@ -54,6 +61,17 @@ export function renderPayload(renderer: Renderer, group: RenderTarget, event: En
   const { op } = group;
   const envelope = renderer.onEvent === undefined || event.deleted === true ? event : hookedEnvelope(renderer, event);
   if (envelope === null) return undefined;
+  // From the envelope's text where the operation's byte plan covers this event (the module declines the rest).
+  const bytePlan = op.projector?.bytes;
+  if (bytePlan !== undefined && renderer.bytes !== undefined && op.where === undefined && envelope.deleted !== true) {
+    const json = projectBytes(renderer.bytes, envelope, bytePlan, op.filter, extensionsTail(renderer, extensions));
+    if (json === NO_MATCH) return undefined;
+    if (json !== undefined) {
+      renderer.stats.executions++;
+      renderer.stats.byteRenders++;
+      return json;
+    }
+  }
   if (!matchesFilter(op.filter, envelope.payload)) return undefined;
   if (op.where !== undefined && !op.where(envelope)) return undefined;
   if (envelope.deleted === true) return deletedPayload(envelope, extensions);

@@ -33,6 +33,8 @@ export interface HubStats {
   badEnvelopes: number;
   /** render.ts */
   executions: number;
+  /** Of `executions`, those the WebAssembly projector wrote from the envelope's text (render.ts; decision 0043). */
+  byteRenders: number;
   /** flush.ts */
   framesOut: number;
   /** Frames of `framesOut` that carried a delta payload instead of the full one (flush.ts). */
@@ -45,5 +47,5 @@ export interface HubStats {
 }
 
 export function createHubStats(): HubStats {
-  return { eventsIn: 0, backfilled: 0, resumes: 0, resumesNotRecovered: 0, replaysByTime: 0, replaysByTimeNotRecovered: 0, replayed: 0, snapshots: 0, snapshotEntries: 0, conflated: 0, rateCapped: 0, unwanted: 0, duplicates: 0, badEnvelopes: 0, executions: 0, framesOut: 0, deltaFramesOut: 0, pauses: 0, asyncRenders: 0, peakRendersInFlight: 0 };
+  return { eventsIn: 0, backfilled: 0, resumes: 0, resumesNotRecovered: 0, replaysByTime: 0, replaysByTimeNotRecovered: 0, replayed: 0, snapshots: 0, snapshotEntries: 0, conflated: 0, rateCapped: 0, unwanted: 0, duplicates: 0, badEnvelopes: 0, executions: 0, byteRenders: 0, framesOut: 0, deltaFramesOut: 0, pauses: 0, asyncRenders: 0, peakRendersInFlight: 0 };
 }

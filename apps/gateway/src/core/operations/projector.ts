@@ -43,6 +43,8 @@ import {
 // Not re-exported by graphql's index; graphql is pinned, and reusing it is what makes the order exact.
 import { collectFields, collectSubfields } from 'graphql/execution/collectFields.js';
 import { isRawJson, rawJson } from './raw-json.js';
+import { compileBytePlan, type BytePlan } from './byte-plan.js';
+import { BOOLEAN, FLOAT, ID, INT, LIST, OBJECT, OTHER_LEAF, STRING, TYPENAME, type FieldPlan, type ValuePlan } from './projection-plan.js';
 
 /** A compiled operation: writes the `data` JSON of one event, or declines that event. */
 export interface Projector {
@@ -52,6 +54,8 @@ export interface Projector {
    * this event (it would report an error, or coerce a value the projector does not copy).
    */
   project(payload: Readonly<Record<string, unknown>>, prefix?: string, suffix?: string): string | undefined;
+  /** The same plan for the WebAssembly projector (byte-projector.ts); undefined when a value needs its scalar's `serialize`. */
+  readonly bytes: BytePlan | undefined;
 }
 
 /** What {@link compileProjector} needs of an operation (a `CompiledSubscription` has it all). */
@@ -62,40 +66,6 @@ export interface ProjectableOperation {
   readonly variables: Record<string, unknown>;
   /** The Subscription field whose value is the event payload. */
   readonly fieldName: string;
-}
-
-// Plan kinds. Numbers, not strings, so the per-value switch is a jump table.
-const STRING = 0;
-const INT = 1;
-const FLOAT = 2;
-const BOOLEAN = 3;
-const ID = 4;
-/** An enum or a custom scalar: its own `serialize` decides (exactly what `completeLeafValue` does). */
-const OTHER_LEAF = 5;
-const OBJECT = 6;
-const LIST = 7;
-const TYPENAME = 8;
-
-/** How to write one value. One shape for every kind, so the writer's property loads stay monomorphic. */
-interface ValuePlan {
-  readonly kind: number;
-  readonly nonNull: boolean;
-  /** OTHER_LEAF: the type whose `serialize` is called. */
-  readonly leaf: GraphQLLeafType | undefined;
-  /** OBJECT: its fields, in response order. */
-  readonly fields: readonly FieldPlan[];
-  /** LIST: how to write each item. */
-  readonly item: ValuePlan | undefined;
-  /** TYPENAME: the type name's JSON. */
-  readonly constant: string;
-}
-
-interface FieldPlan {
-  /** `"key":`, with a leading comma for every field but the first. */
-  readonly prefix: string;
-  /** The payload property the default resolver reads (the field's name, not its alias). */
-  readonly prop: string;
-  readonly value: ValuePlan;
 }
 
 const BUILT_IN_KINDS = new Map<GraphQLLeafType, number>([
@@ -124,7 +94,7 @@ export function compileProjector(
   operation: ProjectableOperation,
 ): { readonly projector: Projector; readonly reason?: undefined } | { readonly projector?: undefined; readonly reason: string } {
   try {
-    return { projector: { project: generateProjector(compileRoot(schema, operation), operation.fieldName) } };
+    return { projector: generateProjector(compileRoot(schema, operation), operation.fieldName) };
   } catch (err) {
     if (err instanceof NotProjectable) return { reason: err.message };
     throw err;
@@ -319,13 +289,13 @@ type ProjectFactory = (
 
 /**
  * Generated factories by their source: operations of one shape (the same selection, other names
- * or ids) share one compiled function body, so V8 parses and optimizes it once. Bounded: past the
+ * or ids) share one compiled function body, so V8 parses and optimizes it once, and one byte plan. Bounded: past the
  * bound the oldest shape is forgotten (its operations keep their functions).
  */
-const factories = new Map<string, ProjectFactory>();
+const factories = new Map<string, { readonly factory: ProjectFactory; readonly bytes: BytePlan | undefined }>();
 const MAX_FACTORIES = 2_000;
 
-function generateProjector(root: readonly FieldPlan[], fieldName: string): ProjectFunction {
+function generateProjector(root: readonly FieldPlan[], fieldName: string): Projector {
   const g = new Generator();
   // The root value is `{ [fieldName]: payload }`: the route's field resolves to the payload (and
   // compileRoot refused any other root field but __typename).
@@ -335,14 +305,14 @@ function generateProjector(root: readonly FieldPlan[], fieldName: string): Proje
     `return function project(p, prefix = "", suffix = "") {\nlet o = prefix;\n${body}\no += suffix;\n` +
     // Reading a character flattens a rope in place (V8 copies it into one flat string once).
     `o.charCodeAt(0);\nreturn o;\n};`;
-  let factory = factories.get(source);
-  if (factory === undefined) {
+  let shape = factories.get(source);
+  if (shape === undefined) {
     // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from the plan: JSON-quoted names and fresh variables, never data (see above)
-    factory = new Function('leaves', 'serialized', 'plain', source) as ProjectFactory;
+    shape = { factory: new Function('leaves', 'serialized', 'plain', source) as ProjectFactory, bytes: compileBytePlan(root) };
     if (factories.size >= MAX_FACTORIES) factories.delete(factories.keys().next().value as string);
-    factories.set(source, factory);
+    factories.set(source, shape);
   }
-  return factory(g.leaves, serializedJson, isPlainString);
+  return { project: shape.factory(g.leaves, serializedJson, isPlainString), bytes: shape.bytes };
 }
 
 // Every character JSON.stringify escapes: '"', '\\', C0 controls, and surrogates (it escapes lone
