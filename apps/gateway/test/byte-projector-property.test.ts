@@ -29,6 +29,9 @@ const operations: CompiledSubscription[] = [
   `subscription { listingUpdated(listing_id: "lst-000003") { ${FULL_LISTING} } }`,
   `subscription { listingUpdated(listing_id: "lst-000003", event_type: "PriceChanged") { __typename a: listing_id listing { t: title title current_price { amount_cents } } } }`,
   `subscription { bidPlaced { ${FULL_BID} } }`,
+  // A number in the payload matches its decimal text; a clause that is not ASCII is compared as UTF-8.
+  `subscription { listingUpdated(listing_id: "3") { listing_id event_type } }`,
+  `subscription { listingUpdated(event_type: "é") { listing_id } }`,
   `subscription { bidPlaced(listing_id: "lst-000003") { amount { amount_cents } previous_high_bid { amount { amount_cents } __typename } } }`,
 ].map((query) => compileSubscription(compiler, { query }));
 
@@ -85,7 +88,7 @@ function spelling(value: unknown): fc.Arbitrary<string> {
 
 /** A demo event with some of its values replaced (wrong kinds, edge numbers and strings) and some keys removed. */
 const changed = fc.oneof(
-  fc.constantFrom<unknown>(null, 0, -1, 2 ** 31, -(2 ** 31), 1.5, 0.1, 1e-7, 1e21, 123456789012345680000, 'x', '', 'é', 'a"b', 'a\\b', '\u0007', '\u2028', 'lst-000003', true, false, [], {}),
+  fc.constantFrom<unknown>(null, 0, -1, 3, 3.5, '3', 2 ** 31, -(2 ** 31), 1.5, 0.1, 1e-7, 1e21, 123456789012345680000, 'x', '', 'é', 'a"b', 'a\\b', '\u0007', '\u2028', 'lst-000003', true, false, [], {}),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
   fc.string(),
 );

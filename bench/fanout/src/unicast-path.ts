@@ -78,7 +78,7 @@ export const unicastPath: MicroBench = {
         'µs per delivery': (us) => (us / count).toFixed(2),
         'share of the engine': (us) => `${((100 * us) / engineUs).toFixed(0)} %`,
       }),
-      `the rest of the engine (engine − parse+project): ${((engineUs - projectUs) / count).toFixed(2)} µs per delivery; frames built ${sink.frames()}, payload characters written ${written} (from bytes ${bytesWritten})`,
+      `the rest of the engine (engine − parse+project): ${((engineUs - projectUs) / count).toFixed(2)} µs per delivery; frames built ${sink.frames()}, payload characters written ${written} (from bytes ${bytesWritten}); renders in the engine ${engine.hub.stats().executions}, of them from the envelope's bytes ${engine.hub.stats().byteRenders}`,
     ].join('\n');
   },
 };

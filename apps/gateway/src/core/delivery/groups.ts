@@ -219,8 +219,10 @@ export function channelState<C>(registry: Registry<C>, channel: string): Channel
  * that pin none; every group is still filtered in full (render.ts), the index only leaves out groups
  * that cannot match. A key read from a payload field is compared as text, as the filters do: a
  * string is itself, a number its decimal text; any other value (null, a list, a 64-bit integer kept
- * as digits…) tests every group, as before the index. No array is made when one list serves, and
- * a key's lone group with no unpinned group beside it is returned as itself (unicast's common case).
+ * as digits…) tests every group, as before the index. An event whose batch part gave its key
+ * (`route`, read by ingest from the same field) is looked up by that key, so its payload need not be
+ * parsed for this (decision 0043). No array is made when one list serves, and a key's lone group with
+ * no unpinned group beside it is returned as itself (unicast's common case).
  */
 export function groupsForEvent<C>(state: ChannelState<C>, event: WhereEvent, route?: EnvelopeRoute): Group<C> | ReadonlySet<Group<C>> | readonly Group<C>[] {
   if (state.pinned.size === 0) return state.unpinned;

@@ -25,8 +25,8 @@ export interface ByteProjector {
   /** Plans in the plan region, by their offset there; emptied when the region is full. */
   plans: WeakMap<BytePlan, number>;
   planTop: number;
-  /** Filter clauses as the module reads them (undefined: a clause it cannot compare), by clause list. */
-  readonly clauses: WeakMap<readonly FilterClause[], Buffer | undefined>;
+  /** The memory as u32 words (the clause table is written through it). */
+  words: Uint32Array;
 }
 
 interface ProjectorExports {
@@ -89,7 +89,7 @@ export function createByteProjector(): ByteProjector {
     loaded: undefined,
     plans: new WeakMap(),
     planTop: PLANS_AT,
-    clauses: new WeakMap(),
+    words: new Uint32Array(0),
   };
   layOut(projector, INITIAL_TEXT_BYTES, INITIAL_TEXT_BYTES);
   return projector;
@@ -110,6 +110,7 @@ function layOut(p: ByteProjector, inputBytes: number, outputBytes: number): void
   const { memory } = p.exports;
   if (needed > memory.buffer.byteLength) memory.grow(Math.ceil((needed - memory.buffer.byteLength) / PAGE));
   p.bytes = Buffer.from(memory.buffer);
+  p.words = new Uint32Array(memory.buffer);
   p.inputCap = inputCap;
   p.outputAt = outputAt;
   p.outputCap = outputCap;
@@ -202,36 +203,27 @@ function placePlan(p: ByteProjector, plan: BytePlan): number {
   return at;
 }
 
-/** Writes the clauses' offset table and bytes to the clause region; their count, or -1 when the module cannot compare them. */
-function placeClauses(p: ByteProjector, clauses: readonly FilterClause[]): number {
-  let encoded = p.clauses.get(clauses);
-  if (encoded === undefined && !p.clauses.has(clauses)) {
-    encoded = encodeClauses(clauses);
-    p.clauses.set(clauses, encoded);
-  }
-  if (encoded === undefined) return -1;
-  p.bytes.set(encoded, CLAUSES_AT);
-  return clauses.length;
-}
-
 /**
- * The clauses as the module reads them at the clause region: per clause four u32 (name offset,
- * name length, expected offset, expected length; absolute), then the names' and values' UTF-8.
- * Undefined when they do not fit or a string is not well formed (its UTF-8 would not be itself).
+ * Writes the clauses where the module reads them: per clause four u32 at the clause region (name
+ * offset, name length, expected offset, expected length; absolute), then the names' and values'
+ * UTF-8. Their count, or -1 when the module cannot compare them: too long for the region, or a
+ * string not well formed (its UTF-8 would not be itself). Written per event (a few dozen bytes):
+ * a copy kept per operation would cost memory per distinct operation (issue 37).
  */
-function encodeClauses(clauses: readonly FilterClause[]): Buffer | undefined {
-  if (!clauses.every(([field, expected]) => isWellFormed(field) && isWellFormed(expected))) return undefined;
-  const texts = clauses.flatMap(([field, expected]) => [Buffer.from(field, 'utf8'), Buffer.from(expected, 'utf8')]);
-  const tableBytes = clauses.length * 16;
-  const size = tableBytes + texts.reduce((sum, b) => sum + b.length, 0);
-  if (size > CLAUSE_BYTES) return undefined;
-  const out = Buffer.alloc(size);
-  let at = tableBytes;
-  texts.forEach((bytes, k) => {
-    out.writeUInt32LE(CLAUSES_AT + at, k * 8);
-    out.writeUInt32LE(bytes.length, k * 8 + 4);
-    out.set(bytes, at);
-    at += bytes.length;
-  });
-  return out;
+function placeClauses(p: ByteProjector, clauses: readonly FilterClause[]): number {
+  const table = CLAUSES_AT >> 2;
+  let at = CLAUSES_AT + clauses.length * 16;
+  for (let k = 0; k < clauses.length; k++) {
+    const [field, expected] = clauses[k] as FilterClause;
+    if ((field.length + expected.length) * 3 > CLAUSES_AT + CLAUSE_BYTES - at || !isWellFormed(field) || !isWellFormed(expected)) return -1;
+    const fieldBytes = utf8Write.call(p.bytes, field, at, field.length * 3);
+    p.words[table + k * 4] = at;
+    p.words[table + k * 4 + 1] = fieldBytes;
+    at += fieldBytes;
+    const expectedBytes = utf8Write.call(p.bytes, expected, at, expected.length * 3);
+    p.words[table + k * 4 + 2] = at;
+    p.words[table + k * 4 + 3] = expectedBytes;
+    at += expectedBytes;
+  }
+  return clauses.length;
 }
