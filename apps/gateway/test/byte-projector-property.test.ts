@@ -176,6 +176,23 @@ describe('the WebAssembly projector ≡ the JavaScript path, from any spelling o
     }
   });
 
+  it('grows its regions for a long envelope (input, jump table, output), and leaves one past its bound to JavaScript', () => {
+    const op = compileSubscription(compiler, { query: `subscription { listingUpdated { ${FULL_LISTING} } }` });
+    const fresh = createRenderer(ws, createHubStats());
+    const bytes = fresh.bytes;
+    if (bytes === undefined) throw new Error('the renderer has no WebAssembly projector');
+    for (const [length, written] of [[100_000, true], [200_000, true], [300_000, false]] as const) {
+      const event = { ...(listings[1] as Record<string, unknown>), listing: { ...((listings[1] as Record<string, unknown>)['listing'] as object), description: 'é'.repeat(length) } };
+      const text = head + JSON.stringify(event) + '}';
+      const decoded = decodeEnvelope(text);
+      const extensions = { position: { topic: decoded.topic, partition: decoded.partition, offset: decoded.offset } };
+      const { fromText, fromBytes } = renderFromText(fresh, op, decoded, extensions, undefined, text);
+      expect(fromText).toBe(renderPayload(fresh, { op, context: undefined }, decoded, extensions));
+      expect(fromBytes !== undefined, `${length} characters`).toBe(written);
+    }
+    expect(bytes.inputCap).toBeGreaterThanOrEqual(600_000);
+  });
+
   it('scans only what decodeEnvelope reads, and reads it the same way', () => {
     const bytes = createByteProjector();
     const valid = head + JSON.stringify(listings[0]) + '}';
