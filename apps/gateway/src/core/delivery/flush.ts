@@ -66,11 +66,16 @@ export function createFlusher<C>(deps: FlusherDeps<C>): Flusher<C> {
 
 /** Queues a group's payload for a flush (this module decides when); outside a slice (a back-fill, an async result) a slice is scheduled. */
 export function queuePayload<C>(flusher: Flusher<C>, group: Group<C>, json: string, envelope: Envelope): void {
-  let pending = group.pending;
+  const pending = group.pending;
   if (pending === undefined) {
     if (flusher.dirty.length === 0) flusher.pendingSince = performance.now();
     flusher.dirty.push(group);
-    pending = group.pending = { payloads: [], timestamps: [], partitions: [], offsets: [], keys: [], chars: 0 };
+    // Arrays of one, not the sixteen slots a first push reserves: one payload per flush is unicast's
+    // common case (a group gets an event now and then), and these die with the flush.
+    group.pending = { payloads: [json], timestamps: [envelope.ts], partitions: [envelope.partition], offsets: [envelope.offset], keys: [envelope.key], chars: json.length };
+    if (json.length > flusher.pendingLargest) flusher.pendingLargest = json.length;
+    scheduleUnlessInSlice(flusher.scheduler);
+    return;
   }
   pending.payloads.push(json);
   pending.timestamps.push(envelope.ts);
