@@ -16,9 +16,14 @@ export interface BothPaths {
   readonly projected: string | undefined;
   /**
    * What renderPayload returns for the same event read from its envelope's text (scanEnvelope, then
-   * the WebAssembly projector where it does not decline): always `rendered` (decision 0043).
+   * the WebAssembly projector where it does not decline): always {@link fromDecoded} (decision 0043).
    */
   readonly fromText: string | undefined;
+  /**
+   * What renderPayload returns for `decodeEnvelope` of that text: `rendered`, but where the payload
+   * holds an integer beyond 2^53 − 1, which decodeEnvelope keeps as its digits (raw JSON).
+   */
+  readonly fromDecoded: string | undefined;
   /** The WebAssembly projector's own answer for that text: undefined when it declined. */
   readonly fromBytes: string | undefined;
   readonly op: CompiledSubscription;
@@ -47,8 +52,10 @@ export function renderBoth(ws: WirestreamSchema, op: CompiledSubscription, paylo
   const extensions = { position: { topic: envelope.topic, partition: envelope.partition, offset: envelope.offset } };
   const rendered = renderSync(renderPayload(rendererOf(ws), groupOf(op, context), envelope, extensions));
   const executed = renderSync(renderPayload(rendererOf(ws), groupOf({ ...op, projector: undefined }, context), envelope, extensions));
-  const { fromText, fromBytes } = renderFromText(rendererOf(ws), op, envelope, extensions, context);
-  return { rendered, executed, projected: op.projector?.project(payload), fromText, fromBytes, op };
+  const text = encodeEnvelope(envelope, JSON.stringify(payload));
+  const { fromText, fromBytes } = renderFromText(rendererOf(ws), op, envelope, extensions, context, text);
+  const fromDecoded = renderSync(renderPayload(rendererOf(ws), groupOf(op, context), decodeEnvelope(text), extensions));
+  return { rendered, executed, projected: op.projector?.project(payload), fromText, fromBytes, fromDecoded, op };
 }
 
 /** The event rendered from its envelope's text, as the hub reads one from Redis (`decodeEnvelope` where the scan declines). */
