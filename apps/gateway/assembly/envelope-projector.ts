@@ -393,6 +393,19 @@ function writeByte(c: u32): bool {
   return true;
 }
 
+/** Writes `null`; false (and OVERFLOW) when the output region cannot hold it. */
+// @ts-ignore: decorator
+@inline
+function writeNull(): bool {
+  if (o + 4 > outputCap) {
+    failure = OVERFLOW;
+    return false;
+  }
+  store<u32>(output + o, 0x6c6c756e /* null */);
+  o += 4;
+  return true;
+}
+
 /**
  * The offset of the closing quote of the string whose content starts at `i` when JSON.stringify
  * would write its value as these same bytes: every escape is one it writes (`\"`, `\\`, `\b`, `\f`,
@@ -477,10 +490,7 @@ function writeValue(plan: usize, node: usize, i: u32): u32 {
   if (c == 0x6e) {
     // null
     if ((head & 0x100) != 0) return fail(DECLINE); // non-null: graphql-js reports it
-    if (o + 4 > outputCap) return fail(OVERFLOW);
-    store<u32>(output + o, 0x6c6c756e);
-    o += 4;
-    return i + 4;
+    return writeNull() ? i + 4 : 0;
   }
   if (kind == STRING || kind == ID) {
     if (c != QUOTE) return fail(DECLINE); // String coerces, ID prints numbers as strings: graphql-js decides
@@ -596,9 +606,7 @@ function writeObject(plan: usize, node: usize, i: u32): u32 {
     if (at == 0) {
       // Missing: the default resolver gives undefined, which graphql-js completes as null.
       if ((load<u32>(value) & 0x100) != 0) return fail(DECLINE);
-      if (o + 4 > outputCap) return fail(OVERFLOW);
-      store<u32>(output + o, 0x6c6c756e);
-      o += 4;
+      if (!writeNull()) return 0;
       continue;
     }
     if (writeValue(plan, value, at) == 0) return 0;

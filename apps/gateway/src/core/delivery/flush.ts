@@ -66,23 +66,21 @@ export function createFlusher<C>(deps: FlusherDeps<C>): Flusher<C> {
 
 /** Queues a group's payload for a flush (this module decides when); outside a slice (a back-fill, an async result) a slice is scheduled. */
 export function queuePayload<C>(flusher: Flusher<C>, group: Group<C>, json: string, envelope: Envelope): void {
-  const pending = group.pending;
+  let pending = group.pending;
   if (pending === undefined) {
     if (flusher.dirty.length === 0) flusher.pendingSince = performance.now();
     flusher.dirty.push(group);
     // Arrays of one, not the sixteen slots a first push reserves: one payload per flush is unicast's
     // common case (a group gets an event now and then), and these die with the flush.
-    group.pending = { payloads: [json], timestamps: [envelope.ts], partitions: [envelope.partition], offsets: [envelope.offset], keys: [envelope.key], chars: json.length };
-    if (json.length > flusher.pendingLargest) flusher.pendingLargest = json.length;
-    scheduleUnlessInSlice(flusher.scheduler);
-    return;
+    pending = group.pending = { payloads: [json], timestamps: [envelope.ts], partitions: [envelope.partition], offsets: [envelope.offset], keys: [envelope.key], chars: json.length };
+  } else {
+    pending.payloads.push(json);
+    pending.timestamps.push(envelope.ts);
+    pending.partitions.push(envelope.partition);
+    pending.offsets.push(envelope.offset);
+    pending.keys.push(envelope.key);
+    pending.chars += json.length;
   }
-  pending.payloads.push(json);
-  pending.timestamps.push(envelope.ts);
-  pending.partitions.push(envelope.partition);
-  pending.offsets.push(envelope.offset);
-  pending.keys.push(envelope.key);
-  pending.chars += json.length;
   if (pending.chars > flusher.pendingLargest) flusher.pendingLargest = pending.chars;
   scheduleUnlessInSlice(flusher.scheduler);
 }

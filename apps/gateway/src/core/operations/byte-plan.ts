@@ -41,10 +41,11 @@ export function keyHash(bytes: Uint8Array): number {
   return (h ^ (h >>> 15)) >>> 0;
 }
 
+const encoder = new TextEncoder();
+
 class BlobWriter {
   readonly words: number[] = [];
   readonly text: number[] = [];
-  private readonly encoder = new TextEncoder();
 
   /** Reserves `n` words; returns the index of the first. */
   reserve(n: number): number {
@@ -55,7 +56,7 @@ class BlobWriter {
 
   /** Text bytes, as [offset in the text area, length]; offsets are fixed up when the blob is built. */
   bytes(value: string): [number, number] {
-    const encoded = this.encoder.encode(value);
+    const encoded = encoder.encode(value);
     const at = this.text.length;
     for (const b of encoded) this.text.push(b);
     return [at, encoded.length];
@@ -129,7 +130,6 @@ function writeNode(w: BlobWriter, refs: TextRefs, plan: ValuePlan): number {
   writeFields(w, refs, fields, at + 5);
   // One slot per property read (an aliased field may read one twice), found by the first field reading it.
   const slots = new Map<string, number>();
-  const encoder = new TextEncoder();
   fields.forEach((field, i) => {
     if (field.value.kind === TYPENAME) return;
     let slot = slots.get(field.prop);
