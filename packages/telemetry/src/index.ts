@@ -8,7 +8,7 @@ export {
 } from './create-logger.js';
 export { serializeError, toError, type SerializedError } from './errors.js';
 export { createMemorySink, type LogLine, type MemorySink } from './memory-sink.js';
-export { createMetricsRegistry, Counter, FastHistogram, Gauge, Histogram, Registry, type FastHistogramOptions, type MetricsRegistryOptions } from './metrics.js';
+export { createMetricsRegistry, Counter, FastCounter, FastHistogram, Gauge, Histogram, Registry, type FastCounterOptions, type FastHistogramOptions, type MetricsRegistryOptions } from './metrics.js';
 export { activeTraceFields, formatTraceparent, parseTraceContext, startTracing, traceparentSampled } from './tracing.js';
 export type { StartTracingOptions, Tracing } from './tracing-types.js';
 export { OTLP_PROTOCOLS, TRACES_EXPORTERS, TRACES_SAMPLERS, tracingSpec, type TracingConfig } from './tracing-settings.js';

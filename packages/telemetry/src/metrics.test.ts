@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Counter, createMetricsRegistry, FastHistogram, Histogram } from './index.js';
+import { Counter, createMetricsRegistry, FastCounter, FastHistogram, Histogram } from './index.js';
 
 describe('createMetricsRegistry', () => {
   it('labels every series with the service and exports process metrics', async () => {
@@ -37,5 +37,30 @@ describe('FastHistogram', () => {
 
   it('refuses buckets that do not ascend', () => {
     expect(() => new FastHistogram({ name: 'x', help: 'x', buckets: [1, 1], registers: [] })).toThrow(/ascend/);
+  });
+});
+
+describe('FastCounter', () => {
+  it("scrapes exactly like prom-client's Counter for the same increments", async () => {
+    const ours = createMetricsRegistry({ service: 'gateway', processMetrics: false });
+    const theirs = createMetricsRegistry({ service: 'gateway', processMetrics: false });
+    const fast = new FastCounter({ name: 'wirestream_test_frames_total', help: 'frames', registers: [ours] });
+    const reference = new Counter({ name: 'wirestream_test_frames_total', help: 'frames', registers: [theirs] });
+    expect(await ours.metrics()).toBe(await theirs.metrics());
+    for (const n of [undefined, 3, 0, 2.5]) {
+      fast.inc(n);
+      reference.inc(n);
+    }
+    expect(await ours.metrics()).toBe(await theirs.metrics());
+    expect(await ours.metrics()).toContain('wirestream_test_frames_total{service="gateway"} 6.5');
+    fast.reset();
+    expect(await ours.metrics()).toContain('wirestream_test_frames_total{service="gateway"} 0');
+  });
+
+  it('refuses to go down or by a non-finite amount', () => {
+    const fast = new FastCounter({ name: 'x_total', help: 'x', registers: [] });
+    expect(() => fast.inc(-1)).toThrow(/only grows/);
+    expect(() => fast.inc(Number.NaN)).toThrow(/only grows/);
+    expect(() => fast.inc(Infinity)).toThrow(/only grows/);
   });
 });

@@ -83,3 +83,45 @@ export class FastHistogram {
     this.sum = 0;
   }
 }
+
+export interface FastCounterOptions {
+  readonly name: string;
+  readonly help: string;
+  readonly registers: readonly Registry[];
+}
+
+/**
+ * An unlabelled counter for per-event hot paths: `inc` is one addition, where prom-client's Counter
+ * allocates a labels object and a result object on every call (~350 bytes a call, measured in the
+ * gateway's allocation profile: young-generation churn that brings the next GC closer). Scraped like
+ * any prom-client counter, in the same text format.
+ */
+export class FastCounter {
+  readonly name: string;
+  readonly help: string;
+  readonly type = 'counter';
+  readonly aggregator = 'sum';
+  private value = 0;
+
+  constructor({ name, help, registers }: FastCounterOptions) {
+    this.name = name;
+    this.help = help;
+    // As FastHistogram: prom-client's Registry reads metrics through get().
+    for (const registry of registers) registry.registerMetric(this as unknown as Parameters<Registry['registerMetric']>[0]);
+  }
+
+  /** Adds `value` (1 when omitted); a negative or non-finite value throws, as prom-client's Counter does. */
+  inc(value = 1): void {
+    if (!(value >= 0) || !Number.isFinite(value)) throw new RangeError(`${this.name}: a counter only grows by a finite amount, got ${value}`);
+    this.value += value;
+  }
+
+  /** What prom-client's Registry formats (a Promise: prom-client's Metric interface). */
+  get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: { labels: Record<string, string | number>; value: number }[] }> {
+    return Promise.resolve({ name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: [{ labels: {}, value: this.value }] });
+  }
+
+  reset(): void {
+    this.value = 0;
+  }
+}
