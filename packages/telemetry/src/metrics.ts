@@ -34,27 +34,37 @@ export interface FastHistogramOptions {
 }
 
 /**
+ * What the fast metrics share: a name, a help text, and their place in prom-client's registries
+ * (a Registry reads a metric through get(); its TypeScript type wants its own classes).
+ */
+abstract class FastMetric {
+  readonly aggregator = 'sum';
+
+  protected constructor(
+    readonly name: string,
+    readonly help: string,
+    registers: readonly Registry[],
+  ) {
+    for (const registry of registers) registry.registerMetric(this as unknown as Parameters<Registry['registerMetric']>[0]);
+  }
+}
+
+/**
  * An unlabelled histogram for per-event hot paths: `observe` is a bucket search and three
  * additions into preallocated arrays (~20 ns), where prom-client's Histogram hashes its labels on
  * every call (~400–900 ns measured). Scraped like any prom-client metric, in the same text format.
  */
-export class FastHistogram {
-  readonly name: string;
-  readonly help: string;
+export class FastHistogram extends FastMetric {
   readonly type = 'histogram';
-  readonly aggregator = 'sum';
   private readonly bounds: Float64Array;
   private readonly counts: Float64Array;
   private sum = 0;
 
   constructor({ name, help, buckets, registers }: FastHistogramOptions) {
     if (buckets.some((b, i) => i > 0 && b <= (buckets[i - 1] as number))) throw new RangeError(`${name}: buckets must ascend`);
-    this.name = name;
-    this.help = help;
+    super(name, help, registers);
     this.bounds = Float64Array.from(buckets);
     this.counts = new Float64Array(buckets.length + 1);
-    // prom-client's Registry reads metrics through get(); its TypeScript type wants its own classes.
-    for (const registry of registers) registry.registerMetric(this as unknown as Parameters<Registry['registerMetric']>[0]);
   }
 
   observe(value: number): void {
@@ -96,18 +106,12 @@ export interface FastCounterOptions {
  * gateway's allocation profile: young-generation churn that brings the next GC closer). Scraped like
  * any prom-client counter, in the same text format.
  */
-export class FastCounter {
-  readonly name: string;
-  readonly help: string;
+export class FastCounter extends FastMetric {
   readonly type = 'counter';
-  readonly aggregator = 'sum';
   private value = 0;
 
   constructor({ name, help, registers }: FastCounterOptions) {
-    this.name = name;
-    this.help = help;
-    // As FastHistogram: prom-client's Registry reads metrics through get().
-    for (const registry of registers) registry.registerMetric(this as unknown as Parameters<Registry['registerMetric']>[0]);
+    super(name, help, registers);
   }
 
   /** Adds `value` (1 when omitted); a negative or non-finite value throws, as prom-client's Counter does. */
