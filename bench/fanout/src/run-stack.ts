@@ -8,7 +8,7 @@ import { othersCpuPct, readCpuTimes, readCpuTimesOf, readMachineBusyMs, readRssB
 import { publishEvents, type EventCorpus } from './publisher.js';
 import { startProbe, type Probe, type ProbeSummary } from './probe.js';
 import { startSampler, type Sample, type Sampler } from './sampler.js';
-import { benchJwtClaims, BENCH_JWT_SECRET, fetchMemory, fetchStats, protocolOf, startServer, type MemoryUsage, type ServerHandle, type StackName } from './servers.js';
+import { benchJwtClaims, BENCH_JWT_SECRET, fetchMajorGcs, fetchMemory, fetchStats, protocolOf, startServer, type MemoryUsage, type ServerHandle, type StackName } from './servers.js';
 
 /** One measured configuration: N sockets with a plan, E events at a rate (or back-to-back). */
 export interface RunSpec {
@@ -178,6 +178,8 @@ export interface StackRun {
   /** /stats counters over the traffic window (ours only): executions and frames. */
   readonly executions: number | undefined;
   readonly framesOut: number | undefined;
+  /** Major GCs the server processes ran over the traffic window (their `/metrics`); undefined without them. */
+  readonly majorGcs: number | undefined;
   readonly samples: readonly Sample[];
   readonly phases: readonly PhaseMark[];
   readonly serverExit: string | undefined;
@@ -358,6 +360,7 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
 
     mark('traffic');
     const statsBefore = await Promise.all(servers.map((s) => fetchStats(s)));
+    const gcsBefore = await Promise.all(servers.map((s) => fetchMajorGcs(s)));
     const zero: CpuTimes = { userMs: 0, systemMs: 0 };
     const cpuBefore = servers.map((s) => readCpuTimes(s.process.pid) ?? zero);
     const clientCpuBefore = readCpuTimesOf(loadgen.pids);
@@ -437,6 +440,7 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
       settle = await sampleSettle((servers[0] as ServerHandle).process.pid, report.lastDeliveryUs || clock.nowUs(), spec.settleMs ?? 0, clock);
     }
     const statsAfter = await Promise.all(servers.map((s) => fetchStats(s, 10_000)));
+    const gcsAfter = await Promise.all(servers.map((s) => fetchMajorGcs(s, 10_000)));
     mark('done');
     const afterTraffic = await Promise.all(servers.map((s) => fetchMemory(s, true, 5_000)));
     let rssAfterClose: number | undefined;
@@ -552,6 +556,7 @@ export async function runStack(stack: StackName, spec: RunSpec, ctx: RunContext)
       machineMinAvailableMb: available.length > 0 ? Math.min(...available) : undefined,
       executions: counterDelta('executions'),
       framesOut: counterDelta('framesOut'),
+      majorGcs: gcsAfter.every((n, i) => n !== undefined && gcsBefore[i] !== undefined) ? gcsAfter.reduce<number>((sum, n, i) => sum + (n ?? 0) - (gcsBefore[i] ?? 0), 0) : undefined,
       samples: first.samples,
       phases: first.phases,
       serverExit: first.serverExit ?? processes.map((p) => p.serverExit).find((e) => e !== undefined),

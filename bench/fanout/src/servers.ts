@@ -180,6 +180,27 @@ export function fetchMemory(server: Pick<ServerHandle, 'httpBase'>, gc: boolean,
   return getJson<MemoryUsage>(`${server.httpBase}/debug/memory${gc ? '?gc=1' : ''}`, timeoutMs);
 }
 
+/**
+ * Major GCs (mark-compacts) the server ran so far: `wirestream_nodejs_gc_duration_seconds_count`
+ * of kind "major" in its `GET /metrics` (prom-client's process metrics, which the gateway exports
+ * by default); undefined for a server without them (bare uWS) or on timeout. The count says whether
+ * a run's window held V8's major collections (decision 0044), whose concurrent marking runs on
+ * V8's worker threads and counts in the process's CPU.
+ */
+export async function fetchMajorGcs(server: Pick<ServerHandle, 'httpBase'>, timeoutMs = 2_000): Promise<number | undefined> {
+  try {
+    const res = await fetch(`${server.httpBase}/metrics`, { signal: AbortSignal.timeout(timeoutMs) });
+    if (!res.ok) return undefined;
+    let count: number | undefined;
+    for (const line of (await res.text()).split('\n')) {
+      if (line.startsWith('wirestream_nodejs_gc_duration_seconds_count{') && line.includes('kind="major"')) count = (count ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+    return count;
+  } catch {
+    return undefined;
+  }
+}
+
 /** `GET /stats`, or undefined on timeout. */
 export function fetchStats(server: Pick<ServerHandle, 'httpBase'>, timeoutMs = 2_000): Promise<Record<string, unknown> | undefined> {
   return getJson<Record<string, unknown>>(`${server.httpBase}/stats`, timeoutMs);

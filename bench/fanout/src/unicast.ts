@@ -109,7 +109,9 @@ export async function unicastSection(ctx: RunContext, options: UnicastOptions): 
       `and the same demo listing events spread evenly over the K keys${keyShare < 1 ? ` ÷ ${keyShare} (so only ${(keyShare * 100).toFixed(0)} % of the events have a subscriber here)` : ''}, ` +
       'each event with at most one subscriber. "CPU µs / delivery" ' +
       'is the gateway\'s user + system CPU from the first publish to the last delivery, per event delivered; "per published event" divides by every event published. ' +
-      '"deliveries per core" is deliveries per second of that CPU. "heap / socket" is (subscribed − idle) V8 heap after two forced ' +
+      '"deliveries per core" is deliveries per second of that CPU. "major GCs in traffic" counts the server\'s mark-compacts over the same window ' +
+      '(its /metrics; n/a for the bare floor): each also costs concurrent marking on V8\'s worker threads, the main source of the spread ' +
+      'between sittings (decision 0044). "heap / socket" is (subscribed − idle) V8 heap after two forced ' +
       'GCs, per socket: what a distinct operation costs with its socket. Base, change and the bare floor run interleaved in one run; ' +
       '"bare uWS unicast" splits each batch part and writes each envelope whole to its key\'s sockets, with no payload parse, filter or projection: ' +
       'the least any server does per unicast delivery on this machine (read the message, find the socket, write one frame).',
@@ -125,7 +127,7 @@ function labelOf(u: UnicastRun | undefined): string {
 
 function runTable(runs: readonly UnicastRun[]): string {
   const rows: string[][] = [
-    ['stack', 'keys = sockets', 'rep', 'delivered / expected', 'dup', 'deliveries/s', 'p99', 'renders / event', 'CPU µs / delivery', 'CPU µs / published event', 'deliveries per core', 'heap / socket (GC)', 'RSS / socket (GC)', "others' CPU"],
+    ['stack', 'keys = sockets', 'rep', 'delivered / expected', 'dup', 'deliveries/s', 'p99', 'renders / event', 'CPU µs / delivery', 'CPU µs / published event', 'deliveries per core', 'major GCs in traffic', 'heap / socket (GC)', 'RSS / socket (GC)', "others' CPU"],
   ];
   for (const { keys, repeat, run } of runs) {
     rows.push([
@@ -140,6 +142,7 @@ function runTable(runs: readonly UnicastRun[]): string {
       cpuUsPerEvent(run).toFixed(1),
       cpuUsPerPublished(run).toFixed(1),
       fmtInt(deliveriesPerCore(run)),
+      run.majorGcs === undefined ? 'n/a' : String(run.majorGcs),
       fmtBytes(run.perSocket.heapBytes),
       fmtBytes(run.perSocket.rssBytes),
       `${run.othersCpuPct.toFixed(0)} %`,
