@@ -39,3 +39,12 @@ describe('gateway settings of the look-up sources', () => {
     expect(() => loadConfig(gatewayConfigSpec, { ...base, GATEWAY_LOOKUP_TLS_SERVERNAMES: 'b' })).toThrow(/GATEWAY_LOOKUP_TLS_SERVERNAMES/);
   });
 });
+
+describe('the V8 heap growth setting (decision 0044)', () => {
+  it('defaults to 300 %, takes 0 (V8 decides) and names an out-of-range value', () => {
+    expect(loadConfig(gatewayConfigSpec, base).heapGrowingPercent).toBe(300);
+    expect(loadConfig(gatewayConfigSpec, { ...base, GATEWAY_HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
+    expect(() => loadConfig(gatewayConfigSpec, { ...base, GATEWAY_HEAP_GROWING_PERCENT: '-5' })).toThrow(/GATEWAY_HEAP_GROWING_PERCENT/);
+    expect(() => loadConfig(gatewayConfigSpec, { ...base, GATEWAY_HEAP_GROWING_PERCENT: '2000' })).toThrow(/GATEWAY_HEAP_GROWING_PERCENT/);
+  });
+});

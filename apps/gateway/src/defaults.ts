@@ -43,6 +43,7 @@ export const GATEWAY_DEFAULTS = Object.freeze({
   flushDelayMs: 1_000, // longest a payload waits for its write while messages are queued
   maxInboundBytes: 16_777_216, // 16 MiB of queued envelopes pauses reading from Redis
   maxRendersInFlight: 1_024, // renders awaiting a resolver or look-up; at the bound reading from Redis pauses
+  heapGrowingPercent: 300, // V8's old generation may grow 4× its live size before a major GC (decision 0044)
 
   // ---- look-ups (@lookup fields, decision 0042) ----
   lookupTimeoutMs: 2_000, // one request to a source; past it its look-ups are field errors

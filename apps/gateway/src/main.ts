@@ -8,6 +8,7 @@ import { checkSdlAtStart, createSchemaSource } from '@wirestream/registry';
 import { auctionSchemaPath, loadWirestreamSchema, SchemaError, type WirestreamSchema } from '@wirestream/schema';
 import { createLogger, createMetricsRegistry, startTracing, toError } from '@wirestream/telemetry';
 import { readFileSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
 import { fileURLToPath } from 'node:url';
 import type { EntityLoader, RequestHeaders } from '@wirestream/lookups';
 import type { PreparedPlugin } from '@wirestream/plugin';
@@ -24,6 +25,8 @@ import { loadConsoleSite, type ConsoleSite } from './transport/console.js';
 
 const config = loadConfigOrExit(gatewayConfigSpec, process.env, { file: process.env['WIRESTREAM_CONFIG_FILE'] });
 const logger = createLogger({ name: 'gateway', level: config.logLevel });
+// Before the heap holds anything of ours: V8 reads the factor at each major GC (decision 0044).
+if (config.heapGrowingPercent > 0) setFlagsFromString(`--heap-growing-percent=${config.heapGrowingPercent}`);
 // The hub's spans open and close within one synchronous slice: no async hooks needed (tracing.ts).
 const tracing = await startTracing(config, { defaultServiceName: 'wirestream-gateway', contextManager: 'synchronous' });
 if (tracing !== undefined) logger.info(tracing.summary, 'tracing: exporting spans over OTLP/HTTP');
