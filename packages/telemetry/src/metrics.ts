@@ -25,12 +25,15 @@ export function createMetricsRegistry({ service, processMetrics = true }: Metric
   return registry;
 }
 
-export interface FastHistogramOptions {
+export interface FastCounterOptions {
   readonly name: string;
   readonly help: string;
+  readonly registers: readonly Registry[];
+}
+
+export interface FastHistogramOptions extends FastCounterOptions {
   /** Upper bounds, ascending (`+Inf` is implied). */
   readonly buckets: readonly number[];
-  readonly registers: readonly Registry[];
 }
 
 /**
@@ -94,12 +97,6 @@ export class FastHistogram extends FastMetric {
   }
 }
 
-export interface FastCounterOptions {
-  readonly name: string;
-  readonly help: string;
-  readonly registers: readonly Registry[];
-}
-
 /**
  * An unlabelled counter for per-event hot paths: `inc` is one addition, where prom-client's Counter
  * allocates a labels object and a result object on every call (~350 bytes a call, measured in the
@@ -116,7 +113,7 @@ export class FastCounter extends FastMetric {
 
   /** Adds `value` (1 when omitted); a negative or non-finite value throws, as prom-client's Counter does. */
   inc(value = 1): void {
-    if (!(value >= 0) || !Number.isFinite(value)) throw new RangeError(`${this.name}: a counter only grows by a finite amount, got ${value}`);
+    if (value < 0 || !Number.isFinite(value)) throw new RangeError(`${this.name}: a counter only grows by a finite amount, got ${value}`);
     this.value += value;
   }
 
